@@ -1,0 +1,27 @@
+# `make demo` and `make test` work on a fresh Debian/Ubuntu machine: they install what is missing first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test setup system-deps lint
+
+demo: setup
+	$(BIN)/stitchopt demo
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+
+setup: system-deps $(VENV)/.installed
+
+system-deps:
+	@bash scripts/install-system-deps.sh
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@

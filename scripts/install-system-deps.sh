@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install the system packages stitchopt needs on Debian/Ubuntu (as root), or say what to install.
+# Skipped when STITCHOPT_LLVM points at an LLVM bin directory.
+set -euo pipefail
+packages=(clang-19 llvm-19 llvm-19-dev lld-19 csmith libcsmith-dev)
+
+if [ -n "${STITCHOPT_LLVM:-}" ]; then
+  echo "Using LLVM from STITCHOPT_LLVM=$STITCHOPT_LLVM; not installing system packages."
+  exit 0
+fi
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+else
+  command -v clang-19 >/dev/null 2>&1 || missing=("${packages[@]}")
+fi
+python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "Installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "stitchopt needs these system packages: ${missing[*]}" >&2
+  echo "Install them (e.g. sudo apt-get install ${missing[*]}), or install LLVM 17-22 elsewhere and" >&2
+  echo "set STITCHOPT_LLVM=/path/to/llvm/bin." >&2
+  exit 1
+fi

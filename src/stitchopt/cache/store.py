@@ -1,0 +1,202 @@
+"""SQLite store of evaluation results, shared safely by several processes.
+
+WAL mode lets readers run beside one writer; every write is one transaction, so a process killed mid-write
+leaves either the whole row or nothing. Rows are evicted least-recently-used once the file passes its bound.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from stitchopt.core import CodegenOptions, EvalResult
+from stitchopt.errors import CacheError
+
+SCHEMA_VERSION = 1
+DEFAULT_MAX_BYTES = 1 << 30
+CACHE_DIR_ENV = "STITCHOPT_CACHE_DIR"
+DB_NAME = "evaluations.sqlite"
+_BUSY_TIMEOUT_MS = 60_000
+_EVICT_FRACTION = 0.9  # evict down to this share of the bound, so eviction is not paid on every write
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS evaluations (
+    key TEXT PRIMARY KEY,
+    ir_sha256 TEXT NOT NULL,
+    toolchain TEXT NOT NULL,
+    pipeline TEXT NOT NULL,
+    triple TEXT NOT NULL,
+    codegen TEXT NOT NULL,
+    status TEXT NOT NULL,
+    result_json TEXT NOT NULL,
+    created REAL NOT NULL,
+    last_used REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evaluations_last_used ON evaluations(last_used);
+"""
+
+
+def default_cache_dir() -> Path:
+    """`$STITCHOPT_CACHE_DIR`, else the per-user cache directory (e.g. ~/.cache/stitchopt)."""
+    override = os.environ.get(CACHE_DIR_ENV)
+    return Path(override) if override else Path(platformdirs.user_cache_dir("stitchopt"))
+
+
+@dataclass(frozen=True)
+class EvalKey:
+    """Everything that decides an evaluation's outcome."""
+
+    ir_sha256: str
+    toolchain: str
+    pipeline: str
+    triple: str
+    codegen: CodegenOptions
+
+    @property
+    def digest(self) -> str:
+        parts = [self.ir_sha256, self.toolchain, self.pipeline, self.triple, self.codegen.key()]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    path: Path
+    entries: int
+    file_bytes: int
+    max_bytes: int
+    by_status: dict[str, int]
+
+
+class EvaluationStore:
+    """Content-addressed results. Open one per process (or thread); SQLite does the locking."""
+
+    def __init__(self, path: Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.path = path if path is not None else default_cache_dir() / DB_NAME
+        self.max_bytes = max_bytes
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._init_schema()
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(
+                f"cannot open the evaluation cache {self.path}: {exc}; delete it or set {CACHE_DIR_ENV}"
+            ) from exc
+
+    def _init_schema(self) -> None:
+        with self._transaction() as db:
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                db.execute(statement)
+            row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) != SCHEMA_VERSION:
+                raise CacheError(
+                    f"the evaluation cache {self.path} has schema v{row[0]} but this stitchopt needs "
+                    f"v{SCHEMA_VERSION}: run `stitchopt cache clear` or set {CACHE_DIR_ENV} to another directory"
+                )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> EvaluationStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, key: EvalKey) -> EvalResult | None:
+        row = self._db.execute("SELECT result_json FROM evaluations WHERE key=?", (key.digest,)).fetchone()
+        if row is None:
+            return None
+        self._db.execute("UPDATE evaluations SET last_used=? WHERE key=?", (time.time(), key.digest))
+        return EvalResult.from_dict(json.loads(row[0]))
+
+    def put(self, key: EvalKey, result: EvalResult) -> None:
+        self.put_many([(key, result)])
+
+    def put_many(self, items: Iterable[tuple[EvalKey, EvalResult]]) -> None:
+        now = time.time()
+        rows = [
+            (
+                key.digest,
+                key.ir_sha256,
+                key.toolchain,
+                key.pipeline,
+                key.triple,
+                key.codegen.key(),
+                result.status.value,
+                json.dumps(result.to_dict(), sort_keys=True),
+                now,
+                now,
+            )
+            for key, result in items
+        ]
+        with self._transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO evaluations VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        if self._file_bytes() > self.max_bytes:
+            self.evict()
+
+    def _file_bytes(self) -> int:
+        page_count = self._db.execute("PRAGMA page_count").fetchone()[0]
+        free_pages = self._db.execute("PRAGMA freelist_count").fetchone()[0]
+        page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
+        return int((page_count - free_pages) * page_size)
+
+    def evict(self) -> int:
+        """Drop least-recently-used rows until the live data fits in 90% of the bound; return rows dropped."""
+        dropped = 0
+        target = self.max_bytes * _EVICT_FRACTION
+        while self._file_bytes() > target:
+            with self._transaction() as db:
+                total = db.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+                if total == 0:
+                    break
+                batch = max(1, total // 10)
+                db.execute(
+                    "DELETE FROM evaluations WHERE key IN "
+                    "(SELECT key FROM evaluations ORDER BY last_used LIMIT ?)",
+                    (batch,),
+                )
+                dropped += batch
+        return dropped
+
+    def stats(self) -> CacheStats:
+        entries = self._db.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+        by_status = dict(self._db.execute("SELECT status, COUNT(*) FROM evaluations GROUP BY status").fetchall())
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        return CacheStats(self.path, entries, size, self.max_bytes, by_status)
+
+
+
+def remove_store(path: Path) -> list[Path]:
+    """Delete a cache database and its WAL files; works even when its schema is not ours."""
+    removed = []
+    for suffix in ("", "-wal", "-shm"):
+        candidate = path.with_name(path.name + suffix)
+        if candidate.exists():
+            candidate.unlink()
+            removed.append(candidate)
+    return removed

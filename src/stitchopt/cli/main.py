@@ -1,0 +1,195 @@
+"""The `stitchopt` command: thin typer commands, each calling one library function.
+
+Every StitchoptError becomes one line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, default_cache_dir, remove_store
+from stitchopt.comparison import compare, compare_many
+from stitchopt.datasets.demo import demo_programs, resolve
+from stitchopt.datasets.uri import BenchmarkUri, is_benchmark_uri
+from stitchopt.errors import StitchoptError
+from stitchopt.evaluator import Evaluator
+from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
+from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
+from stitchopt.reports.tables import corpus_rows, evaluation_rows, results_json, to_rich
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.frontend import compile_source
+from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
+
+app = typer.Typer(
+    help="Choose LLVM optimization pass lists that make programs smaller and faster.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+cache_app = typer.Typer(help="Inspect or clear the evaluation cache.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+console = Console()
+
+LlvmOption = Annotated[
+    Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
+    typer.Option("--llvm", help="LLVM bin directory (default: $STITCHOPT_LLVM, then versioned installs, then PATH)."),
+]
+CacheDirOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option("--cache-dir", help=f"Evaluation cache directory (default: ${CACHE_DIR_ENV} or the user cache)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _store(cache_dir: Path | None) -> EvaluationStore:
+    return EvaluationStore((cache_dir or default_cache_dir()) / DB_NAME)
+
+
+def _input_path(text: str) -> Path:
+    return resolve(BenchmarkUri.parse(text)) if is_benchmark_uri(text) else Path(text)
+
+
+@app.command()
+def doctor(llvm: LlvmOption = None) -> None:
+    """Show the LLVM toolchain stitchopt will use and which optional parts are available."""
+    toolchain = find_toolchain(llvm)
+    console.print(f"[bold]LLVM {toolchain.version_string}[/bold] chosen from {toolchain.source}")
+    for step in toolchain.searched:
+        console.print(f"  skipped: {step}")
+    for name, path in sorted(toolchain.tools.items()):
+        console.print(f"  {name:<14} {path}")
+    console.print(f"  target triple  {toolchain.default_triple}")
+    console.print(f"  identity       {toolchain.identity}")
+    for name, present in _optional_parts(toolchain).items():
+        console.print(f"  {name:<14} {'found' if present else 'missing'}")
+
+
+def _optional_parts(toolchain: Toolchain) -> dict[str, bool]:
+    bindir = toolchain.tools["opt"].parent
+    return {
+        "csmith": shutil.which("csmith") is not None,
+        "csmith.h": any(Path(p).is_file() for p in ("/usr/include/csmith/csmith.h", "/usr/include/csmith.h")),
+        "native-eval": (bindir / "llvm-config").is_file()
+        and (bindir.parent / "include" / "llvm" / "Passes" / "PassBuilder.h").is_file(),
+    }
+
+
+@app.command()
+def ir(
+    source: Annotated[Path, typer.Argument(help="C or C++ source file.")],
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("-o", "--output", help="Write .bc (bitcode) or .ll (text); default: text on stdout."),
+    ] = None,
+    clang_args: Annotated[Optional[list[str]], typer.Argument(help="Extra clang arguments after --.")] = None,  # noqa: UP045
+    llvm: LlvmOption = None,
+) -> None:
+    """Emit the unoptimized IR that every evaluation starts from (clang -Oz front end, no LLVM passes)."""
+    if output is not None and output.suffix not in (".bc", ".ll"):
+        raise StitchoptError(f"{output}: the output must end in .bc (bitcode) or .ll (text)")
+    text = output is None or output.suffix == ".ll"
+    data = compile_source(find_toolchain(llvm), source, text=text, extra_args=clang_args or [])
+    if output is None:
+        sys.stdout.buffer.write(data)
+    else:
+        output.write_bytes(data)
+
+
+@app.command()
+def passes(json_output: JsonOption = False, llvm: LlvmOption = None) -> None:
+    """List the searchable passes of the installed LLVM and what the rules excluded."""
+    catalogue = load_catalogue(find_toolchain(llvm))
+    if json_output:
+        payload = {
+            "llvm_version": catalogue.llvm_version,
+            "passes": [
+                {"name": p.name, "level": p.level.value, "spelling": p.spelling, "adaptor": p.adaptor}
+                for p in catalogue.passes
+            ],
+            "excluded": [{"name": e.name, "level": e.level.value, "rule": e.rule} for e in catalogue.excluded],
+            "rules": {rule.name: rule.reason for rule in EXCLUSION_RULES},
+        }
+        print(json.dumps(payload, indent=2))
+        return
+    for entry in catalogue.passes:
+        console.print(f"{entry.level.value:<9} {entry.spelling}", highlight=False)
+    console.print(
+        f"[dim]{len(catalogue)} searchable passes, {len(catalogue.excluded)} excluded (see --json), LLVM "
+        f"{catalogue.llvm_version}[/dim]"
+    )
+
+
+@app.command("eval")
+def eval_command(
+    file: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
+    passes: Annotated[str, typer.Option("--passes", "-p", help="Flat list 'sroa,instcombine' or a pipeline.")],
+    clang_args: Annotated[Optional[list[str]], typer.Argument(help="Extra clang arguments after --.")] = None,  # noqa: UP045
+    json_output: JsonOption = False,
+    timeout: Annotated[float, typer.Option(help="Seconds per tool run.")] = DEFAULT_TIMEOUT_S,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Measure a pass list on one program, beside clang's -O0, -Oz and -O3."""
+    toolchain = find_toolchain(llvm)
+    pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
+    check_pipeline(toolchain, pipeline)
+    store = None if no_cache else _store(cache_dir)
+    evaluator = Evaluator(toolchain, store, timeout=timeout)
+    comparison = compare(evaluator, _input_path(file), pipeline, clang_args or [])
+    if json_output:
+        print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison)}, indent=2))
+        return
+    console.print(f"pipeline: {pipeline}", highlight=False, soft_wrap=True)
+    console.print(to_rich(evaluation_rows(comparison)))
+    for label, result in comparison.results.items():
+        if not result.ok:
+            console.print(f"[red]{label}: {result.status.value}[/red] {result.stderr_tail.strip()[-500:]}")
+
+
+@app.command()
+def demo(
+    jobs: Annotated[int, typer.Option(help="Concurrent tool processes.")] = 0,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Evaluate the built-in corpus at clang's -O0, -Oz and -O3 and print the table."""
+    programs = demo_programs()
+    evaluator = Evaluator(find_toolchain(llvm), _store(cache_dir), jobs=jobs or None)
+    comparisons = compare_many(evaluator, programs.values())
+    console.print(to_rich(corpus_rows(comparisons, f"bench://demo-v1 ({len(programs)} programs)")))
+    counters = evaluator.counters
+    console.print(f"[dim]{counters.evaluated} evaluated, {counters.cache_hits} from the cache[/dim]")
+
+
+@cache_app.command("stats")
+def cache_stats(cache_dir: CacheDirOption = None) -> None:
+    """Entries, size on disk and results by status."""
+    with _store(cache_dir) as store:
+        stats = store.stats()
+    console.print(f"{stats.path}: {stats.entries:,} entries, {stats.file_bytes / 1e6:.1f} MB "
+                  f"(bound {stats.max_bytes / 1e6:.0f} MB)", highlight=False)
+    for status, count in sorted(stats.by_status.items()):
+        console.print(f"  {status:<14} {count:,}")
+
+
+@cache_app.command("clear")
+def cache_clear(cache_dir: CacheDirOption = None) -> None:
+    """Delete the evaluation cache (also one written by an incompatible stitchopt)."""
+    removed = remove_store((cache_dir or default_cache_dir()) / DB_NAME)
+    console.print(f"removed {len(removed)} file(s)" + (f" from {removed[0].parent}" if removed else ""))
+
+
+def main() -> None:
+    try:
+        app()
+    except StitchoptError as exc:
+        print(f"stitchopt: error: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,91 @@
+"""Run one tool as a subprocess with a time limit that kills its whole process group."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+DEFAULT_TIMEOUT_S = 120.0
+STDERR_TAIL_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """What one process did: exit status, output and wall time."""
+
+    returncode: int  # negative: killed by that signal
+    stdout: bytes
+    stderr: bytes
+    seconds: float
+    timed_out: bool
+
+    @property
+    def stderr_text(self) -> str:
+        return self.stderr.decode("utf-8", errors="replace")
+
+    def stderr_tail(self, limit: int = STDERR_TAIL_CHARS) -> str:
+        return self.stderr_text[-limit:]
+
+
+def _limits(memory_bytes: int | None) -> Callable[[], None] | None:
+    if memory_bytes is None:
+        return None
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+    return apply
+
+
+def run_tool(
+    argv: Sequence[str],
+    *,
+    stdin: bytes | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    memory_bytes: int | None = None,
+    cwd: str | None = None,
+) -> ToolRun:
+    """Run `argv` in a new session; on timeout kill the session's process group, never just the leader.
+
+    Starting a new session matters because `clang` spawns `cc1` and a hung child would outlive its parent.
+    """
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=_limits(memory_bytes),
+        cwd=cwd,
+    )
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        out, err = proc.communicate()
+        timed_out = True
+    except BaseException:
+        _kill_group(proc.pid)
+        proc.wait()
+        raise
+    return ToolRun(
+        returncode=proc.returncode,
+        stdout=out,
+        stderr=err,
+        seconds=time.perf_counter() - start,
+        timed_out=timed_out,
+    )
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
