@@ -42,8 +42,10 @@ def load_levels(evaluator: Evaluator, path: Path, extra_args: Sequence[str] = ()
         module = load_module(toolchain, path)
         return dict.fromkeys(REPORTED_BASELINES, module)
     with ThreadPoolExecutor(max_workers=len(REPORTED_BASELINES)) as pool:
-        modules = pool.map(lambda level: load_module(toolchain, path, extra_args, level=level), REPORTED_BASELINES)
-        return dict(zip(REPORTED_BASELINES, modules))
+        modules = pool.map(
+            lambda level: load_module(toolchain, path, extra_args, level=level), REPORTED_BASELINES
+        )
+        return dict(zip(REPORTED_BASELINES, modules, strict=True))
 
 
 def compare(
@@ -69,9 +71,9 @@ def compare_many(
             labels.append((program, PASS_LIST_LABEL))
             requests.append(EvalRequest(modules[FRONTEND_LEVEL], pipeline, evaluator.baselines["Oz"].codegen))
     per_program: list[dict[str, EvalResult]] = [{} for _ in paths]
-    for (program, label), result in zip(labels, evaluator.evaluate_many(requests)):
+    for (program, label), result in zip(labels, evaluator.evaluate_many(requests), strict=True):
         per_program[program][label] = result
-    return [Comparison(path.stem, rows, pipeline) for path, rows in zip(paths, per_program)]
+    return [Comparison(path.stem, rows, pipeline) for path, rows in zip(paths, per_program, strict=True)]
 
 
 def geomean(values: Iterable[float]) -> float | None:

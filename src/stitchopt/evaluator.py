@@ -69,7 +69,9 @@ class Evaluator:
             codegen=request.codegen,
         )
 
-    def evaluate(self, module: IRModule, pipeline: str, codegen: CodegenOptions = CodegenOptions()) -> EvalResult:
+    def evaluate(
+        self, module: IRModule, pipeline: str, codegen: CodegenOptions = CodegenOptions()
+    ) -> EvalResult:
         return self.evaluate_many([EvalRequest(module, pipeline, codegen)])[0]
 
     def evaluate_many(
@@ -90,7 +92,9 @@ class Evaluator:
                 pending.setdefault(key, []).append(index)
         if pending:
             with ThreadPoolExecutor(max_workers=min(self.jobs, len(pending))) as pool:
-                futures = {pool.submit(self._measure, requests[indices[0]]): key for key, indices in pending.items()}
+                futures = {
+                    pool.submit(self._measure, requests[indices[0]]): key for key, indices in pending.items()
+                }
                 for future in as_completed(futures):
                     key = futures[future]
                     result = future.result()

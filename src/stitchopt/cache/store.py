@@ -185,10 +185,11 @@ class EvaluationStore:
 
     def stats(self) -> CacheStats:
         entries = self._db.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
-        by_status = dict(self._db.execute("SELECT status, COUNT(*) FROM evaluations GROUP BY status").fetchall())
+        by_status = dict(
+            self._db.execute("SELECT status, COUNT(*) FROM evaluations GROUP BY status").fetchall()
+        )
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return CacheStats(self.path, entries, size, self.max_bytes, by_status)
-
 
 
 def remove_store(path: Path) -> list[Path]:

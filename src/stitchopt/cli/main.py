@@ -39,11 +39,15 @@ console = Console()
 
 LlvmOption = Annotated[
     Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
-    typer.Option("--llvm", help="LLVM bin directory (default: $STITCHOPT_LLVM, then versioned installs, then PATH)."),
+    typer.Option(
+        "--llvm", help="LLVM bin directory (default: $STITCHOPT_LLVM, then versioned installs, then PATH)."
+    ),
 ]
 CacheDirOption = Annotated[
     Optional[Path],  # noqa: UP045
-    typer.Option("--cache-dir", help=f"Evaluation cache directory (default: ${CACHE_DIR_ENV} or the user cache)."),
+    typer.Option(
+        "--cache-dir", help=f"Evaluation cache directory (default: ${CACHE_DIR_ENV} or the user cache)."
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
@@ -113,7 +117,9 @@ def passes(json_output: JsonOption = False, llvm: LlvmOption = None) -> None:
                 {"name": p.name, "level": p.level.value, "spelling": p.spelling, "adaptor": p.adaptor}
                 for p in catalogue.passes
             ],
-            "excluded": [{"name": e.name, "level": e.level.value, "rule": e.rule} for e in catalogue.excluded],
+            "excluded": [
+                {"name": e.name, "level": e.level.value, "rule": e.rule} for e in catalogue.excluded
+            ],
             "rules": {rule.name: rule.reason for rule in EXCLUSION_RULES},
         }
         print(json.dumps(payload, indent=2))
@@ -129,7 +135,9 @@ def passes(json_output: JsonOption = False, llvm: LlvmOption = None) -> None:
 @app.command("eval")
 def eval_command(
     file: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
-    passes: Annotated[str, typer.Option("--passes", "-p", help="Flat list 'sroa,instcombine' or a pipeline.")],
+    passes: Annotated[
+        str, typer.Option("--passes", "-p", help="Flat list 'sroa,instcombine' or a pipeline.")
+    ],
     clang_args: Annotated[Optional[list[str]], typer.Argument(help="Extra clang arguments after --.")] = None,  # noqa: UP045
     json_output: JsonOption = False,
     timeout: Annotated[float, typer.Option(help="Seconds per tool run.")] = DEFAULT_TIMEOUT_S,
@@ -174,8 +182,11 @@ def cache_stats(cache_dir: CacheDirOption = None) -> None:
     """Entries, size on disk and results by status."""
     with _store(cache_dir) as store:
         stats = store.stats()
-    console.print(f"{stats.path}: {stats.entries:,} entries, {stats.file_bytes / 1e6:.1f} MB "
-                  f"(bound {stats.max_bytes / 1e6:.0f} MB)", highlight=False)
+    console.print(
+        f"{stats.path}: {stats.entries:,} entries, {stats.file_bytes / 1e6:.1f} MB "
+        f"(bound {stats.max_bytes / 1e6:.0f} MB)",
+        highlight=False,
+    )
     for status, count in sorted(stats.by_status.items()):
         console.print(f"  {status:<14} {count:,}")
 

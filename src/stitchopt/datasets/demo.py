@@ -18,9 +18,7 @@ def _directory() -> Path:
 
 def demo_programs() -> dict[BenchmarkUri, Path]:
     """Every program of the corpus, by URI, in name order."""
-    return {
-        BenchmarkUri(DATASET, VERSION, path.stem): path for path in sorted(_directory().glob("*.c"))
-    }
+    return {BenchmarkUri(DATASET, VERSION, path.stem): path for path in sorted(_directory().glob("*.c"))}
 
 
 def resolve(uri: BenchmarkUri) -> Path:
@@ -29,6 +27,8 @@ def resolve(uri: BenchmarkUri) -> Path:
         raise DatasetError(f"unknown dataset {uri.dataset}-v{uri.version}: this version knows only demo-v1")
     path = demo_programs().get(uri)
     if path is None:
-        raise DatasetError(f"no benchmark {uri}; `stitchopt eval` accepts bench://demo-v1/<name> with names: "
-                           + ", ".join(u.name for u in demo_programs()))
+        raise DatasetError(
+            f"no benchmark {uri}; `stitchopt eval` accepts bench://demo-v1/<name> with names: "
+            + ", ".join(u.name for u in demo_programs())
+        )
     return path

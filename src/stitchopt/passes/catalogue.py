@@ -117,8 +117,13 @@ EXCLUSION_RULES: tuple[ExclusionRule, ...] = (
     ExclusionRule(
         "debug-info-only",
         "only adds, removes or rewrites debug information or annotations",
-        _names("add-discriminators", "declare-to-assign", "redundant-dbg-inst-elim", "annotation2metadata",
-               "annotation-remarks"),
+        _names(
+            "add-discriminators",
+            "declare-to-assign",
+            "redundant-dbg-inst-elim",
+            "annotation2metadata",
+            "annotation-remarks",
+        ),
     ),
     ExclusionRule(
         "other-targets-or-runtimes",
@@ -176,7 +181,7 @@ class CataloguePass:
             return None
         if self.level is Level.LOOP:
             return "loop-mssa" if self.name in NEEDS_MEMORY_SSA else "loop"
-        return self.level.value
+        return "cgscc" if self.level is Level.CGSCC else "function"
 
 
 @dataclass(frozen=True)
@@ -261,5 +266,7 @@ def load_catalogue(toolchain: Toolchain) -> Catalogue:
     """Ask this toolchain's `opt` for its passes and apply the rules."""
     run = run_tool([toolchain.tool("opt"), "--print-passes"], timeout=60)
     if run.returncode != 0:
-        raise ToolchainError(f"`{toolchain.tool('opt')} --print-passes` failed: {run.stderr_tail(300).strip()}")
+        raise ToolchainError(
+            f"`{toolchain.tool('opt')} --print-passes` failed: {run.stderr_tail(300).strip()}"
+        )
     return build_catalogue(run.stdout.decode(), toolchain.version_string)

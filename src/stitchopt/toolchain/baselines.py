@@ -31,8 +31,18 @@ class Baseline:
 def clang_pipeline(toolchain: Toolchain, level: str) -> str:
     """The pass pipeline `clang -<level>` runs, printed by clang itself (independent of the source)."""
     run = run_tool(
-        [toolchain.tool("clang"), f"-{level}", "-mllvm", "-print-pipeline-passes", "-x", "c", "-c", "-", "-o",
-         "/dev/null"],
+        [
+            toolchain.tool("clang"),
+            f"-{level}",
+            "-mllvm",
+            "-print-pipeline-passes",
+            "-x",
+            "c",
+            "-c",
+            "-",
+            "-o",
+            "/dev/null",
+        ],
         stdin=b"int stitchopt_probe;\n",
         timeout=60,
     )
@@ -47,5 +57,5 @@ def load_baselines(toolchain: Toolchain, names: tuple[str, ...] = REPORTED_BASEL
         pipelines = pool.map(lambda name: clang_pipeline(toolchain, name), names)
         return {
             name: Baseline(name, pipeline, CodegenOptions(opt_level=CODEGEN_LEVEL[name]))
-            for name, pipeline in zip(names, pipelines)
+            for name, pipeline in zip(names, pipelines, strict=True)
         }

@@ -130,7 +130,7 @@ def _versions(tools: dict[str, Path]) -> dict[str, tuple[tuple[int, int, int] | 
         return (tuple(int(g) for g in match.groups()) if match else None, text)  # type: ignore[return-value]
 
     with ThreadPoolExecutor(max_workers=len(tools) or 1) as pool:
-        return dict(zip(tools, pool.map(probe, tools.values())))
+        return dict(zip(tools, pool.map(probe, tools.values()), strict=True))
 
 
 def _check(candidate: _Candidate, searched: list[str]) -> Toolchain | None:

@@ -47,11 +47,11 @@ def read_sections(data: bytes) -> list[Section]:
     endian = "<" if data[5] == 1 else ">"
     try:
         if is64:
-            shoff, = struct.unpack_from(endian + "Q", data, 0x28)
+            (shoff,) = struct.unpack_from(endian + "Q", data, 0x28)
             shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHH", data, 0x3A)
             header = endian + "IIQQQQIIQQ"
         else:
-            shoff, = struct.unpack_from(endian + "I", data, 0x20)
+            (shoff,) = struct.unpack_from(endian + "I", data, 0x20)
             shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHH", data, 0x2E)
             header = endian + "IIIIIIIIII"
         raw = [struct.unpack_from(header, data, shoff + i * shentsize) for i in range(shnum)]

@@ -22,6 +22,7 @@ CXX_SUFFIXES = frozenset({".cc", ".cpp", ".cxx", ".c++", ".C"})
 IR_SUFFIXES = frozenset({".ll", ".bc"})
 FRONTEND_LEVEL = "Oz"
 FRONTEND_TIMEOUT_S = 300.0
+_LOCATION_RE = re.compile(r"<stdin>:(\d+):(\d+): error: (.*)")
 _TRIPLE_RE = re.compile(r'^target triple = "([^"]*)"', re.MULTILINE)
 
 
@@ -39,7 +40,9 @@ def _check_readable(path: Path) -> None:
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     if path.suffix not in C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES:
-        raise InputError(f"{path}: unsupported file type {path.suffix!r}; use one of {', '.join(supported_suffixes())}")
+        raise InputError(
+            f"{path}: unsupported file type {path.suffix!r}; use one of {', '.join(supported_suffixes())}"
+        )
 
 
 def compile_source(
@@ -83,8 +86,12 @@ def _disassemble(toolchain: Toolchain, bitcode: bytes, name: str) -> str:
 def _assemble(toolchain: Toolchain, text: bytes, name: str) -> bytes:
     run = run_tool([toolchain.tool("llvm-as"), "-", "-o", "-"], stdin=text, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
-        detail = _first_error(run.stderr_text).removeprefix("llvm-as: ").removeprefix("<stdin>:")
-        raise InputError(f"{name}: malformed IR at line {detail}")
+        error = _first_error(run.stderr_text)
+        where = _LOCATION_RE.search(error)
+        if where is None:
+            raise InputError(f"{name}: malformed IR: {error}")
+        line, column, message = where.groups()
+        raise InputError(f"{name}: malformed IR at line {line}, column {column}: {message}")
     return run.stdout
 
 

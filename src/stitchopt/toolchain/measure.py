@@ -35,7 +35,8 @@ def _without_counter_output(stderr: str) -> str:
     return "\n".join(
         line
         for line in lines
-        if line.strip() and not (line.startswith("Printing analysis results of CFA") or _COUNTER_LINE_RE.match(line))
+        if line.strip()
+        and not (line.startswith("Printing analysis results of CFA") or _COUNTER_LINE_RE.match(line))
     )
 
 
@@ -84,7 +85,9 @@ def measure(
     if not optimized.ok:
         return optimized
     sizes = object_sizes(llc_run.stdout)
-    return replace(optimized, size_bytes=sizes.size_bytes, text_bytes=sizes.text_bytes, sections=sizes.sections)
+    return replace(
+        optimized, size_bytes=sizes.size_bytes, text_bytes=sizes.text_bytes, sections=sizes.sections
+    )
 
 
 def _tail(tool: str, stderr: str) -> str:

@@ -1,0 +1,3 @@
+from stitchopt.cli.main import main
+
+main()

@@ -1,0 +1,91 @@
+"""The `stitchopt` command as users run it: real processes, real LLVM, an isolated cache."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+@pytest.fixture()
+def cli(tmp_path: Path):  # type: ignore[no-untyped-def]
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env, timeout=300
+        )
+
+    return run
+
+
+def test_eval_json_compares_with_baselines(cli) -> None:  # type: ignore[no-untyped-def]
+    done = cli("eval", str(DATA / "loop_sum.c"), "--passes", "sroa,instcombine,simplifycfg", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["pipeline"] == "function(sroa,instcombine<no-verify-fixpoint>,simplifycfg)"
+    results = report["results"]
+    assert set(results) == {"O0", "Oz", "O3", "passes"}
+    assert results["Oz"]["size_change_vs_oz_percent"] == 0.0
+    assert all(r["status"] == "ok" for r in results.values())
+    assert results["passes"]["size_change_vs_oz_percent"] == pytest.approx(
+        100 * (results["passes"]["size_bytes"] / results["Oz"]["size_bytes"] - 1)
+    )
+
+
+def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-def]
+    done = cli("eval", "bench://demo-v1/hash_table", "-p", "default<Oz>")
+    assert done.returncode == 0, done.stderr
+    assert "-Oz" in done.stdout and "+0.00%" in done.stdout
+    stats = cli("cache", "stats")
+    assert "4 entries" in stats.stdout
+    assert cli("cache", "clear").returncode == 0
+    assert "0 entries" in cli("cache", "stats").stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["eval", "missing.c", "-p", "sroa"], "missing.c: no such file"),
+        (["eval", str(DATA / "malformed.c"), "-p", "sroa"], "undeclared identifier"),
+        (["eval", str(DATA / "malformed.ll"), "-p", "sroa"], "malformed IR at line 4"),
+        (["eval", str(DATA / "loop_sum.c"), "-p", "sroa,frobnicate"], "unknown pass 'frobnicate'"),
+        (["eval", str(DATA / "loop_sum.c"), "-p", "function(sroa"], "invalid pipeline"),
+        (["eval", "bench://demo-v1/nothing", "-p", "sroa"], "no benchmark"),
+        (["ir", str(DATA / "loop_sum.c"), "-o", "x.txt"], "must end in .bc"),
+        (["doctor", "--llvm", str(DATA)], "unusable LLVM"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(cli, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
+    done = cli(*args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_ir_writes_bitcode_or_text(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("ir", str(DATA / "loop_sum.c"), "-o", str(tmp_path / "a.bc")).returncode == 0
+    assert (tmp_path / "a.bc").read_bytes().startswith(b"BC")
+    done = cli("ir", str(DATA / "shapes.cpp"), "--", "-DUNUSED=1")
+    assert done.returncode == 0 and "define" in done.stdout
+
+
+def test_passes_and_doctor(cli) -> None:  # type: ignore[no-untyped-def]
+    listing = json.loads(cli("passes", "--json").stdout)
+    spellings = {p["spelling"] for p in listing["passes"]}
+    assert "instcombine<no-verify-fixpoint>" in spellings
+    assert {e["name"] for e in listing["excluded"]} >= {"structurizecfg", "internalize"}
+    doctor = cli("doctor")
+    assert doctor.returncode == 0 and "LLVM 19" in doctor.stdout and "llvm-profdata" in doctor.stdout
+
+
+def test_demo_prints_the_corpus_table(cli) -> None:  # type: ignore[no-untyped-def]
+    done = cli("demo")
+    assert done.returncode == 0, done.stderr
+    assert "geomean" in done.stdout and "hash_table" in done.stdout
+    assert "0 from the cache" in done.stdout
+    assert "from the cache" in cli("demo").stdout and "0 evaluated" in cli("demo").stdout

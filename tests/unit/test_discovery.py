@@ -1,0 +1,68 @@
+"""Discovery error paths use fake tools (scripts that print a version); the happy path uses the real LLVM."""
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from stitchopt.errors import ToolchainError
+from stitchopt.toolchain.discovery import ENV_VAR, REQUIRED_TOOLS, Toolchain, find_toolchain
+
+
+def _fake_tool(directory: Path, name: str, version: str) -> None:
+    path = directory / name
+    path.write_text(
+        f"#!/bin/sh\necho 'LLVM version {version}'\necho '  Default target: x86_64-pc-linux-gnu'\n"
+    )
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+def test_real_toolchain_is_one_unit(toolchain: Toolchain) -> None:
+    assert set(toolchain.tools) == set(REQUIRED_TOOLS)
+    assert len({path.parent for path in toolchain.tools.values()}) == 1
+    assert 17 <= toolchain.major <= 22
+    assert toolchain.default_triple.startswith(("x86_64", "aarch64"))
+
+
+def test_refuses_mixed_versions_and_names_them(tmp_path: Path) -> None:
+    for name in REQUIRED_TOOLS:
+        _fake_tool(tmp_path, name, "19.1.7")
+    _fake_tool(tmp_path, "opt", "14.0.6")
+    with pytest.raises(ToolchainError, match=r"mixed LLVM versions .*opt 14\.0\.6 at .*/opt"):
+        find_toolchain(tmp_path)
+
+
+def test_refuses_missing_tools(tmp_path: Path) -> None:
+    _fake_tool(tmp_path, "opt", "19.1.7")
+    with pytest.raises(ToolchainError, match="missing clang, llc"):
+        find_toolchain(tmp_path)
+
+
+def test_refuses_unsupported_version(tmp_path: Path) -> None:
+    for name in REQUIRED_TOOLS:
+        _fake_tool(tmp_path, name, "14.0.6")
+    with pytest.raises(ToolchainError, match="LLVM 14 is not supported"):
+        find_toolchain(tmp_path)
+
+
+def test_environment_variable_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toolchain: Toolchain
+) -> None:
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    with pytest.raises(ToolchainError, match=ENV_VAR):
+        find_toolchain()
+    monkeypatch.setenv(ENV_VAR, str(toolchain.tools["opt"].parent))
+    assert find_toolchain().tools == toolchain.tools
+
+
+def test_versioned_install_beats_old_unversioned_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, toolchain: Toolchain
+) -> None:
+    # An old unversioned `opt` first on PATH must not be mixed in (Debian ships opt 14 beside clang-19).
+    _fake_tool(tmp_path, "opt", "14.0.6")
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    found = find_toolchain()
+    assert found.version == toolchain.version
+    assert found.tools["opt"] != tmp_path / "opt"

@@ -1,0 +1,148 @@
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from stitchopt.cache.store import EvalKey, EvaluationStore, remove_store
+from stitchopt.core import CodegenOptions, EvalResult, EvalStatus
+from stitchopt.errors import CacheError
+
+
+def _key(i: int, pipeline: str = "function(sroa)") -> EvalKey:
+    return EvalKey(f"{i:064x}", "llvm-test", pipeline, "x86_64-pc-linux-gnu", CodegenOptions())
+
+
+def _result(i: int) -> EvalResult:
+    return EvalResult(
+        EvalStatus.OK,
+        "function(sroa)",
+        size_bytes=1000 + i,
+        text_bytes=900,
+        ir_instruction_count=i,
+        ir_hash="ab" * 32,
+        opt_seconds=0.01,
+        codegen_seconds=0.02,
+        sections={".text": 900},
+    )
+
+
+def test_round_trip_and_key_parts(store: EvaluationStore) -> None:
+    store.put(_key(1), _result(1))
+    assert store.get(_key(1)) == _result(1)
+    assert store.get(_key(1, "function(instcombine)")) is None
+    other_codegen = EvalKey(
+        _key(1).ir_sha256, "llvm-test", "function(sroa)", "x86_64-pc-linux-gnu", CodegenOptions(opt_level=3)
+    )
+    assert store.get(other_codegen) is None
+    failed = EvalResult(EvalStatus.TIMEOUT, "function(sroa)", opt_seconds=120.0, stderr_tail="opt: killed")
+    store.put(_key(2), failed)
+    assert store.get(_key(2)) == failed
+    assert store.stats().by_status == {"ok": 1, "timeout": 1}
+
+
+def test_wal_mode_and_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    EvaluationStore(path).close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    db.execute("UPDATE meta SET value='999' WHERE key='schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(CacheError, match=r"schema v999 .*stitchopt cache clear"):
+        EvaluationStore(path)
+    assert remove_store(path)
+    EvaluationStore(path).close()  # a cleared cache opens again
+
+
+def test_corrupt_file_gives_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CacheError, match="cannot open the evaluation cache"):
+        EvaluationStore(path)
+
+
+def test_lru_eviction_keeps_recent_entries(tmp_path: Path) -> None:
+    with EvaluationStore(tmp_path / "c.sqlite", max_bytes=400_000) as store:
+        store.put(_key(0), _result(0))
+        for i in range(1, 3000):
+            store.put(_key(i), _result(i))
+            if i % 100 == 0:
+                assert store.get(_key(0)) is not None  # keeps entry 0 recently used
+        stats = store.stats()
+        assert stats.entries < 3000
+        assert store.get(_key(0)) is not None
+        assert store.get(_key(1)) is None  # the oldest untouched entries went first
+        assert store.get(_key(2999)) is not None
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from stitchopt.cache.store import EvalKey, EvaluationStore
+    from stitchopt.core import CodegenOptions, EvalResult, EvalStatus
+    store = EvaluationStore(__import__("pathlib").Path(sys.argv[1]))
+    prefix, i = sys.argv[2], 0
+    while True:
+        batch = []
+        for _ in range(20):
+            key = EvalKey(f"{prefix}{i:060x}", "llvm-test", "p", "t", CodegenOptions())
+            batch.append((key, EvalResult(EvalStatus.OK, "p", size_bytes=i, text_bytes=i, ir_instruction_count=i,
+                                          stderr_tail="x" * 2000)))
+            i += 1
+        store.put_many(batch)
+        if len(sys.argv) > 3 and i >= int(sys.argv[3]):
+            break
+    """
+)
+
+
+def _spawn_writer(path: Path, prefix: str, limit: int | None = None) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-c", WRITER, str(path), prefix] + ([str(limit)] if limit else [])
+    return subprocess.Popen(argv)
+
+
+def _rows(path: Path) -> list[tuple[str, str]]:
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    rows = db.execute("SELECT key, result_json FROM evaluations").fetchall()
+    db.close()
+    return rows
+
+
+def test_killed_writer_leaves_no_corruption_or_half_rows(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    EvaluationStore(path).close()
+    for round_ in range(5):
+        writer = _spawn_writer(path, f"{round_:04x}")
+        deadline = time.time() + 30
+        before = len(_rows(path))
+        while len(_rows(path)) < before + 100 and time.time() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.01 * round_)  # kill at varying points of a transaction
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait()
+    rows = _rows(path)
+    assert len(rows) >= 500
+    assert len(rows) % 20 == 0  # whole batches only: each put_many is one transaction
+    for _, blob in rows:
+        data = json.loads(blob)
+        assert data["stderr_tail"] == "x" * 2000 and data["size_bytes"] is not None
+    with EvaluationStore(path) as store:  # and the store still opens and writes
+        store.put(_key(1), _result(1))
+        assert store.get(_key(1)) == _result(1)
+
+
+def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    EvaluationStore(path).close()
+    writers = [_spawn_writer(path, f"{n:04x}", limit=400) for n in range(3)]
+    for writer in writers:
+        assert writer.wait(timeout=120) == 0
+    assert len(_rows(path)) == 1200
