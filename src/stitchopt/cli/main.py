@@ -22,7 +22,7 @@ from stitchopt.errors import StitchoptError
 from stitchopt.evaluator import Evaluator
 from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
-from stitchopt.reports.tables import corpus_rows, evaluation_rows, results_json, to_rich
+from stitchopt.reports.tables import corpus_rows, evaluation_rows, results_json, to_markdown, to_rich
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import compile_source
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
@@ -165,6 +165,7 @@ def eval_command(
 @app.command()
 def demo(
     jobs: Annotated[int, typer.Option(help="Concurrent tool processes.")] = 0,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
     cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
@@ -172,7 +173,11 @@ def demo(
     programs = demo_programs()
     evaluator = Evaluator(find_toolchain(llvm), _store(cache_dir), jobs=jobs or None)
     comparisons = compare_many(evaluator, programs.values())
-    console.print(to_rich(corpus_rows(comparisons, f"bench://demo-v1 ({len(programs)} programs)")))
+    table = corpus_rows(comparisons, f"bench://demo-v1 ({len(programs)} programs)")
+    if markdown:
+        print(to_markdown(table))
+        return
+    console.print(to_rich(table))
     counters = evaluator.counters
     console.print(f"[dim]{counters.evaluated} evaluated, {counters.cache_hits} from the cache[/dim]")
 

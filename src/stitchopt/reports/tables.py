@@ -91,8 +91,12 @@ def corpus_rows(comparisons: Sequence[Comparison], title: str) -> Rows:
 
 def to_rich(table: Rows) -> Table:
     rich_table = Table(title=table.title)
+    first_width = max(len(row[0]) for row in table.rows) if table.rows else 0
     for index, header in enumerate(table.headers):
-        rich_table.add_column(header, justify="left" if index == 0 else "right")
+        if index == 0:
+            rich_table.add_column(header, no_wrap=True, min_width=first_width)
+        else:
+            rich_table.add_column(header, justify="right")
     for row in table.rows:
         rich_table.add_row(*row)
     return rich_table
