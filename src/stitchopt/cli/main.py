@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, default_cache_dir, remove_store
 from stitchopt.comparison import compare, compare_many
@@ -36,6 +37,7 @@ app = typer.Typer(
 cache_app = typer.Typer(help="Inspect or clear the evaluation cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 console = Console()
+TABLE_MIN_WIDTH = 100  # wide tables never lose columns; a narrow terminal wraps lines instead
 
 LlvmOption = Annotated[
     Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
@@ -54,6 +56,11 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 def _store(cache_dir: Path | None) -> EvaluationStore:
     return EvaluationStore((cache_dir or default_cache_dir()) / DB_NAME)
+
+
+def _print_table(table: Table) -> None:
+    """Tables get at least TABLE_MIN_WIDTH columns: a narrow terminal wraps lines rather than drop columns."""
+    Console(width=max(console.width, TABLE_MIN_WIDTH)).print(table)
 
 
 def _input_path(text: str) -> Path:
@@ -156,7 +163,7 @@ def eval_command(
         print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison)}, indent=2))
         return
     console.print(f"pipeline: {pipeline}", highlight=False, soft_wrap=True)
-    console.print(to_rich(evaluation_rows(comparison)))
+    _print_table(to_rich(evaluation_rows(comparison)))
     for label, result in comparison.results.items():
         if not result.ok:
             console.print(f"[red]{label}: {result.status.value}[/red] {result.stderr_tail.strip()[-500:]}")
@@ -177,7 +184,7 @@ def demo(
     if markdown:
         print(to_markdown(table))
         return
-    console.print(to_rich(table))
+    _print_table(to_rich(table))
     counters = evaluator.counters
     console.print(f"[dim]{counters.evaluated} evaluated, {counters.cache_hits} from the cache[/dim]")
 

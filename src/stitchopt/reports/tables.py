@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich import box
 from rich.table import Table
 
 from stitchopt.comparison import PASS_LIST_LABEL, Comparison, geomean
@@ -59,7 +60,7 @@ def corpus_rows(comparisons: Sequence[Comparison], title: str) -> Rows:
         ["program"]
         + [f"-{lvl} size B" for lvl in levels]
         + [f"-{lvl} instrs" for lvl in levels]
-        + ["-Oz opt ms", "-Oz codegen ms"]
+        + ["-Oz opt ms", "-Oz llc ms"]
     )
     rows = []
     for comparison in comparisons:
@@ -90,13 +91,9 @@ def corpus_rows(comparisons: Sequence[Comparison], title: str) -> Rows:
 
 
 def to_rich(table: Rows) -> Table:
-    rich_table = Table(title=table.title)
-    first_width = max(len(row[0]) for row in table.rows) if table.rows else 0
+    rich_table = Table(title=table.title, box=box.SIMPLE_HEAD)
     for index, header in enumerate(table.headers):
-        if index == 0:
-            rich_table.add_column(header, no_wrap=True, min_width=first_width)
-        else:
-            rich_table.add_column(header, justify="right")
+        rich_table.add_column(header, justify="left" if index == 0 else "right", no_wrap=index == 0)
     for row in table.rows:
         rich_table.add_row(*row)
     return rich_table
