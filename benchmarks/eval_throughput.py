@@ -16,12 +16,13 @@ import time
 from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
-from stitchopt.core import CodegenOptions, EvalResult
+from stitchopt.core import EvalResult
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import nest
 from stitchopt.reports.tables import Rows, to_markdown
+from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import compile_source, load_module
 from stitchopt.toolchain.process import run_tool
@@ -46,13 +47,14 @@ def empty_module(toolchain: Toolchain) -> bytes:
 
 def requests(toolchain: Toolchain, lists_per_program: int, seed: int) -> list[EvalRequest]:
     catalogue = load_catalogue(toolchain)
+    options = load_baselines(toolchain, ("Oz",))["Oz"].options  # pass lists run as they do in `eval`
     rng = random.Random(seed)
     batch = []
     for path in demo_programs().values():
         module = load_module(toolchain, path)
         for _ in range(lists_per_program):
             pipeline = nest(rng.choices(catalogue.passes, k=rng.randint(1, 50)))
-            batch.append(EvalRequest(module, pipeline, CodegenOptions()))
+            batch.append(EvalRequest(module, pipeline, options))
     return batch
 
 

@@ -66,10 +66,10 @@ def compare_many(
         for level in REPORTED_BASELINES:
             baseline = evaluator.baselines[level]
             labels.append((program, level))
-            requests.append(EvalRequest(modules[level], baseline.pipeline, baseline.codegen))
+            requests.append(EvalRequest(modules[level], baseline.pipeline, baseline.options))
         if pipeline is not None:
             labels.append((program, PASS_LIST_LABEL))
-            requests.append(EvalRequest(modules[FRONTEND_LEVEL], pipeline, evaluator.baselines["Oz"].codegen))
+            requests.append(EvalRequest(modules[FRONTEND_LEVEL], pipeline, evaluator.baselines["Oz"].options))
     per_program: list[dict[str, EvalResult]] = [{} for _ in paths]
     for (program, label), result in zip(labels, evaluator.evaluate_many(requests), strict=True):
         per_program[program][label] = result

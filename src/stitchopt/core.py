@@ -19,21 +19,27 @@ class EvalStatus(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class CodegenOptions:
-    """How optimized IR becomes an object file. Part of every cache key.
+class CompileOptions:
+    """How a pipeline is run by `opt` and its result compiled by `llc`. Part of every cache key.
 
     PIC is the default because Debian's clang builds position-independent executables by default, so
-    `clang -Oz -c` objects are PIC code; `llc` alone would assume the static model.
+    `clang -Oz -c` objects are PIC code; `llc` alone would assume the static model and `opt` would cost code
+    as non-PIC. `opt_flags` carry what clang derives from its -O level but a pipeline string cannot say
+    (inliner and unroller thresholds).
     """
 
-    opt_level: int = 2
+    codegen_level: int = 2
     relocation_model: str = "pic"
+    opt_flags: tuple[str, ...] = ()
+
+    def opt_args(self) -> tuple[str, ...]:
+        return (f"-relocation-model={self.relocation_model}", *self.opt_flags)
 
     def llc_flags(self) -> tuple[str, ...]:
-        return (f"-O{self.opt_level}", f"-relocation-model={self.relocation_model}")
+        return (f"-O{self.codegen_level}", f"-relocation-model={self.relocation_model}")
 
     def key(self) -> str:
-        return f"O{self.opt_level};reloc={self.relocation_model}"
+        return f"O{self.codegen_level};reloc={self.relocation_model};opt={' '.join(self.opt_flags)}"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from stitchopt.cache.store import EvalKey, EvaluationStore
-from stitchopt.core import CodegenOptions, EvalResult, IRModule
+from stitchopt.core import CompileOptions, EvalResult, IRModule
 from stitchopt.toolchain.baselines import Baseline, load_baselines
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.measure import measure
@@ -23,7 +23,7 @@ from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
 class EvalRequest:
     module: IRModule
     pipeline: str
-    codegen: CodegenOptions = CodegenOptions()
+    options: CompileOptions = CompileOptions()
 
 
 @dataclass
@@ -66,13 +66,13 @@ class Evaluator:
             toolchain=self.toolchain.identity,
             pipeline=request.pipeline,
             triple=request.module.triple,
-            codegen=request.codegen,
+            options=request.options,
         )
 
     def evaluate(
-        self, module: IRModule, pipeline: str, codegen: CodegenOptions = CodegenOptions()
+        self, module: IRModule, pipeline: str, options: CompileOptions = CompileOptions()
     ) -> EvalResult:
-        return self.evaluate_many([EvalRequest(module, pipeline, codegen)])[0]
+        return self.evaluate_many([EvalRequest(module, pipeline, options)])[0]
 
     def evaluate_many(
         self,
@@ -110,7 +110,7 @@ class Evaluator:
             self.toolchain,
             request.module,
             request.pipeline,
-            request.codegen,
+            request.options,
             timeout=self.timeout,
             memory_bytes=self.memory_bytes,
         )

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from stitchopt.cache.store import EvaluationStore
-from stitchopt.core import CodegenOptions, EvalStatus, IRModule
+from stitchopt.core import CompileOptions, EvalStatus, IRModule
 from stitchopt.errors import InputError
 from stitchopt.evaluator import EvalRequest, Evaluator
 from stitchopt.toolchain.discovery import Toolchain
@@ -16,8 +16,8 @@ DATA = Path(__file__).parent.parent / "data"
 
 def test_metrics_of_an_ok_evaluation(evaluator: Evaluator, loop_sum: IRModule) -> None:
     oz = evaluator.baselines["Oz"]
-    result = evaluator.evaluate(loop_sum, oz.pipeline, oz.codegen)
-    none = evaluator.evaluate(loop_sum, "", oz.codegen)
+    result = evaluator.evaluate(loop_sum, oz.pipeline, oz.options)
+    none = evaluator.evaluate(loop_sum, "", oz.options)
     assert result.ok and none.ok
     assert 0 < result.text_bytes < result.size_bytes < none.size_bytes  # type: ignore[operator]
     assert 0 < result.ir_instruction_count < none.ir_instruction_count  # type: ignore[operator]
@@ -59,7 +59,7 @@ def test_batch_deduplicates_and_keeps_order(evaluator: Evaluator, loop_sum: IRMo
     assert [r.pipeline for r in results] == pipelines
     assert results[0] == results[2]
     assert evaluator.counters.evaluated == 3
-    codegen_o0 = evaluator.evaluate(loop_sum, "function(sroa)", CodegenOptions(opt_level=0))
+    codegen_o0 = evaluator.evaluate(loop_sum, "function(sroa)", CompileOptions(codegen_level=0))
     assert codegen_o0.size_bytes != results[0].size_bytes  # codegen options are part of the key
 
 

@@ -1,4 +1,4 @@
-"""The -Oz baseline measured by stitchopt equals `clang -Oz -c` of the same source, for every fixture."""
+"""The baselines measured by stitchopt equal `clang -O0/-Oz/-O3 -c` of the same source, for every fixture."""
 
 import subprocess
 from pathlib import Path
@@ -22,13 +22,13 @@ def _clang_object(toolchain: Toolchain, source: Path, level: str, tmp_path: Path
 
 
 @pytest.mark.parametrize("source", FIXTURES, ids=lambda p: p.name)
-def test_oz_and_o0_baselines_equal_clang(
+def test_baselines_equal_clang(
     source: Path, toolchain: Toolchain, evaluator: Evaluator, tmp_path: Path
 ) -> None:
-    for level in ("Oz", "O0"):
+    for level in ("Oz", "O0", "O3"):
         baseline = evaluator.baselines[level]
         module = load_module(toolchain, source, level=level)
-        result = evaluator.evaluate(module, baseline.pipeline, baseline.codegen)
+        result = evaluator.evaluate(module, baseline.pipeline, baseline.options)
         expected = object_sizes(_clang_object(toolchain, source, level, tmp_path))
         assert result.ok, result.stderr_tail
         assert (result.size_bytes, result.text_bytes) == (expected.size_bytes, expected.text_bytes), level

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from stitchopt.cache.store import EvalKey, EvaluationStore, remove_store
-from stitchopt.core import CodegenOptions, EvalResult, EvalStatus
+from stitchopt.core import CompileOptions, EvalResult, EvalStatus
 from stitchopt.errors import CacheError
 
 
 def _key(i: int, pipeline: str = "function(sroa)") -> EvalKey:
-    return EvalKey(f"{i:064x}", "llvm-test", pipeline, "x86_64-pc-linux-gnu", CodegenOptions())
+    return EvalKey(f"{i:064x}", "llvm-test", pipeline, "x86_64-pc-linux-gnu", CompileOptions())
 
 
 def _result(i: int) -> EvalResult:
@@ -38,7 +38,7 @@ def test_round_trip_and_key_parts(store: EvaluationStore) -> None:
     assert store.get(_key(1)) == _result(1)
     assert store.get(_key(1, "function(instcombine)")) is None
     other_codegen = EvalKey(
-        _key(1).ir_sha256, "llvm-test", "function(sroa)", "x86_64-pc-linux-gnu", CodegenOptions(opt_level=3)
+        _key(1).ir_sha256, "llvm-test", "function(sroa)", "x86_64-pc-linux-gnu", CompileOptions(codegen_level=3)
     )
     assert store.get(other_codegen) is None
     failed = EvalResult(EvalStatus.TIMEOUT, "function(sroa)", opt_seconds=120.0, stderr_tail="opt: killed")
@@ -86,13 +86,13 @@ WRITER = textwrap.dedent(
     """
     import sys
     from stitchopt.cache.store import EvalKey, EvaluationStore
-    from stitchopt.core import CodegenOptions, EvalResult, EvalStatus
+    from stitchopt.core import CompileOptions, EvalResult, EvalStatus
     store = EvaluationStore(__import__("pathlib").Path(sys.argv[1]))
     prefix, i = sys.argv[2], 0
     while True:
         batch = []
         for _ in range(20):
-            key = EvalKey(f"{prefix}{i:060x}", "llvm-test", "p", "t", CodegenOptions())
+            key = EvalKey(f"{prefix}{i:060x}", "llvm-test", "p", "t", CompileOptions())
             batch.append((key, EvalResult(EvalStatus.OK, "p", size_bytes=i, text_bytes=i, ir_instruction_count=i,
                                           stderr_tail="x" * 2000)))
             i += 1

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import platformdirs
 
-from stitchopt.core import CodegenOptions, EvalResult
+from stitchopt.core import CompileOptions, EvalResult
 from stitchopt.errors import CacheError
 
 SCHEMA_VERSION = 1
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
     toolchain TEXT NOT NULL,
     pipeline TEXT NOT NULL,
     triple TEXT NOT NULL,
-    codegen TEXT NOT NULL,
+    options TEXT NOT NULL,
     status TEXT NOT NULL,
     result_json TEXT NOT NULL,
     created REAL NOT NULL,
@@ -60,11 +60,11 @@ class EvalKey:
     toolchain: str
     pipeline: str
     triple: str
-    codegen: CodegenOptions
+    options: CompileOptions
 
     @property
     def digest(self) -> str:
-        parts = [self.ir_sha256, self.toolchain, self.pipeline, self.triple, self.codegen.key()]
+        parts = [self.ir_sha256, self.toolchain, self.pipeline, self.triple, self.options.key()]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
@@ -146,7 +146,7 @@ class EvaluationStore:
                 key.toolchain,
                 key.pipeline,
                 key.triple,
-                key.codegen.key(),
+                key.options.key(),
                 result.status.value,
                 json.dumps(result.to_dict(), sort_keys=True),
                 now,

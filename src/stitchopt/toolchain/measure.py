@@ -1,4 +1,4 @@
-"""Measure one (IR, pipeline, codegen options) triple with `opt` and `llc` as subprocesses.
+"""Measure one (IR, pipeline, compile options) triple with `opt` and `llc` as subprocesses.
 
 Both tools read and write bitcode through pipes: no scratch files, and bitcode (unlike text) keeps the
 use-list order that codegen can see, so sizes match `clang -c` exactly.
@@ -10,7 +10,7 @@ import hashlib
 import re
 from dataclasses import replace
 
-from stitchopt.core import CodegenOptions, EvalResult, EvalStatus, IRModule
+from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, STDERR_TAIL_CHARS, ToolRun, run_tool
@@ -18,6 +18,7 @@ from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, STDERR_TAIL_CHARS, To
 # Appended to every pipeline: prints per-function properties (instruction counts) without changing the IR.
 INSTRUCTION_COUNTER = "function(print<func-properties>)"
 _INSTRUCTIONS_RE = re.compile(r"^TotalInstructionCount: (\d+)$", re.MULTILINE)
+_FUNCTION_HEADER = "Printing analysis results of CFA"
 _COUNTER_LINE_RE = re.compile(r"^[A-Za-z]+: \d+$")
 _CRASH_MARKERS = ("LLVM ERROR:", "Stack dump:", "PLEASE submit a bug report")
 
@@ -44,7 +45,7 @@ def measure(
     toolchain: Toolchain,
     module: IRModule,
     pipeline: str,
-    codegen: CodegenOptions = CodegenOptions(),
+    options: CompileOptions = CompileOptions(),
     *,
     timeout: float = DEFAULT_TIMEOUT_S,
     memory_bytes: int | None = None,
@@ -53,7 +54,7 @@ def measure(
     opt_run = run_tool(
         [
             toolchain.tool("opt"),
-            f"-relocation-model={codegen.relocation_model}",
+            *options.opt_args(),
             f"-passes={pipeline},{INSTRUCTION_COUNTER}" if pipeline else f"-passes={INSTRUCTION_COUNTER}",
             "-",
             "-o",
@@ -68,7 +69,7 @@ def measure(
     if status is not EvalStatus.OK:
         return EvalResult(status, pipeline, opt_seconds=opt_run.seconds, stderr_tail=_tail("opt", opt_stderr))
     llc_run = run_tool(
-        [toolchain.tool("llc"), *codegen.llc_flags(), "-filetype=obj", "-", "-o", "-"],
+        [toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "-", "-o", "-"],
         stdin=opt_run.stdout,
         timeout=timeout,
         memory_bytes=memory_bytes,
@@ -76,7 +77,7 @@ def measure(
     optimized = EvalResult(
         status=classify(llc_run),
         pipeline=pipeline,
-        ir_instruction_count=sum(int(n) for n in _INSTRUCTIONS_RE.findall(opt_run.stderr_text)),
+        ir_instruction_count=_instruction_count(opt_run.stderr_text),
         ir_hash=hashlib.sha256(opt_run.stdout).hexdigest(),
         opt_seconds=opt_run.seconds,
         codegen_seconds=llc_run.seconds,
@@ -88,6 +89,14 @@ def measure(
     return replace(
         optimized, size_bytes=sizes.size_bytes, text_bytes=sizes.text_bytes, sections=sizes.sections
     )
+
+
+def _instruction_count(stderr: str) -> int | None:
+    """Sum of per-function counts; None if functions were printed without counts (an LLVM that lacks them)."""
+    counts = _INSTRUCTIONS_RE.findall(stderr)
+    if not counts and _FUNCTION_HEADER in stderr:
+        return None
+    return sum(int(n) for n in counts)
 
 
 def _tail(tool: str, stderr: str) -> str:
