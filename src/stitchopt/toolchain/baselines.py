@@ -37,9 +37,10 @@ class PipelineFixup:
     pattern: re.Pattern[str]
     replacement: str
     count: int = 0  # 0 = every match
+    levels: tuple[str, ...] = ("O1", "O2", "O3", "Os", "Oz")
 
 
-# The printer loses two details of clang's pipeline (LLVM 19; harmless where they do not match):
+# What the printer loses of clang's pipeline (LLVM 19; each is harmless where it does not match):
 PIPELINE_FIXUPS = (
     PipelineFixup(
         "the second simple-loop-unswitch runs only when indvars asks for it (ExtraLoopPassManager), a "
@@ -53,12 +54,24 @@ PIPELINE_FIXUPS = (
         r"\1,\2",
         count=1,
     ),
+    PipelineFixup(
+        "coroutine splitting reuses frame storage in clang, a parameter the printer omits",
+        re.compile(r"(?<![-\w])coro-split(?![<\w-])"),
+        "coro-split<reuse-storage>",
+    ),
+    PipelineFixup(
+        "clang turns function specialization off at -Os/-Oz, a parameter the printer omits",
+        re.compile(r"(?<![-\w])ipsccp(?![<\w-])"),
+        "ipsccp<no-func-spec>",
+        levels=("Os", "Oz"),
+    ),
 )
 
 
-def repair_pipeline(printed: str) -> str:
+def repair_pipeline(printed: str, level: str) -> str:
     for fixup in PIPELINE_FIXUPS:
-        printed = fixup.pattern.sub(fixup.replacement, printed, count=fixup.count)
+        if level in fixup.levels:
+            printed = fixup.pattern.sub(fixup.replacement, printed, count=fixup.count)
     return printed
 
 
@@ -90,7 +103,7 @@ def clang_pipeline(toolchain: Toolchain, level: str) -> str:
     pipeline = run.stdout.decode().strip().splitlines()
     if run.returncode != 0 or not pipeline:
         raise ToolchainError(f"cannot read clang's -{level} pipeline: {run.stderr_tail(300).strip()}")
-    return repair_pipeline(pipeline[-1])
+    return repair_pipeline(pipeline[-1], level)
 
 
 def load_baselines(toolchain: Toolchain, names: tuple[str, ...] = REPORTED_BASELINES) -> dict[str, Baseline]:
