@@ -20,7 +20,7 @@ setup: system-deps $(VENV)/.installed
 system-deps:
 	@bash scripts/install-system-deps.sh
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py src/stitchopt/native/evaluator.cpp
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'

@@ -38,8 +38,12 @@ class CompileOptions:
     def llc_flags(self) -> tuple[str, ...]:
         return (f"-O{self.codegen_level}", f"-relocation-model={self.relocation_model}")
 
+    def codegen_key(self) -> str:
+        """The part that decides the object file of a given optimized module."""
+        return f"O{self.codegen_level};reloc={self.relocation_model}"
+
     def key(self) -> str:
-        return f"O{self.codegen_level};reloc={self.relocation_model};opt={' '.join(self.opt_flags)}"
+        return f"{self.codegen_key()};opt={' '.join(self.opt_flags)}"
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class EvalResult:
     codegen_seconds: float = 0.0
     stderr_tail: str = ""
     sections: dict[str, int] = field(default_factory=dict)
+    codegen_cached: bool = False  # sizes came from an earlier codegen of the same optimized IR
 
     @property
     def ok(self) -> bool:

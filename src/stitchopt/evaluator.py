@@ -1,22 +1,31 @@
 """Cached, parallel evaluation: the one place that turns (IR, pipeline) requests into stored results.
 
-Search strategies and commands only ask; this owns the cache, the time limits and the worker threads.
-Results are written to the cache as each finishes, so an interrupted run loses nothing it computed.
+Search strategies and commands only ask; this owns the backend (native workers or subprocesses), the caches,
+the time limits and the worker threads. Results are written to the cache as each finishes, so an interrupted
+run loses nothing it computed.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
-from stitchopt.cache.store import EvalKey, EvaluationStore
+from stitchopt.cache.store import CodegenKey, EvalKey, EvaluationStore
 from stitchopt.core import CompileOptions, EvalResult, IRModule
+from stitchopt.errors import StitchoptError
+from stitchopt.native.pool import NativeBackend, probe_native
 from stitchopt.toolchain.baselines import Baseline, load_baselines
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.measure import measure
+from stitchopt.toolchain.elf import ObjectSizes
+from stitchopt.toolchain.measure import Backend
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
+from stitchopt.toolchain.subprocess_backend import SubprocessBackend
+
+BACKEND_ENV = "STITCHOPT_BACKEND"
+BACKEND_NAMES = ("auto", "native", "subprocess")
 
 
 @dataclass(frozen=True)
@@ -30,11 +39,60 @@ class EvalRequest:
 class EvalCounters:
     cache_hits: int = 0
     evaluated: int = 0
+    codegen_skipped: int = 0
     by_status: dict[str, int] = field(default_factory=dict)
 
 
+class CodegenCache:
+    """Object sizes by optimized-IR hash: in memory for this run, and in the store across runs."""
+
+    def __init__(self, toolchain: Toolchain, store: EvaluationStore | None) -> None:
+        self.toolchain = toolchain
+        self.store = store
+        self._memory: dict[str, ObjectSizes] = {}
+        self._lock = threading.Lock()
+
+    def _key(self, ir_hash: str, triple: str, options: CompileOptions) -> CodegenKey:
+        return CodegenKey(ir_hash, self.toolchain.identity, triple, options)
+
+    def get(self, ir_hash: str, triple: str, options: CompileOptions) -> ObjectSizes | None:
+        key = self._key(ir_hash, triple, options)
+        with self._lock:
+            found = self._memory.get(key.digest)
+        if found is None and self.store is not None:
+            found = self.store.get_codegen(key)
+            if found is not None:
+                with self._lock:
+                    self._memory[key.digest] = found
+        return found
+
+    def put(self, ir_hash: str, triple: str, options: CompileOptions, sizes: ObjectSizes) -> None:
+        key = self._key(ir_hash, triple, options)
+        with self._lock:
+            self._memory[key.digest] = sizes
+        if self.store is not None:
+            self.store.put_codegen(key, sizes)
+
+
+def select_backend(
+    toolchain: Toolchain,
+    name: str | None = None,
+    *,
+    jobs: int = 1,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    memory_bytes: int | None = None,
+) -> Backend:
+    """`name` (else `$STITCHOPT_BACKEND`, else auto): native when built for this toolchain, else subprocess."""
+    choice = name or os.environ.get(BACKEND_ENV) or "auto"
+    if choice not in BACKEND_NAMES:
+        raise StitchoptError(f"unknown backend {choice!r}: use one of {', '.join(BACKEND_NAMES)}")
+    if choice == "native" or (choice == "auto" and probe_native(toolchain).available):
+        return NativeBackend(toolchain, jobs=jobs, timeout=timeout, memory_bytes=memory_bytes)
+    return SubprocessBackend(toolchain, timeout=timeout, memory_bytes=memory_bytes)
+
+
 class Evaluator:
-    """Evaluate requests through the cache, running misses in up to `jobs` concurrent tool processes."""
+    """Evaluate requests through the caches, running misses on up to `jobs` workers at once."""
 
     def __init__(
         self,
@@ -44,14 +102,24 @@ class Evaluator:
         timeout: float = DEFAULT_TIMEOUT_S,
         memory_bytes: int | None = None,
         jobs: int | None = None,
+        backend: str | None = None,
     ) -> None:
         self.toolchain = toolchain
         self.store = store
-        self.timeout = timeout
-        self.memory_bytes = memory_bytes
         self.jobs = jobs or os.cpu_count() or 1
+        self.backend = select_backend(toolchain, backend, jobs=self.jobs, timeout=timeout, memory_bytes=memory_bytes)
+        self.codegen_cache = CodegenCache(toolchain, store)
         self.counters = EvalCounters()
         self._baselines: dict[str, Baseline] | None = None
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def baselines(self) -> dict[str, Baseline]:
@@ -99,6 +167,7 @@ class Evaluator:
                     key = futures[future]
                     result = future.result()
                     self.counters.evaluated += 1
+                    self.counters.codegen_skipped += result.codegen_cached
                     if self.store is not None:
                         self.store.put(key, result)
                     for index in pending[key]:
@@ -106,14 +175,7 @@ class Evaluator:
         return [result for result in results if result is not None]
 
     def _measure(self, request: EvalRequest) -> EvalResult:
-        return measure(
-            self.toolchain,
-            request.module,
-            request.pipeline,
-            request.options,
-            timeout=self.timeout,
-            memory_bytes=self.memory_bytes,
-        )
+        return self.backend.evaluate(request.module, request.pipeline, request.options, self.codegen_cache)
 
     def _finish(
         self,

@@ -44,6 +44,7 @@ def test_rules_exclude_unsafe_and_useless_passes(llvm19: Catalogue) -> None:
     for kept in ("sroa", "instcombine", "licm", "inline", "globaldce", "loop-unroll", "simplifycfg", "gvn"):
         assert kept in names, kept
     assert 90 <= len(llvm19) <= 140
+    assert llvm19.excluded_pass("gvn-sink") is not None
 
 
 def test_safe_spellings_and_levels(llvm19: Catalogue) -> None:

@@ -10,18 +10,20 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import platformdirs
 
 from stitchopt.core import CompileOptions, EvalResult
 from stitchopt.errors import CacheError
+from stitchopt.toolchain.elf import ObjectSizes
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_MAX_BYTES = 1 << 30
 CACHE_DIR_ENV = "STITCHOPT_CACHE_DIR"
 DB_NAME = "evaluations.sqlite"
@@ -43,6 +45,13 @@ CREATE TABLE IF NOT EXISTS evaluations (
     last_used REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS evaluations_last_used ON evaluations(last_used);
+CREATE TABLE IF NOT EXISTS codegen (
+    key TEXT PRIMARY KEY,
+    sizes_json TEXT NOT NULL,
+    created REAL NOT NULL,
+    last_used REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS codegen_last_used ON codegen(last_used);
 """
 
 
@@ -69,23 +78,43 @@ class EvalKey:
 
 
 @dataclass(frozen=True)
+class CodegenKey:
+    """What decides an object file: the optimized IR (by hash), the toolchain, triple and codegen options."""
+
+    ir_hash: str
+    toolchain: str
+    triple: str
+    options: CompileOptions
+
+    @property
+    def digest(self) -> str:
+        parts = [self.ir_hash, self.toolchain, self.triple, self.options.codegen_key()]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
 class CacheStats:
     path: Path
     entries: int
     file_bytes: int
     max_bytes: int
     by_status: dict[str, int]
+    codegen_entries: int
 
 
 class EvaluationStore:
-    """Content-addressed results. Open one per process (or thread); SQLite does the locking."""
+    """Content-addressed results. Open one per process; threads share it (calls are serialized by a lock),
+    and SQLite's own locking arbitrates between processes."""
 
     def __init__(self, path: Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.path = path if path is not None else default_cache_dir() / DB_NAME
         self.max_bytes = max_bytes
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            self._lock = threading.RLock()
+            self._db = sqlite3.connect(
+                self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
             self._db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -110,13 +139,14 @@ class EvaluationStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def close(self) -> None:
         self._db.close()
@@ -128,11 +158,28 @@ class EvaluationStore:
         self.close()
 
     def get(self, key: EvalKey) -> EvalResult | None:
-        row = self._db.execute("SELECT result_json FROM evaluations WHERE key=?", (key.digest,)).fetchone()
-        if row is None:
-            return None
-        self._db.execute("UPDATE evaluations SET last_used=? WHERE key=?", (time.time(), key.digest))
-        return EvalResult.from_dict(json.loads(row[0]))
+        row = self._lookup("evaluations", "result_json", key.digest)
+        return None if row is None else EvalResult.from_dict(json.loads(row))
+
+    def get_codegen(self, key: CodegenKey) -> ObjectSizes | None:
+        row = self._lookup("codegen", "sizes_json", key.digest)
+        return None if row is None else ObjectSizes(**json.loads(row))
+
+    def put_codegen(self, key: CodegenKey, sizes: ObjectSizes) -> None:
+        now = time.time()
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO codegen VALUES (?,?,?,?)", (key.digest, json.dumps(asdict(sizes)), now, now)
+            )
+
+    def _lookup(self, table: str, column: str, digest: str) -> str | None:
+        """One row's value, marking it recently used for LRU eviction."""
+        with self._lock:
+            row = self._db.execute(f"SELECT {column} FROM {table} WHERE key=?", (digest,)).fetchone()
+            if row is None:
+                return None
+            self._db.execute(f"UPDATE {table} SET last_used=? WHERE key=?", (time.time(), digest))
+            return str(row[0])
 
     def put(self, key: EvalKey, result: EvalResult) -> None:
         self.put_many([(key, result)])
@@ -160,9 +207,10 @@ class EvaluationStore:
             self.evict()
 
     def _file_bytes(self) -> int:
-        page_count = self._db.execute("PRAGMA page_count").fetchone()[0]
-        free_pages = self._db.execute("PRAGMA freelist_count").fetchone()[0]
-        page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
+        with self._lock:
+            page_count = self._db.execute("PRAGMA page_count").fetchone()[0]
+            free_pages = self._db.execute("PRAGMA freelist_count").fetchone()[0]
+            page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
         return int((page_count - free_pages) * page_size)
 
     def evict(self) -> int:
@@ -171,25 +219,27 @@ class EvaluationStore:
         target = self.max_bytes * _EVICT_FRACTION
         while self._file_bytes() > target:
             with self._transaction() as db:
-                total = db.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
-                if total == 0:
+                removed = 0
+                for table in ("evaluations", "codegen"):
+                    total = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                    batch = max(1, total // 10) if total else 0
+                    db.execute(
+                        f"DELETE FROM {table} WHERE key IN (SELECT key FROM {table} ORDER BY last_used LIMIT ?)",
+                        (batch,),
+                    )
+                    removed += batch
+                if removed == 0:
                     break
-                batch = max(1, total // 10)
-                db.execute(
-                    "DELETE FROM evaluations WHERE key IN "
-                    "(SELECT key FROM evaluations ORDER BY last_used LIMIT ?)",
-                    (batch,),
-                )
-                dropped += batch
+                dropped += removed
         return dropped
 
     def stats(self) -> CacheStats:
-        entries = self._db.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
-        by_status = dict(
-            self._db.execute("SELECT status, COUNT(*) FROM evaluations GROUP BY status").fetchall()
-        )
+        with self._lock:
+            entries = self._db.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+            by_status = dict(self._db.execute("SELECT status, COUNT(*) FROM evaluations GROUP BY status").fetchall())
+            codegen = self._db.execute("SELECT COUNT(*) FROM codegen").fetchone()[0]
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
-        return CacheStats(self.path, entries, size, self.max_bytes, by_status)
+        return CacheStats(self.path, entries, size, self.max_bytes, by_status, codegen)
 
 
 def remove_store(path: Path) -> list[Path]:

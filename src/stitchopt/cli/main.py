@@ -20,11 +20,12 @@ from stitchopt.comparison import compare, compare_many
 from stitchopt.datasets.demo import demo_programs, resolve
 from stitchopt.datasets.uri import BenchmarkUri, is_benchmark_uri
 from stitchopt.errors import StitchoptError
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluator import BACKEND_ENV, Evaluator, select_backend
+from stitchopt.native.pool import probe_native
 from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
 from stitchopt.reports.tables import corpus_rows, evaluation_rows, results_json, to_markdown, to_rich
-from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import compile_source
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
 
@@ -52,6 +53,10 @@ CacheDirOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+BackendOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--backend", help=f"auto (default), native or subprocess (or ${BACKEND_ENV})."),
+]
 
 
 def _store(cache_dir: Path | None) -> EvaluationStore:
@@ -78,17 +83,19 @@ def doctor(llvm: LlvmOption = None) -> None:
         console.print(f"  {name:<14} {path}")
     console.print(f"  target triple  {toolchain.default_triple}")
     console.print(f"  identity       {toolchain.identity}")
-    for name, present in _optional_parts(toolchain).items():
+    for name, present in _optional_parts().items():
         console.print(f"  {name:<14} {'found' if present else 'missing'}")
+    probe = probe_native(toolchain)
+    console.print(f"  native eval    {'available' if probe.available else 'unavailable'}: {probe.reason}")
+    backend = select_backend(toolchain)
+    console.print(f"  evaluator      [bold]{backend.name}[/bold] (override with --backend or ${BACKEND_ENV})")
+    backend.close()
 
 
-def _optional_parts(toolchain: Toolchain) -> dict[str, bool]:
-    bindir = toolchain.tools["opt"].parent
+def _optional_parts() -> dict[str, bool]:
     return {
         "csmith": shutil.which("csmith") is not None,
         "csmith.h": any(Path(p).is_file() for p in ("/usr/include/csmith/csmith.h", "/usr/include/csmith.h")),
-        "native-eval": (bindir / "llvm-config").is_file()
-        and (bindir.parent / "include" / "llvm" / "Passes" / "PassBuilder.h").is_file(),
     }
 
 
@@ -150,6 +157,7 @@ def eval_command(
     timeout: Annotated[float, typer.Option(help="Seconds per tool run.")] = DEFAULT_TIMEOUT_S,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Measure a pass list on one program, beside clang's -O0, -Oz and -O3."""
@@ -157,8 +165,8 @@ def eval_command(
     pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
     check_pipeline(toolchain, pipeline)
     store = None if no_cache else _store(cache_dir)
-    evaluator = Evaluator(toolchain, store, timeout=timeout)
-    comparison = compare(evaluator, _input_path(file), pipeline, clang_args or [])
+    with Evaluator(toolchain, store, timeout=timeout, backend=backend) as evaluator:
+        comparison = compare(evaluator, _input_path(file), pipeline, clang_args or [])
     if json_output:
         print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison)}, indent=2))
         return
@@ -174,19 +182,23 @@ def demo(
     jobs: Annotated[int, typer.Option(help="Concurrent tool processes.")] = 0,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
     cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Evaluate the built-in corpus at clang's -O0, -Oz and -O3 and print the table."""
     programs = demo_programs()
-    evaluator = Evaluator(find_toolchain(llvm), _store(cache_dir), jobs=jobs or None)
-    comparisons = compare_many(evaluator, programs.values())
+    with Evaluator(find_toolchain(llvm), _store(cache_dir), jobs=jobs or None, backend=backend) as evaluator:
+        comparisons = compare_many(evaluator, programs.values())
     table = corpus_rows(comparisons, f"bench://demo-v1 ({len(programs)} programs)")
     if markdown:
         print(to_markdown(table))
         return
     _print_table(to_rich(table))
     counters = evaluator.counters
-    console.print(f"[dim]{counters.evaluated} evaluated, {counters.cache_hits} from the cache[/dim]")
+    console.print(
+        f"[dim]{counters.evaluated} evaluated ({evaluator.backend.name} backend), {counters.cache_hits} from the "
+        f"cache[/dim]"
+    )
 
 
 @cache_app.command("stats")

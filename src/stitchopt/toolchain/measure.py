@@ -1,104 +1,85 @@
-"""Measure one (IR, pipeline, compile options) triple with `opt` and `llc` as subprocesses.
+"""What every evaluation backend shares: the interface, status rules and the codegen skip.
 
-Both tools read and write bitcode through pipes: no scratch files, and bitcode (unlike text) keeps the
-use-list order that codegen can see, so sizes match `clang -c` exactly.
+An evaluation has two phases. Optimization yields the optimized module's hash; many different pass lists
+produce the same module, so code generation is looked up by that hash and skipped on a hit.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
-from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.elf import object_sizes
-from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, STDERR_TAIL_CHARS, ToolRun, run_tool
+from stitchopt.toolchain.elf import ObjectSizes, object_sizes
+from stitchopt.toolchain.process import STDERR_TAIL_CHARS
 
-# Appended to every pipeline: prints per-function properties (instruction counts) without changing the IR.
-INSTRUCTION_COUNTER = "function(print<func-properties>)"
-_INSTRUCTIONS_RE = re.compile(r"^TotalInstructionCount: (\d+)$", re.MULTILINE)
-_FUNCTION_HEADER = "Printing analysis results of CFA"
-_COUNTER_LINE_RE = re.compile(r"^[A-Za-z]+: \d+$")
-_CRASH_MARKERS = ("LLVM ERROR:", "Stack dump:", "PLEASE submit a bug report")
+CRASH_MARKERS = ("LLVM ERROR:", "Stack dump:", "PLEASE submit a bug report")
 
 
-def classify(run: ToolRun) -> EvalStatus:
-    if run.timed_out:
-        return EvalStatus.TIMEOUT
-    if run.returncode < 0 or any(marker in run.stderr_text for marker in _CRASH_MARKERS):
-        return EvalStatus.CRASH
-    return EvalStatus.OK if run.returncode == 0 else EvalStatus.COMPILE_ERROR
+class CodegenLookup(Protocol):
+    """Object sizes by optimized-module hash (see `evaluator.CodegenCache`)."""
+
+    def get(self, ir_hash: str, triple: str, options: CompileOptions) -> ObjectSizes | None: ...
+
+    def put(self, ir_hash: str, triple: str, options: CompileOptions, sizes: ObjectSizes) -> None: ...
 
 
-def _without_counter_output(stderr: str) -> str:
-    lines = stderr.splitlines()
-    return "\n".join(
-        line
-        for line in lines
-        if line.strip()
-        and not (line.startswith("Printing analysis results of CFA") or _COUNTER_LINE_RE.match(line))
-    )
+class Backend(Protocol):
+    """One way of running (IR, pipeline, options) through LLVM. Implementations must agree exactly."""
+
+    name: str
+
+    def evaluate(
+        self, module: IRModule, pipeline: str, options: CompileOptions, codegen: CodegenLookup | None
+    ) -> EvalResult: ...
+
+    def close(self) -> None: ...
 
 
-def measure(
-    toolchain: Toolchain,
-    module: IRModule,
-    pipeline: str,
-    options: CompileOptions = CompileOptions(),
-    *,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    memory_bytes: int | None = None,
-) -> EvalResult:
-    """Optimize, count IR instructions, generate an object in memory and read its section sizes."""
-    opt_run = run_tool(
-        [
-            toolchain.tool("opt"),
-            *options.opt_args(),
-            f"-passes={pipeline},{INSTRUCTION_COUNTER}" if pipeline else f"-passes={INSTRUCTION_COUNTER}",
-            "-",
-            "-o",
-            "-",
-        ],
-        stdin=module.bitcode,
-        timeout=timeout,
-        memory_bytes=memory_bytes,
-    )
-    opt_stderr = _without_counter_output(opt_run.stderr_text)
-    status = classify(opt_run)
-    if status is not EvalStatus.OK:
-        return EvalResult(status, pipeline, opt_seconds=opt_run.seconds, stderr_tail=_tail("opt", opt_stderr))
-    llc_run = run_tool(
-        [toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "-", "-o", "-"],
-        stdin=opt_run.stdout,
-        timeout=timeout,
-        memory_bytes=memory_bytes,
-    )
-    optimized = EvalResult(
-        status=classify(llc_run),
-        pipeline=pipeline,
-        ir_instruction_count=_instruction_count(opt_run.stderr_text),
-        ir_hash=hashlib.sha256(opt_run.stdout).hexdigest(),
-        opt_seconds=opt_run.seconds,
-        codegen_seconds=llc_run.seconds,
-        stderr_tail=_tail("opt", opt_stderr) + _tail("llc", llc_run.stderr_text),
-    )
-    if not optimized.ok:
-        return optimized
-    sizes = object_sizes(llc_run.stdout)
-    return replace(
-        optimized, size_bytes=sizes.size_bytes, text_bytes=sizes.text_bytes, sections=sizes.sections
-    )
+@dataclass(frozen=True)
+class Emitted:
+    """The outcome of code generation: an object file, or a status and LLVM's message."""
+
+    status: EvalStatus
+    object: bytes
+    seconds: float
+    stderr_tail: str
 
 
-def _instruction_count(stderr: str) -> int | None:
-    """Sum of per-function counts; None if functions were printed without counts (an LLVM that lacks them)."""
-    counts = _INSTRUCTIONS_RE.findall(stderr)
-    if not counts and _FUNCTION_HEADER in stderr:
-        return None
-    return sum(int(n) for n in counts)
-
-
-def _tail(tool: str, stderr: str) -> str:
+def tail(tool: str, stderr: str) -> str:
     stderr = stderr.strip()
     return f"{tool}: {stderr[-STDERR_TAIL_CHARS:]}\n" if stderr else ""
+
+
+def complete_with_codegen(
+    optimized: EvalResult,
+    triple: str,
+    options: CompileOptions,
+    codegen: CodegenLookup | None,
+    emit: Callable[[], Emitted],
+    on_cache_hit: Callable[[], None] = lambda: None,
+) -> EvalResult:
+    """Add object sizes to an optimized result: from the codegen cache when the same IR was seen, else `emit`."""
+    assert optimized.ok and optimized.ir_hash is not None
+    cached = codegen.get(optimized.ir_hash, triple, options) if codegen is not None else None
+    if cached is not None:
+        on_cache_hit()
+        return _with_sizes(replace(optimized, codegen_cached=True), cached)
+    emitted = emit()
+    result = replace(
+        optimized,
+        status=emitted.status,
+        codegen_seconds=emitted.seconds,
+        stderr_tail=optimized.stderr_tail + emitted.stderr_tail,
+    )
+    if not result.ok:
+        return result
+    sizes = object_sizes(emitted.object)
+    if codegen is not None:
+        codegen.put(optimized.ir_hash, triple, options, sizes)
+    return _with_sizes(result, sizes)
+
+
+def _with_sizes(result: EvalResult, sizes: ObjectSizes) -> EvalResult:
+    return replace(result, size_bytes=sizes.size_bytes, text_bytes=sizes.text_bytes, sections=sizes.sections)

@@ -1,0 +1,234 @@
+"""The native backend: long-lived worker processes that hold the in-process evaluator, behind a watchdog.
+
+A worker that does not answer in time is killed (its whole process group) and replaced; one that dies is
+replaced too; either way the evaluation is recorded with its status (timeout or crash). LLVM's own fatal
+errors and crashes are recovered inside the worker and cost no restart.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Any
+
+from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
+from stitchopt.errors import ToolchainError
+from stitchopt.native.library import SO_COMPILE_ERROR, SO_OK, NativeLibrary, built_library
+from stitchopt.native.protocol import Deadline, WorkerGone, receive, send
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.measure import CodegenLookup, Emitted, complete_with_codegen, tail
+from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, STDERR_TAIL_CHARS
+
+START_TIMEOUT_S = 60.0
+_STATUS = {SO_OK: EvalStatus.OK, SO_COMPILE_ERROR: EvalStatus.COMPILE_ERROR}
+
+
+@dataclass(frozen=True)
+class NativeProbe:
+    """Whether the native evaluator can stand in for this toolchain's opt and llc, and why not."""
+
+    available: bool
+    reason: str
+    library: Path | None = None
+
+
+@lru_cache(maxsize=4)
+def _library_identity(path: Path) -> tuple[str, str]:
+    library = NativeLibrary(path)
+    return library.llvm_version, library.llvm_bindir
+
+
+def probe_native(toolchain: Toolchain) -> NativeProbe:
+    """The extension must exist and be built against this very LLVM (same version, same bin directory)."""
+    path = built_library()
+    if path is None:
+        return NativeProbe(False, "not built (needs llvm-config and LLVM headers at install time)")
+    try:
+        version, bindir = _library_identity(path)
+    except OSError as exc:
+        return NativeProbe(False, f"cannot load {path.name}: {exc}")
+    toolchain_bindir = toolchain.tools["opt"].resolve().parent
+    if version != toolchain.version_string or Path(bindir).resolve() != toolchain_bindir:
+        return NativeProbe(False, f"built for LLVM {version} in {bindir}, not this toolchain", path)
+    return NativeProbe(True, f"LLVM {version}", path)
+
+
+class _Worker:
+    """One worker process and the modules it has already received."""
+
+    def __init__(self, library: Path, memory_bytes: int | None) -> None:
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by kill())
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "stitchopt.native.worker", str(library)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            start_new_session=True,
+            preexec_fn=_memory_limit(memory_bytes),
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.write_fd = self.process.stdin.fileno()
+        self.read_fd = self.process.stdout.fileno()
+        try:
+            self.ready, _ = receive(self.read_fd, time.monotonic() + START_TIMEOUT_S)
+        except (Deadline, WorkerGone) as exc:
+            detail = self.stderr_tail().strip().splitlines()
+            self.kill()
+            reason = detail[-1] if detail else type(exc).__name__
+            raise ToolchainError(f"a native worker failed to start ({reason}); use --backend subprocess") from exc
+
+    def request(self, header: dict[str, Any], payload: bytes, timeout: float) -> tuple[dict[str, Any], bytes]:
+        send(self.write_fd, header, payload)
+        return receive(self.read_fd, time.monotonic() + timeout)
+
+    def stderr_tail(self) -> str:
+        self.stderr.seek(0, os.SEEK_END)
+        size = self.stderr.tell()
+        self.stderr.seek(max(0, size - STDERR_TAIL_CHARS))
+        return self.stderr.read().decode(errors="replace")
+
+    def kill(self) -> None:
+        with suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _memory_limit(memory_bytes: int | None) -> Callable[[], None] | None:
+    if memory_bytes is None:
+        return None
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+
+class NativeBackend:
+    """Up to `jobs` workers; `evaluate` may be called from that many threads at once."""
+
+    name = "native"
+
+    def __init__(
+        self,
+        toolchain: Toolchain,
+        *,
+        jobs: int = 1,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        memory_bytes: int | None = None,
+    ) -> None:
+        probe = probe_native(toolchain)
+        if not probe.available or probe.library is None:
+            raise ToolchainError(f"the native evaluator is unavailable: {probe.reason}; use --backend subprocess")
+        self.library = probe.library
+        self.timeout = timeout
+        self.memory_bytes = memory_bytes
+        self.restarts = 0
+        self._idle: queue.LifoQueue[_Worker | None] = queue.LifoQueue()
+        for _ in range(jobs):
+            self._idle.put(None)  # started on first use
+
+    def evaluate(
+        self,
+        module: IRModule,
+        pipeline: str,
+        options: CompileOptions = CompileOptions(),
+        codegen: CodegenLookup | None = None,
+    ) -> EvalResult:
+        worker = self._idle.get()
+        healthy = False
+        try:
+            if worker is None:
+                worker = _Worker(self.library, self.memory_bytes)
+            result, healthy = self._evaluate_on(worker, module, pipeline, options, codegen)
+            return result
+        finally:
+            if not healthy and worker is not None:  # hung, dead, or interrupted mid-conversation
+                worker.kill()
+                worker = None
+                self.restarts += 1
+            self._idle.put(worker)
+
+    def _evaluate_on(
+        self,
+        worker: _Worker,
+        module: IRModule,
+        pipeline: str,
+        options: CompileOptions,
+        codegen: CodegenLookup | None,
+    ) -> tuple[EvalResult, bool]:
+        """The result, and whether the worker can be used again."""
+        header = {
+            "module": module.sha256,
+            "pipeline": pipeline,
+            "opt_flags": list(options.opt_flags),
+            "codegen_level": options.codegen_level,
+            "relocation_model": options.relocation_model,
+        }
+        started = time.monotonic()
+        try:
+            reply, _ = worker.request(header, b"", self.timeout)
+            if reply["op"] == "missing":
+                reply, _ = worker.request(header, module.bitcode, self.timeout)
+        except (Deadline, WorkerGone) as exc:
+            status, message = self._failure(worker, exc, "opt")
+            return EvalResult(status, pipeline, opt_seconds=time.monotonic() - started, stderr_tail=message), False
+        opt_stderr = tail("opt", reply["error"])
+        if reply["status"] != SO_OK:
+            status = _STATUS.get(reply["status"], EvalStatus.CRASH)
+            return EvalResult(status, pipeline, opt_seconds=reply["opt_seconds"], stderr_tail=opt_stderr), True
+        optimized = EvalResult(
+            EvalStatus.OK,
+            pipeline,
+            ir_instruction_count=reply["instructions"],
+            ir_hash=reply["ir_hash"],
+            opt_seconds=reply["opt_seconds"],
+            stderr_tail=opt_stderr,
+        )
+        healthy = True
+
+        def emit() -> Emitted:
+            nonlocal healthy
+            started = time.monotonic()
+            try:
+                answer, obj = worker.request({"op": "codegen"}, b"", self.timeout)
+            except (Deadline, WorkerGone) as exc:
+                healthy = False
+                status, message = self._failure(worker, exc, "llc")
+                return Emitted(status, b"", time.monotonic() - started, message)
+            status = _STATUS.get(answer["status"], EvalStatus.CRASH)
+            return Emitted(status, obj, answer["codegen_seconds"], tail("llc", answer["error"]))
+
+        def skip() -> None:
+            send(worker.write_fd, {"op": "skip"})
+
+        result = complete_with_codegen(optimized, module.triple, options, codegen, emit, skip)
+        return result, healthy
+
+    def _failure(self, worker: _Worker, exc: Exception, tool: str) -> tuple[EvalStatus, str]:
+        if isinstance(exc, Deadline):
+            return EvalStatus.TIMEOUT, f"{tool}: killed after {self.timeout:g} s (native worker)\n"
+        with suppress(subprocess.TimeoutExpired):
+            worker.process.wait(timeout=5)
+        detail = worker.stderr_tail().strip()
+        return EvalStatus.CRASH, f"{tool}: native worker died (exit {worker.process.returncode}): {detail}\n"
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the running workers (idle ones only), for diagnostics and tests."""
+        workers = list(self._idle.queue)
+        return [worker.process.pid for worker in workers if worker is not None]
+
+    def close(self) -> None:
+        while not self._idle.empty():
+            worker = self._idle.get_nowait()
+            if worker is not None:
+                worker.kill()

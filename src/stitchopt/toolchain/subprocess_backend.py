@@ -1,0 +1,94 @@
+"""The reference backend: `opt` and `llc` as subprocesses, bitcode through pipes.
+
+No scratch files, and bitcode (unlike text) keeps the use-list order that codegen can see, so sizes match
+`clang -c` exactly. It is the fallback when the native evaluator is not built, and runs exactly what a user
+replays: `opt -passes=P` with nothing added, because in LLVM 19 even an extra analysis printer at the end of
+the pipeline changes the heap layout and, through pointer-ordered containers in some passes, the result of
+about 1.5% of random lists. Instructions are therefore counted by a second `opt` on the output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.measure import CRASH_MARKERS, CodegenLookup, Emitted, complete_with_codegen, tail
+from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, ToolRun, run_tool
+
+# Run on the optimized module: prints each function's properties, among them its instruction count.
+INSTRUCTION_COUNTER = "function(print<func-properties>)"
+_INSTRUCTIONS_RE = re.compile(r"^TotalInstructionCount: (\d+)$", re.MULTILINE)
+_FUNCTION_HEADER = "Printing analysis results of CFA"
+
+
+def classify(run: ToolRun) -> EvalStatus:
+    if run.timed_out:
+        return EvalStatus.TIMEOUT
+    if run.returncode < 0 or any(marker in run.stderr_text for marker in CRASH_MARKERS):
+        return EvalStatus.CRASH
+    return EvalStatus.OK if run.returncode == 0 else EvalStatus.COMPILE_ERROR
+
+
+def _instruction_count(stderr: str) -> int | None:
+    """Sum of per-function counts; None if functions were printed without counts (an LLVM that lacks them)."""
+    counts = _INSTRUCTIONS_RE.findall(stderr)
+    if not counts and _FUNCTION_HEADER in stderr:
+        return None
+    return sum(int(n) for n in counts)
+
+
+class SubprocessBackend:
+    name = "subprocess"
+
+    def __init__(
+        self, toolchain: Toolchain, *, timeout: float = DEFAULT_TIMEOUT_S, memory_bytes: int | None = None
+    ) -> None:
+        self.toolchain = toolchain
+        self.timeout = timeout
+        self.memory_bytes = memory_bytes
+
+    def evaluate(
+        self,
+        module: IRModule,
+        pipeline: str,
+        options: CompileOptions = CompileOptions(),
+        codegen: CodegenLookup | None = None,
+    ) -> EvalResult:
+        """Optimize with exactly `opt -passes=P`, count IR instructions, generate the object unless cached."""
+        opt_run = self._run(
+            [self.toolchain.tool("opt"), *options.opt_args(), f"-passes={pipeline}", "-", "-o", "-"], module.bitcode
+        )
+        opt_stderr = tail("opt", opt_run.stderr_text)
+        status = classify(opt_run)
+        if status is not EvalStatus.OK:
+            return EvalResult(status, pipeline, opt_seconds=opt_run.seconds, stderr_tail=opt_stderr)
+        optimized = EvalResult(
+            status=EvalStatus.OK,
+            pipeline=pipeline,
+            ir_instruction_count=self._count_instructions(opt_run.stdout),
+            ir_hash=hashlib.sha256(opt_run.stdout).hexdigest(),
+            opt_seconds=opt_run.seconds,
+            stderr_tail=opt_stderr,
+        )
+
+        def emit() -> Emitted:
+            llc = self._run(
+                [self.toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "-", "-o", "-"], opt_run.stdout
+            )
+            return Emitted(classify(llc), llc.stdout, llc.seconds, tail("llc", llc.stderr_text))
+
+        return complete_with_codegen(optimized, module.triple, options, codegen, emit)
+
+    def _count_instructions(self, bitcode: bytes) -> int | None:
+        counter = self._run(
+            [self.toolchain.tool("opt"), f"-passes={INSTRUCTION_COUNTER}", "-disable-output", "-"], bitcode
+        )
+        return _instruction_count(counter.stderr_text) if counter.returncode == 0 else None
+
+    def _run(self, argv: list[str], stdin: bytes) -> ToolRun:
+        return run_tool(argv, stdin=stdin, timeout=self.timeout, memory_bytes=self.memory_bytes)
+
+    def close(self) -> None:
+        """Nothing to release: every evaluation starts its own processes."""
