@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,8 @@ def store(tmp_path: Path) -> EvaluationStore:
         yield opened  # type: ignore[misc]
 
 
-@pytest.fixture()
-def evaluator(toolchain: Toolchain, store: EvaluationStore) -> Evaluator:
-    return Evaluator(toolchain, store)
+@pytest.fixture(params=["subprocess", "native"])
+def evaluator(request: pytest.FixtureRequest, toolchain: Toolchain, store: EvaluationStore) -> Iterator[Evaluator]:
+    """Both backends: every property tested through this fixture must hold for each."""
+    with Evaluator(toolchain, store, backend=request.param) as opened:
+        yield opened

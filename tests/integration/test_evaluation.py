@@ -40,9 +40,12 @@ def test_fatal_error_is_a_crash(evaluator: Evaluator, loop_sum: IRModule) -> Non
     assert "MemorySSA" in result.stderr_tail
 
 
-def test_hang_is_cut_by_the_timeout(toolchain: Toolchain, store: EvaluationStore, loop_sum: IRModule) -> None:
-    evaluator = Evaluator(toolchain, store, timeout=0.001)
-    result = evaluator.evaluate(loop_sum, "default<O3>")
+@pytest.mark.parametrize("backend", ["subprocess", "native"])
+def test_hang_is_cut_by_the_timeout(
+    toolchain: Toolchain, store: EvaluationStore, loop_sum: IRModule, backend: str
+) -> None:
+    with Evaluator(toolchain, store, timeout=0.001, backend=backend) as evaluator:
+        result = evaluator.evaluate(loop_sum, "default<O3>")
     assert result.status is EvalStatus.TIMEOUT
     assert store.stats().by_status == {"timeout": 1}
 

@@ -164,6 +164,24 @@ void so_initialize(void) {
   install_fatal_error_handler(recordFatalError, nullptr);
 }
 
+// Runs one phase under crash recovery and times it: its status, or SO_CRASH with LLVM's message.
+template <typename Phase>
+static int runRecovering(so_evaluation &ev, const char *where, double &seconds, Phase phase) {
+  FatalMessage.clear();
+  auto start = std::chrono::steady_clock::now();
+  int status = SO_CRASH;
+  CrashRecoveryContext recovery;
+  bool finished = recovery.RunSafely([&] { status = phase(); });
+  seconds = secondsSince(start);
+  if (finished) return status;
+  ev.error = FatalMessage.empty() ? std::string("crashed ") + where + " (" + describe(recovery.RetCode) + ")"
+                                  : FatalMessage;
+  // The module may be half-transformed; leak it rather than run destructors over broken state.
+  (void)ev.module.release();
+  (void)ev.context.release();
+  return SO_CRASH;
+}
+
 static std::string tripleOf(const Module &module) {
   const std::string &triple = module.getTargetTriple();
   return triple.empty() ? sys::getDefaultTargetTriple() : triple;
@@ -229,20 +247,8 @@ so_evaluation *so_optimize(const char *data, size_t size, const char *pipeline, 
     out->status = SO_COMPILE_ERROR;
     return ev;
   }
-  FatalMessage.clear();
-  auto start = std::chrono::steady_clock::now();
-  int status = SO_CRASH;
-  CrashRecoveryContext recovery;
-  bool finished = recovery.RunSafely([&] { status = optimize(*ev, data, size, pipeline, pic != 0, *out); });
-  out->opt_seconds = secondsSince(start);
-  if (!finished) {
-    ev->error = FatalMessage.empty() ? "crashed while optimizing (" + describe(recovery.RetCode) + ")" : FatalMessage;
-    // The module may be half-transformed; leak it rather than run destructors over broken state.
-    (void)ev->module.release();
-    (void)ev->context.release();
-    status = SO_CRASH;
-  }
-  out->status = status;
+  out->status = runRecovering(*ev, "while optimizing", out->opt_seconds,
+                               [&] { return optimize(*ev, data, size, pipeline, pic != 0, *out); });
   return ev;
 }
 
@@ -270,19 +276,7 @@ void so_codegen(so_evaluation *ev, so_codegen_result *out) {
     ev->error = "nothing to generate code for";
     return;
   }
-  FatalMessage.clear();
-  auto start = std::chrono::steady_clock::now();
-  int status = SO_CRASH;
-  CrashRecoveryContext recovery;
-  bool finished = recovery.RunSafely([&] { status = emitObject(*ev); });
-  out->codegen_seconds = secondsSince(start);
-  if (!finished) {
-    ev->error = FatalMessage.empty() ? "crashed in codegen (" + describe(recovery.RetCode) + ")" : FatalMessage;
-    (void)ev->module.release();
-    (void)ev->context.release();
-    status = SO_CRASH;
-  }
-  out->status = status;
+  out->status = runRecovering(*ev, "in codegen", out->codegen_seconds, [&] { return emitObject(*ev); });
 }
 
 const char *so_bitcode(so_evaluation *ev, size_t *size) {

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import os
 import queue
-import resource
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,7 +26,7 @@ from stitchopt.native.library import SO_COMPILE_ERROR, SO_OK, NativeLibrary, bui
 from stitchopt.native.protocol import Deadline, WorkerGone, receive, send
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.measure import CodegenLookup, Emitted, complete_with_codegen, tail
-from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, STDERR_TAIL_CHARS
+from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, STDERR_TAIL_CHARS, memory_limiter
 
 START_TIMEOUT_S = 60.0
 _STATUS = {SO_OK: EvalStatus.OK, SO_COMPILE_ERROR: EvalStatus.COMPILE_ERROR}
@@ -75,13 +73,13 @@ class _Worker:
             stdout=subprocess.PIPE,
             stderr=self.stderr,
             start_new_session=True,
-            preexec_fn=_memory_limit(memory_bytes),
+            preexec_fn=memory_limiter(memory_bytes),
         )
         assert self.process.stdin is not None and self.process.stdout is not None
         self.write_fd = self.process.stdin.fileno()
         self.read_fd = self.process.stdout.fileno()
         try:
-            self.ready, _ = receive(self.read_fd, time.monotonic() + START_TIMEOUT_S)
+            receive(self.read_fd, time.monotonic() + START_TIMEOUT_S)  # the worker's ready message
         except (Deadline, WorkerGone) as exc:
             detail = self.stderr_tail().strip().splitlines()
             self.kill()
@@ -105,12 +103,6 @@ class _Worker:
         for stream in (self.process.stdin, self.process.stdout, self.stderr):
             if stream is not None:
                 stream.close()
-
-
-def _memory_limit(memory_bytes: int | None) -> Callable[[], None] | None:
-    if memory_bytes is None:
-        return None
-    return lambda: resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
 
 
 class NativeBackend:

@@ -13,6 +13,7 @@ import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from stitchopt.errors import ToolchainError
@@ -44,7 +45,7 @@ class Toolchain:
     def version_string(self) -> str:
         return ".".join(map(str, self.version))
 
-    @property
+    @cached_property
     def identity(self) -> str:
         """Stable id for cache keys: same binaries and version text give the same id."""
         where = ";".join(f"{name}={path}" for name, path in sorted(self.tools.items()))

@@ -33,7 +33,8 @@ class ToolRun:
         return self.stderr_text[-limit:]
 
 
-def _limits(memory_bytes: int | None) -> Callable[[], None] | None:
+def memory_limiter(memory_bytes: int | None) -> Callable[[], None] | None:
+    """A `preexec_fn` capping the child's address space, or None for no limit."""
     if memory_bytes is None:
         return None
 
@@ -62,7 +63,7 @@ def run_tool(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        preexec_fn=_limits(memory_bytes),
+        preexec_fn=memory_limiter(memory_bytes),
         cwd=cwd,
     )
     try:
