@@ -1,8 +1,9 @@
 """Builds the optional native evaluator against the installed libLLVM (metadata lives in pyproject.toml).
 
-The extension is a plain shared library loaded with ctypes by worker processes. It is built only when an
+The extension is a plain shared library loaded with ctypes by worker processes. It is built when an
 `llvm-config` is found (`$STITCHOPT_LLVM/llvm-config`, then `llvm-config-NN` newest first, then
-`llvm-config`); without one, or if compiling fails, stitchopt falls back to the subprocess evaluator.
+`llvm-config`), and then a failed build is an error rather than a silent fallback. Without `llvm-config`, or
+with STITCHOPT_NATIVE=off, stitchopt installs without it and uses the subprocess evaluator.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def find_llvm_config() -> str | None:
 
 
 def native_extensions() -> list[Extension]:
+    if os.environ.get("STITCHOPT_NATIVE") == "off":
+        return []
     config = find_llvm_config()
     if config is None:
         print("stitchopt: no llvm-config found; building without the native evaluator", file=sys.stderr)
@@ -46,9 +49,8 @@ def native_extensions() -> list[Extension]:
             sources=["src/stitchopt/native/evaluator.cpp"],
             language="c++",
             define_macros=[("STITCHOPT_LLVM_BINDIR", f'"{bindir}"')],
-            extra_compile_args=[*ask("--cxxflags"), "-O2"],
+            extra_compile_args=[*ask("--cxxflags"), "-O2", "-g0"],
             extra_link_args=[*ask("--ldflags"), *ask("--libs"), f"-Wl,-rpath,{libdir}"],
-            optional=True,
         )
     ]
 

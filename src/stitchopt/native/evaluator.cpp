@@ -43,6 +43,17 @@ using namespace llvm;
 
 extern "C" {
 enum so_status { SO_OK = 0, SO_COMPILE_ERROR = 1, SO_CRASH = 2 };
+
+struct so_opt_result {
+  int status;
+  long long instruction_count;
+  double opt_seconds;
+};
+
+struct so_codegen_result {
+  int status;
+  double codegen_seconds;
+};
 }
 
 namespace {
@@ -138,35 +149,11 @@ struct so_evaluation {
   int codegen_level = 2;
 };
 
-extern "C" {
-
-struct so_opt_result {
-  int status;
-  long long instruction_count;
-  double opt_seconds;
-};
-
-struct so_codegen_result {
-  int status;
-  double codegen_seconds;
-};
-
-const char *so_llvm_version(void) { return LLVM_VERSION_STRING; }
-
-const char *so_llvm_bindir(void) { return STITCHOPT_LLVM_BINDIR; }
-
-void so_initialize(void) {
-  InitializeAllTargetInfos();
-  InitializeAllTargets();
-  InitializeAllTargetMCs();
-  InitializeAllAsmPrinters();
-  CrashRecoveryContext::Enable();
-  install_fatal_error_handler(recordFatalError, nullptr);
-}
+namespace {
 
 // Runs one phase under crash recovery and times it: its status, or SO_CRASH with LLVM's message.
 template <typename Phase>
-static int runRecovering(so_evaluation &ev, const char *where, double &seconds, Phase phase) {
+int runRecovering(so_evaluation &ev, const char *where, double &seconds, Phase phase) {
   FatalMessage.clear();
   auto start = std::chrono::steady_clock::now();
   int status = SO_CRASH;
@@ -182,12 +169,12 @@ static int runRecovering(so_evaluation &ev, const char *where, double &seconds, 
   return SO_CRASH;
 }
 
-static std::string tripleOf(const Module &module) {
+std::string tripleOf(const Module &module) {
   const std::string &triple = module.getTargetTriple();
   return triple.empty() ? sys::getDefaultTargetTriple() : triple;
 }
 
-static int optimize(so_evaluation &ev, const char *data, size_t size, const char *pipeline, bool pic,
+int optimize(so_evaluation &ev, const char *data, size_t size, const char *pipeline, bool pic,
                     so_opt_result &out) {
   auto buffer = MemoryBuffer::getMemBuffer(StringRef(data, size), "input", false);
   auto parsed = parseBitcodeFile(buffer->getMemBufferRef(), *ev.context);
@@ -236,23 +223,7 @@ static int optimize(so_evaluation &ev, const char *data, size_t size, const char
   return SO_OK;
 }
 
-// Returns a handle that owns the optimized module (free it with so_free), or null only on allocation failure.
-so_evaluation *so_optimize(const char *data, size_t size, const char *pipeline, const char *opt_flags, int pic,
-                           int codegen_level, so_opt_result *out) {
-  auto *ev = new so_evaluation();
-  ev->context = std::make_unique<LLVMContext>();
-  ev->codegen_level = codegen_level;
-  *out = so_opt_result{SO_OK, 0, 0.0};
-  if (!applyOptFlags(opt_flags, ev->error)) {
-    out->status = SO_COMPILE_ERROR;
-    return ev;
-  }
-  out->status = runRecovering(*ev, "while optimizing", out->opt_seconds,
-                               [&] { return optimize(*ev, data, size, pipeline, pic != 0, *out); });
-  return ev;
-}
-
-static int emitObject(so_evaluation &ev) {
+int emitObject(so_evaluation &ev) {
   // Like llc: its own target machine at the codegen level, and the target's data layout.
   TargetMachine *machine = machineFor(tripleOf(*ev.module), ev.pic, ev.codegen_level, ev.error);
   if (!machine) return SO_COMPILE_ERROR;
@@ -268,6 +239,39 @@ static int emitObject(so_evaluation &ev) {
   }
   passes.run(*ev.module);
   return SO_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char *so_llvm_version(void) { return LLVM_VERSION_STRING; }
+
+const char *so_llvm_bindir(void) { return STITCHOPT_LLVM_BINDIR; }
+
+void so_initialize(void) {
+  InitializeAllTargetInfos();
+  InitializeAllTargets();
+  InitializeAllTargetMCs();
+  InitializeAllAsmPrinters();
+  CrashRecoveryContext::Enable();
+  install_fatal_error_handler(recordFatalError, nullptr);
+}
+
+// Returns a handle that owns the optimized module (free it with so_free), or null only on allocation failure.
+so_evaluation *so_optimize(const char *data, size_t size, const char *pipeline, const char *opt_flags, int pic,
+                           int codegen_level, so_opt_result *out) {
+  auto *ev = new so_evaluation();
+  ev->context = std::make_unique<LLVMContext>();
+  ev->codegen_level = codegen_level;
+  *out = so_opt_result{SO_OK, 0, 0.0};
+  if (!applyOptFlags(opt_flags, ev->error)) {
+    out->status = SO_COMPILE_ERROR;
+    return ev;
+  }
+  out->status = runRecovering(*ev, "while optimizing", out->opt_seconds,
+                               [&] { return optimize(*ev, data, size, pipeline, pic != 0, *out); });
+  return ev;
 }
 
 void so_codegen(so_evaluation *ev, so_codegen_result *out) {
