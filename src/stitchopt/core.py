@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import math
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
@@ -106,3 +107,54 @@ class IRModule:
     @cached_property
     def sha256(self) -> str:
         return hashlib.sha256(self.bitcode).hexdigest()
+
+
+OBJECTIVE_TERMS = ("size", "instructions", "compile-time")
+
+
+@dataclass(frozen=True)
+class Objective:
+    """`L = sum(w * metric / metric at -Oz) / sum(w)`: 1.0 is -Oz, lower is better, failures are infinite.
+
+    Terms: `size` (object bytes), `instructions` (IR instructions), `compile-time` (opt + codegen seconds).
+    """
+
+    weights: tuple[tuple[str, float], ...] = (("size", 1.0),)
+
+    @classmethod
+    def parse(cls, text: str) -> Objective:
+        """`size=1,compile-time=0.1` -> Objective; unknown terms and bad weights raise ValueError."""
+        weights = []
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, _, value = part.partition("=")
+            if name not in OBJECTIVE_TERMS:
+                raise ValueError(f"unknown objective term {name!r}: use {', '.join(OBJECTIVE_TERMS)}")
+            weight = float(value or 1)
+            if weight < 0:
+                raise ValueError(f"objective weight for {name} must not be negative")
+            weights.append((name, weight))
+        if not weights or sum(w for _, w in weights) == 0:
+            raise ValueError("the objective needs at least one term with a positive weight")
+        return cls(tuple(weights))
+
+    def __str__(self) -> str:
+        return ",".join(f"{name}={weight:g}" for name, weight in self.weights)
+
+    def score(self, result: EvalResult, reference: EvalResult) -> float:
+        if not result.ok or not reference.ok:
+            return math.inf
+        total = sum(weight for _, weight in self.weights)
+        terms = (weight * _ratio(_metric(result, name), _metric(reference, name)) for name, weight in self.weights)
+        return sum(terms) / total
+
+
+def _metric(result: EvalResult, name: str) -> float:
+    if name == "size":
+        return float(result.size_bytes or 0)
+    if name == "instructions":
+        return float(result.ir_instruction_count or 0)
+    return result.opt_seconds + result.codegen_seconds
+
+
+def _ratio(value: float, reference: float) -> float:
+    return value / reference if reference > 0 else (1.0 if value == 0 else math.inf)

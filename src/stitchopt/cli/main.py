@@ -8,15 +8,18 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.progress import Progress
 from rich.table import Table
 
 from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, default_cache_dir, remove_store
 from stitchopt.comparison import compare, compare_many
+from stitchopt.core import Objective
 from stitchopt.datasets.demo import demo_programs, resolve
 from stitchopt.datasets.uri import BenchmarkUri, is_benchmark_uri
 from stitchopt.errors import StitchoptError
@@ -24,10 +27,13 @@ from stitchopt.evaluator import BACKEND_ENV, Evaluator, select_backend
 from stitchopt.native.pool import probe_native
 from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
-from stitchopt.reports.tables import corpus_rows, evaluation_rows, results_json, to_markdown, to_rich
+from stitchopt.reports.tables import corpus_rows, evaluation_rows, results_json, to_markdown, to_rich, tuning_rows
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import compile_source
+from stitchopt.toolchain.frontend import compile_source, supported_suffixes
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
+from stitchopt.tune.driver import Budget, TuningRun
+from stitchopt.tune.session import TunedProgram, replay_command, tune_programs
+from stitchopt.tune.strategies import STRATEGIES
 
 app = typer.Typer(
     help="Choose LLVM optimization pass lists that make programs smaller and faster.",
@@ -199,6 +205,91 @@ def demo(
         f"[dim]{counters.evaluated} evaluated ({evaluator.backend.name} backend), {counters.cache_hits} from the "
         f"cache[/dim]"
     )
+
+
+def _targets(targets: list[str]) -> list[Path]:
+    """Files, directories (their C/C++/IR files) and bench:// URIs, in the given order."""
+    paths: list[Path] = []
+    for target in targets:
+        path = _input_path(target)
+        if path.is_dir():
+            paths += sorted(p for p in path.iterdir() if p.suffix in supported_suffixes())
+        else:
+            paths.append(path)
+    if not paths:
+        raise StitchoptError("no programs to tune: give C/C++/.ll/.bc files, directories or bench:// URIs")
+    return paths
+
+
+@app.command("tune")
+def tune_command(
+    targets: Annotated[list[str], typer.Argument(help="Files, directories or bench:// URIs.")],
+    budget: Annotated[int, typer.Option(help="Evaluations per program.")] = 200,
+    seconds: Annotated[Optional[float], typer.Option(help="Time limit per program.")] = None,  # noqa: UP045
+    patience: Annotated[Optional[int], typer.Option(help="Stop after N evaluations without gain.")] = None,  # noqa: UP045
+    strategy: Annotated[str, typer.Option(help=f"One of {', '.join(STRATEGIES)}.")] = "local",
+    objective: Annotated[str, typer.Option(help="e.g. size=1,compile-time=0.1")] = "size=1",
+    seed: Annotated[int, typer.Option(help="Random seed; same seed + same cache = same result.")] = 0,
+    no_minimize: Annotated[bool, typer.Option("--no-minimize", help="Report the best list as found.")] = False,
+    insertion: Annotated[bool, typer.Option(help="Also try inserting every pass while minimizing.")] = False,
+    log: Annotated[Optional[Path], typer.Option(help="Write every trial to this JSONL file.")] = None,  # noqa: UP045
+    json_output: JsonOption = False,
+    jobs: Annotated[int, typer.Option(help="Concurrent evaluations.")] = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Search for pass lists that beat -Oz on each program (results are NOT validated yet)."""
+    if strategy not in STRATEGIES:
+        raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
+    try:
+        parsed_objective = Objective.parse(objective)
+    except ValueError as exc:
+        raise StitchoptError(str(exc)) from exc
+    paths = _targets(targets)
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    with (
+        Evaluator(toolchain, _store(cache_dir), jobs=jobs or None, backend=backend) as evaluator,
+        open(log, "w") if log else nullcontext() as trial_log,
+        Progress(console=console, transient=True, disable=json_output) as progress,
+    ):
+        task = progress.add_task("tuning", total=budget * len(paths))
+        done_before: dict[str, int] = {}
+
+        def show(run: TuningRun) -> None:
+            done_before[run.program] = run.evaluations
+            progress.update(task, completed=sum(done_before.values()),
+                            description=f"{run.program}: best {100 * (run.best_score - 1):+.2f}% vs -Oz")
+
+        tuned = tune_programs(
+            evaluator, catalogue, paths, strategy=strategy, objective=parsed_objective,
+            budget=Budget(budget, seconds, patience), seed=seed, minimize_best=not no_minimize,
+            insertion=insertion, trial_log=trial_log, on_progress=show,
+        )
+        commands = {t.path: replay_command(evaluator, t.pipeline) for t in tuned}
+    if json_output:
+        print(json.dumps([_tuned_json(t, commands[t.path]) for t in tuned], indent=2))
+        return
+    _print_table(to_rich(tuning_rows(tuned, f"tune: {strategy}, {budget} evaluations, objective {objective}")))
+    for t in tuned:
+        console.print(f"[bold]{t.path.stem}[/bold]: {commands[t.path]}", highlight=False, soft_wrap=True)
+    console.print("[yellow]Not validated: size searches reward miscompiles; check these lists before use.[/yellow]")
+
+
+def _tuned_json(tuned: TunedProgram, command: str) -> dict[str, object]:
+    return {
+        "program": str(tuned.path),
+        "passes": list(tuned.passes) if tuned.passes else None,
+        "pipeline": tuned.pipeline,
+        "oz_backup": tuned.passes is None,
+        "size_bytes": tuned.result.size_bytes,
+        "oz_size_bytes": tuned.run.oz.size_bytes,
+        "size_change_vs_oz_percent": tuned.size_change_vs_oz,
+        "evaluations": tuned.run.evaluations,
+        "replay": command,
+        "validated": False,
+    }
 
 
 @cache_app.command("stats")

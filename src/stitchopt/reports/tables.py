@@ -11,6 +11,7 @@ from rich.table import Table
 from stitchopt.comparison import PASS_LIST_LABEL, Comparison, geomean
 from stitchopt.core import EvalResult
 from stitchopt.toolchain.baselines import REPORTED_BASELINES
+from stitchopt.tune.session import TunedProgram
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,25 @@ def corpus_rows(comparisons: Sequence[Comparison], title: str) -> Rows:
         ]
     )
     return Rows(title, headers, rows)
+
+
+def tuning_rows(tuned: Sequence[TunedProgram], title: str) -> Rows:
+    """Per program: -Oz size, the answer's size and change, evaluations, and the answer's length."""
+    rows = [
+        [
+            t.path.stem,
+            _num(t.run.oz.size_bytes),
+            _num(t.result.size_bytes),
+            _pct(t.size_change_vs_oz),
+            _num(t.run.evaluations),
+            "-Oz (backup)" if t.passes is None else str(len(t.passes)),
+        ]
+        for t in tuned
+    ]
+    changes = [1 + t.size_change_vs_oz / 100 for t in tuned if t.size_change_vs_oz is not None]
+    mean = geomean(changes)
+    rows.append([f"geomean ({len(changes)})", "", "", _pct(None if mean is None else 100 * (mean - 1)), "", ""])
+    return Rows(title, ["program", "-Oz size B", "best size B", "vs -Oz", "evaluations", "passes"], rows)
 
 
 def to_rich(table: Rows) -> Table:

@@ -1,0 +1,111 @@
+"""Run a strategy on one program: evaluation through the cache, budgets, patience, and -Oz as the backup.
+
+Every evaluation goes through the evaluation cache as it finishes, and strategies are seeded and propose in
+fixed-size batches, so a run that is killed and started again with the same seed re-proposes the same lists,
+finds the finished ones in the cache, and ends with the same result as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO
+
+from stitchopt.core import EvalResult, IRModule, Objective
+from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import nest
+from stitchopt.tune.strategies import PassNames, Strategy
+
+BATCH_SIZE = 8  # proposals per ask(); fixed so that results do not depend on the number of workers
+
+
+@dataclass(frozen=True)
+class Budget:
+    evaluations: int = 1000
+    seconds: float | None = None  # a time limit makes a run depend on machine speed, not only on its seed
+    patience: int | None = None  # stop after this many evaluations without improvement
+
+
+@dataclass
+class TuningRun:
+    """What a run found. `best_passes` is None when nothing beat -Oz (the -Oz backup is the answer)."""
+
+    program: str
+    objective: Objective
+    oz: EvalResult
+    best_passes: PassNames | None
+    best_result: EvalResult
+    best_score: float
+    evaluations: int = 0
+    seconds: float = 0.0
+    curve: list[float] = field(default_factory=list)  # best score so far after each evaluation
+
+    @property
+    def size_change_vs_oz(self) -> float | None:
+        """Percent change of object size against -Oz (negative = smaller)."""
+        if self.best_result.size_bytes is None or not self.oz.size_bytes:
+            return None
+        return 100.0 * (self.best_result.size_bytes - self.oz.size_bytes) / self.oz.size_bytes
+
+
+def tune(
+    evaluator: Evaluator,
+    module: IRModule,
+    strategy: Strategy,
+    catalogue: Catalogue,
+    objective: Objective = Objective(),
+    budget: Budget = Budget(),
+    trial_log: IO[str] | None = None,
+    on_progress: Callable[[TuningRun], None] | None = None,
+) -> TuningRun:
+    oz_baseline = evaluator.baselines["Oz"]
+    oz = evaluator.evaluate(module, oz_baseline.pipeline, oz_baseline.options)
+    run = TuningRun(module.name, objective, oz, None, oz, objective.score(oz, oz))
+    start = time.monotonic()
+    since_improvement = 0
+    while run.evaluations < budget.evaluations:
+        if budget.seconds is not None and time.monotonic() - start >= budget.seconds:
+            break
+        if budget.patience is not None and since_improvement >= budget.patience:
+            break
+        proposals = strategy.ask(min(BATCH_SIZE, budget.evaluations - run.evaluations))
+        if not proposals:
+            break
+        pipelines = [nest(passes, catalogue) for passes in proposals]
+        results = evaluator.evaluate_many([EvalRequest(module, p, oz_baseline.options) for p in pipelines])
+        scores = [objective.score(result, oz) for result in results]
+        strategy.tell(list(zip(proposals, scores, strict=True)))
+        for passes, pipeline, result, score in zip(proposals, pipelines, results, scores, strict=True):
+            run.evaluations += 1
+            since_improvement += 1
+            if score < run.best_score or (score == run.best_score and run.best_passes is not None
+                                          and len(passes) < len(run.best_passes)):
+                run.best_passes, run.best_result, run.best_score = passes, result, score
+                since_improvement = 0
+            run.curve.append(run.best_score)
+            if trial_log is not None:
+                trial_log.write(json.dumps(_trial(run, passes, pipeline, result, score)) + "\n")
+        run.seconds = time.monotonic() - start
+        if on_progress is not None:
+            on_progress(run)
+    run.seconds = time.monotonic() - start
+    return run
+
+
+def _trial(run: TuningRun, passes: PassNames, pipeline: str, result: EvalResult, score: float) -> dict[str, object]:
+    return {
+        "program": run.program,
+        "evaluation": run.evaluations,
+        "passes": list(passes),
+        "pipeline": pipeline,
+        "status": result.status.value,
+        "size_bytes": result.size_bytes,
+        "ir_instruction_count": result.ir_instruction_count,
+        "compile_seconds": result.opt_seconds + result.codegen_seconds,
+        "score": score if math.isfinite(score) else None,
+        "best_score": run.best_score,
+    }

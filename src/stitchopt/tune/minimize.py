@@ -1,0 +1,92 @@
+"""Shrink a best pass list to a fixed point without ever making it worse.
+
+Three moves, repeated until none applies (or the evaluation budget runs out):
+1. redundant-pass elimination: drop a pass when the list without it scores no worse;
+2. canonical ordering: swap adjacent passes into name order when the score stays the same, so equivalent
+   lists found on different programs look the same (what broadcast counts);
+3. insertion search: try every catalogue pass before every position and keep a strict improvement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stitchopt.core import IRModule, Objective
+from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import nest
+from stitchopt.tune.strategies import PassNames
+
+
+@dataclass(frozen=True)
+class Minimized:
+    passes: PassNames
+    score: float
+    evaluations: int
+    complete: bool  # False when the budget ran out before a fixed point
+
+
+class _Scorer:
+    """Scores lists on one program through the evaluator (and so through the cache), counting evaluations."""
+
+    def __init__(self, evaluator: Evaluator, module: IRModule, catalogue: Catalogue, objective: Objective):
+        self.evaluator, self.module, self.catalogue, self.objective = evaluator, module, catalogue, objective
+        oz = evaluator.baselines["Oz"]
+        self.options = oz.options
+        self.reference = evaluator.evaluate(module, oz.pipeline, oz.options)
+        self.evaluations = 0
+
+    def __call__(self, candidates: list[PassNames]) -> list[float]:
+        requests = [EvalRequest(self.module, nest(c, self.catalogue), self.options) for c in candidates]
+        self.evaluations += len(requests)
+        return [self.objective.score(r, self.reference) for r in self.evaluator.evaluate_many(requests)]
+
+
+def minimize(
+    evaluator: Evaluator,
+    module: IRModule,
+    passes: PassNames,
+    catalogue: Catalogue,
+    objective: Objective = Objective(),
+    *,
+    insertion: bool = True,
+    max_evaluations: int = 5000,
+) -> Minimized:
+    score = _Scorer(evaluator, module, catalogue, objective)
+    best = tuple(passes)
+    (best_score,) = score([best])
+
+    def within_budget() -> bool:
+        return score.evaluations < max_evaluations
+
+    changed = True
+    while changed and within_budget():
+        changed = False
+        position = 0
+        while position < len(best) and len(best) > 1 and within_budget():  # 1. drop
+            candidate = best[:position] + best[position + 1 :]
+            (candidate_score,) = score([candidate])
+            if candidate_score <= best_score:
+                best, best_score, changed = candidate, candidate_score, True
+            else:
+                position += 1
+        swapped = True
+        while swapped and within_budget():  # 2. canonical order (one bubble pass at a time)
+            swapped = False
+            for i in range(len(best) - 1):
+                if best[i] > best[i + 1]:
+                    candidate = best[:i] + (best[i + 1], best[i]) + best[i + 2 :]
+                    (candidate_score,) = score([candidate])
+                    if candidate_score == best_score:
+                        best, swapped = candidate, True
+        if insertion and within_budget():  # 3. insertion, one position per batch
+            for position in range(len(best) + 1):
+                candidates = [best[:position] + (name,) + best[position:] for name in catalogue.names()]
+                scores = score(candidates)
+                winner = min(range(len(candidates)), key=scores.__getitem__)
+                if scores[winner] < best_score:
+                    best, best_score, changed = candidates[winner], scores[winner], True
+                    break
+                if not within_budget():
+                    break
+    return Minimized(best, best_score, score.evaluations, complete=not changed)

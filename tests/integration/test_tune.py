@@ -1,0 +1,84 @@
+"""The tuning driver, minimizer and `stitchopt tune` on a small fixture with small budgets."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.core import IRModule, Objective
+from stitchopt.evaluator import Evaluator
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import nest
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.tune.driver import Budget, tune
+from stitchopt.tune.minimize import minimize
+from stitchopt.tune.strategies import flatten_pipeline, make_strategy
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def _run(toolchain: Toolchain, catalogue: Catalogue, module: IRModule, store: EvaluationStore, evaluations: int,
+         strategy: str = "local"):  # type: ignore[no-untyped-def]
+    with Evaluator(toolchain, store) as evaluator:
+        searcher = make_strategy(strategy, catalogue, 5, evaluator.baselines["Oz"].pipeline)
+        return tune(evaluator, module, searcher, catalogue, budget=Budget(evaluations)), evaluator.counters
+
+
+def test_runs_within_budget_and_never_worse_than_oz(toolchain: Toolchain, catalogue: Catalogue,
+                                                     loop_sum: IRModule, store: EvaluationStore) -> None:
+    for strategy in ("random", "greedy", "local"):
+        run, _ = _run(toolchain, catalogue, loop_sum, store, 24, strategy)
+        assert run.evaluations == 24 and len(run.curve) == 24
+        assert run.best_score <= 1.0 and run.curve == sorted(run.curve, reverse=True)
+        if run.best_passes is not None:
+            assert run.best_result.size_bytes <= run.oz.size_bytes  # type: ignore[operator]
+
+
+def test_killed_and_resumed_run_equals_an_uninterrupted_one(toolchain: Toolchain, catalogue: Catalogue,
+                                                            loop_sum: IRModule, tmp_path: Path) -> None:
+    with EvaluationStore(tmp_path / "a.sqlite") as store:
+        uninterrupted, _ = _run(toolchain, catalogue, loop_sum, store, 40)
+    with EvaluationStore(tmp_path / "b.sqlite") as store:
+        _run(toolchain, catalogue, loop_sum, store, 17)  # "killed" after 17 evaluations
+        resumed, counters = _run(toolchain, catalogue, loop_sum, store, 40)
+    assert resumed.best_passes == uninterrupted.best_passes
+    assert resumed.curve == uninterrupted.curve
+    assert counters.cache_hits >= 17
+
+
+def test_minimizer_never_worsens_and_reaches_a_fixed_point(toolchain: Toolchain, catalogue: Catalogue,
+                                                           loop_sum: IRModule, store: EvaluationStore) -> None:
+    with Evaluator(toolchain, store) as evaluator:
+        oz = evaluator.baselines["Oz"]
+        oz_flat = flatten_pipeline(oz.pipeline, catalogue)
+        start = ("sroa", "sroa", *oz_flat[:20], "instcombine", "instcombine")
+        first = minimize(evaluator, loop_sum, start, catalogue, insertion=False)
+        again = minimize(evaluator, loop_sum, first.passes, catalogue, insertion=False)
+        reference = evaluator.evaluate(loop_sum, oz.pipeline, oz.options)
+        before = Objective().score(evaluator.evaluate(loop_sum, nest(start, catalogue), oz.options), reference)
+    assert first.complete and len(first.passes) < len(start)
+    assert first.score <= before
+    assert again.passes == first.passes and again.score == first.score
+
+
+def test_tune_command_reports_replayable_unvalidated_results(tmp_path: Path) -> None:
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "stitchopt", "tune", str(DATA / "loop_sum.c"), "--budget", "16", "--json",
+         "--log", str(tmp_path / "trials.jsonl")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    (answer,) = json.loads(done.stdout)
+    assert answer["validated"] is False and answer["evaluations"] == 16
+    assert answer["size_bytes"] <= answer["oz_size_bytes"]
+    assert "-passes=" in answer["replay"] and answer["replay"].count("&&") == 1
+    trials = [json.loads(line) for line in (tmp_path / "trials.jsonl").read_text().splitlines()]
+    assert len(trials) == 16 and {"pipeline", "size_bytes", "score", "best_score"} <= set(trials[0])
+    bad = subprocess.run([sys.executable, "-m", "stitchopt", "tune", str(DATA / "loop_sum.c"), "--strategy", "x"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 2 and "unknown strategy" in bad.stderr
