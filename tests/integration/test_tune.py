@@ -14,8 +14,11 @@ from stitchopt.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import nest
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.broadcast import broadcast
 from stitchopt.tune.driver import Budget, tune
 from stitchopt.tune.minimize import minimize
+from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.strategies import flatten_pipeline, make_strategy
 
 DATA = Path(__file__).parent.parent / "data"
@@ -82,3 +85,45 @@ def test_tune_command_reports_replayable_unvalidated_results(tmp_path: Path) -> 
     bad = subprocess.run([sys.executable, "-m", "stitchopt", "tune", str(DATA / "loop_sum.c"), "--strategy", "x"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and "unknown strategy" in bad.stderr
+
+
+def test_broadcast_gives_every_program_the_common_best_lists(toolchain: Toolchain, catalogue: Catalogue,
+                                                             store: EvaluationStore) -> None:
+    shapes = DATA / "shapes.cpp"
+    with Evaluator(toolchain, store) as evaluator:
+        run, _ = _run(toolchain, catalogue, load_module(toolchain, DATA / "loop_sum.c"), store, 24)
+        assert run.best_passes is not None
+        oz = evaluator.baselines["Oz"]
+        shapes_oz = evaluator.evaluate(load_module(toolchain, shapes), oz.pipeline, oz.options)
+        record = RunRecord("llvm", "size=1", "local", (
+            ProgramRecord(str(DATA / "loop_sum.c"), run.best_passes, nest(run.best_passes, catalogue),
+                          run.best_result.size_bytes, run.oz.size_bytes, 24, "replay"),
+            ProgramRecord(str(shapes), None, oz.pipeline, shapes_oz.size_bytes, shapes_oz.size_bytes, 0, "replay"),
+        ))
+        outcome = broadcast(evaluator, catalogue, record)
+    assert outcome.candidates == (run.best_passes,)
+    before = {p.program: p.size_bytes for p in record.programs}
+    for program in outcome.record.programs:
+        assert program.size_bytes <= before[program.program]  # type: ignore[operator]
+    assert outcome.changed == sum(p.passes != q.passes for p, q in zip(record.programs, outcome.record.programs,
+                                                                       strict=True))
+
+
+def test_tune_broadcast_pareto_and_minimize_commands(tmp_path: Path) -> None:
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env,
+                              timeout=300)
+
+    run, log = tmp_path / "run.json", tmp_path / "trials.jsonl"
+    assert cli("tune", str(DATA / "loop_sum.c"), str(DATA / "shapes.cpp"), "--budget", "16", "-o", str(run),
+               "--log", str(log)).returncode == 0
+    done = cli("broadcast", str(run))
+    assert done.returncode == 0 and "best(s) changed" in done.stdout
+    assert len(RunRecord.load(run).programs) == 2
+    done = cli("pareto", str(log))
+    assert done.returncode == 0 and "Pareto-optimal" in done.stdout
+    done = cli("minimize", str(DATA / "loop_sum.c"), "-p", "sroa,sroa,instcombine")
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1].count(",") < 2
+    assert cli("broadcast", str(tmp_path / "missing.json")).returncode == 2

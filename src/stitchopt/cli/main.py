@@ -20,19 +20,30 @@ from rich.table import Table
 from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, default_cache_dir, remove_store
 from stitchopt.comparison import compare, compare_many
 from stitchopt.core import Objective
-from stitchopt.datasets.demo import demo_programs, resolve
-from stitchopt.datasets.uri import BenchmarkUri, is_benchmark_uri
+from stitchopt.datasets.demo import demo_programs, program_path
 from stitchopt.errors import StitchoptError
 from stitchopt.evaluator import BACKEND_ENV, Evaluator, select_backend
 from stitchopt.native.pool import probe_native
 from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
-from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
-from stitchopt.reports.tables import corpus_rows, evaluation_rows, results_json, to_markdown, to_rich, tuning_rows
+from stitchopt.passes.pipeline import check_pipeline, is_explicit_pipeline, pipeline_from_text, split_top_level
+from stitchopt.reports.tables import (
+    corpus_rows,
+    evaluation_rows,
+    pareto_rows,
+    results_json,
+    to_markdown,
+    to_rich,
+    tuning_rows,
+)
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import compile_source, supported_suffixes
+from stitchopt.toolchain.frontend import compile_source, load_module, supported_suffixes
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
+from stitchopt.tune.broadcast import DEFAULT_TOP, broadcast
 from stitchopt.tune.driver import Budget, TuningRun
-from stitchopt.tune.session import TunedProgram, replay_command, tune_programs
+from stitchopt.tune.minimize import minimize
+from stitchopt.tune.pareto import METRICS, fronts_from_log
+from stitchopt.tune.record import RunRecord
+from stitchopt.tune.session import run_record, tune_programs
 from stitchopt.tune.strategies import STRATEGIES
 
 app = typer.Typer(
@@ -72,10 +83,6 @@ def _store(cache_dir: Path | None) -> EvaluationStore:
 def _print_table(table: Table) -> None:
     """Tables get at least TABLE_MIN_WIDTH columns: a narrow terminal wraps lines rather than drop columns."""
     Console(width=max(console.width, TABLE_MIN_WIDTH)).print(table)
-
-
-def _input_path(text: str) -> Path:
-    return resolve(BenchmarkUri.parse(text)) if is_benchmark_uri(text) else Path(text)
 
 
 @app.command()
@@ -172,7 +179,7 @@ def eval_command(
     check_pipeline(toolchain, pipeline)
     store = None if no_cache else _store(cache_dir)
     with Evaluator(toolchain, store, timeout=timeout, backend=backend) as evaluator:
-        comparison = compare(evaluator, _input_path(file), pipeline, clang_args or [])
+        comparison = compare(evaluator, program_path(file), pipeline, clang_args or [])
     if json_output:
         print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison)}, indent=2))
         return
@@ -211,7 +218,7 @@ def _targets(targets: list[str]) -> list[Path]:
     """Files, directories (their C/C++/IR files) and bench:// URIs, in the given order."""
     paths: list[Path] = []
     for target in targets:
-        path = _input_path(target)
+        path = program_path(target)
         if path.is_dir():
             paths += sorted(p for p in path.iterdir() if p.suffix in supported_suffixes())
         else:
@@ -233,6 +240,9 @@ def tune_command(
     no_minimize: Annotated[bool, typer.Option("--no-minimize", help="Report the best list as found.")] = False,
     insertion: Annotated[bool, typer.Option(help="Also try inserting every pass while minimizing.")] = False,
     log: Annotated[Optional[Path], typer.Option(help="Write every trial to this JSONL file.")] = None,  # noqa: UP045
+    output: Annotated[
+        Optional[Path], typer.Option("-o", "--output", help="Save the run record (for broadcast) here.")  # noqa: UP045
+    ] = None,
     json_output: JsonOption = False,
     jobs: Annotated[int, typer.Option(help="Concurrent evaluations.")] = 0,
     cache_dir: CacheDirOption = None,
@@ -267,29 +277,85 @@ def tune_command(
             budget=Budget(budget, seconds, patience), seed=seed, minimize_best=not no_minimize,
             insertion=insertion, trial_log=trial_log, on_progress=show,
         )
-        commands = {t.path: replay_command(evaluator, t.pipeline) for t in tuned}
+        record = run_record(evaluator, tuned, parsed_objective, strategy)
+    if output is not None:
+        record.save(output)
+    _show_record(record, f"tune: {strategy}, {budget} evaluations, objective {objective}", json_output)
+
+
+def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
     if json_output:
-        print(json.dumps([_tuned_json(t, commands[t.path]) for t in tuned], indent=2))
+        print(json.dumps([p.to_dict() for p in record.programs], indent=2))
         return
-    _print_table(to_rich(tuning_rows(tuned, f"tune: {strategy}, {budget} evaluations, objective {objective}")))
-    for t in tuned:
-        console.print(f"[bold]{t.path.stem}[/bold]: {commands[t.path]}", highlight=False, soft_wrap=True)
+    _print_table(to_rich(tuning_rows(record.programs, title)))
+    for program in record.programs:
+        console.print(f"[bold]{Path(program.program).stem}[/bold]: {program.replay}", highlight=False, soft_wrap=True)
     console.print("[yellow]Not validated: size searches reward miscompiles; check these lists before use.[/yellow]")
 
 
-def _tuned_json(tuned: TunedProgram, command: str) -> dict[str, object]:
-    return {
-        "program": str(tuned.path),
-        "passes": list(tuned.passes) if tuned.passes else None,
-        "pipeline": tuned.pipeline,
-        "oz_backup": tuned.passes is None,
-        "size_bytes": tuned.result.size_bytes,
-        "oz_size_bytes": tuned.run.oz.size_bytes,
-        "size_change_vs_oz_percent": tuned.size_change_vs_oz,
-        "evaluations": tuned.run.evaluations,
-        "replay": command,
-        "validated": False,
-    }
+@app.command("broadcast")
+def broadcast_command(
+    record_path: Annotated[Path, typer.Argument(help="A run record written by `tune -o`.")],
+    top: Annotated[int, typer.Option(help="How many of the most frequent best lists to try.")] = DEFAULT_TOP,
+    output: Annotated[
+        Optional[Path], typer.Option("-o", "--output", help="Where to save the updated record.")  # noqa: UP045
+    ] = None,
+    json_output: JsonOption = False,
+    jobs: Annotated[int, typer.Option(help="Concurrent evaluations.")] = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Try the run's most frequent best lists on every program; each keeps any improvement."""
+    record = RunRecord.load(record_path)
+    toolchain = find_toolchain(llvm)
+    with Evaluator(toolchain, _store(cache_dir), jobs=jobs or None, backend=backend) as evaluator:
+        outcome = broadcast(evaluator, load_catalogue(toolchain), record, top)
+    outcome.record.save(output or record_path)
+    if not json_output:
+        console.print(f"broadcast {len(outcome.candidates)} list(s): {outcome.changed} of "
+                      f"{len(record.programs)} best(s) changed")
+    _show_record(outcome.record, f"broadcast of {len(outcome.candidates)} lists", json_output)
+
+
+@app.command("pareto")
+def pareto_command(
+    trial_log: Annotated[Path, typer.Argument(help="A trial log written by `tune --log`.")],
+    metrics: Annotated[str, typer.Option(help=f"Comma-separated, from: {', '.join(METRICS)}.")] = "size,compile-time",
+) -> None:
+    """The Pareto front of every program in a finished run, without re-running anything."""
+    chosen = tuple(m.strip() for m in metrics.split(",") if m.strip())
+    for program, front in fronts_from_log(trial_log, chosen).items():
+        _print_table(to_rich(pareto_rows(Path(program).stem, front)))
+
+
+@app.command("minimize")
+def minimize_command(
+    file: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
+    passes: Annotated[str, typer.Option("--passes", "-p", help="A flat list of catalogue passes.")],
+    objective: Annotated[str, typer.Option(help="e.g. size=1,compile-time=0.1")] = "size=1",
+    insertion: Annotated[bool, typer.Option(help="Also try inserting every pass before every position.")] = False,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Drop redundant passes, order the rest canonically (and optionally insert), never worsening the list."""
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    names = tuple(split_top_level(passes))
+    pipeline_from_text(passes, catalogue)  # refuses unknown or excluded names
+    if any(is_explicit_pipeline(name) for name in names):
+        raise StitchoptError("minimize takes a flat list of catalogue passes, not a nested pipeline")
+    try:
+        parsed_objective = Objective.parse(objective)
+    except ValueError as exc:
+        raise StitchoptError(str(exc)) from exc
+    with Evaluator(toolchain, _store(cache_dir), backend=backend) as evaluator:
+        module = load_module(toolchain, program_path(file))
+        result = minimize(evaluator, module, names, catalogue, parsed_objective, insertion=insertion)
+    console.print(f"{len(names)} -> {len(result.passes)} passes, objective {result.score:.4f} (-Oz = 1), "
+                  f"{result.evaluations} evaluations{'' if result.complete else ' (budget ran out)'}")
+    print(",".join(result.passes))
 
 
 @cache_app.command("stats")

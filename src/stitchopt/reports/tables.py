@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from rich import box
 from rich.table import Table
@@ -11,7 +13,7 @@ from rich.table import Table
 from stitchopt.comparison import PASS_LIST_LABEL, Comparison, geomean
 from stitchopt.core import EvalResult
 from stitchopt.toolchain.baselines import REPORTED_BASELINES
-from stitchopt.tune.session import TunedProgram
+from stitchopt.tune.record import ProgramRecord
 
 
 @dataclass(frozen=True)
@@ -91,23 +93,39 @@ def corpus_rows(comparisons: Sequence[Comparison], title: str) -> Rows:
     return Rows(title, headers, rows)
 
 
-def tuning_rows(tuned: Sequence[TunedProgram], title: str) -> Rows:
+def tuning_rows(programs: Sequence[ProgramRecord], title: str) -> Rows:
     """Per program: -Oz size, the answer's size and change, evaluations, and the answer's length."""
     rows = [
         [
-            t.path.stem,
-            _num(t.run.oz.size_bytes),
-            _num(t.result.size_bytes),
-            _pct(t.size_change_vs_oz),
-            _num(t.run.evaluations),
-            "-Oz (backup)" if t.passes is None else str(len(t.passes)),
+            Path(p.program).stem,
+            _num(p.oz_size_bytes),
+            _num(p.size_bytes),
+            _pct(p.size_change_vs_oz),
+            _num(p.evaluations),
+            "-Oz (backup)" if p.passes is None else str(len(p.passes)),
         ]
-        for t in tuned
+        for p in programs
     ]
-    changes = [1 + t.size_change_vs_oz / 100 for t in tuned if t.size_change_vs_oz is not None]
+    changes = [1 + p.size_change_vs_oz / 100 for p in programs if p.size_change_vs_oz is not None]
     mean = geomean(changes)
     rows.append([f"geomean ({len(changes)})", "", "", _pct(None if mean is None else 100 * (mean - 1)), "", ""])
     return Rows(title, ["program", "-Oz size B", "best size B", "vs -Oz", "evaluations", "passes"], rows)
+
+
+def pareto_rows(program: str, front: Sequence[dict[str, Any]]) -> Rows:
+    """One program's Pareto-optimal trials (from a trial log), best size first."""
+    rows = [
+        [
+            str(len(t["passes"])),
+            _num(t["size_bytes"]),
+            _ms(t["compile_seconds"]),
+            _num(t["ir_instruction_count"]),
+            t["pipeline"] if len(t["pipeline"]) <= 60 else t["pipeline"][:57] + "...",
+        ]
+        for t in front
+    ]
+    headers = ["passes", "size B", "compile ms", "IR instrs", "pipeline"]
+    return Rows(f"{program}: {len(front)} Pareto-optimal lists", headers, rows)
 
 
 def to_rich(table: Rows) -> Table:

@@ -44,13 +44,6 @@ class TuningRun:
     seconds: float = 0.0
     curve: list[float] = field(default_factory=list)  # best score so far after each evaluation
 
-    @property
-    def size_change_vs_oz(self) -> float | None:
-        """Percent change of object size against -Oz (negative = smaller)."""
-        if self.best_result.size_bytes is None or not self.oz.size_bytes:
-            return None
-        return 100.0 * (self.best_result.size_bytes - self.oz.size_bytes) / self.oz.size_bytes
-
 
 def tune(
     evaluator: Evaluator,

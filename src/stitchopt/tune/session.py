@@ -15,6 +15,7 @@ from stitchopt.passes.pipeline import nest
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.driver import Budget, TuningRun, tune
 from stitchopt.tune.minimize import minimize
+from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.strategies import PassNames, make_strategy
 
 
@@ -28,11 +29,6 @@ class TunedProgram:
     pipeline: str
     result: EvalResult
 
-    @property
-    def size_change_vs_oz(self) -> float | None:
-        oz, best = self.run.oz.size_bytes, self.result.size_bytes
-        return None if oz is None or best is None or oz == 0 else 100.0 * (best - oz) / oz
-
 
 def replay_command(evaluator: Evaluator, pipeline: str) -> str:
     """The plain LLVM commands that reproduce a result from the unoptimized IR (`stitchopt ir`)."""
@@ -40,6 +36,25 @@ def replay_command(evaluator: Evaluator, pipeline: str) -> str:
     opt = [evaluator.toolchain.tool("opt"), *options.opt_args(), f"-passes={pipeline}", "in.bc", "-o", "out.bc"]
     llc = [evaluator.toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "out.bc", "-o", "out.o"]
     return f"{shlex.join(opt)} && {shlex.join(llc)}"
+
+
+def run_record(
+    evaluator: Evaluator, tuned: Sequence[TunedProgram], objective: Objective, strategy: str
+) -> RunRecord:
+    """What to save: per program the answer, its size against -Oz and the commands that replay it."""
+    programs = tuple(
+        ProgramRecord(
+            program=str(t.path),
+            passes=t.passes,
+            pipeline=t.pipeline,
+            size_bytes=t.result.size_bytes,
+            oz_size_bytes=t.run.oz.size_bytes,
+            evaluations=t.run.evaluations,
+            replay=replay_command(evaluator, t.pipeline),
+        )
+        for t in tuned
+    )
+    return RunRecord(evaluator.toolchain.identity, str(objective), strategy, programs)
 
 
 def tune_programs(

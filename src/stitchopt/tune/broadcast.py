@@ -1,0 +1,60 @@
+"""Broadcast: the most frequent best lists of a run are tried on every program, which keeps any gain.
+
+LLM Compiler's autotuner broadcast its 100 most common best lists to every program; lists that help one
+program often help others, and each costs one evaluation per program.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from stitchopt.core import Objective
+from stitchopt.datasets.demo import program_path
+from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import nest
+from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.record import RunRecord
+from stitchopt.tune.session import replay_command
+from stitchopt.tune.strategies import PassNames
+
+DEFAULT_TOP = 100
+
+
+@dataclass(frozen=True)
+class BroadcastOutcome:
+    record: RunRecord
+    candidates: tuple[PassNames, ...]
+    changed: int  # programs whose best changed
+
+
+def most_common_lists(record: RunRecord, top: int = DEFAULT_TOP) -> list[PassNames]:
+    counts = Counter(p.passes for p in record.programs if p.passes is not None)
+    return [passes for passes, _ in counts.most_common(top)]
+
+
+def broadcast(
+    evaluator: Evaluator, catalogue: Catalogue, record: RunRecord, top: int = DEFAULT_TOP
+) -> BroadcastOutcome:
+    objective = Objective.parse(record.objective)
+    candidates = most_common_lists(record, top)
+    oz = evaluator.baselines["Oz"]
+    updated, changed = [], 0
+    for program in record.programs:
+        module = load_module(evaluator.toolchain, program_path(program.program))
+        reference, current = evaluator.evaluate_many(
+            [EvalRequest(module, oz.pipeline, oz.options), EvalRequest(module, program.pipeline, oz.options)]
+        )
+        best, best_score = program, objective.score(current, reference)
+        pipelines = [nest(passes, catalogue) for passes in candidates]
+        results = evaluator.evaluate_many([EvalRequest(module, p, oz.options) for p in pipelines])
+        for passes, pipeline, result in zip(candidates, pipelines, results, strict=True):
+            score = objective.score(result, reference)
+            if score < best_score:
+                best_score = score
+                best = replace(program, passes=passes, pipeline=pipeline, size_bytes=result.size_bytes,
+                               replay=replay_command(evaluator, pipeline), validated=False)
+        changed += best is not program
+        updated.append(best)
+    return BroadcastOutcome(replace(record, programs=tuple(updated)), tuple(candidates), changed)

@@ -1,0 +1,79 @@
+"""A tuning run as a JSON file: what `tune` found per program, replayable with plain opt and llc, and what
+`broadcast` reads and updates."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from stitchopt.errors import InputError
+
+RECORD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ProgramRecord:
+    program: str  # the path or URI the program was given as
+    passes: tuple[str, ...] | None  # None: -Oz was best (the -Oz backup)
+    pipeline: str
+    size_bytes: int | None
+    oz_size_bytes: int | None
+    evaluations: int
+    replay: str
+    validated: bool = False
+
+    @property
+    def size_change_vs_oz(self) -> float | None:
+        if self.size_bytes is None or not self.oz_size_bytes:
+            return None
+        return 100.0 * (self.size_bytes - self.oz_size_bytes) / self.oz_size_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["passes"] = list(self.passes) if self.passes is not None else None
+        data["oz_backup"] = self.passes is None
+        data["size_change_vs_oz_percent"] = self.size_change_vs_oz
+        return data
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    toolchain: str
+    objective: str
+    strategy: str
+    programs: tuple[ProgramRecord, ...]
+
+    def save(self, path: Path) -> None:
+        payload = {
+            "record_version": RECORD_VERSION,
+            "toolchain": self.toolchain,
+            "objective": self.objective,
+            "strategy": self.strategy,
+            "programs": [p.to_dict() for p in self.programs],
+        }
+        path.write_text(json.dumps(payload, indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> RunRecord:
+        try:
+            payload = json.loads(path.read_text())
+            programs = tuple(
+                ProgramRecord(
+                    program=p["program"],
+                    passes=tuple(p["passes"]) if p["passes"] is not None else None,
+                    pipeline=p["pipeline"],
+                    size_bytes=p["size_bytes"],
+                    oz_size_bytes=p["oz_size_bytes"],
+                    evaluations=p["evaluations"],
+                    replay=p["replay"],
+                    validated=p.get("validated", False),
+                )
+                for p in payload["programs"]
+            )
+            return cls(payload["toolchain"], payload["objective"], payload["strategy"], programs)
+        except FileNotFoundError as exc:
+            raise InputError(f"{path}: no such run record (write one with `stitchopt tune ... -o run.json`)") from exc
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(f"{path}: not a stitchopt run record ({exc})") from exc
