@@ -127,3 +127,16 @@ def test_tune_broadcast_pareto_and_minimize_commands(tmp_path: Path) -> None:
     done = cli("minimize", str(DATA / "loop_sum.c"), "-p", "sroa,sroa,instcombine")
     assert done.returncode == 0 and done.stdout.strip().splitlines()[-1].count(",") < 2
     assert cli("broadcast", str(tmp_path / "missing.json")).returncode == 2
+
+
+def test_patience_and_time_budgets_stop_early(toolchain: Toolchain, catalogue: Catalogue, loop_sum: IRModule,
+                                             store: EvaluationStore) -> None:
+    with Evaluator(toolchain, store) as evaluator:
+        oz_pipeline = evaluator.baselines["Oz"].pipeline
+        patient = tune(evaluator, loop_sum, make_strategy("random", catalogue, 1, oz_pipeline), catalogue,
+                       budget=Budget(500, patience=8))
+        hurried = tune(evaluator, loop_sum, make_strategy("random", catalogue, 2, oz_pipeline), catalogue,
+                       budget=Budget(500, seconds=0.3))
+    assert patient.evaluations < 500
+    assert patient.evaluations - min(i + 1 for i, s in enumerate(patient.curve) if s == patient.best_score) >= 8
+    assert hurried.evaluations < 500 and hurried.seconds < 5

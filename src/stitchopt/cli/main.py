@@ -70,6 +70,12 @@ CacheDirOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+JobsOption = Annotated[int, typer.Option(help="Concurrent evaluations (default: all cores).")]
+ObjectiveOption = Annotated[str, typer.Option(help="Weighted terms: size, instructions, compile-time.")]
+OutputOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option("-o", "--output", help="Where to save the run record (read by broadcast)."),
+]
 BackendOption = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--backend", help=f"auto (default), native or subprocess (or ${BACKEND_ENV})."),
@@ -192,7 +198,7 @@ def eval_command(
 
 @app.command()
 def demo(
-    jobs: Annotated[int, typer.Option(help="Concurrent tool processes.")] = 0,
+    jobs: JobsOption = 0,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
@@ -212,6 +218,13 @@ def demo(
         f"[dim]{counters.evaluated} evaluated ({evaluator.backend.name} backend), {counters.cache_hits} from the "
         f"cache[/dim]"
     )
+
+
+def _objective(text: str) -> Objective:
+    try:
+        return Objective.parse(text)
+    except ValueError as exc:
+        raise StitchoptError(str(exc)) from exc
 
 
 def _targets(targets: list[str]) -> list[Path]:
@@ -235,16 +248,14 @@ def tune_command(
     seconds: Annotated[Optional[float], typer.Option(help="Time limit per program.")] = None,  # noqa: UP045
     patience: Annotated[Optional[int], typer.Option(help="Stop after N evaluations without gain.")] = None,  # noqa: UP045
     strategy: Annotated[str, typer.Option(help=f"One of {', '.join(STRATEGIES)}.")] = "local",
-    objective: Annotated[str, typer.Option(help="e.g. size=1,compile-time=0.1")] = "size=1",
+    objective: ObjectiveOption = "size=1",
     seed: Annotated[int, typer.Option(help="Random seed; same seed + same cache = same result.")] = 0,
     no_minimize: Annotated[bool, typer.Option("--no-minimize", help="Report the best list as found.")] = False,
     insertion: Annotated[bool, typer.Option(help="Also try inserting every pass while minimizing.")] = False,
     log: Annotated[Optional[Path], typer.Option(help="Write every trial to this JSONL file.")] = None,  # noqa: UP045
-    output: Annotated[
-        Optional[Path], typer.Option("-o", "--output", help="Save the run record (for broadcast) here.")  # noqa: UP045
-    ] = None,
+    output: OutputOption = None,
     json_output: JsonOption = False,
-    jobs: Annotated[int, typer.Option(help="Concurrent evaluations.")] = 0,
+    jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
     llvm: LlvmOption = None,
@@ -252,10 +263,7 @@ def tune_command(
     """Search for pass lists that beat -Oz on each program (results are NOT validated yet)."""
     if strategy not in STRATEGIES:
         raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
-    try:
-        parsed_objective = Objective.parse(objective)
-    except ValueError as exc:
-        raise StitchoptError(str(exc)) from exc
+    parsed_objective = _objective(objective)
     paths = _targets(targets)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
@@ -297,11 +305,9 @@ def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
 def broadcast_command(
     record_path: Annotated[Path, typer.Argument(help="A run record written by `tune -o`.")],
     top: Annotated[int, typer.Option(help="How many of the most frequent best lists to try.")] = DEFAULT_TOP,
-    output: Annotated[
-        Optional[Path], typer.Option("-o", "--output", help="Where to save the updated record.")  # noqa: UP045
-    ] = None,
+    output: OutputOption = None,
     json_output: JsonOption = False,
-    jobs: Annotated[int, typer.Option(help="Concurrent evaluations.")] = 0,
+    jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
     llvm: LlvmOption = None,
@@ -333,7 +339,7 @@ def pareto_command(
 def minimize_command(
     file: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
     passes: Annotated[str, typer.Option("--passes", "-p", help="A flat list of catalogue passes.")],
-    objective: Annotated[str, typer.Option(help="e.g. size=1,compile-time=0.1")] = "size=1",
+    objective: ObjectiveOption = "size=1",
     insertion: Annotated[bool, typer.Option(help="Also try inserting every pass before every position.")] = False,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
@@ -346,10 +352,7 @@ def minimize_command(
     pipeline_from_text(passes, catalogue)  # refuses unknown or excluded names
     if any(is_explicit_pipeline(name) for name in names):
         raise StitchoptError("minimize takes a flat list of catalogue passes, not a nested pipeline")
-    try:
-        parsed_objective = Objective.parse(objective)
-    except ValueError as exc:
-        raise StitchoptError(str(exc)) from exc
+    parsed_objective = _objective(objective)
     with Evaluator(toolchain, _store(cache_dir), backend=backend) as evaluator:
         module = load_module(toolchain, program_path(file))
         result = minimize(evaluator, module, names, catalogue, parsed_objective, insertion=insertion)
