@@ -118,7 +118,8 @@ def test_tune_broadcast_pareto_and_minimize_commands(tmp_path: Path) -> None:
 
     run, log = tmp_path / "run.json", tmp_path / "trials.jsonl"
     assert cli("tune", str(DATA / "loop_sum.c"), str(DATA / "shapes.cpp"), "--budget", "16", "-o", str(run),
-               "--log", str(log)).returncode == 0
+               "--log", str(log), "--csv", str(tmp_path / "run.csv")).returncode == 0
+    assert len((tmp_path / "run.csv").read_text().splitlines()) == 3
     done = cli("broadcast", str(run))
     assert done.returncode == 0 and "best(s) changed" in done.stdout
     assert len(RunRecord.load(run).programs) == 2

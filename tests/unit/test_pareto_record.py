@@ -1,3 +1,4 @@
+import csv
 import json
 from pathlib import Path
 
@@ -41,6 +42,9 @@ def test_run_record_round_trips(tmp_path: Path) -> None:
     loaded = RunRecord.load(tmp_path / "run.json")
     assert loaded == record
     assert loaded.programs[0].size_change_vs_oz == -10.0 and loaded.programs[1].to_dict()["oz_backup"]
+    record.save_csv(tmp_path / "run.csv")
+    rows = list(csv.DictReader((tmp_path / "run.csv").open()))
+    assert [r["passes"] for r in rows] == ["sroa,gvn", ""] and rows[1]["oz_backup"] == "True"
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(InputError, match="not a stitchopt run record"):
         RunRecord.load(tmp_path / "bad.json")

@@ -254,6 +254,9 @@ def tune_command(
     insertion: Annotated[bool, typer.Option(help="Also try inserting every pass while minimizing.")] = False,
     log: Annotated[Optional[Path], typer.Option(help="Write every trial to this JSONL file.")] = None,  # noqa: UP045
     output: OutputOption = None,
+    csv_summary: Annotated[
+        Optional[Path], typer.Option("--csv", help="Write a one-row-per-program CSV summary here.")  # noqa: UP045
+    ] = None,
     json_output: JsonOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
@@ -288,6 +291,8 @@ def tune_command(
         record = run_record(evaluator, tuned, parsed_objective, strategy)
     if output is not None:
         record.save(output)
+    if csv_summary is not None:
+        record.save_csv(csv_summary)
     _show_record(record, f"tune: {strategy}, {budget} evaluations, objective {objective}", json_output)
 
 

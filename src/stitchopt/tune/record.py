@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -54,6 +55,18 @@ class RunRecord:
             "programs": [p.to_dict() for p in self.programs],
         }
         path.write_text(json.dumps(payload, indent=2) + "\n")
+
+    def save_csv(self, path: Path) -> None:
+        """One row per program, for spreadsheets and CI logs."""
+        columns = ["program", "oz_backup", "size_bytes", "oz_size_bytes", "size_change_vs_oz_percent", "evaluations",
+                   "passes", "pipeline", "validated"]
+        with path.open("w", newline="") as stream:
+            writer = csv.DictWriter(stream, columns, extrasaction="ignore")
+            writer.writeheader()
+            for program in self.programs:
+                row = program.to_dict()
+                row["passes"] = ",".join(program.passes) if program.passes is not None else ""
+                writer.writerow(row)
 
     @classmethod
     def load(cls, path: Path) -> RunRecord:
