@@ -48,19 +48,6 @@ class CompileOptions:
 
 
 @dataclass(frozen=True)
-class PassList:
-    """An ordered list of catalogue pass spellings, e.g. ("sroa", "instcombine<no-verify-fixpoint>")."""
-
-    passes: tuple[str, ...]
-
-    def __str__(self) -> str:
-        return ",".join(self.passes)
-
-    def __len__(self) -> int:
-        return len(self.passes)
-
-
-@dataclass(frozen=True)
 class EvalResult:
     """Metrics of one (IR, pipeline, codegen options) evaluation.
 
