@@ -163,15 +163,22 @@ class Evaluator:
                 futures = {
                     pool.submit(self._measure, requests[indices[0]]): key for key, indices in pending.items()
                 }
-                for future in as_completed(futures):
-                    key = futures[future]
-                    result = future.result()
-                    self.counters.evaluated += 1
-                    self.counters.codegen_skipped += result.codegen_cached
-                    if self.store is not None:
-                        self.store.put(key, result)
-                    for index in pending[key]:
-                        self._finish(index, result, results, on_result)
+                try:
+                    for future in as_completed(futures):
+                        key = futures[future]
+                        result = future.result()
+                        self.counters.evaluated += 1
+                        self.counters.codegen_skipped += result.codegen_cached
+                        if self.store is not None:
+                            self.store.put(key, result)
+                        for index in pending[key]:
+                            self._finish(index, result, results, on_result)
+                except BaseException:
+                    # Interrupted (Ctrl-C, or a caller's callback failed): drop queued work and stop workers in
+                    # flight rather than wait for them; what finished is already in the cache.
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    self.backend.close()
+                    raise
         return [result for result in results if result is not None]
 
     def _measure(self, request: EvalRequest) -> EvalResult:

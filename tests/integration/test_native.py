@@ -169,3 +169,22 @@ def test_codegen_is_skipped_for_identical_optimized_ir(toolchain: Toolchain, tmp
             c = second.evaluate(loop_sum, "function(sroa,sroa,sroa)")
         assert c.codegen_cached and c.size_bytes == a.size_bytes
         assert store.stats().codegen_entries == 1
+
+
+def test_an_interrupted_batch_stops_quickly_and_stores_only_finished_results(
+    toolchain: Toolchain, tmp_path: Path
+) -> None:
+    module = load_module(toolchain, next(p for p in demo_programs().values() if p.stem == "stack_vm"))
+    requests = [EvalRequest(module, f"default<O3>,function(sroa){',globaldce' * i}") for i in range(200)]
+
+    def interrupt(index: int, result: EvalResult) -> None:
+        raise KeyboardInterrupt
+
+    store = EvaluationStore(tmp_path / "c.sqlite")
+    with store, Evaluator(toolchain, store, backend="native", jobs=2) as evaluator:
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            evaluator.evaluate_many(requests, on_result=interrupt)
+        assert time.monotonic() - start < 3  # not the ~15 s the whole batch takes
+        assert store.stats().entries == 1
+        assert store.stats().by_status == {"ok": 1}

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import suppress
 from dataclasses import dataclass
@@ -125,6 +126,8 @@ class NativeBackend:
         self.timeout = timeout
         self.memory_bytes = memory_bytes
         self.restarts = 0
+        self._live: set[_Worker] = set()  # busy or idle, so that close() can stop evaluations in flight
+        self._live_lock = threading.Lock()
         self._idle: queue.LifoQueue[_Worker | None] = queue.LifoQueue()
         for _ in range(jobs):
             self._idle.put(None)  # started on first use
@@ -141,14 +144,21 @@ class NativeBackend:
         try:
             if worker is None:
                 worker = _Worker(self.library, self.memory_bytes)
+                with self._live_lock:
+                    self._live.add(worker)
             result, healthy = self._evaluate_on(worker, module, pipeline, options, codegen)
             return result
         finally:
             if not healthy and worker is not None:  # hung, dead, or interrupted mid-conversation
-                worker.kill()
+                self._retire(worker)
                 worker = None
                 self.restarts += 1
             self._idle.put(worker)
+
+    def _retire(self, worker: _Worker) -> None:
+        with self._live_lock:
+            self._live.discard(worker)
+        worker.kill()
 
     def _evaluate_on(
         self,
@@ -220,7 +230,8 @@ class NativeBackend:
         return [worker.process.pid for worker in workers if worker is not None]
 
     def close(self) -> None:
-        while not self._idle.empty():
-            worker = self._idle.get_nowait()
-            if worker is not None:
-                worker.kill()
+        """Kill every worker, busy ones too: their evaluations end as crashes that nobody stores."""
+        with self._live_lock:
+            workers, self._live = list(self._live), set()
+        for worker in workers:
+            worker.kill()
