@@ -61,6 +61,11 @@ def default_cache_dir() -> Path:
     return Path(override) if override else Path(platformdirs.user_cache_dir("stitchopt"))
 
 
+def _digest(*parts: str) -> str:
+    """The content address of a cache row: sha256 over its NUL-separated key parts."""
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class EvalKey:
     """Everything that decides an evaluation's outcome."""
@@ -73,8 +78,7 @@ class EvalKey:
 
     @property
     def digest(self) -> str:
-        parts = [self.ir_sha256, self.toolchain, self.pipeline, self.triple, self.options.key()]
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        return _digest(self.ir_sha256, self.toolchain, self.pipeline, self.triple, self.options.key())
 
 
 @dataclass(frozen=True)
@@ -88,8 +92,7 @@ class CodegenKey:
 
     @property
     def digest(self) -> str:
-        parts = [self.ir_hash, self.toolchain, self.triple, self.options.codegen_key()]
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        return _digest(self.ir_hash, self.toolchain, self.triple, self.options.codegen_key())
 
 
 @dataclass(frozen=True)
