@@ -2,7 +2,9 @@
 # Install the system packages stitchopt needs on Debian/Ubuntu (as root), or say what to install.
 # Skipped when STITCHOPT_LLVM points at an LLVM bin directory.
 set -euo pipefail
-packages=(clang-19 llvm-19 llvm-19-dev lld-19 csmith libcsmith-dev)
+# csmith + libcsmith-dev: Csmith differential testing; libboost-dev + libssl-dev: three HumanEval-X programs
+# (CPP/22 and CPP/137 include Boost headers, CPP/162 links OpenSSL).
+packages=(clang-19 llvm-19 llvm-19-dev lld-19 csmith libcsmith-dev libboost-dev libssl-dev)
 
 if [ -n "${STITCHOPT_LLVM:-}" ]; then
   echo "Using LLVM from STITCHOPT_LLVM=$STITCHOPT_LLVM; not installing system packages."

@@ -58,6 +58,10 @@ def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-
         (["eval", "bench://demo-v1/nothing", "-p", "sroa"], "no benchmark"),
         (["ir", str(DATA / "loop_sum.c"), "-o", "x.txt"], "must end in .bc"),
         (["doctor", "--llvm", str(DATA)], "unusable LLVM"),
+        (["validate", "-p", "sroa", "--suite", "nowhere.jsonl"], "nowhere.jsonl: no such suite"),
+        (["validate", "-p", "sroa", "--suite", "humaneval", "--data-dir", str(DATA)], "no HumanEval-X data at"),
+        (["validate", "-p", "function(nope)", "--suite", str(DATA / "selftest")], "unknown function pass 'nope'"),
+        (["validate", str(DATA / "loop_sum.c"), "-p", "sroa", "--inputs", "absent"], "--inputs must be a directory"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
@@ -89,3 +93,15 @@ def test_demo_prints_the_corpus_table(cli) -> None:  # type: ignore[no-untyped-d
     assert "geomean" in done.stdout and "hash_table" in done.stdout
     assert "0 from the cache" in done.stdout
     assert "from the cache" in cli("demo").stdout and "0 evaluated" in cli("demo").stdout
+
+
+def test_validate_exit_status_says_whether_every_program_passed(cli) -> None:  # type: ignore[no-untyped-def]
+    suite = str(DATA / "selftest")
+    good = cli("validate", "-p", "default<Oz>", "--suite", suite, "--json")
+    assert good.returncode == 0, good.stderr
+    (report,) = json.loads(good.stdout)
+    verdicts = {v["program"]: v["status"] for v in report["verdicts"]}
+    assert report["passed"]
+    assert verdicts == {"broken.c": "excluded", "running_balance.cpp": "passed", "sums.c": "passed"}
+    bad = cli("validate", "-p", "function(structurizecfg)", "--suite", suite)
+    assert bad.returncode == 1 and "running_balance.cpp │ test-failed" in bad.stdout and "FAILED" in bad.stdout

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -23,7 +24,8 @@ from stitchopt.core import CompileOptions, EvalResult
 from stitchopt.errors import CacheError
 from stitchopt.toolchain.elf import ObjectSizes
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+UPGRADABLE_VERSIONS = {2}  # older schemas that the current one only adds tables to
 DEFAULT_MAX_BYTES = 1 << 30
 CACHE_DIR_ENV = "STITCHOPT_CACHE_DIR"
 DB_NAME = "evaluations.sqlite"
@@ -52,7 +54,16 @@ CREATE TABLE IF NOT EXISTS codegen (
     last_used REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS codegen_last_used ON codegen(last_used);
+CREATE TABLE IF NOT EXISTS artifacts (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    value BLOB NOT NULL,
+    created REAL NOT NULL,
+    last_used REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS artifacts_last_used ON artifacts(last_used);
 """
+_TABLES = ("evaluations", "codegen", "artifacts")
 
 
 def default_cache_dir() -> Path:
@@ -103,6 +114,7 @@ class CacheStats:
     max_bytes: int
     by_status: dict[str, int]
     codegen_entries: int
+    artifacts_by_kind: dict[str, int]
 
 
 class EvaluationStore:
@@ -134,6 +146,8 @@ class EvaluationStore:
             row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
                 db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) in UPGRADABLE_VERSIONS:
+                db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
                 raise CacheError(
                     f"the evaluation cache {self.path} has schema v{row[0]} but this stitchopt needs "
@@ -175,14 +189,32 @@ class EvaluationStore:
                 "INSERT OR REPLACE INTO codegen VALUES (?,?,?,?)", (key.digest, json.dumps(asdict(sizes)), now, now)
             )
 
+    def get_artifact(self, kind: str, *key_parts: str) -> bytes | None:
+        """A build product or verdict (validation IR, reference runs, verdicts) stored under its content key."""
+        with self._lock:
+            row = self._lookup_row("artifacts", "value", _digest(kind, *key_parts))
+        return None if row is None else bytes(row)
+
+    def put_artifact(self, kind: str, value: bytes, *key_parts: str) -> None:
+        now = time.time()
+        with self._transaction() as db:
+            row = (_digest(kind, *key_parts), kind, value, now, now)
+            db.execute("INSERT OR REPLACE INTO artifacts VALUES (?,?,?,?,?)", row)
+        if self._file_bytes() > self.max_bytes:
+            self.evict()
+
     def _lookup(self, table: str, column: str, digest: str) -> str | None:
+        row = self._lookup_row(table, column, digest)
+        return None if row is None else str(row)
+
+    def _lookup_row(self, table: str, column: str, digest: str) -> Any:
         """One row's value, marking it recently used for LRU eviction."""
         with self._lock:
             row = self._db.execute(f"SELECT {column} FROM {table} WHERE key=?", (digest,)).fetchone()
             if row is None:
                 return None
             self._db.execute(f"UPDATE {table} SET last_used=? WHERE key=?", (time.time(), digest))
-            return str(row[0])
+            return row[0]
 
     def put(self, key: EvalKey, result: EvalResult) -> None:
         self.put_many([(key, result)])
@@ -223,7 +255,7 @@ class EvaluationStore:
         while self._file_bytes() > target:
             with self._transaction() as db:
                 removed = 0
-                for table in ("evaluations", "codegen"):
+                for table in _TABLES:
                     total = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
                     batch = max(1, total // 10) if total else 0
                     db.execute(
@@ -241,8 +273,9 @@ class EvaluationStore:
             entries = self._db.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
             by_status = dict(self._db.execute("SELECT status, COUNT(*) FROM evaluations GROUP BY status").fetchall())
             codegen = self._db.execute("SELECT COUNT(*) FROM codegen").fetchone()[0]
+            artifacts = dict(self._db.execute("SELECT kind, COUNT(*) FROM artifacts GROUP BY kind").fetchall())
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
-        return CacheStats(self.path, entries, size, self.max_bytes, by_status, codegen)
+        return CacheStats(self.path, entries, size, self.max_bytes, by_status, codegen, artifacts)
 
 
 def remove_store(path: Path) -> list[Path]:

@@ -13,11 +13,26 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
-from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, default_cache_dir, remove_store
+from stitchopt.cache.store import DB_NAME, default_cache_dir, remove_store
+from stitchopt.cli.options import (
+    BackendOption,
+    CacheDirOption,
+    DataDirOption,
+    JobsOption,
+    JsonOption,
+    LlvmOption,
+    NoValidateOption,
+    ObjectiveOption,
+    OutputOption,
+    ValidateLimitOption,
+    ValidateOption,
+    console,
+    open_store,
+    print_table,
+)
+from stitchopt.cli.validate import validate_command
 from stitchopt.comparison import compare, compare_many
 from stitchopt.core import Objective
 from stitchopt.datasets.demo import demo_programs, program_path
@@ -45,6 +60,7 @@ from stitchopt.tune.pareto import METRICS, fronts_from_log
 from stitchopt.tune.record import RunRecord
 from stitchopt.tune.session import run_record, tune_programs
 from stitchopt.tune.strategies import STRATEGIES
+from stitchopt.tune.validation import list_validation
 
 app = typer.Typer(
     help="Choose LLVM optimization pass lists that make programs smaller and faster.",
@@ -52,44 +68,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+app.command("validate")(validate_command)
 cache_app = typer.Typer(help="Inspect or clear the evaluation cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
-console = Console()
-TABLE_MIN_WIDTH = 100  # wide tables never lose columns; a narrow terminal wraps lines instead
-
-LlvmOption = Annotated[
-    Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
-    typer.Option(
-        "--llvm", help="LLVM bin directory (default: $STITCHOPT_LLVM, then versioned installs, then PATH)."
-    ),
-]
-CacheDirOption = Annotated[
-    Optional[Path],  # noqa: UP045
-    typer.Option(
-        "--cache-dir", help=f"Evaluation cache directory (default: ${CACHE_DIR_ENV} or the user cache)."
-    ),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-JobsOption = Annotated[int, typer.Option(help="Concurrent evaluations (default: all cores).")]
-ObjectiveOption = Annotated[str, typer.Option(help="Weighted terms: size, instructions, compile-time.")]
-OutputOption = Annotated[
-    Optional[Path],  # noqa: UP045
-    typer.Option("-o", "--output", help="Where to save the run record (read by broadcast)."),
-]
-BackendOption = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option("--backend", help=f"auto (default), native or subprocess (or ${BACKEND_ENV})."),
-]
-
-
-def _store(cache_dir: Path | None) -> EvaluationStore:
-    return EvaluationStore((cache_dir or default_cache_dir()) / DB_NAME)
-
-
-def _print_table(table: Table) -> None:
-    """Tables get at least TABLE_MIN_WIDTH columns: a narrow terminal wraps lines rather than drop columns."""
-    Console(width=max(console.width, TABLE_MIN_WIDTH)).print(table)
-
 
 @app.command()
 def doctor(llvm: LlvmOption = None) -> None:
@@ -183,14 +164,14 @@ def eval_command(
     toolchain = find_toolchain(llvm)
     pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
     check_pipeline(toolchain, pipeline)
-    store = None if no_cache else _store(cache_dir)
+    store = None if no_cache else open_store(cache_dir)
     with Evaluator(toolchain, store, timeout=timeout, backend=backend) as evaluator:
         comparison = compare(evaluator, program_path(file), pipeline, clang_args or [])
     if json_output:
         print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison)}, indent=2))
         return
     console.print(f"pipeline: {pipeline}", highlight=False, soft_wrap=True)
-    _print_table(to_rich(evaluation_rows(comparison)))
+    print_table(to_rich(evaluation_rows(comparison)))
     for label, result in comparison.results.items():
         if not result.ok:
             console.print(f"[red]{label}: {result.status.value}[/red] {result.stderr_tail.strip()[-500:]}")
@@ -206,13 +187,13 @@ def demo(
 ) -> None:
     """Evaluate the built-in corpus at clang's -O0, -Oz and -O3 and print the table."""
     programs = demo_programs()
-    with Evaluator(find_toolchain(llvm), _store(cache_dir), jobs=jobs or None, backend=backend) as evaluator:
+    with Evaluator(find_toolchain(llvm), open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator:
         comparisons = compare_many(evaluator, programs.values())
     table = corpus_rows(comparisons, f"bench://demo-v1 ({len(programs)} programs)")
     if markdown:
         print(to_markdown(table))
         return
-    _print_table(to_rich(table))
+    print_table(to_rich(table))
     counters = evaluator.counters
     console.print(
         f"[dim]{counters.evaluated} evaluated ({evaluator.backend.name} backend), {counters.cache_hits} from the "
@@ -257,13 +238,17 @@ def tune_command(
     csv_summary: Annotated[
         Optional[Path], typer.Option("--csv", help="Write a one-row-per-program CSV summary here.")  # noqa: UP045
     ] = None,
+    validate: ValidateOption = None,
+    validate_limit: ValidateLimitOption = None,
+    no_validate: NoValidateOption = False,
+    data_dir: DataDirOption = None,
     json_output: JsonOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Search for pass lists that beat -Oz on each program (results are NOT validated yet)."""
+    """Search for pass lists that beat -Oz on each program; report only lists that pass validation."""
     if strategy not in STRATEGIES:
         raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     parsed_objective = _objective(objective)
@@ -271,10 +256,13 @@ def tune_command(
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with (
-        Evaluator(toolchain, _store(cache_dir), jobs=jobs or None, backend=backend) as evaluator,
+        Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator,
         open(log, "w") if log else nullcontext() as trial_log,
         Progress(console=console, transient=True, disable=json_output) as progress,
     ):
+        validation = None if no_validate else list_validation(
+            evaluator, validate, limit=validate_limit, data_dir=data_dir
+        )
         task = progress.add_task("tuning", total=budget * len(paths))
         done_before: dict[str, int] = {}
 
@@ -286,7 +274,7 @@ def tune_command(
         tuned = tune_programs(
             evaluator, catalogue, paths, strategy=strategy, objective=parsed_objective,
             budget=Budget(budget, seconds, patience), seed=seed, minimize_best=not no_minimize,
-            insertion=insertion, trial_log=trial_log, on_progress=show,
+            insertion=insertion, trial_log=trial_log, on_progress=show, validation=validation,
         )
         record = run_record(evaluator, tuned, parsed_objective, strategy)
     if output is not None:
@@ -300,16 +288,26 @@ def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
     if json_output:
         print(json.dumps([p.to_dict() for p in record.programs], indent=2))
         return
-    _print_table(to_rich(tuning_rows(record.programs, title)))
+    print_table(to_rich(tuning_rows(record.programs, title)))
     for program in record.programs:
         console.print(f"[bold]{Path(program.program).stem}[/bold]: {program.replay}", highlight=False, soft_wrap=True)
-    console.print("[yellow]Not validated: size searches reward miscompiles; check these lists before use.[/yellow]")
+    unvalidated = [p for p in record.programs if not p.validated]
+    if unvalidated:
+        console.print(f"[yellow]{len(unvalidated)} answer(s) NOT validated: size searches reward miscompiles; "
+                      "check them with `stitchopt validate` before use.[/yellow]")
+    for program in record.programs:
+        if program.validation:
+            console.print(f"[dim]{Path(program.program).stem}: {program.validation}[/dim]", highlight=False)
 
 
 @app.command("broadcast")
 def broadcast_command(
     record_path: Annotated[Path, typer.Argument(help="A run record written by `tune -o`.")],
     top: Annotated[int, typer.Option(help="How many of the most frequent best lists to try.")] = DEFAULT_TOP,
+    validate: ValidateOption = None,
+    validate_limit: ValidateLimitOption = None,
+    no_validate: NoValidateOption = False,
+    data_dir: DataDirOption = None,
     output: OutputOption = None,
     json_output: JsonOption = False,
     jobs: JobsOption = 0,
@@ -320,8 +318,11 @@ def broadcast_command(
     """Try the run's most frequent best lists on every program; each keeps any improvement."""
     record = RunRecord.load(record_path)
     toolchain = find_toolchain(llvm)
-    with Evaluator(toolchain, _store(cache_dir), jobs=jobs or None, backend=backend) as evaluator:
-        outcome = broadcast(evaluator, load_catalogue(toolchain), record, top)
+    with Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator:
+        validation = None if no_validate else list_validation(
+            evaluator, validate, limit=validate_limit, data_dir=data_dir
+        )
+        outcome = broadcast(evaluator, load_catalogue(toolchain), record, top, validation=validation)
     outcome.record.save(output or record_path)
     if not json_output:
         console.print(f"broadcast {len(outcome.candidates)} list(s): {outcome.changed} of "
@@ -337,7 +338,7 @@ def pareto_command(
     """The Pareto front of every program in a finished run, without re-running anything."""
     chosen = tuple(m.strip() for m in metrics.split(",") if m.strip())
     for program, front in fronts_from_log(trial_log, chosen).items():
-        _print_table(to_rich(pareto_rows(Path(program).stem, front)))
+        print_table(to_rich(pareto_rows(Path(program).stem, front)))
 
 
 @app.command("minimize")
@@ -358,7 +359,7 @@ def minimize_command(
     if any(is_explicit_pipeline(name) for name in names):
         raise StitchoptError("minimize takes a flat list of catalogue passes, not a nested pipeline")
     parsed_objective = _objective(objective)
-    with Evaluator(toolchain, _store(cache_dir), backend=backend) as evaluator:
+    with Evaluator(toolchain, open_store(cache_dir), backend=backend) as evaluator:
         module = load_module(toolchain, program_path(file))
         result = minimize(evaluator, module, names, catalogue, parsed_objective, insertion=insertion)
     console.print(f"{len(names)} -> {len(result.passes)} passes, objective {result.score:.4f} (-Oz = 1), "
@@ -369,7 +370,7 @@ def minimize_command(
 @cache_app.command("stats")
 def cache_stats(cache_dir: CacheDirOption = None) -> None:
     """Entries, size on disk and results by status."""
-    with _store(cache_dir) as store:
+    with open_store(cache_dir) as store:
         stats = store.stats()
     console.print(
         f"{stats.path}: {stats.entries:,} entries, {stats.file_bytes / 1e6:.1f} MB "
@@ -378,6 +379,8 @@ def cache_stats(cache_dir: CacheDirOption = None) -> None:
     )
     for status, count in sorted(stats.by_status.items()):
         console.print(f"  {status:<14} {count:,}")
+    for kind, count in sorted(stats.artifacts_by_kind.items()):
+        console.print(f"  {kind:<14} {count:,} (validation)")
 
 
 @cache_app.command("clear")

@@ -70,11 +70,11 @@ def run_tool(
         out, err = proc.communicate(stdin, timeout=timeout)
         timed_out = False
     except subprocess.TimeoutExpired:
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         out, err = proc.communicate()
         timed_out = True
     except BaseException:
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         proc.wait()
         raise
     return ToolRun(
@@ -86,6 +86,6 @@ def run_tool(
     )
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)

@@ -1,0 +1,72 @@
+"""Options and helpers shared by the CLI's commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, default_cache_dir
+from stitchopt.evaluator import BACKEND_ENV
+from stitchopt.validate.suites import DATA_DIR_ENV
+
+console = Console()
+TABLE_MIN_WIDTH = 100  # wide tables never lose columns; a narrow terminal wraps lines instead
+
+LlvmOption = Annotated[
+    Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
+    typer.Option(
+        "--llvm", help="LLVM bin directory (default: $STITCHOPT_LLVM, then versioned installs, then PATH)."
+    ),
+]
+CacheDirOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--cache-dir", help=f"Evaluation cache directory (default: ${CACHE_DIR_ENV} or the user cache)."
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+JobsOption = Annotated[int, typer.Option(help="Concurrent evaluations (default: all cores).")]
+ObjectiveOption = Annotated[str, typer.Option(help="Weighted terms: size, instructions, compile-time.")]
+OutputOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option("-o", "--output", help="Where to save the run record (read by broadcast)."),
+]
+BackendOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--backend", help=f"auto (default), native or subprocess (or ${BACKEND_ENV})."),
+]
+
+ValidateOption = Annotated[
+    Optional[list[str]],  # noqa: UP045
+    typer.Option(
+        "--validate",
+        help="Suite a reported list must pass: humaneval, csmith, a directory or a .jsonl file (repeatable; "
+        "default humaneval when its data is found, else csmith).",
+    ),
+]
+ValidateLimitOption = Annotated[
+    Optional[int],  # noqa: UP045
+    typer.Option("--validate-limit", help="Validate on the first N programs of each suite (csmith: N programs)."),
+]
+NoValidateOption = Annotated[
+    bool, typer.Option("--no-validate", help="Skip full validation (guards still run): answers are NOT validated.")
+]
+DataDirOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option("--data-dir", help=f"Where humaneval_cpp.jsonl.gz is (default ${DATA_DIR_ENV})."),
+]
+
+
+def open_store(cache_dir: Path | None) -> EvaluationStore:
+    return EvaluationStore((cache_dir or default_cache_dir()) / DB_NAME)
+
+
+def print_table(table: Table) -> None:
+    """Tables get at least TABLE_MIN_WIDTH columns: a narrow terminal wraps lines rather than drop columns."""
+    Console(width=max(console.width, TABLE_MIN_WIDTH)).print(table)
+
+

@@ -1,0 +1,119 @@
+"""`stitchopt validate`: judge a pass list on self-test suites, Csmith programs or the user's own program."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import Progress
+from rich.table import Table
+
+from stitchopt.cli.options import (
+    CacheDirOption,
+    DataDirOption,
+    JobsOption,
+    JsonOption,
+    LlvmOption,
+    console,
+    open_store,
+    print_table,
+)
+from stitchopt.errors import StitchoptError
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.passes.pipeline import pipeline_from_text
+from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.validate.reduce import reduce_failure, write_reproducer
+from stitchopt.validate.runner import Validator
+from stitchopt.validate.sandbox import Limits
+from stitchopt.validate.selection import differential_suite, select_suite
+from stitchopt.validate.verdicts import ValidationReport, VerdictStatus
+
+
+def validate_command(
+    program: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Argument(help="Your C/C++ program: compared with its -O0 and -O2 builds instead of a suite."),
+    ] = None,
+    passes: Annotated[str, typer.Option("--passes", "-p", help="Flat list 'sroa,instcombine' or a pipeline.")] = "",
+    suite: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(help="humaneval, csmith, a directory of self-testing programs or a .jsonl(.gz) file; repeatable."),
+    ] = None,
+    limit: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option(help="Use the first N programs of each suite (csmith: N programs)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="First Csmith seed.")] = 1,
+    run_args: Annotated[str, typer.Option(help="Arguments for PROGRAM; {input} stands for each input file.")] = "",
+    inputs: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="Directory of inputs for PROGRAM (stdin, or {input})."),
+    ] = None,
+    data_dir: DataDirOption = None,
+    reduce: Annotated[bool, typer.Option("--reduce", help="Shrink a failing list and write a reproducer.")] = False,
+    reproducer: Annotated[
+        Path, typer.Option(help="Where --reduce writes the reproducer directory.")
+    ] = Path("stitchopt-reproducer"),
+    run_timeout: Annotated[float, typer.Option(help="Seconds each test program may run.")] = 10.0,
+    show_passed: Annotated[bool, typer.Option("--show-passed", help="List passing programs too.")] = False,
+    json_output: JsonOption = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Build and run test programs with a pass list; exit status 0 only when every program passed."""
+    if not passes:
+        raise StitchoptError("give the pass list to validate with --passes, e.g. --passes 'default<Oz>'")
+    toolchain = find_toolchain(llvm)
+    pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
+    limits = Limits(wall_seconds=run_timeout, cpu_seconds=max(1, int(run_timeout)))
+    with open_store(cache_dir) as store:
+        validator = Validator(toolchain, store, jobs=jobs or None, limits=limits)
+        if program is not None:
+            suites = [differential_suite(program, shlex.split(run_args), inputs)]
+        else:
+            suites = [
+                select_suite(spec, validator.builder, limit=limit, seed=seed, data_dir=data_dir, jobs=validator.jobs)
+                for spec in suite or ["humaneval"]
+            ]
+        reports = []
+        for chosen in suites:
+            for note in chosen.discarded:
+                console.print(f"[dim]discarded {note}[/dim]", highlight=False)
+            with Progress(console=console, transient=True, disable=json_output) as progress:
+                task = progress.add_task(f"validating on {chosen.name}", total=len(chosen.programs))
+                report = validator.validate(
+                    chosen, pipeline, progress=lambda _verdict, task=task: progress.advance(task)  # type: ignore[misc]
+                )
+            reports.append(report)
+            if reduce and report.failures:
+                reduction = reduce_failure(validator, report, chosen.programs)
+                write_reproducer(validator, reduction, reproducer)
+                console.print(
+                    f"reduced to {reduction.pipeline!r} on {reduction.program.name} ({reduction.tests} builds); "
+                    f"reproducer in {reproducer}/",
+                    highlight=False,
+                )
+    if json_output:
+        print(json.dumps([r.to_dict() for r in reports], indent=2))
+    else:
+        for report in reports:
+            _show(report, show_passed)
+    if not all(r.passed for r in reports):
+        raise typer.Exit(1)
+
+
+def _show(report: ValidationReport, show_passed: bool) -> None:
+    shown = [v for v in report.verdicts if show_passed or v.status is not VerdictStatus.PASSED]
+    if shown:
+        table = Table(title=f"{report.suite}: {report.pipeline[:80]}")
+        for column in ("program", "status", "detail"):
+            table.add_column(column)
+        for verdict in shown:
+            style = {VerdictStatus.PASSED: "green", VerdictStatus.EXCLUDED: "dim"}.get(verdict.status, "red")
+            table.add_row(verdict.program, f"[{style}]{verdict.status.value}[/{style}]", verdict.detail)
+        print_table(table)
+    console.print(("[green]" if report.passed else "[red]") + report.summary(), highlight=False)

@@ -1,0 +1,265 @@
+"""Build and run one suite program under a pass list, the way the autotuner measured it.
+
+The list runs on the program's IR from the same front end the autotuner uses, with the same `opt` flags, and
+the object comes from `llc` with the same codegen options; only linking and running are added. IR and
+reference runs are cached in the evaluation store, so a second list costs one `opt`, `llc`, link and run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.core import CompileOptions, EvalStatus
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import FRONTEND_LEVEL
+from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, ToolRun, run_tool
+from stitchopt.toolchain.subprocess_backend import classify
+from stitchopt.validate.sandbox import Limits, RunOutcome, run_sandboxed
+from stitchopt.validate.suites import Check, SuiteProgram
+from stitchopt.validate.verdicts import Verdict, VerdictStatus
+
+DETAIL_CHARS = 300
+
+
+@dataclass(frozen=True)
+class References:
+    """How the program behaves when built plainly by clang, or why it is excluded from judging lists."""
+
+    outcomes: tuple[RunOutcome, ...] = ()
+    excluded: str | None = None
+
+    def to_json(self) -> bytes:
+        return json.dumps({"outcomes": [o.to_dict() for o in self.outcomes], "excluded": self.excluded}).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> References:
+        raw = json.loads(data)
+        return cls(tuple(RunOutcome.from_dict(o) for o in raw["outcomes"]), raw["excluded"])
+
+
+def first_line(text: str) -> str:
+    """The most telling line of a diagnostic: the first error or failed assertion, else the pass LLVM crashed
+    in (the last "Running pass" of its stack dump), else the first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower() or "assert" in line.lower()]
+    crashed_in = [line.split(".", 1)[-1].strip() for line in lines if "Running pass" in line][-1:]
+    return (errors or crashed_in or lines or [""])[0][:DETAIL_CHARS]
+
+
+class ProgramBuilder:
+    """Compiles, links and runs suite programs with one toolchain. Thread-safe: each build has its own
+    scratch directory, and the store serializes its own access."""
+
+    def __init__(
+        self,
+        toolchain: Toolchain,
+        store: EvaluationStore | None = None,
+        *,
+        limits: Limits = Limits(),
+        tool_timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.toolchain = toolchain
+        self.store = store
+        self.limits = limits
+        self.tool_timeout = tool_timeout
+
+    # -- cached per program -------------------------------------------------------------------------------
+
+    def references(self, program: SuiteProgram) -> References:
+        """Build and run at each reference level (cached); a program that cannot be judged is excluded."""
+        cached = self._get("reference", program.digest)
+        if cached is not None:
+            return References.from_json(cached)
+        references = self._build_references(program)
+        self._put("reference", references.to_json(), program.digest)
+        return references
+
+    def ir(self, program: SuiteProgram) -> bytes:
+        """The program's unoptimized IR from the autotuner's front end (cached)."""
+        cached = self._get("suite-ir", program.digest, FRONTEND_LEVEL)
+        if cached is not None:
+            return cached
+        run = self._tool(
+            [
+                self.toolchain.tool("clang"),
+                *self._language_args(program),
+                f"-{FRONTEND_LEVEL}",
+                "-Xclang",
+                "-disable-llvm-passes",
+                "-emit-llvm",
+                "-c",
+                "-",
+                "-o",
+                "-",
+            ],
+            stdin=program.source.encode(),
+        )
+        if run.returncode != 0:
+            raise BuildFailed(f"front end failed: {first_line(run.stderr_text)}")
+        self._put("suite-ir", run.stdout, program.digest, FRONTEND_LEVEL)
+        return run.stdout
+
+    # -- one list on one program ---------------------------------------------------------------------------
+
+    def judge(self, program: SuiteProgram, pipeline: str, options: CompileOptions) -> Verdict:
+        """Build the program with `pipeline` and judge its run against the program's check."""
+        references = self.references(program)
+        if references.excluded is not None:
+            return Verdict(program.name, VerdictStatus.EXCLUDED, references.excluded)
+        try:
+            ir = self.ir(program)
+        except BuildFailed as exc:
+            return Verdict(program.name, VerdictStatus.EXCLUDED, str(exc))
+        with tempfile.TemporaryDirectory(prefix="stitchopt-build-") as scratch:
+            work = Path(scratch)
+            (work / "input.bc").write_bytes(ir)
+            opt = self._tool(
+                [
+                    self.toolchain.tool("opt"),
+                    *options.opt_args(),
+                    f"-passes={pipeline}",
+                    str(work / "input.bc"),
+                    "-o",
+                    str(work / "optimized.bc"),
+                ]
+            )
+            if classify(opt) is not EvalStatus.OK:
+                return Verdict(program.name, VerdictStatus.OPT_FAILED, _tool_failure("opt", opt))
+            optimized_hash = hashlib.sha256((work / "optimized.bc").read_bytes()).hexdigest()
+            run_key = (program.digest, optimized_hash, options.codegen_key())
+            cached = self._get("verdict-by-ir", *run_key)
+            if cached is not None:
+                return Verdict.from_dict(json.loads(cached), cached=True)
+            verdict = self._codegen_link_run(program, work, options, references)
+            if verdict.status.repeatable:
+                self._put("verdict-by-ir", json.dumps(verdict.to_dict()).encode(), *run_key)
+            return verdict
+
+    def _codegen_link_run(
+        self, program: SuiteProgram, work: Path, options: CompileOptions, references: References
+    ) -> Verdict:
+        llc = self._tool(
+            [
+                self.toolchain.tool("llc"),
+                *options.llc_flags(),
+                "-filetype=obj",
+                str(work / "optimized.bc"),
+                "-o",
+                str(work / "program.o"),
+            ]
+        )
+        if classify(llc) is not EvalStatus.OK:
+            return Verdict(program.name, VerdictStatus.CODEGEN_FAILED, _tool_failure("llc", llc))
+        link = self._tool([*self.link_command(program, work / "program.o", work / "program")])
+        if link.returncode != 0:
+            return Verdict(program.name, VerdictStatus.LINK_FAILED, _tool_failure("link", link))
+        outcome = self.run(program, work / "program")
+        status, detail = judge_outcome(program, outcome, references)
+        return Verdict(program.name, status, detail, outcome.seconds)
+
+    # -- commands ------------------------------------------------------------------------------------------
+
+    def link_command(self, program: SuiteProgram, obj: Path, exe: Path) -> list[str]:
+        driver = ["--driver-mode=g++"] if program.language == "c++" else []
+        return [self.toolchain.tool("clang"), *driver, str(obj), "-o", str(exe), *program.link_args]
+
+    def run(self, program: SuiteProgram, exe: Path) -> RunOutcome:
+        return run_sandboxed(exe, program.run_args, stdin=program.stdin, limits=self.limits)
+
+    def _language_args(self, program: SuiteProgram) -> list[str]:
+        return ["-x", program.language, "-w", *program.compile_args]
+
+    def _build_references(self, program: SuiteProgram) -> References:
+        outcomes = []
+        for level in program.reference_levels:
+            with tempfile.TemporaryDirectory(prefix="stitchopt-ref-") as scratch:
+                exe = Path(scratch) / "program"
+                build = self._tool(
+                    [
+                        self.toolchain.tool("clang"),
+                        *(["--driver-mode=g++"] if program.language == "c++" else []),
+                        *self._language_args(program),
+                        f"-{level}",
+                        "-",
+                        "-o",
+                        str(exe),
+                        *program.link_args,
+                    ],
+                    stdin=program.source.encode(),
+                )
+                if build.returncode != 0:
+                    return References(excluded=f"does not build at -{level}: {first_line(build.stderr_text)}")
+                outcome = self.run(program, exe)
+            if outcome.timed_out:
+                return References(excluded=f"does not finish at -{level} within {self.limits.wall_seconds:g} s")
+            if program.check is Check.EXIT_ZERO and outcome.returncode != 0:
+                return References(excluded=f"fails its own test at -{level} ({outcome.describe()})")
+            outcomes.append(outcome)
+        first = outcomes[0]
+        for level, other in zip(program.reference_levels[1:], outcomes[1:], strict=True):
+            if (other.returncode, other.stdout) != (first.returncode, first.stdout):
+                return References(
+                    excluded=f"-{program.reference_levels[0]} and -{level} builds behave differently "
+                    "(undefined behaviour or a nondeterministic program): nothing to compare against"
+                )
+        return References(tuple(outcomes))
+
+    def _tool(self, argv: list[str], stdin: bytes | None = None) -> ToolRun:
+        return run_tool(argv, stdin=stdin, timeout=self.tool_timeout)
+
+    def _get(self, kind: str, *parts: str) -> bytes | None:
+        if self.store is None:
+            return None
+        return self.store.get_artifact(kind, self.toolchain.identity, *parts)
+
+    def _put(self, kind: str, value: bytes, *parts: str) -> None:
+        if self.store is not None:
+            self.store.put_artifact(kind, value, self.toolchain.identity, *parts)
+
+
+class BuildFailed(Exception):
+    """A suite program could not be turned into IR: it is excluded, not held against the list."""
+
+
+def _tool_failure(tool: str, run: ToolRun) -> str:
+    if run.timed_out:
+        return f"{tool} timed out after {run.seconds:.0f} s"
+    kind = "crashed" if classify(run) is EvalStatus.CRASH else f"exited {run.returncode}"
+    message = first_line(run.stderr_text)
+    return f"{tool} {kind}: {message}" if message else f"{tool} {kind}"
+
+
+def judge_outcome(program: SuiteProgram, outcome: RunOutcome, references: References) -> tuple[VerdictStatus, str]:
+    """Compare a run with what the program's check demands."""
+    if outcome.timed_out:
+        return VerdictStatus.TIMEOUT, outcome.describe()
+    if program.check is Check.EXIT_ZERO:
+        if outcome.returncode == 0:
+            return VerdictStatus.PASSED, ""
+        message = first_line(outcome.stderr.decode(errors="replace"))
+        aborted = outcome.returncode == -signal.SIGABRT  # assert() or abort(): the test said no
+        status = VerdictStatus.CRASHED if outcome.returncode < 0 and not aborted else VerdictStatus.TEST_FAILED
+        return status, f"{outcome.describe()}: {message}" if message else outcome.describe()
+    expected = references.outcomes[0]
+    if (outcome.returncode, outcome.stdout) == (expected.returncode, expected.stdout):
+        return VerdictStatus.PASSED, ""
+    if outcome.returncode < 0 and expected.returncode >= 0:
+        return VerdictStatus.CRASHED, outcome.describe()
+    return VerdictStatus.WRONG_OUTPUT, _difference(expected, outcome)
+
+
+def _difference(expected: RunOutcome, actual: RunOutcome) -> str:
+    if expected.returncode != actual.returncode:
+        return f"{actual.describe()}, expected {expected.describe()}"
+    want = expected.stdout.decode(errors="replace").splitlines()
+    got = actual.stdout.decode(errors="replace").splitlines()
+    for number, (a, b) in enumerate(zip(want, got, strict=False), 1):
+        if a != b:
+            return f"stdout line {number}: {b[:120]!r}, expected {a[:120]!r}"
+    return f"stdout has {len(got)} lines, expected {len(want)}"

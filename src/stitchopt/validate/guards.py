@@ -1,0 +1,140 @@
+"""Cheap guards: signs of a miscompile visible in the optimized IR itself, checked before a list can be a best.
+
+A size objective rewards deleting code, so the classic miscompiles look like wins: exported functions or
+globals gone, whole function bodies reduced to `unreachable`, code proven undefined and replaced by UB
+markers (`store ... ptr poison/null`). Each guard compares with what -Oz does to the same IR, so code that
+really is dead or undefined under -Oz too is not held against a list. Guards are necessary, not sufficient:
+full validation still runs on the final lists.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from stitchopt.core import CompileOptions, IRModule
+from stitchopt.errors import InputError
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, run_tool
+from stitchopt.validate.builder import first_line
+
+_NAME = r'(?:"[^"]*"|[-a-zA-Z$._0-9]+)'
+_DEFINE_RE = re.compile(rf"^define\s+(.*?)@({_NAME})\(")
+_GLOBAL_RE = re.compile(rf"^@({_NAME})\s*=\s*(.*?)\b(global|constant|alias|ifunc)\b")
+_UB_MARKER_RE = re.compile(r"^\s*store\s.*,\s*ptr (?:null|poison)\b")
+_LOCAL_LINKAGES = {"private", "internal"}
+_DISCARDABLE_LINKAGES = {"linkonce", "linkonce_odr", "available_externally"}
+_DECLARATION_LINKAGES = {"external", "extern_weak"}  # written out only on declarations of globals
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    required: frozenset[str]  # definitions a linker may need: externally visible and not discardable
+    exported: frozenset[str]  # every definition visible outside the module
+    unreachable_bodies: frozenset[str]  # defined functions whose whole body is `unreachable`
+    ub_markers: int  # stores to null or poison: how LLVM marks code it proved undefined
+
+
+def summarize(ir_text: str) -> ModuleSummary:
+    """Read the facts the guards need from textual IR (one pass over the lines)."""
+    required: set[str] = set()
+    exported: set[str] = set()
+    unreachable: set[str] = set()
+    ub_markers = 0
+    function: str | None = None
+    body: list[str] = []
+    for line in ir_text.splitlines():
+        if function is not None:
+            if line.startswith("}"):
+                if body == ["unreachable"]:
+                    unreachable.add(function)
+                function = None
+                continue
+            stripped = line.split(";", 1)[0].strip()
+            if stripped and not stripped.endswith(":"):
+                body.append(stripped)
+            ub_markers += bool(_UB_MARKER_RE.match(line))
+            continue
+        if (match := _DEFINE_RE.match(line)) is not None:
+            linkage, name = set(match.group(1).split()), match.group(2)
+            function, body = name, []
+            _classify(name, linkage, required, exported)
+        elif (match := _GLOBAL_RE.match(line)) is not None:
+            name, linkage = match.group(1), set(match.group(2).split())
+            if not linkage & _DECLARATION_LINKAGES:
+                _classify(name, linkage, required, exported)
+    return ModuleSummary(frozenset(required), frozenset(exported), frozenset(unreachable), ub_markers)
+
+
+def _classify(name: str, linkage: set[str], required: set[str], exported: set[str]) -> None:
+    if linkage & _LOCAL_LINKAGES:
+        return
+    exported.add(name)
+    if not linkage & _DISCARDABLE_LINKAGES:
+        required.add(name)
+
+
+def suspicious_changes(source: ModuleSummary, reference: ModuleSummary, candidate: ModuleSummary) -> list[str]:
+    """Why a candidate's output looks miscompiled; `reference` is -Oz on the same `source` IR."""
+    reasons = []
+    missing = sorted(source.required - candidate.exported)
+    if missing:
+        reasons.append(f"exported definitions removed: {_names(missing)}")
+    emptied = sorted(candidate.unreachable_bodies - reference.unreachable_bodies - source.unreachable_bodies)
+    if emptied:
+        reasons.append(f"function bodies reduced to unreachable: {_names(emptied)}")
+    if candidate.ub_markers > max(reference.ub_markers, source.ub_markers):
+        reasons.append(
+            f"{candidate.ub_markers} stores to null/poison (code proven undefined), -Oz has {reference.ub_markers}"
+        )
+    return reasons
+
+
+def _names(names: list[str], shown: int = 5) -> str:
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+class _OptFailed(Exception):
+    pass
+
+
+class Guard:
+    """The guards for one program: summaries of its IR and of -Oz on it, computed once."""
+
+    def __init__(
+        self,
+        toolchain: Toolchain,
+        module: IRModule,
+        options: CompileOptions,
+        oz_pipeline: str,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.toolchain = toolchain
+        self.module = module
+        self.options = options
+        self.timeout = timeout
+        try:
+            self.source = self._summary(None)
+            self.reference = self._summary(oz_pipeline)
+        except _OptFailed as exc:
+            raise InputError(f"{module.name}: cannot read the module for the guards: {exc}") from exc
+
+    def check(self, pipeline: str) -> list[str]:
+        """Reasons to distrust `pipeline` on this program; empty when every guard holds."""
+        try:
+            candidate = self._summary(pipeline)
+        except _OptFailed as exc:
+            return [str(exc)]
+        return suspicious_changes(self.source, self.reference, candidate)
+
+    def _summary(self, pipeline: str | None) -> ModuleSummary:
+        """The module after `pipeline` (None: as it is); opt fails e.g. when the result does not verify."""
+        passes = [f"-passes={pipeline}"] if pipeline is not None else []
+        argv = [self.toolchain.tool("opt"), *self.options.opt_args(), *passes, "-S", "-", "-o", "-"]
+        run = run_tool(argv, stdin=self.module.bitcode, timeout=self.timeout)
+        if run.timed_out:
+            raise _OptFailed(f"opt timed out after {run.seconds:.0f} s")
+        if run.returncode != 0:
+            raise _OptFailed(f"opt failed: {first_line(run.stderr_text)}")
+        return summarize(run.stdout.decode(errors="replace"))

@@ -1,0 +1,148 @@
+"""Validation building blocks that need no LLVM: IR summaries, guards, delta debugging, suite files, sandbox."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from stitchopt.errors import InputError
+from stitchopt.validate.guards import summarize, suspicious_changes
+from stitchopt.validate.reduce import ddmin, reduce_pipeline
+from stitchopt.validate.sandbox import Limits, run_sandboxed
+from stitchopt.validate.suites import jsonl_suite, load_suite
+
+SOURCE_IR = """
+@counter = global i32 0
+@table = internal constant [2 x i32] [i32 1, i32 2]
+@ext = external global i32
+define i32 @main() {
+entry:
+  %x = call i32 @helper(i32 1)
+  ret i32 %x
+}
+define linkonce_odr i32 @inline_me(i32 %a) {
+  ret i32 %a
+}
+define internal i32 @helper(i32 %a) {
+entry:
+  ret i32 %a
+}
+declare void @abort()
+"""
+
+BROKEN_IR = """
+@table = internal constant [2 x i32] [i32 1, i32 2]
+define i32 @main() {
+entry:
+  store i8 poison, ptr null, align 1
+  unreachable
+}
+define i32 @other() {
+  unreachable
+}
+"""
+
+
+def test_summary_reads_exported_definitions_bodies_and_ub_markers() -> None:
+    source = summarize(SOURCE_IR)
+    assert source.required == {"counter", "main"}
+    assert source.exported == {"counter", "main", "inline_me"}
+    assert source.unreachable_bodies == frozenset() and source.ub_markers == 0
+    broken = summarize(BROKEN_IR)
+    assert broken.unreachable_bodies == {"other"}
+    assert broken.ub_markers == 1
+
+
+def test_guards_flag_removed_definitions_emptied_functions_and_new_ub() -> None:
+    source = summarize(SOURCE_IR)
+    reasons = suspicious_changes(source, reference=source, candidate=summarize(BROKEN_IR))
+    assert any("removed: counter" in r for r in reasons)
+    assert any("reduced to unreachable: other" in r for r in reasons)
+    assert any("stores to null/poison" in r for r in reasons)
+    assert suspicious_changes(source, source, source) == []
+
+
+def test_guards_accept_what_oz_does_too() -> None:
+    broken = summarize(BROKEN_IR)
+    assert not any("unreachable" in r for r in suspicious_changes(broken, broken, broken))
+
+
+def test_ddmin_finds_a_one_minimal_failing_subsequence() -> None:
+    items = list(range(20))
+    result = ddmin(items, lambda sub: 3 in sub and 17 in sub)
+    assert result == [3, 17]
+
+
+def test_reduce_pipeline_descends_into_adaptors_and_defaults() -> None:
+    def expand(element: str) -> str:
+        return "function(instcombine,sccp),globaldce"
+
+    def fails(pipeline: str) -> bool:
+        return "sccp" in pipeline.replace("default<O2>", expand("default<O2>"))
+
+    assert reduce_pipeline("inline,function(sroa,sccp,dce),globaldce", fails, expand) == "function(sccp)"
+    assert reduce_pipeline("strip,default<O2>", fails, expand) == "function(sccp)"
+
+
+def _write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
+    with gzip.open(path, "wt") as handle:
+        for record in records:
+            handle.write(json.dumps(record) + "\n")
+    return path
+
+
+def test_humaneval_records_get_missing_includes_and_needed_libraries(tmp_path: Path) -> None:
+    record = {
+        "task_id": "CPP/X",
+        "prompt": "#include<openssl/md5.h>\n#include<vector>\nint f(){",
+        "canonical_solution": "return 0;}",
+        "test": "int main(){return f();}",
+    }
+    suite = jsonl_suite(_write_jsonl(tmp_path / "s.jsonl.gz", [record]))
+    program = suite.programs[0]
+    assert program.source.startswith("#include<stdlib.h>\n#include<algorithm>")
+    assert program.source.count("#include<vector>") == 1
+    assert "-lcrypto" in program.link_args and "-std=c++11" in program.compile_args
+
+
+def test_bad_suites_fail_with_one_line(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such suite"):
+        load_suite(str(tmp_path / "missing.jsonl"))
+    with pytest.raises(InputError, match="lacks 'canonical_solution'"):
+        jsonl_suite(_write_jsonl(tmp_path / "bad.jsonl.gz", [{"task_id": "x", "prompt": "", "test": ""}]))
+    with pytest.raises(InputError, match="no .c/.cc"):
+        load_suite(str(tmp_path))
+
+
+def _script(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "prog.py"
+    path.write_text(f"#!{sys.executable}\n{body}")
+    path.chmod(0o755)
+    return path
+
+
+def test_sandbox_kills_hangs_and_bounds_output(tmp_path: Path) -> None:
+    hang = _script(tmp_path, "import time\ntime.sleep(60)\n")
+    outcome = run_sandboxed(hang, limits=Limits(wall_seconds=0.5))
+    assert outcome.timed_out and outcome.seconds < 10
+    chatty = _script(tmp_path, "import sys\nwhile True: sys.stdout.write('x' * 65536)\n")
+    outcome = run_sandboxed(chatty, limits=Limits(wall_seconds=20, file_bytes=1 << 20))
+    assert not outcome.timed_out and outcome.returncode != 0  # SIGXFSZ or the write error
+    assert len(outcome.stdout) <= 1 << 20
+
+
+def test_sandbox_runs_in_a_removed_scratch_dir_with_a_clean_env(tmp_path: Path) -> None:
+    probe = _script(
+        tmp_path, "import os, sys\nprint(os.getcwd())\nprint(sorted(os.environ))\nprint(sys.stdin.read() == '')\n"
+    )
+    outcome = run_sandboxed(probe)
+    cwd, env, stdin_empty = outcome.stdout.decode().splitlines()
+    assert outcome.returncode == 0 and not Path(cwd).exists()
+    assert "HOME" in env and "PYTHONPATH" not in env and "STITCHOPT_DATA" not in env
+    assert stdin_empty == "True"
+    echo = _script(tmp_path, "import sys\nsys.stdout.write(sys.stdin.read().upper())\n")
+    assert run_sandboxed(echo, stdin=b"abc").stdout == b"ABC"
