@@ -1,11 +1,13 @@
-"""Autotuning quality: geomean object-size change vs -Oz (with the -Oz backup) per strategy and budget,
-then with minimization and broadcast at the largest budget. NOT VALIDATED: until the validator exists,
-gains on self-checking programs may be miscompiles or whole-program constant folding.
+"""Autotuning quality: geomean object-size change vs -Oz (with the -Oz backup) per strategy and budget, with
+guards on every would-be best, then minimization, full validation of each program's answer and broadcast of
+the validated answers.
 
-One run per strategy at the largest budget; smaller budgets are read off its best-so-far curve.
+One search per strategy and program at the largest budget; smaller budgets are read off its best-so-far curve
+(guarded, not yet validated). The "validated" columns count only lists that passed the validation suites; a
+program whose lists all fail keeps -Oz.
 
     python benchmarks/autotune_quality.py [--corpus demo|DIR] [--programs 10] [--budgets 100,300]
-        [--strategies random,local,greedy] [--seed 0]
+        [--strategies random,local,greedy] [--seed 0] [--validate humaneval] [--validate-limit N]
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from stitchopt.core import Objective
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluator import Evaluator
 from stitchopt.passes.catalogue import load_catalogue
-from stitchopt.passes.pipeline import nest
+from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import load_module, supported_suffixes
@@ -29,8 +31,9 @@ from stitchopt.tune.broadcast import broadcast
 from stitchopt.tune.driver import Budget, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
-from stitchopt.tune.session import replay_command
+from stitchopt.tune.session import first_valid, replay_command
 from stitchopt.tune.strategies import make_strategy
+from stitchopt.tune.validation import list_validation, program_guard
 
 
 def geomean_change(scores: list[float]) -> str:
@@ -54,6 +57,8 @@ def main() -> None:
     parser.add_argument("--budgets", default="100,300")
     parser.add_argument("--strategies", default="random,local,greedy")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--validate", action="append", help="suite (repeatable; default humaneval or csmith)")
+    parser.add_argument("--validate-limit", type=int)
     args = parser.parse_args()
     budgets = sorted(int(b) for b in args.budgets.split(","))
     toolchain = find_toolchain()
@@ -63,47 +68,63 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as scratch, EvaluationStore(Path(scratch) / "c.sqlite") as store:
         evaluator = Evaluator(toolchain, store)
+        validation = list_validation(evaluator, args.validate, limit=args.validate_limit)
         modules = [load_module(toolchain, p) for p in paths]
+        guards = [program_guard(evaluator, m) for m in modules]
         oz = evaluator.baselines["Oz"]
+        references = [evaluator.evaluate(m, oz.pipeline, oz.options) for m in modules]
         for strategy in args.strategies.split(","):
             start, evaluated = time.monotonic(), evaluator.counters.evaluated
             runs = [
                 tune(evaluator, m, make_strategy(strategy, catalogue, args.seed, oz.pipeline), catalogue, objective,
-                     Budget(budgets[-1]))
-                for m in modules
+                     Budget(budgets[-1]), guard=guard)
+                for m, guard in zip(modules, guards, strict=True)
             ]
             search_seconds = time.monotonic() - start
             rate = (evaluator.counters.evaluated - evaluated) / search_seconds
             for budget in budgets:
                 scores = [run.curve[min(budget, len(run.curve)) - 1] if run.curve else 1.0 for run in runs]
-                rows.append([strategy, f"{budget:,}", geomean_change(scores), "", "", "", f"{rate:.1f}"])
-            minimized = [
-                minimize(evaluator, m, run.best_passes, catalogue, objective, insertion=False)
-                if run.best_passes is not None and run.best_score < 1.0 else None
-                for m, run in zip(modules, runs, strict=True)
-            ]
-            after_min = [mz.score if mz else 1.0 for mz in minimized]
-            lengths = [len(mz.passes) for mz in minimized if mz]
+                rows.append([strategy, f"{budget:,}", geomean_change(scores), "", "", "", "", "", f"{rate:.1f}"])
+            answers, after_min, lengths, rejected = [], [], [], 0
+            for module, run, guard in zip(modules, runs, guards, strict=True):
+                candidates = list(reversed(run.bests))
+                if run.best_passes is not None:
+                    mz = minimize(evaluator, module, run.best_passes, catalogue, objective, insertion=False,
+                                  guard=guard)
+                    if mz.score <= run.best_score:
+                        candidates.insert(0, (mz.passes, mz.score))
+                after_min.append(candidates[0][1] if candidates else 1.0)
+                chosen, notes = first_valid(candidates, catalogue, validation)
+                rejected += sum("failed" in note for note in notes)
+                answers.append(chosen)
+                if chosen is not None:
+                    lengths.append(len(chosen))
             record = RunRecord(toolchain.identity, str(objective), strategy, tuple(
-                ProgramRecord(str(path), mz.passes if mz else None, nest(mz.passes, catalogue) if mz else oz.pipeline,
-                              None, None, budgets[-1], replay_command(evaluator, oz.pipeline))
-                for path, mz in zip(paths, minimized, strict=True)
+                ProgramRecord(str(path), chosen, tuned_pipeline(chosen, catalogue) if chosen else oz.pipeline,
+                              None, None, budgets[-1], replay_command(evaluator, oz.pipeline), validated=True)
+                for path, chosen in zip(paths, answers, strict=True)
             ))
-            outcome = broadcast(evaluator, catalogue, record)
-            after_broadcast = [
-                objective.score(evaluator.evaluate(m, p.pipeline, oz.options), evaluator.evaluate(m, oz.pipeline,
-                                                                                                  oz.options))
-                for m, p in zip(modules, outcome.record.programs, strict=True)
+            validated = [
+                objective.score(evaluator.evaluate(m, p.pipeline, oz.options), ref)
+                for m, p, ref in zip(modules, record.programs, references, strict=True)
             ]
-            rows[-1][3:6] = [geomean_change(after_min), geomean_change(after_broadcast),
-                             f"{sum(lengths) / len(lengths):.1f}" if lengths else "-"]
-            print(f"{strategy}: search {search_seconds:.0f} s, broadcast changed {outcome.changed} of {len(paths)}",
-                  flush=True)
+            outcome = broadcast(evaluator, catalogue, record, validation=validation)
+            after_broadcast = [
+                objective.score(evaluator.evaluate(m, p.pipeline, oz.options), ref)
+                for m, p, ref in zip(modules, outcome.record.programs, references, strict=True)
+            ]
+            rows[-1][3:8] = [
+                geomean_change(after_min), geomean_change(validated), geomean_change(after_broadcast),
+                str(rejected), f"{sum(lengths) / len(lengths):.1f}" if lengths else "-",
+            ]
+            suspicious = sum(run.suspicious for run in runs)
+            print(f"{strategy}: search {search_seconds:.0f} s, {suspicious} suspicious candidates, {rejected} "
+                  f"lists rejected by validation, broadcast changed {outcome.changed} of {len(paths)}", flush=True)
         evaluator.close()
-    headers = ["strategy", "evaluations/program", "geomean vs -Oz", "+ minimize", "+ broadcast",
-               "mean minimized length", "evaluations/s"]
+    headers = ["strategy", "evaluations/program", "guarded search", "+ minimize", "validated",
+               "+ broadcast (validated)", "lists rejected", "mean answer length", "evaluations/s"]
     print(f"\n{args.corpus}: {len(paths)} programs, seed {args.seed}, LLVM {toolchain.version_string}, "
-          f"objective {objective}; NOT VALIDATED\n")
+          f"objective {objective}, validation: {validation.describe()}\n")
     print(to_markdown(Rows("autotune", headers, rows)))
 
 

@@ -107,6 +107,7 @@ class Evaluator:
         self.toolchain = toolchain
         self.store = store
         self.jobs = jobs or os.cpu_count() or 1
+        self.timeout = timeout
         self.backend = select_backend(toolchain, backend, jobs=self.jobs, timeout=timeout, memory_bytes=memory_bytes)
         self.codegen_cache = CodegenCache(toolchain, store)
         self.counters = EvalCounters()

@@ -52,10 +52,14 @@ def test_extension_is_built_for_this_toolchain(toolchain: Toolchain) -> None:
     assert probe.available, probe.reason
 
 
+CROSSCHECK_LISTS = int(os.environ.get("STITCHOPT_CROSSCHECK_LISTS", "24"))
+
+
 def test_native_and_subprocess_agree_on_the_demo_corpus(
     toolchain: Toolchain, catalogue: Catalogue, native: NativeBackend, oz_options: CompileOptions
 ) -> None:
-    """50 random lists of 1-50 passes per demo program: identical statuses, counts and section sizes.
+    """Random lists of 1-50 passes per demo program (24 in CI; STITCHOPT_CROSSCHECK_LISTS=50 for the 1,250-pair
+    check of issue 3): identical statuses, counts and section sizes.
 
     The optimized bitcode itself is not always identical: some passes (newgvn above all) leave a use-list
     order that differs even between two runs of opt on the same input. A systematic difference in how the
@@ -64,7 +68,7 @@ def test_native_and_subprocess_agree_on_the_demo_corpus(
     work = []
     for path in demo_programs().values():
         module = load_module(toolchain, path)
-        work += [(module, nest(rng.choices(catalogue.passes, k=rng.randint(1, 50)))) for _ in range(50)]
+        work += [(module, nest(rng.choices(catalogue.passes, k=rng.randint(1, 50)))) for _ in range(CROSSCHECK_LISTS)]
     reference = SubprocessBackend(toolchain, timeout=60)
     with ThreadPoolExecutor(max_workers=2) as pool:
         expected = list(pool.map(lambda w: reference.evaluate(w[0], w[1], oz_options), work))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -12,14 +13,16 @@ from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule, Objective
 from stitchopt.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import nest
+from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.broadcast import broadcast
 from stitchopt.tune.driver import Budget, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
+from stitchopt.tune.session import tune_programs
 from stitchopt.tune.strategies import flatten_pipeline, make_strategy
+from stitchopt.tune.validation import Verified, list_validation, program_guard
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -62,26 +65,27 @@ def test_minimizer_never_worsens_and_reaches_a_fixed_point(toolchain: Toolchain,
         first = minimize(evaluator, loop_sum, start, catalogue, insertion=False)
         again = minimize(evaluator, loop_sum, first.passes, catalogue, insertion=False)
         reference = evaluator.evaluate(loop_sum, oz.pipeline, oz.options)
-        before = Objective().score(evaluator.evaluate(loop_sum, nest(start, catalogue), oz.options), reference)
+        started = evaluator.evaluate(loop_sum, tuned_pipeline(start, catalogue), oz.options)
+        before = Objective().score(started, reference)
     assert first.complete and len(first.passes) < len(start)
     assert first.score <= before
     assert again.passes == first.passes and again.score == first.score
 
 
-def test_tune_command_reports_replayable_unvalidated_results(tmp_path: Path) -> None:
+def test_tune_command_reports_replayable_validated_results(tmp_path: Path) -> None:
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run(
         [sys.executable, "-m", "stitchopt", "tune", str(DATA / "loop_sum.c"), "--budget", "16", "--json",
-         "--log", str(tmp_path / "trials.jsonl")],
+         "--log", str(tmp_path / "trials.jsonl"), "--validate", str(DATA / "selftest")],
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert done.returncode == 0, done.stderr
     (answer,) = json.loads(done.stdout)
-    assert answer["validated"] is False and answer["evaluations"] == 16
+    assert answer["validated"] is True and answer["evaluations"] == 16
     assert answer["size_bytes"] <= answer["oz_size_bytes"]
     assert "-passes=" in answer["replay"] and answer["replay"].count("&&") == 1
     trials = [json.loads(line) for line in (tmp_path / "trials.jsonl").read_text().splitlines()]
-    assert len(trials) == 16 and {"pipeline", "size_bytes", "score", "best_score"} <= set(trials[0])
+    assert len(trials) == 16 and {"pipeline", "size_bytes", "score", "best_score", "suspicious"} <= set(trials[0])
     bad = subprocess.run([sys.executable, "-m", "stitchopt", "tune", str(DATA / "loop_sum.c"), "--strategy", "x"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and "unknown strategy" in bad.stderr
@@ -96,7 +100,7 @@ def test_broadcast_gives_every_program_the_common_best_lists(toolchain: Toolchai
         oz = evaluator.baselines["Oz"]
         shapes_oz = evaluator.evaluate(load_module(toolchain, shapes), oz.pipeline, oz.options)
         record = RunRecord("llvm", "size=1", "local", (
-            ProgramRecord(str(DATA / "loop_sum.c"), run.best_passes, nest(run.best_passes, catalogue),
+            ProgramRecord(str(DATA / "loop_sum.c"), run.best_passes, tuned_pipeline(run.best_passes, catalogue),
                           run.best_result.size_bytes, run.oz.size_bytes, 24, "replay"),
             ProgramRecord(str(shapes), None, oz.pipeline, shapes_oz.size_bytes, shapes_oz.size_bytes, 0, "replay"),
         ))
@@ -118,9 +122,9 @@ def test_tune_broadcast_pareto_and_minimize_commands(tmp_path: Path) -> None:
 
     run, log = tmp_path / "run.json", tmp_path / "trials.jsonl"
     assert cli("tune", str(DATA / "loop_sum.c"), str(DATA / "shapes.cpp"), "--budget", "16", "-o", str(run),
-               "--log", str(log), "--csv", str(tmp_path / "run.csv")).returncode == 0
+               "--log", str(log), "--csv", str(tmp_path / "run.csv"), "--no-validate").returncode == 0
     assert len((tmp_path / "run.csv").read_text().splitlines()) == 3
-    done = cli("broadcast", str(run))
+    done = cli("broadcast", str(run), "--validate", str(DATA / "selftest"))
     assert done.returncode == 0 and "best(s) changed" in done.stdout
     assert len(RunRecord.load(run).programs) == 2
     done = cli("pareto", str(log))
@@ -141,3 +145,44 @@ def test_patience_and_time_budgets_stop_early(toolchain: Toolchain, catalogue: C
     assert patient.evaluations < 500
     assert patient.evaluations - min(i + 1 for i, s in enumerate(patient.curve) if s == patient.best_score) >= 8
     assert hurried.evaluations < 500 and hurried.seconds < 5
+
+
+def test_guards_reject_candidates_and_the_search_never_climbs_from_them(
+    toolchain: Toolchain, catalogue: Catalogue, loop_sum: IRModule, store: EvaluationStore
+) -> None:
+    with Evaluator(toolchain, store) as evaluator:
+        guard = program_guard(evaluator, loop_sum)
+        assert guard("internalize,globaldce")[0].startswith("exported definitions removed: checksum, main")
+        assert guard(evaluator.baselines["Oz"].pipeline) == []
+        searcher = make_strategy("random", catalogue, 3, evaluator.baselines["Oz"].pipeline)
+        log = io.StringIO()
+        run = tune(evaluator, loop_sum, searcher, catalogue, budget=Budget(48), trial_log=log,
+                   guard=lambda pipeline: ["distrusted"])
+    assert run.suspicious > 0 and run.bests == [] and run.best_passes is None and run.best_score == 1.0
+    flagged = [json.loads(line) for line in log.getvalue().splitlines() if json.loads(line)["suspicious"]]
+    assert len(flagged) == run.suspicious and all(t["score"] is None for t in flagged)
+
+
+class _RejectFirst:
+    """A validation that fails the first list it sees (the error path of tune_programs)."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def check(self, pipeline: str) -> Verified:
+        self.seen.append(pipeline)
+        return Verified(len(self.seen) > 1, "failed" if len(self.seen) == 1 else "passed")
+
+
+def test_answers_are_validated_and_a_failing_list_gives_way_to_the_next_best(
+    toolchain: Toolchain, catalogue: Catalogue, store: EvaluationStore
+) -> None:
+    with Evaluator(toolchain, store) as evaluator:
+        suite = list_validation(evaluator, [str(DATA / "selftest")])
+        (answer,) = tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], budget=Budget(24), validation=suite)
+        assert answer.validated and "passed selftest (3 programs)" in answer.validation
+        rejecting = _RejectFirst()
+        (fallback,) = tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], budget=Budget(24),
+                                    validation=rejecting)  # type: ignore[arg-type]
+    assert rejecting.seen[0] == answer.pipeline and fallback.passes != answer.passes
+    assert fallback.validation.startswith(f"{len(answer.passes or ())}-pass list failed")

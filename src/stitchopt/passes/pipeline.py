@@ -45,6 +45,17 @@ def nest(passes: Iterable[CataloguePass | str], catalogue: Catalogue | None = No
     return ",".join(_render(outer, runs) for outer, runs in groups)
 
 
+# Every clang pipeline (-O0 included) starts by inlining always_inline functions, which GNU C requires; without
+# it, libstdc++ 12's always_inline members that the IR only has as available_externally (e.g.
+# basic_string::_M_use_local_data) stay calls to symbols no library defines, and linking fails.
+TUNED_PREFIX = "always-inline"
+
+
+def tuned_pipeline(passes: Iterable[CataloguePass | str], catalogue: Catalogue) -> str:
+    """A searched pass list as the pipeline stitchopt evaluates and reports: `always-inline`, then the list."""
+    return f"{TUNED_PREFIX},{nest(passes, catalogue)}"
+
+
 def _render(outer: str | None, runs: list[tuple[str | None, list[str]]]) -> str:
     body = ",".join(
         ",".join(items) if inner is None else f"{inner}({','.join(items)})" for inner, items in runs

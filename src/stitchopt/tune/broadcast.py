@@ -1,7 +1,8 @@
 """Broadcast: the most frequent best lists of a run are tried on every program, which keeps any gain.
 
 LLM Compiler's autotuner broadcast its 100 most common best lists to every program; lists that help one
-program often help others, and each costs one evaluation per program.
+program often help others, and each costs one evaluation per program. A list that would improve a program
+must pass that program's guards and, when a validation is given, the full validation (cached per list).
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from stitchopt.core import Objective
 from stitchopt.datasets.demo import program_path
 from stitchopt.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import nest
+from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.record import RunRecord
 from stitchopt.tune.session import replay_command
 from stitchopt.tune.strategies import PassNames
+from stitchopt.tune.validation import ListValidation, program_guard
 
 DEFAULT_TOP = 100
 
@@ -35,7 +37,13 @@ def most_common_lists(record: RunRecord, top: int = DEFAULT_TOP) -> list[PassNam
 
 
 def broadcast(
-    evaluator: Evaluator, catalogue: Catalogue, record: RunRecord, top: int = DEFAULT_TOP
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    record: RunRecord,
+    top: int = DEFAULT_TOP,
+    *,
+    guards: bool = True,
+    validation: ListValidation | None = None,
 ) -> BroadcastOutcome:
     objective = Objective.parse(record.objective)
     candidates = most_common_lists(record, top)
@@ -43,18 +51,24 @@ def broadcast(
     updated, changed = [], 0
     for program in record.programs:
         module = load_module(evaluator.toolchain, program_path(program.program))
+        guard = program_guard(evaluator, module) if guards else None
         reference, current = evaluator.evaluate_many(
             [EvalRequest(module, oz.pipeline, oz.options), EvalRequest(module, program.pipeline, oz.options)]
         )
         best, best_score = program, objective.score(current, reference)
-        pipelines = [nest(passes, catalogue) for passes in candidates]
+        pipelines = [tuned_pipeline(passes, catalogue) for passes in candidates]
         results = evaluator.evaluate_many([EvalRequest(module, p, oz.options) for p in pipelines])
         for passes, pipeline, result in zip(candidates, pipelines, results, strict=True):
             score = objective.score(result, reference)
-            if score < best_score:
-                best_score = score
-                best = replace(program, passes=passes, pipeline=pipeline, size_bytes=result.size_bytes,
-                               replay=replay_command(evaluator, pipeline), validated=False)
+            if score >= best_score or (guard is not None and guard(pipeline)):
+                continue
+            verified = validation.check(pipeline) if validation is not None else None
+            if verified is not None and not verified.passed:
+                continue
+            best_score = score
+            best = replace(program, passes=passes, pipeline=pipeline, size_bytes=result.size_bytes,
+                           replay=replay_command(evaluator, pipeline), validated=verified is not None,
+                           validation=verified.note if verified is not None else "")
         changed += best is not program
         updated.append(best)
     return BroadcastOutcome(replace(record, programs=tuple(updated)), tuple(candidates), changed)

@@ -1,5 +1,8 @@
 """Run a strategy on one program: evaluation through the cache, budgets, patience, and -Oz as the backup.
 
+A candidate that would become the best first passes the program's guards (when given): one that fails is
+logged as suspicious and scored as a failure, so the strategy does not climb from a likely miscompile.
+
 Every evaluation goes through the evaluation cache as it finishes, and strategies are seeded and propose in
 fixed-size batches, so a run that is killed and started again with the same seed re-proposes the same lists,
 finds the finished ones in the cache, and ends with the same result as an uninterrupted run.
@@ -17,8 +20,9 @@ from typing import IO
 from stitchopt.core import EvalResult, IRModule, Objective
 from stitchopt.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import nest
+from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.tune.strategies import PassNames, Strategy
+from stitchopt.tune.validation import GuardCheck
 
 BATCH_SIZE = 8  # proposals per ask(); fixed so that results do not depend on the number of workers
 
@@ -43,6 +47,8 @@ class TuningRun:
     evaluations: int = 0
     seconds: float = 0.0
     curve: list[float] = field(default_factory=list)  # best score so far after each evaluation
+    bests: list[tuple[PassNames, float]] = field(default_factory=list)  # every best in turn, the latest last
+    suspicious: int = 0  # candidates the guards rejected
 
 
 def tune(
@@ -54,6 +60,7 @@ def tune(
     budget: Budget = Budget(),
     trial_log: IO[str] | None = None,
     on_progress: Callable[[TuningRun], None] | None = None,
+    guard: GuardCheck | None = None,
 ) -> TuningRun:
     oz_baseline = evaluator.baselines["Oz"]
     oz = evaluator.evaluate(module, oz_baseline.pipeline, oz_baseline.options)
@@ -68,20 +75,26 @@ def tune(
         proposals = strategy.ask(min(BATCH_SIZE, budget.evaluations - run.evaluations))
         if not proposals:
             break
-        pipelines = [nest(passes, catalogue) for passes in proposals]
+        pipelines = [tuned_pipeline(passes, catalogue) for passes in proposals]
         results = evaluator.evaluate_many([EvalRequest(module, p, oz_baseline.options) for p in pipelines])
-        scores = [objective.score(result, oz) for result in results]
-        strategy.tell(list(zip(proposals, scores, strict=True)))
-        for passes, pipeline, result, score in zip(proposals, pipelines, results, scores, strict=True):
+        scores = []
+        for passes, pipeline, result in zip(proposals, pipelines, results, strict=True):
+            score = objective.score(result, oz)
             run.evaluations += 1
             since_improvement += 1
-            if score < run.best_score or (score == run.best_score and run.best_passes is not None
-                                          and len(passes) < len(run.best_passes)):
+            doubts = guard(pipeline) if guard is not None and _improves(run, passes, score) else []
+            if doubts:
+                run.suspicious += 1
+                score = math.inf
+            elif _improves(run, passes, score):
                 run.best_passes, run.best_result, run.best_score = passes, result, score
+                run.bests.append((passes, score))
                 since_improvement = 0
+            scores.append(score)
             run.curve.append(run.best_score)
             if trial_log is not None:
-                trial_log.write(json.dumps(_trial(run, passes, pipeline, result, score)) + "\n")
+                trial_log.write(json.dumps(_trial(run, passes, pipeline, result, score, doubts)) + "\n")
+        strategy.tell(list(zip(proposals, scores, strict=True)))
         run.seconds = time.monotonic() - start
         if on_progress is not None:
             on_progress(run)
@@ -89,7 +102,16 @@ def tune(
     return run
 
 
-def _trial(run: TuningRun, passes: PassNames, pipeline: str, result: EvalResult, score: float) -> dict[str, object]:
+def _improves(run: TuningRun, passes: PassNames, score: float) -> bool:
+    """Better, or as good and shorter."""
+    if score < run.best_score:
+        return True
+    return score == run.best_score and run.best_passes is not None and len(passes) < len(run.best_passes)
+
+
+def _trial(
+    run: TuningRun, passes: PassNames, pipeline: str, result: EvalResult, score: float, doubts: list[str]
+) -> dict[str, object]:
     return {
         "program": run.program,
         "evaluation": run.evaluations,
@@ -101,4 +123,5 @@ def _trial(run: TuningRun, passes: PassNames, pipeline: str, result: EvalResult,
         "compile_seconds": result.opt_seconds + result.codegen_seconds,
         "score": score if math.isfinite(score) else None,
         "best_score": run.best_score,
+        "suspicious": doubts,
     }

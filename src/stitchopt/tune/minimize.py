@@ -5,6 +5,7 @@ Three moves, repeated until none applies (or the evaluation budget runs out):
 2. canonical ordering: swap adjacent passes into name order when the score stays the same, so equivalent
    lists found on different programs look the same (what broadcast counts);
 3. insertion search: try every catalogue pass before every position and keep a strict improvement.
+With a guard, a change is kept only when the changed list passes the program's guards.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from dataclasses import dataclass
 from stitchopt.core import IRModule, Objective
 from stitchopt.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import nest
+from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.tune.strategies import PassNames
+from stitchopt.tune.validation import GuardCheck
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class _Scorer:
         self.evaluations = 0
 
     def __call__(self, candidates: list[PassNames]) -> list[float]:
-        requests = [EvalRequest(self.module, nest(c, self.catalogue), self.options) for c in candidates]
+        requests = [EvalRequest(self.module, tuned_pipeline(c, self.catalogue), self.options) for c in candidates]
         self.evaluations += len(requests)
         return [self.objective.score(r, self.reference) for r in self.evaluator.evaluate_many(requests)]
 
@@ -51,6 +53,7 @@ def minimize(
     *,
     insertion: bool = True,
     max_evaluations: int = 5000,
+    guard: GuardCheck | None = None,
 ) -> Minimized:
     score = _Scorer(evaluator, module, catalogue, objective)
     best = tuple(passes)
@@ -59,6 +62,9 @@ def minimize(
     def within_budget() -> bool:
         return score.evaluations < max_evaluations
 
+    def trusted(candidate: PassNames) -> bool:
+        return guard is None or not guard(tuned_pipeline(candidate, catalogue))
+
     changed = True
     while changed and within_budget():
         changed = False
@@ -66,7 +72,7 @@ def minimize(
         while position < len(best) and len(best) > 1 and within_budget():  # 1. drop
             candidate = best[:position] + best[position + 1 :]
             (candidate_score,) = score([candidate])
-            if candidate_score <= best_score:
+            if candidate_score <= best_score and trusted(candidate):
                 best, best_score, changed = candidate, candidate_score, True
             else:
                 position += 1
@@ -77,14 +83,15 @@ def minimize(
                 if best[i] > best[i + 1]:
                     candidate = best[:i] + (best[i + 1], best[i]) + best[i + 2 :]
                     (candidate_score,) = score([candidate])
-                    if candidate_score == best_score:
+                    if candidate_score == best_score and trusted(candidate):
                         best, swapped = candidate, True
         if insertion and within_budget():  # 3. insertion, one position per batch
             for position in range(len(best) + 1):
                 candidates = [best[:position] + (name,) + best[position:] for name in catalogue.names()]
                 scores = score(candidates)
-                winner = min(range(len(candidates)), key=scores.__getitem__)
-                if scores[winner] < best_score:
+                ranked = sorted(range(len(candidates)), key=scores.__getitem__)
+                winner = next((i for i in ranked if scores[i] < best_score and trusted(candidates[i])), None)
+                if winner is not None:
                     best, best_score, changed = candidates[winner], scores[winner], True
                     break
                 if not within_budget():

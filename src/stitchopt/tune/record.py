@@ -23,7 +23,8 @@ class ProgramRecord:
     oz_size_bytes: int | None
     evaluations: int
     replay: str
-    validated: bool = False
+    validated: bool = False  # the list passed full validation (-Oz counts as valid: it is clang's own)
+    validation: str = ""
 
     @property
     def size_change_vs_oz(self) -> float | None:
@@ -59,7 +60,7 @@ class RunRecord:
     def save_csv(self, path: Path) -> None:
         """One row per program, for spreadsheets and CI logs."""
         columns = ["program", "oz_backup", "size_bytes", "oz_size_bytes", "size_change_vs_oz_percent", "evaluations",
-                   "passes", "pipeline", "validated"]
+                   "passes", "pipeline", "validated", "validation"]
         with path.open("w", newline="") as stream:
             writer = csv.DictWriter(stream, columns, extrasaction="ignore")
             writer.writeheader()
@@ -82,6 +83,7 @@ class RunRecord:
                     evaluations=p["evaluations"],
                     replay=p["replay"],
                     validated=p.get("validated", False),
+                    validation=p.get("validation", ""),
                 )
                 for p in payload["programs"]
             )

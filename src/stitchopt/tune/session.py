@@ -1,4 +1,8 @@
-"""`stitchopt tune`: search, minimize and fall back to -Oz for each program, with a replayable answer."""
+"""`stitchopt tune`: search, minimize, validate and fall back to -Oz for each program, with a replayable answer.
+
+The answer for a program is the best list that passes its guards and (when a validation is given) the full
+validation; lists are tried best first: the minimized best, then each earlier best of the search, then -Oz.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +15,13 @@ from typing import IO
 from stitchopt.core import EvalResult, Objective
 from stitchopt.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import nest
+from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.driver import Budget, TuningRun, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.strategies import PassNames, make_strategy
+from stitchopt.tune.validation import ListValidation, program_guard
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,8 @@ class TunedProgram:
     passes: PassNames | None
     pipeline: str
     result: EvalResult
+    validated: bool = False
+    validation: str = ""  # what validation said, including lists it rejected
 
 
 def replay_command(evaluator: Evaluator, pipeline: str) -> str:
@@ -51,10 +58,15 @@ def run_record(
             oz_size_bytes=t.run.oz.size_bytes,
             evaluations=t.run.evaluations,
             replay=replay_command(evaluator, t.pipeline),
+            validated=t.validated,
+            validation=t.validation,
         )
         for t in tuned
     )
     return RunRecord(evaluator.toolchain.identity, str(objective), strategy, programs)
+
+
+MAX_VALIDATED_CANDIDATES = 5  # lists tried per program before settling for -Oz
 
 
 def tune_programs(
@@ -70,21 +82,48 @@ def tune_programs(
     insertion: bool = False,
     trial_log: IO[str] | None = None,
     on_progress: Callable[[TuningRun], None] | None = None,
+    guards: bool = True,
+    validation: ListValidation | None = None,
 ) -> list[TunedProgram]:
     oz = evaluator.baselines["Oz"]
     tuned = []
     for path in paths:
         module = load_module(evaluator.toolchain, path)
+        guard = program_guard(evaluator, module) if guards else None
         searcher = make_strategy(strategy, catalogue, seed, oz.pipeline)
-        run = tune(evaluator, module, searcher, catalogue, objective, budget, trial_log, on_progress)
-        passes, score = run.best_passes, run.best_score
-        if passes is not None and minimize_best:
-            minimized = minimize(evaluator, module, passes, catalogue, objective, insertion=insertion)
-            if minimized.score <= score:
-                passes, score = minimized.passes, minimized.score
-        if passes is None or score >= 1.0:  # -Oz backup: never report anything worse than -Oz
-            tuned.append(TunedProgram(path, run, None, oz.pipeline, run.oz))
+        run = tune(evaluator, module, searcher, catalogue, objective, budget, trial_log, on_progress, guard)
+        candidates = list(reversed(run.bests))
+        if run.best_passes is not None and minimize_best:
+            minimized = minimize(
+                evaluator, module, run.best_passes, catalogue, objective, insertion=insertion, guard=guard
+            )
+            if minimized.score <= run.best_score:
+                candidates.insert(0, (minimized.passes, minimized.score))
+        chosen, notes = first_valid(candidates, catalogue, validation)
+        if chosen is None:  # -Oz backup: never report anything worse than -Oz, nor anything that failed validation
+            note = "; ".join([*notes, "-Oz kept"]) if notes else ""
+            tuned.append(TunedProgram(path, run, None, oz.pipeline, run.oz, validation is not None, note))
             continue
-        pipeline = nest(passes, catalogue)
-        tuned.append(TunedProgram(path, run, passes, pipeline, evaluator.evaluate(module, pipeline, oz.options)))
+        pipeline = tuned_pipeline(chosen, catalogue)
+        result = evaluator.evaluate(module, pipeline, oz.options)
+        tuned.append(TunedProgram(path, run, chosen, pipeline, result, validation is not None, "; ".join(notes)))
     return tuned
+
+
+def first_valid(
+    candidates: list[tuple[PassNames, float]], catalogue: Catalogue, validation: ListValidation | None
+) -> tuple[PassNames | None, list[str]]:
+    """The best candidate that beats -Oz and passes validation, and what validation said on the way."""
+    notes: list[str] = []
+    tried: set[PassNames] = set()
+    for passes, score in candidates:
+        if score >= 1.0 or passes in tried or len(tried) >= MAX_VALIDATED_CANDIDATES:
+            continue
+        tried.add(passes)
+        if validation is None:
+            return passes, notes
+        verified = validation.check(tuned_pipeline(passes, catalogue))
+        notes.append(f"{len(passes)}-pass list {verified.note}")
+        if verified.passed:
+            return passes, notes
+    return None, notes

@@ -1,0 +1,98 @@
+"""How the autotuner keeps miscompiles out of its answers.
+
+Guards (cheap, per program) run on every candidate that would become a best and on every change the
+minimizer keeps; a candidate that fails one is logged as suspicious and scored as a failure, so search never
+climbs from it. Before a list is reported it is fully validated (PassListEval on the chosen suites, stopping
+at the first failing program); when it fails, the next best list found is tried, and -Oz is the last resort.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.core import IRModule
+from stitchopt.errors import InputError
+from stitchopt.evaluator import Evaluator
+from stitchopt.validate.guards import Guard
+from stitchopt.validate.runner import Validator
+from stitchopt.validate.selection import select_suite
+from stitchopt.validate.suites import Suite, humaneval_path
+
+GuardCheck = Callable[[str], list[str]]  # pipeline -> reasons to distrust it (empty: fine)
+
+
+def program_guard(evaluator: Evaluator, module: IRModule) -> GuardCheck:
+    """The guards for `module`, comparing with -Oz on it; answers are remembered per pipeline."""
+    oz = evaluator.baselines["Oz"]
+    guard = Guard(evaluator.toolchain, module, oz.options, oz.pipeline, timeout=evaluator.timeout)
+    answers: dict[str, list[str]] = {}
+
+    def check(pipeline: str) -> list[str]:
+        if pipeline not in answers:
+            answers[pipeline] = guard.check(pipeline)
+        return answers[pipeline]
+
+    return check
+
+
+@dataclass(frozen=True)
+class Verified:
+    passed: bool
+    note: str  # what was run and, on failure, where it failed
+
+
+@dataclass(frozen=True)
+class ListValidation:
+    """Full validation of final lists: every suite must pass. Verdicts are cached, so a list that several
+    programs share (and broadcast candidates) is validated once."""
+
+    validator: Validator
+    suites: tuple[Suite, ...]
+
+    def check(self, pipeline: str) -> Verified:
+        for suite in self.suites:
+            report = self.validator.validate(suite, pipeline, fail_fast=True)
+            if not report.passed:
+                failure = report.failures[0] if report.failures else None
+                where = f"{failure.program} {failure.status.value}" if failure else "no program could be judged"
+                return Verified(False, f"failed {suite.name}: {where}")
+        return Verified(True, f"passed {self.describe()}")
+
+    def describe(self) -> str:
+        return " + ".join(f"{suite.name} ({len(suite.programs)} programs)" for suite in self.suites)
+
+
+def default_suites(data_dir: Path | None = None) -> list[str]:
+    """HumanEval-X when its data is found (LLM Compiler's PassListEval), else Csmith when installed."""
+    try:
+        humaneval_path(data_dir)
+        return ["humaneval"]
+    except InputError:
+        pass
+    if shutil.which("csmith") is not None:
+        return ["csmith"]
+    raise InputError(
+        "no validation suite available: set STITCHOPT_DATA to the HumanEval-X data, install csmith, "
+        "pass --validate DIR|FILE.jsonl, or opt out with --no-validate"
+    )
+
+
+def list_validation(
+    evaluator: Evaluator,
+    specs: Sequence[str] | None = None,
+    *,
+    limit: int | None = None,
+    data_dir: Path | None = None,
+) -> ListValidation:
+    """Validation with the evaluator's toolchain, cache and -Oz options, on `specs` (default_suites if None)."""
+    validator = Validator(
+        evaluator.toolchain, evaluator.store, options=evaluator.baselines["Oz"].options, jobs=evaluator.jobs
+    )
+    chosen = list(specs) if specs else default_suites(data_dir)
+    suites = tuple(
+        select_suite(spec, validator.builder, limit=limit, data_dir=data_dir, jobs=validator.jobs) for spec in chosen
+    )
+    return ListValidation(validator, suites)
