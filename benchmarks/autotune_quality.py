@@ -1,6 +1,7 @@
 """Autotuning quality: geomean object-size change vs -Oz (with the -Oz backup) per strategy and budget, with
 guards on every would-be best, then minimization, full validation of each program's answer and broadcast of
-the validated answers.
+the validated answers. Validation = the suites plus each program itself, run and compared with its -O0
+and -O2 builds (the demo programs check themselves and print a summary).
 
 One search per strategy and program at the largest budget; smaller budgets are read off its best-so-far curve
 (guarded, not yet validated). The "validated" columns count only lists that passed the validation suites; a
@@ -33,7 +34,7 @@ from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.session import first_valid, replay_command
 from stitchopt.tune.strategies import make_strategy
-from stitchopt.tune.validation import list_validation, program_guard
+from stitchopt.tune.validation import ProgramRun, list_validation, program_guard, validation_for
 
 
 def geomean_change(scores: list[float]) -> str:
@@ -86,7 +87,7 @@ def main() -> None:
                 scores = [run.curve[min(budget, len(run.curve)) - 1] if run.curve else 1.0 for run in runs]
                 rows.append([strategy, f"{budget:,}", geomean_change(scores), "", "", "", "", "", f"{rate:.1f}"])
             answers, after_min, lengths, rejected = [], [], [], 0
-            for module, run, guard in zip(modules, runs, guards, strict=True):
+            for path, module, run, guard in zip(paths, modules, runs, guards, strict=True):
                 candidates = list(reversed(run.bests))
                 if run.best_passes is not None:
                     mz = minimize(evaluator, module, run.best_passes, catalogue, objective, insertion=False,
@@ -94,7 +95,7 @@ def main() -> None:
                     if mz.score <= run.best_score:
                         candidates.insert(0, (mz.passes, mz.score))
                 after_min.append(candidates[0][1] if candidates else 1.0)
-                chosen, notes = first_valid(candidates, catalogue, validation)
+                chosen, notes = first_valid(candidates, catalogue, validation_for(validation, path, ProgramRun()))
                 rejected += sum("failed" in note for note in notes)
                 answers.append(chosen)
                 if chosen is not None:
@@ -108,7 +109,7 @@ def main() -> None:
                 objective.score(evaluator.evaluate(m, p.pipeline, oz.options), ref)
                 for m, p, ref in zip(modules, record.programs, references, strict=True)
             ]
-            outcome = broadcast(evaluator, catalogue, record, validation=validation)
+            outcome = broadcast(evaluator, catalogue, record, validation=validation, program_run=ProgramRun())
             after_broadcast = [
                 objective.score(evaluator.evaluate(m, p.pipeline, oz.options), ref)
                 for m, p, ref in zip(modules, outcome.record.programs, references, strict=True)

@@ -22,7 +22,7 @@ from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.session import tune_programs
 from stitchopt.tune.strategies import flatten_pipeline, make_strategy
-from stitchopt.tune.validation import Verified, list_validation, program_guard
+from stitchopt.tune.validation import ProgramRun, Verified, list_validation, program_guard
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -179,8 +179,9 @@ def test_answers_are_validated_and_a_failing_list_gives_way_to_the_next_best(
 ) -> None:
     with Evaluator(toolchain, store) as evaluator:
         suite = list_validation(evaluator, [str(DATA / "selftest")])
-        (answer,) = tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], budget=Budget(24), validation=suite)
-        assert answer.validated and "passed selftest (3 programs)" in answer.validation
+        (answer,) = tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], budget=Budget(24), validation=suite,
+                                  program_run=ProgramRun())
+        assert answer.validated and "passed selftest (3 programs) + loop_sum.c (1 programs)" in answer.validation
         rejecting = _RejectFirst()
         (fallback,) = tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], budget=Budget(24),
                                     validation=rejecting)  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ Every StitchoptError becomes one line on stderr and exit status 2, never a trace
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 from contextlib import nullcontext
@@ -20,12 +21,15 @@ from stitchopt.cli.options import (
     BackendOption,
     CacheDirOption,
     DataDirOption,
+    InputsOption,
     JobsOption,
     JsonOption,
     LlvmOption,
     NoValidateOption,
     ObjectiveOption,
     OutputOption,
+    RunArgsOption,
+    RunOption,
     ValidateLimitOption,
     ValidateOption,
     console,
@@ -60,7 +64,7 @@ from stitchopt.tune.pareto import METRICS, fronts_from_log
 from stitchopt.tune.record import RunRecord
 from stitchopt.tune.session import run_record, tune_programs
 from stitchopt.tune.strategies import STRATEGIES
-from stitchopt.tune.validation import list_validation
+from stitchopt.tune.validation import ProgramRun, list_validation
 
 app = typer.Typer(
     help="Choose LLVM optimization pass lists that make programs smaller and faster.",
@@ -242,6 +246,9 @@ def tune_command(
     validate_limit: ValidateLimitOption = None,
     no_validate: NoValidateOption = False,
     data_dir: DataDirOption = None,
+    run_programs: RunOption = False,
+    run_args: RunArgsOption = "",
+    inputs: InputsOption = None,
     json_output: JsonOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
@@ -275,6 +282,7 @@ def tune_command(
             evaluator, catalogue, paths, strategy=strategy, objective=parsed_objective,
             budget=Budget(budget, seconds, patience), seed=seed, minimize_best=not no_minimize,
             insertion=insertion, trial_log=trial_log, on_progress=show, validation=validation,
+            program_run=_program_run(run_programs, run_args, inputs),
         )
         record = run_record(evaluator, tuned, parsed_objective, strategy)
     if output is not None:
@@ -282,6 +290,10 @@ def tune_command(
     if csv_summary is not None:
         record.save_csv(csv_summary)
     _show_record(record, f"tune: {strategy}, {budget} evaluations, objective {objective}", json_output)
+
+
+def _program_run(run_programs: bool, run_args: str, inputs: Path | None) -> ProgramRun | None:
+    return ProgramRun(tuple(shlex.split(run_args)), inputs) if run_programs else None
 
 
 def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
@@ -308,6 +320,9 @@ def broadcast_command(
     validate_limit: ValidateLimitOption = None,
     no_validate: NoValidateOption = False,
     data_dir: DataDirOption = None,
+    run_programs: RunOption = False,
+    run_args: RunArgsOption = "",
+    inputs: InputsOption = None,
     output: OutputOption = None,
     json_output: JsonOption = False,
     jobs: JobsOption = 0,
@@ -322,7 +337,8 @@ def broadcast_command(
         validation = None if no_validate else list_validation(
             evaluator, validate, limit=validate_limit, data_dir=data_dir
         )
-        outcome = broadcast(evaluator, load_catalogue(toolchain), record, top, validation=validation)
+        outcome = broadcast(evaluator, load_catalogue(toolchain), record, top, validation=validation,
+                            program_run=_program_run(run_programs, run_args, inputs))
     outcome.record.save(output or record_path)
     if not json_output:
         console.print(f"broadcast {len(outcome.candidates)} list(s): {outcome.changed} of "

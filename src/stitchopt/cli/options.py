@@ -60,6 +60,18 @@ DataDirOption = Annotated[
     typer.Option("--data-dir", help=f"Where humaneval_cpp.jsonl.gz is (default ${DATA_DIR_ENV})."),
 ]
 
+RunOption = Annotated[
+    bool,
+    typer.Option(
+        "--run", help="Also run each C/C++ program (its main) with the answer and compare with its -O0/-O2 builds."
+    ),
+]
+RunArgsOption = Annotated[str, typer.Option(help="Arguments for the program; {input} stands for each input file.")]
+InputsOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(help="Directory of inputs for the program (fed on stdin, or as {input})."),
+]
+
 
 def open_store(cache_dir: Path | None) -> EvaluationStore:
     return EvaluationStore((cache_dir or default_cache_dir()) / DB_NAME)

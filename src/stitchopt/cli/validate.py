@@ -14,9 +14,11 @@ from rich.table import Table
 from stitchopt.cli.options import (
     CacheDirOption,
     DataDirOption,
+    InputsOption,
     JobsOption,
     JsonOption,
     LlvmOption,
+    RunArgsOption,
     console,
     open_store,
     print_table,
@@ -47,11 +49,8 @@ def validate_command(
         typer.Option(help="Use the first N programs of each suite (csmith: N programs)."),
     ] = None,
     seed: Annotated[int, typer.Option(help="First Csmith seed.")] = 1,
-    run_args: Annotated[str, typer.Option(help="Arguments for PROGRAM; {input} stands for each input file.")] = "",
-    inputs: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(help="Directory of inputs for PROGRAM (stdin, or {input})."),
-    ] = None,
+    run_args: RunArgsOption = "",
+    inputs: InputsOption = None,
     data_dir: DataDirOption = None,
     reduce: Annotated[bool, typer.Option("--reduce", help="Shrink a failing list and write a reproducer.")] = False,
     reproducer: Annotated[

@@ -19,7 +19,7 @@ from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.record import RunRecord
 from stitchopt.tune.session import replay_command
 from stitchopt.tune.strategies import PassNames
-from stitchopt.tune.validation import ListValidation, program_guard
+from stitchopt.tune.validation import ListValidation, ProgramRun, program_guard, validation_for
 
 DEFAULT_TOP = 100
 
@@ -44,6 +44,7 @@ def broadcast(
     *,
     guards: bool = True,
     validation: ListValidation | None = None,
+    program_run: ProgramRun | None = None,
 ) -> BroadcastOutcome:
     objective = Objective.parse(record.objective)
     candidates = most_common_lists(record, top)
@@ -52,6 +53,7 @@ def broadcast(
     for program in record.programs:
         module = load_module(evaluator.toolchain, program_path(program.program))
         guard = program_guard(evaluator, module) if guards else None
+        checks = validation_for(validation, program_path(program.program), program_run)
         reference, current = evaluator.evaluate_many(
             [EvalRequest(module, oz.pipeline, oz.options), EvalRequest(module, program.pipeline, oz.options)]
         )
@@ -62,7 +64,7 @@ def broadcast(
             score = objective.score(result, reference)
             if score >= best_score or (guard is not None and guard(pipeline)):
                 continue
-            verified = validation.check(pipeline) if validation is not None else None
+            verified = checks.check(pipeline) if checks is not None else None
             if verified is not None and not verified.passed:
                 continue
             best_score = score

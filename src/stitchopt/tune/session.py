@@ -21,7 +21,7 @@ from stitchopt.tune.driver import Budget, TuningRun, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.strategies import PassNames, make_strategy
-from stitchopt.tune.validation import ListValidation, program_guard
+from stitchopt.tune.validation import ListValidation, ProgramRun, program_guard, validation_for
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,10 @@ def tune_programs(
     on_progress: Callable[[TuningRun], None] | None = None,
     guards: bool = True,
     validation: ListValidation | None = None,
+    program_run: ProgramRun | None = None,
 ) -> list[TunedProgram]:
+    """Tune each program; with `program_run`, validation also runs each C/C++ program itself and compares its behaviour
+    with its -O0 and -O2 builds (for programs with a `main`)."""
     oz = evaluator.baselines["Oz"]
     tuned = []
     for path in paths:
@@ -99,7 +102,7 @@ def tune_programs(
             )
             if minimized.score <= run.best_score:
                 candidates.insert(0, (minimized.passes, minimized.score))
-        chosen, notes = first_valid(candidates, catalogue, validation)
+        chosen, notes = first_valid(candidates, catalogue, validation_for(validation, path, program_run))
         if chosen is None:  # -Oz backup: never report anything worse than -Oz, nor anything that failed validation
             note = "; ".join([*notes, "-Oz kept"]) if notes else ""
             tuned.append(TunedProgram(path, run, None, oz.pipeline, run.oz, validation is not None, note))

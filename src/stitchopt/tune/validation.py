@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.evaluator import Evaluator
+from stitchopt.toolchain.frontend import is_source
 from stitchopt.validate.guards import Guard
 from stitchopt.validate.runner import Validator
-from stitchopt.validate.selection import select_suite
+from stitchopt.validate.selection import differential_suite, select_suite
 from stitchopt.validate.suites import Suite, humaneval_path
 
 GuardCheck = Callable[[str], list[str]]  # pipeline -> reasons to distrust it (empty: fine)
@@ -36,6 +37,23 @@ def program_guard(evaluator: Evaluator, module: IRModule) -> GuardCheck:
         return answers[pipeline]
 
     return check
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """How to run a tuned program to check its answer: arguments (`{input}` = each input file) and inputs."""
+
+    args: tuple[str, ...] = ()
+    inputs: Path | None = None
+
+
+def validation_for(
+    validation: ListValidation | None, path: Path, program_run: ProgramRun | None
+) -> ListValidation | None:
+    """`validation`, plus the program itself run differentially (vs its -O0/-O2 builds) when asked and a source."""
+    if validation is None or program_run is None or not is_source(path):
+        return validation
+    return validation.including(differential_suite(path, program_run.args, program_run.inputs))
 
 
 @dataclass(frozen=True)
@@ -60,6 +78,10 @@ class ListValidation:
                 where = f"{failure.program} {failure.status.value}" if failure else "no program could be judged"
                 return Verified(False, f"failed {suite.name}: {where}")
         return Verified(True, f"passed {self.describe()}")
+
+    def including(self, suite: Suite) -> ListValidation:
+        """The same validation plus one more suite, e.g. the tuned program itself run differentially."""
+        return replace(self, suites=(*self.suites, suite))
 
     def describe(self) -> str:
         return " + ".join(f"{suite.name} ({len(suite.programs)} programs)" for suite in self.suites)
