@@ -90,8 +90,8 @@ def test_unparsable_list_is_a_clear_error(validator: Validator) -> None:
 
 
 def test_csmith_checksums_match_o0(validator: Validator) -> None:
-    suite = csmith_suite(validator.builder, 3, first_seed=1, jobs=2)
-    assert len(suite.programs) == 3
+    suite = csmith_suite(validator.builder, 5, first_seed=1, jobs=2)
+    assert len(suite.programs) == 5
     assert validator.validate(suite, "default<Oz>").passed
     broken = validator.validate(suite, f"{MISCOMPILING},default<O3>")
     assert {v.status for v in broken.failures} <= {VerdictStatus.WRONG_OUTPUT, VerdictStatus.OPT_FAILED,
