@@ -66,6 +66,7 @@ class EvalResult:
     stderr_tail: str = ""
     sections: dict[str, int] = field(default_factory=dict)
     codegen_cached: bool = False  # sizes came from an earlier codegen of the same optimized IR
+    runtime: float | None = None  # the program's run cost when a runtime probe is attached (unit: the probe's)
 
     @property
     def ok(self) -> bool:
@@ -96,14 +97,15 @@ class IRModule:
         return hashlib.sha256(self.bitcode).hexdigest()
 
 
-OBJECTIVE_TERMS = ("size", "instructions", "compile-time")
+OBJECTIVE_TERMS = ("size", "instructions", "compile-time", "perf")
 
 
 @dataclass(frozen=True)
 class Objective:
     """`L = sum(w * metric / metric at -Oz) / sum(w)`: 1.0 is -Oz, lower is better, failures are infinite.
 
-    Terms: `size` (object bytes), `instructions` (IR instructions), `compile-time` (opt + codegen seconds).
+    Terms: `size` (object bytes), `instructions` (IR instructions), `compile-time` (opt + codegen seconds),
+    `perf` (the program's runtime, needs a runtime probe: a result without one scores infinite).
     """
 
     weights: tuple[tuple[str, float], ...] = (("size", 1.0),)
@@ -127,6 +129,10 @@ class Objective:
     def __str__(self) -> str:
         return ",".join(f"{name}={weight:g}" for name, weight in self.weights)
 
+    @property
+    def needs_runtime(self) -> bool:
+        return any(name == "perf" and weight > 0 for name, weight in self.weights)
+
     def score(self, result: EvalResult, reference: EvalResult) -> float:
         if not result.ok or not reference.ok:
             return math.inf
@@ -140,8 +146,12 @@ def _metric(result: EvalResult, name: str) -> float:
         return float(result.size_bytes or 0)
     if name == "instructions":
         return float(result.ir_instruction_count or 0)
+    if name == "perf":
+        return result.runtime if result.runtime is not None else math.inf
     return result.opt_seconds + result.codegen_seconds
 
 
 def _ratio(value: float, reference: float) -> float:
+    if math.isinf(value) or math.isinf(reference):
+        return math.inf  # e.g. no runtime: the program failed to run
     return value / reference if reference > 0 else (1.0 if value == 0 else math.inf)

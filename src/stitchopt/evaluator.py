@@ -11,7 +11,8 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from stitchopt.cache.store import CodegenKey, EvalKey, EvaluationStore
 from stitchopt.core import CompileOptions, EvalResult, IRModule
@@ -33,6 +34,12 @@ class EvalRequest:
     module: IRModule
     pipeline: str
     options: CompileOptions = CompileOptions()
+
+
+class RuntimeProbe(Protocol):
+    """Measures how long a program runs when built with a pipeline (see `tune.runtime.RuntimeMeter`)."""
+
+    def measure(self, pipeline: str, result: EvalResult) -> float | None: ...
 
 
 @dataclass
@@ -112,6 +119,7 @@ class Evaluator:
         self.codegen_cache = CodegenCache(toolchain, store)
         self.counters = EvalCounters()
         self._baselines: dict[str, Baseline] | None = None
+        self._probes: dict[str, RuntimeProbe] = {}
 
     def close(self) -> None:
         self.backend.close()
@@ -128,6 +136,10 @@ class Evaluator:
         if self._baselines is None:
             self._baselines = load_baselines(self.toolchain)
         return self._baselines
+
+    def attach_runtime(self, module: IRModule, probe: RuntimeProbe) -> None:
+        """From now on, ok results for `module` carry `runtime` (the objective's `perf` term)."""
+        self._probes[module.sha256] = probe
 
     def key(self, request: EvalRequest) -> EvalKey:
         return EvalKey(
@@ -180,7 +192,21 @@ class Evaluator:
                     pool.shutdown(wait=False, cancel_futures=True)
                     self.backend.close()
                     raise
-        return [result for result in results if result is not None]
+        finished = [result for result in results if result is not None]
+        return self._with_runtime(requests, finished) if self._probes else finished
+
+    def _with_runtime(self, requests: Sequence[EvalRequest], results: list[EvalResult]) -> list[EvalResult]:
+        """Runtime for ok results of modules with a probe (not cached with the result: the probe caches it)."""
+
+        def add(pair: tuple[EvalRequest, EvalResult]) -> EvalResult:
+            request, result = pair
+            probe = self._probes.get(request.module.sha256)
+            if probe is None or not result.ok:
+                return result
+            return replace(result, runtime=probe.measure(request.pipeline, result))
+
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            return list(pool.map(add, zip(requests, results, strict=True)))
 
     def _measure(self, request: EvalRequest) -> EvalResult:
         return self.backend.evaluate(request.module, request.pipeline, request.options, self.codegen_cache)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule, Objective
+from stitchopt.errors import InputError
 from stitchopt.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
@@ -20,6 +24,7 @@ from stitchopt.tune.broadcast import broadcast
 from stitchopt.tune.driver import Budget, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
+from stitchopt.tune.runtime import attach_runtime_meter
 from stitchopt.tune.session import tune_programs
 from stitchopt.tune.strategies import flatten_pipeline, make_strategy
 from stitchopt.tune.validation import ProgramRun, Verified, list_validation, program_guard
@@ -187,3 +192,22 @@ def test_answers_are_validated_and_a_failing_list_gives_way_to_the_next_best(
                                     validation=rejecting)  # type: ignore[arg-type]
     assert rejecting.seen[0] == answer.pipeline and fallback.passes != answer.passes
     assert fallback.validation.startswith(f"{len(answer.passes or ())}-pass list failed")
+
+
+def test_perf_objective_measures_runtime_and_rejects_lists_that_change_behaviour(
+    toolchain: Toolchain, catalogue: Catalogue, store: EvaluationStore
+) -> None:
+    objective = Objective.parse("size=1,perf=1")
+    with Evaluator(toolchain, store) as evaluator:
+        with pytest.raises(InputError, match="needs programs to run"):
+            tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], objective=objective, budget=Budget(4))
+        (answer,) = tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], objective=objective,
+                                  budget=Budget(8), program_run=ProgramRun())
+        assert answer.run.oz.runtime is not None and answer.result.runtime is not None
+        assert answer.runtime_unit in ("instructions (valgrind)", "seconds (median of 5 runs)")
+        module = load_module(toolchain, DATA / "loop_sum.c")
+        meter = attach_runtime_meter(evaluator, module, DATA / "loop_sum.c", ProgramRun())
+        broken = evaluator.evaluate(module, "internalize,globaldce", evaluator.baselines["Oz"].options)
+        assert broken.ok and broken.runtime is None  # no main left: it cannot run, so it has no runtime
+        assert objective.score(broken, answer.run.oz) == math.inf
+        assert meter.measure(evaluator.baselines["Oz"].pipeline, answer.run.oz) == answer.run.oz.runtime

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import Progress
+from rich.progress import Progress, TaskID
 
 from stitchopt.cache.store import DB_NAME, default_cache_dir, remove_store
 from stitchopt.cli.options import (
@@ -28,6 +28,7 @@ from stitchopt.cli.options import (
     NoValidateOption,
     ObjectiveOption,
     OutputOption,
+    PerfCounterOption,
     RunArgsOption,
     RunOption,
     ValidateLimitOption,
@@ -62,6 +63,7 @@ from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.pareto import METRICS, fronts_from_log
 from stitchopt.tune.record import RunRecord
+from stitchopt.tune.runtime import COUNTERS
 from stitchopt.tune.session import run_record, tune_programs
 from stitchopt.tune.strategies import STRATEGIES
 from stitchopt.tune.validation import ProgramRun, list_validation
@@ -249,6 +251,7 @@ def tune_command(
     run_programs: RunOption = False,
     run_args: RunArgsOption = "",
     inputs: InputsOption = None,
+    perf_counter: PerfCounterOption = "auto",
     json_output: JsonOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
@@ -270,19 +273,26 @@ def tune_command(
         validation = None if no_validate else list_validation(
             evaluator, validate, limit=validate_limit, data_dir=data_dir
         )
-        task = progress.add_task("tuning", total=budget * len(paths))
-        done_before: dict[str, int] = {}
+        overall = progress.add_task(f"{len(paths)} program(s)", total=budget * len(paths))
+        bars: dict[str, TaskID] = {}
+        done: dict[str, int] = {}
 
         def show(run: TuningRun) -> None:
-            done_before[run.program] = run.evaluations
-            progress.update(task, completed=sum(done_before.values()),
-                            description=f"{run.program}: best {100 * (run.best_score - 1):+.2f}% vs -Oz")
+            """One bar per program with its best so far, and one for the whole run."""
+            if run.program not in bars:
+                bars[run.program] = progress.add_task(run.program, total=budget)
+            done[run.program] = run.evaluations
+            best = f"{run.program}: best {100 * (run.best_score - 1):+.2f}% vs -Oz"
+            if run.suspicious:
+                best += f", {run.suspicious} suspicious"
+            progress.update(bars[run.program], completed=run.evaluations, description=best)
+            progress.update(overall, completed=sum(done.values()))
 
         tuned = tune_programs(
             evaluator, catalogue, paths, strategy=strategy, objective=parsed_objective,
             budget=Budget(budget, seconds, patience), seed=seed, minimize_best=not no_minimize,
             insertion=insertion, trial_log=trial_log, on_progress=show, validation=validation,
-            program_run=_program_run(run_programs, run_args, inputs),
+            program_run=_program_run(run_programs, run_args, inputs, perf_counter),
         )
         record = run_record(evaluator, tuned, parsed_objective, strategy)
     if output is not None:
@@ -292,8 +302,10 @@ def tune_command(
     _show_record(record, f"tune: {strategy}, {budget} evaluations, objective {objective}", json_output)
 
 
-def _program_run(run_programs: bool, run_args: str, inputs: Path | None) -> ProgramRun | None:
-    return ProgramRun(tuple(shlex.split(run_args)), inputs) if run_programs else None
+def _program_run(run_programs: bool, run_args: str, inputs: Path | None, counter: str) -> ProgramRun | None:
+    if counter not in COUNTERS:
+        raise StitchoptError(f"unknown --perf-counter {counter!r}: use {', '.join(COUNTERS)}")
+    return ProgramRun(tuple(shlex.split(run_args)), inputs, counter) if run_programs else None
 
 
 def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
@@ -323,6 +335,7 @@ def broadcast_command(
     run_programs: RunOption = False,
     run_args: RunArgsOption = "",
     inputs: InputsOption = None,
+    perf_counter: PerfCounterOption = "auto",
     output: OutputOption = None,
     json_output: JsonOption = False,
     jobs: JobsOption = 0,
@@ -338,7 +351,7 @@ def broadcast_command(
             evaluator, validate, limit=validate_limit, data_dir=data_dir
         )
         outcome = broadcast(evaluator, load_catalogue(toolchain), record, top, validation=validation,
-                            program_run=_program_run(run_programs, run_args, inputs))
+                            program_run=_program_run(run_programs, run_args, inputs, perf_counter))
     outcome.record.save(output or record_path)
     if not json_output:
         console.print(f"broadcast {len(outcome.candidates)} list(s): {outcome.changed} of "

@@ -30,7 +30,9 @@ CacheDirOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 JobsOption = Annotated[int, typer.Option(help="Concurrent evaluations (default: all cores).")]
-ObjectiveOption = Annotated[str, typer.Option(help="Weighted terms: size, instructions, compile-time.")]
+ObjectiveOption = Annotated[
+    str, typer.Option(help="Weighted terms: size, instructions, compile-time, perf (perf needs --run).")
+]
 OutputOption = Annotated[
     Optional[Path],  # noqa: UP045
     typer.Option("-o", "--output", help="Where to save the run record (read by broadcast)."),
@@ -70,6 +72,14 @@ RunArgsOption = Annotated[str, typer.Option(help="Arguments for the program; {in
 InputsOption = Annotated[
     Optional[Path],  # noqa: UP045
     typer.Option(help="Directory of inputs for the program (fed on stdin, or as {input})."),
+]
+
+PerfCounterOption = Annotated[
+    str,
+    typer.Option(
+        "--perf-counter",
+        help="How perf is measured: auto (valgrind instructions when installed, else seconds), instructions, seconds.",
+    ),
 ]
 
 

@@ -17,6 +17,7 @@ from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.record import RunRecord
+from stitchopt.tune.runtime import attach_runtime_meter
 from stitchopt.tune.session import replay_command
 from stitchopt.tune.strategies import PassNames
 from stitchopt.tune.validation import ListValidation, ProgramRun, program_guard, validation_for
@@ -53,6 +54,8 @@ def broadcast(
     for program in record.programs:
         module = load_module(evaluator.toolchain, program_path(program.program))
         guard = program_guard(evaluator, module) if guards else None
+        if objective.needs_runtime and program_run is not None:
+            attach_runtime_meter(evaluator, module, program_path(program.program), program_run)
         checks = validation_for(validation, program_path(program.program), program_run)
         reference, current = evaluator.evaluate_many(
             [EvalRequest(module, oz.pipeline, oz.options), EvalRequest(module, program.pipeline, oz.options)]

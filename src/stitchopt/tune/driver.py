@@ -121,6 +121,7 @@ def _trial(
         "size_bytes": result.size_bytes,
         "ir_instruction_count": result.ir_instruction_count,
         "compile_seconds": result.opt_seconds + result.codegen_seconds,
+        "runtime": result.runtime,
         "score": score if math.isfinite(score) else None,
         "best_score": run.best_score,
         "suspicious": doubts,

@@ -9,7 +9,12 @@ from typing import Any
 
 from stitchopt.errors import InputError
 
-METRICS = {"size": "size_bytes", "compile-time": "compile_seconds", "instructions": "ir_instruction_count"}
+METRICS = {
+    "size": "size_bytes",
+    "compile-time": "compile_seconds",
+    "instructions": "ir_instruction_count",
+    "perf": "runtime",  # only in runs with a perf objective
+}
 
 
 def _dominates(a: tuple[float, ...], b: tuple[float, ...]) -> bool:

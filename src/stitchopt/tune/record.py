@@ -25,6 +25,9 @@ class ProgramRecord:
     replay: str
     validated: bool = False  # the list passed full validation (-Oz counts as valid: it is clang's own)
     validation: str = ""
+    runtime: float | None = None  # with a perf objective: the program's run cost, in `runtime_unit`
+    oz_runtime: float | None = None
+    runtime_unit: str = ""
 
     @property
     def size_change_vs_oz(self) -> float | None:
@@ -84,6 +87,9 @@ class RunRecord:
                     replay=p["replay"],
                     validated=p.get("validated", False),
                     validation=p.get("validation", ""),
+                    runtime=p.get("runtime"),
+                    oz_runtime=p.get("oz_runtime"),
+                    runtime_unit=p.get("runtime_unit", ""),
                 )
                 for p in payload["programs"]
             )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from stitchopt.core import EvalResult, Objective
+from stitchopt.errors import InputError
 from stitchopt.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
@@ -20,6 +21,7 @@ from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.driver import Budget, TuningRun, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
+from stitchopt.tune.runtime import attach_runtime_meter
 from stitchopt.tune.strategies import PassNames, make_strategy
 from stitchopt.tune.validation import ListValidation, ProgramRun, program_guard, validation_for
 
@@ -35,6 +37,7 @@ class TunedProgram:
     result: EvalResult
     validated: bool = False
     validation: str = ""  # what validation said, including lists it rejected
+    runtime_unit: str = ""  # what `result.runtime` counts, when the objective has a perf term
 
 
 def replay_command(evaluator: Evaluator, pipeline: str) -> str:
@@ -60,6 +63,9 @@ def run_record(
             replay=replay_command(evaluator, t.pipeline),
             validated=t.validated,
             validation=t.validation,
+            runtime=t.result.runtime,
+            oz_runtime=t.run.oz.runtime,
+            runtime_unit=t.runtime_unit,
         )
         for t in tuned
     )
@@ -86,13 +92,19 @@ def tune_programs(
     validation: ListValidation | None = None,
     program_run: ProgramRun | None = None,
 ) -> list[TunedProgram]:
-    """Tune each program; with `program_run`, validation also runs each C/C++ program itself and compares its behaviour
-    with its -O0 and -O2 builds (for programs with a `main`)."""
+    """Tune each program. With `program_run`, validation also runs each C/C++ program itself and compares its
+    behaviour with its -O0 and -O2 builds (for programs with a `main`); an objective with a `perf` term needs
+    it to measure runtimes."""
+    if objective.needs_runtime and program_run is None:
+        raise InputError("the perf objective needs programs to run: pass --run (and --run-args/--inputs)")
     oz = evaluator.baselines["Oz"]
     tuned = []
     for path in paths:
         module = load_module(evaluator.toolchain, path)
         guard = program_guard(evaluator, module) if guards else None
+        unit = ""
+        if objective.needs_runtime and program_run is not None:
+            unit = attach_runtime_meter(evaluator, module, path, program_run).unit
         searcher = make_strategy(strategy, catalogue, seed, oz.pipeline)
         run = tune(evaluator, module, searcher, catalogue, objective, budget, trial_log, on_progress, guard)
         candidates = list(reversed(run.bests))
@@ -105,11 +117,13 @@ def tune_programs(
         chosen, notes = first_valid(candidates, catalogue, validation_for(validation, path, program_run))
         if chosen is None:  # -Oz backup: never report anything worse than -Oz, nor anything that failed validation
             note = "; ".join([*notes, "-Oz kept"]) if notes else ""
-            tuned.append(TunedProgram(path, run, None, oz.pipeline, run.oz, validation is not None, note))
+            tuned.append(TunedProgram(path, run, None, oz.pipeline, run.oz, validation is not None, note, unit))
             continue
         pipeline = tuned_pipeline(chosen, catalogue)
         result = evaluator.evaluate(module, pipeline, oz.options)
-        tuned.append(TunedProgram(path, run, chosen, pipeline, result, validation is not None, "; ".join(notes)))
+        tuned.append(
+            TunedProgram(path, run, chosen, pipeline, result, validation is not None, "; ".join(notes), unit)
+        )
     return tuned
 
 

@@ -41,10 +41,12 @@ def program_guard(evaluator: Evaluator, module: IRModule) -> GuardCheck:
 
 @dataclass(frozen=True)
 class ProgramRun:
-    """How to run a tuned program to check its answer: arguments (`{input}` = each input file) and inputs."""
+    """How to run a tuned program to check its answer (and time it for the perf objective): arguments
+    (`{input}` = each input file), inputs, and the runtime counter (auto, instructions or seconds)."""
 
     args: tuple[str, ...] = ()
     inputs: Path | None = None
+    counter: str = "auto"
 
 
 def validation_for(

@@ -11,6 +11,7 @@ import hashlib
 import json
 import signal
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,32 +119,45 @@ class ProgramBuilder:
             return Verdict(program.name, VerdictStatus.EXCLUDED, str(exc))
         with tempfile.TemporaryDirectory(prefix="stitchopt-build-") as scratch:
             work = Path(scratch)
-            (work / "input.bc").write_bytes(ir)
-            opt = self._tool(
-                [
-                    self.toolchain.tool("opt"),
-                    *options.opt_args(),
-                    f"-passes={pipeline}",
-                    str(work / "input.bc"),
-                    "-o",
-                    str(work / "optimized.bc"),
-                ]
-            )
-            if classify(opt) is not EvalStatus.OK:
-                return Verdict(program.name, VerdictStatus.OPT_FAILED, _tool_failure("opt", opt))
-            optimized_hash = hashlib.sha256((work / "optimized.bc").read_bytes()).hexdigest()
-            run_key = (program.digest, optimized_hash, options.codegen_key())
+            optimized = self.optimize(program, ir, pipeline, options, work)
+            if isinstance(optimized, Verdict):
+                return optimized
+            run_key = (program.digest, optimized, options.codegen_key())
             cached = self._get("verdict-by-ir", *run_key)
             if cached is not None:
                 return Verdict.from_dict(json.loads(cached), cached=True)
-            verdict = self._codegen_link_run(program, work, options, references)
+            exe = self.link(program, work, options)
+            if isinstance(exe, Verdict):
+                verdict = exe
+            else:
+                outcome = self.run(program, exe)
+                status, detail = judge_outcome(program, outcome, references)
+                verdict = Verdict(program.name, status, detail, outcome.seconds)
             if verdict.status.repeatable:
                 self._put("verdict-by-ir", json.dumps(verdict.to_dict()).encode(), *run_key)
             return verdict
 
-    def _codegen_link_run(
-        self, program: SuiteProgram, work: Path, options: CompileOptions, references: References
-    ) -> Verdict:
+    def optimize(
+        self, program: SuiteProgram, ir: bytes, pipeline: str, options: CompileOptions, work: Path
+    ) -> str | Verdict:
+        """`opt` on `ir` into `work`/optimized.bc: the optimized module's sha256, or a failure verdict."""
+        (work / "input.bc").write_bytes(ir)
+        opt = self._tool(
+            [
+                self.toolchain.tool("opt"),
+                *options.opt_args(),
+                f"-passes={pipeline}",
+                str(work / "input.bc"),
+                "-o",
+                str(work / "optimized.bc"),
+            ]
+        )
+        if classify(opt) is not EvalStatus.OK:
+            return Verdict(program.name, VerdictStatus.OPT_FAILED, _tool_failure("opt", opt))
+        return hashlib.sha256((work / "optimized.bc").read_bytes()).hexdigest()
+
+    def link(self, program: SuiteProgram, work: Path, options: CompileOptions) -> Path | Verdict:
+        """`llc` and link `work`/optimized.bc into an executable, or a failure verdict."""
         llc = self._tool(
             [
                 self.toolchain.tool("llc"),
@@ -159,9 +173,7 @@ class ProgramBuilder:
         link = self._tool([*self.link_command(program, work / "program.o", work / "program")])
         if link.returncode != 0:
             return Verdict(program.name, VerdictStatus.LINK_FAILED, _tool_failure("link", link))
-        outcome = self.run(program, work / "program")
-        status, detail = judge_outcome(program, outcome, references)
-        return Verdict(program.name, status, detail, outcome.seconds)
+        return work / "program"
 
     # -- commands ------------------------------------------------------------------------------------------
 
@@ -169,8 +181,9 @@ class ProgramBuilder:
         driver = ["--driver-mode=g++"] if program.language == "c++" else []
         return [self.toolchain.tool("clang"), *driver, str(obj), "-o", str(exe), *program.link_args]
 
-    def run(self, program: SuiteProgram, exe: Path) -> RunOutcome:
-        return run_sandboxed(exe, program.run_args, stdin=program.stdin, limits=self.limits)
+    def run(self, program: SuiteProgram, exe: Path, wrapper: Sequence[str] = ()) -> RunOutcome:
+        """Run in the sandbox; `wrapper` (e.g. valgrind) goes before the executable."""
+        return run_sandboxed(exe, program.run_args, stdin=program.stdin, limits=self.limits, wrapper=wrapper)
 
     def _language_args(self, program: SuiteProgram) -> list[str]:
         return ["-x", program.language, "-w", *program.compile_args]

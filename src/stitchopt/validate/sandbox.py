@@ -84,9 +84,15 @@ class RunOutcome:
 
 
 def run_sandboxed(
-    executable: Path, args: Sequence[str] = (), *, stdin: bytes | None = None, limits: Limits = Limits()
+    executable: Path,
+    args: Sequence[str] = (),
+    *,
+    stdin: bytes | None = None,
+    limits: Limits = Limits(),
+    wrapper: Sequence[str] = (),
 ) -> RunOutcome:
-    """Run `executable` in a fresh scratch directory with a clean environment; kill its process group on timeout."""
+    """Run `executable` (under `wrapper`, e.g. valgrind, if given) in a fresh scratch directory with a clean
+    environment; kill its process group on timeout."""
     with tempfile.TemporaryDirectory(prefix="stitchopt-run-") as scratch:
         workdir = Path(scratch)
         stdin_path = workdir / ".stdin"
@@ -96,7 +102,7 @@ def run_sandboxed(
         start = time.perf_counter()
         with open(stdin_path, "rb") as fin, open(out_path, "wb") as fout, open(err_path, "wb") as ferr:
             proc = subprocess.Popen(
-                [str(executable), *args],
+                [*wrapper, str(executable), *args],
                 stdin=fin if stdin is not None else subprocess.DEVNULL,
                 stdout=fout,
                 stderr=ferr,
