@@ -23,10 +23,11 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import ObjectSizes
 from stitchopt.toolchain.measure import Backend
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
+from stitchopt.toolchain.ray_backend import RayBackend
 from stitchopt.toolchain.subprocess_backend import SubprocessBackend
 
 BACKEND_ENV = "STITCHOPT_BACKEND"
-BACKEND_NAMES = ("auto", "native", "subprocess")
+BACKEND_NAMES = ("auto", "native", "subprocess", "ray")
 
 
 @dataclass(frozen=True)
@@ -88,11 +89,15 @@ def select_backend(
     jobs: int = 1,
     timeout: float = DEFAULT_TIMEOUT_S,
     memory_bytes: int | None = None,
+    address: str | None = None,
 ) -> Backend:
-    """`name` (else `$STITCHOPT_BACKEND`, else auto): native when built for this toolchain, else subprocess."""
+    """`name` (else `$STITCHOPT_BACKEND`, else auto): native when built for this toolchain, else subprocess;
+    `ray` runs evaluations on the Ray cluster at `address` (or a local Ray instance)."""
     choice = name or os.environ.get(BACKEND_ENV) or "auto"
     if choice not in BACKEND_NAMES:
         raise StitchoptError(f"unknown backend {choice!r}: use one of {', '.join(BACKEND_NAMES)}")
+    if choice == "ray":
+        return RayBackend(toolchain, address=address, timeout=timeout, memory_bytes=memory_bytes, num_cpus=jobs)
     if choice == "native" or (choice == "auto" and probe_native(toolchain).available):
         return NativeBackend(toolchain, jobs=jobs, timeout=timeout, memory_bytes=memory_bytes)
     return SubprocessBackend(toolchain, timeout=timeout, memory_bytes=memory_bytes)
@@ -110,12 +115,17 @@ class Evaluator:
         memory_bytes: int | None = None,
         jobs: int | None = None,
         backend: str | None = None,
+        address: str | None = None,
     ) -> None:
         self.toolchain = toolchain
         self.store = store
         self.jobs = jobs or os.cpu_count() or 1
         self.timeout = timeout
-        self.backend = select_backend(toolchain, backend, jobs=self.jobs, timeout=timeout, memory_bytes=memory_bytes)
+        self.backend = select_backend(
+            toolchain, backend, jobs=self.jobs, timeout=timeout, memory_bytes=memory_bytes, address=address
+        )
+        if isinstance(self.backend, RayBackend) and jobs is None:
+            self.jobs = self.backend.parallelism  # keep the whole cluster busy
         self.codegen_cache = CodegenCache(toolchain, store)
         self.counters = EvalCounters()
         self._baselines: dict[str, Baseline] | None = None

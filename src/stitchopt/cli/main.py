@@ -18,6 +18,7 @@ from rich.progress import Progress, TaskID
 
 from stitchopt.cache.store import DB_NAME, default_cache_dir, remove_store
 from stitchopt.cli.options import (
+    AddressOption,
     BackendOption,
     CacheDirOption,
     DataDirOption,
@@ -256,6 +257,7 @@ def tune_command(
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
+    address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Search for pass lists that beat -Oz on each program; report only lists that pass validation."""
@@ -266,7 +268,7 @@ def tune_command(
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with (
-        Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator,
+        Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend, address=address) as evaluator,
         open(log, "w") if log else nullcontext() as trial_log,
         Progress(console=console, transient=True, disable=json_output) as progress,
     ):
@@ -341,12 +343,15 @@ def broadcast_command(
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
+    address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Try the run's most frequent best lists on every program; each keeps any improvement."""
     record = RunRecord.load(record_path)
     toolchain = find_toolchain(llvm)
-    with Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator:
+    with Evaluator(
+        toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend, address=address
+    ) as evaluator:
         validation = None if no_validate else list_validation(
             evaluator, validate, limit=validate_limit, data_dir=data_dir
         )

@@ -39,7 +39,11 @@ OutputOption = Annotated[
 ]
 BackendOption = Annotated[
     Optional[str],  # noqa: UP045
-    typer.Option("--backend", help=f"auto (default), native or subprocess (or ${BACKEND_ENV})."),
+    typer.Option("--backend", help=f"auto (default), native, subprocess or ray (or ${BACKEND_ENV})."),
+]
+AddressOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--address", help="With --backend ray: the cluster to join (default: Ray's own, else a local one)."),
 ]
 
 ValidateOption = Annotated[
