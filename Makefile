@@ -23,5 +23,5 @@ system-deps:
 $(VENV)/.installed: pyproject.toml setup.py src/stitchopt/native/evaluator.cpp
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,ray]'
+	$(BIN)/pip install -q -e '.[dev,ray,data]'
 	touch $@

@@ -17,6 +17,7 @@ import typer
 from rich.progress import Progress, TaskID
 
 from stitchopt.cache.store import DB_NAME, default_cache_dir, remove_store
+from stitchopt.cli.datasets import datasets_app
 from stitchopt.cli.options import (
     AddressOption,
     BackendOption,
@@ -41,7 +42,8 @@ from stitchopt.cli.options import (
 from stitchopt.cli.validate import validate_command
 from stitchopt.comparison import compare, compare_many
 from stitchopt.core import Objective
-from stitchopt.datasets.demo import demo_programs, program_path
+from stitchopt.datasets.catalog import dataset_programs, is_dataset_uri, program_path
+from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import StitchoptError
 from stitchopt.evaluator import BACKEND_ENV, Evaluator, select_backend
 from stitchopt.native.pool import probe_native
@@ -76,6 +78,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command("validate")(validate_command)
+app.add_typer(datasets_app, name="datasets")
 cache_app = typer.Typer(help="Inspect or clear the evaluation cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 
@@ -216,9 +219,14 @@ def _objective(text: str) -> Objective:
 
 
 def _targets(targets: list[str]) -> list[Path]:
-    """Files, directories (their C/C++/IR files) and bench:// URIs, in the given order."""
+    """Files, directories (their C/C++/IR files), bench:// URIs and whole datasets (`bench://pypi-v1`, or
+    `bench://pypi-v1?split=test` for one split), in the given order."""
     paths: list[Path] = []
     for target in targets:
+        if is_dataset_uri(target):
+            uri, _, query = target.partition("?split=")
+            paths += dataset_programs(uri, split=query or None)
+            continue
         path = program_path(target)
         if path.is_dir():
             paths += sorted(p for p in path.iterdir() if p.suffix in supported_suffixes())

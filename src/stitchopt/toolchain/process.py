@@ -8,7 +8,7 @@ import resource
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -51,6 +51,7 @@ def run_tool(
     timeout: float = DEFAULT_TIMEOUT_S,
     memory_bytes: int | None = None,
     cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> ToolRun:
     """Run `argv` in a new session; on timeout kill the session's process group, never just the leader.
 
@@ -65,6 +66,7 @@ def run_tool(
         start_new_session=True,
         preexec_fn=memory_limiter(memory_bytes),
         cwd=cwd,
+        env=dict(env) if env is not None else None,
     )
     try:
         out, err = proc.communicate(stdin, timeout=timeout)

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from stitchopt.core import Objective
-from stitchopt.datasets.demo import program_path
+from stitchopt.datasets.catalog import program_path
 from stitchopt.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline

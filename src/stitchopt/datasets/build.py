@@ -1,0 +1,154 @@
+"""Build a dataset into the user cache: units in parallel, deduplicated, resumable, failures logged.
+
+Each finished unit is written (IR files, then the manifest) before the next is recorded, so a killed build
+loses at most the units in flight; running it again skips finished units and retries nothing that failed
+unless asked. Files whose checksum does not match are rebuilt with their unit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.cache.store import default_cache_dir
+from stitchopt.datasets.manifest import Entry, Manifest
+from stitchopt.datasets.normalize import normalized_sha256, split_functions
+from stitchopt.datasets.sources.base import BuiltIR, Source
+from stitchopt.datasets.splits import split_of
+from stitchopt.errors import DatasetError
+from stitchopt.toolchain.discovery import Toolchain
+
+UnitCallback = Callable[[str, str | None], None]  # (unit, failure reason or None)
+
+
+def dataset_dir(source: Source, root: Path | None = None) -> Path:
+    return (root or default_cache_dir() / "datasets") / f"{source.name}-v{source.version}"
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    manifest: Manifest
+    built: int  # units built by this call
+    failed: int
+    repaired: int  # units rebuilt because a file was missing or corrupt
+    seconds: float
+    bytes: int  # IR on disk
+
+
+def build_dataset(
+    source: Source,
+    toolchain: Toolchain,
+    *,
+    limit: int | None = None,
+    jobs: int = 2,
+    root: Path | None = None,
+    retry_failed: bool = False,
+    only: list[str] | None = None,
+    split_above_bytes: int | None = None,
+    on_unit: UnitCallback | None = None,
+) -> BuildReport:
+    """Build the first `limit` units (all when None), or just the units in `only`. Modules larger than
+    `split_above_bytes` are also split into one module per function (`name#function`); the whole module is
+    kept too."""
+    start = time.perf_counter()
+    directory = dataset_dir(source, root)
+    manifest = Manifest.load(directory) or Manifest(
+        source.name, source.version, source.description, source.licence, f"stitchopt datasets build {source.name}"
+    )
+    corrupt = manifest.corrupt_units(directory)
+    manifest.forget(corrupt)
+    if retry_failed:
+        manifest.failures.clear()
+    wanted = only if only is not None else source.units()[:limit]
+    todo = [u for u in wanted if u not in manifest.units_done and u not in manifest.failures]
+    lock = threading.Lock()
+    built = failed = 0
+
+    def run(unit: str) -> list[BuiltIR]:
+        with tempfile.TemporaryDirectory(prefix="stitchopt-dataset-") as scratch:
+            modules = source.build(unit, toolchain, Path(scratch))
+        if split_above_bytes is None:
+            return modules
+        large = [m for m in modules if len(m.bitcode) > split_above_bytes]
+        return modules + [part for m in large for part in _per_function(toolchain, m)]
+
+    def record(unit: str, future: Future[list[BuiltIR]]) -> None:
+        nonlocal built, failed
+        try:
+            modules = future.result()
+        except DatasetError as exc:
+            reason: str | None = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            with lock:
+                manifest.failures[unit] = reason or "failed"
+                manifest.save(directory)
+                failed += 1
+        else:
+            reason = None
+            with lock:
+                _add(manifest, directory, toolchain, unit, modules)
+                manifest.units_done.append(unit)
+                manifest.save(directory)
+                built += 1
+        if on_unit is not None:
+            on_unit(unit, reason)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        pending = {pool.submit(run, unit): unit for unit in todo}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    record(pending.pop(future), future)
+        finally:
+            for future in pending:
+                future.cancel()
+    manifest.save(directory)
+    size = sum((directory / e.file).stat().st_size for e in manifest.entries if (directory / e.file).is_file())
+    return BuildReport(manifest, built, failed, len(corrupt), time.perf_counter() - start, size)
+
+
+def _per_function(toolchain: Toolchain, module: BuiltIR) -> list[BuiltIR]:
+    return [
+        BuiltIR(f"{module.name}#{function}", module.package, bitcode, module.command, module.language)
+        for function, bitcode in split_functions(toolchain, module.bitcode).items()
+    ]
+
+
+def _add(manifest: Manifest, directory: Path, toolchain: Toolchain, unit: str, modules: list[BuiltIR]) -> None:
+    """Store a unit's modules, skipping any whose normalized IR the dataset already has."""
+    known = {e.normalized_sha256 for e in manifest.entries}
+    for module in modules:
+        key = normalized_sha256(toolchain, module.bitcode)
+        if key in known:
+            continue
+        known.add(key)
+        digest = hashlib.sha256(module.bitcode).hexdigest()
+        relative = f"ir/{_safe(module.name)}.bc"  # readable: module names in results come from file names
+        (directory / relative).parent.mkdir(parents=True, exist_ok=True)
+        (directory / relative).write_bytes(module.bitcode)
+        manifest.entries.append(
+            Entry(
+                name=module.name,
+                unit=unit,
+                package=module.package,
+                file=relative,
+                sha256=digest,
+                normalized_sha256=key,
+                split=split_of(module.package),
+                command=module.command,
+                language=module.language,
+            )
+        )
+    manifest.entries.sort(key=lambda e: e.name)
+
+
+def _safe(name: str) -> str:
+    """A benchmark name as a relative path inside the dataset directory."""
+    parts = [part for part in name.split("/") if part not in ("", ".", "..")]
+    return "/".join(parts) or "unnamed"

@@ -1,0 +1,91 @@
+"""Datasets by name, and benchmark URIs resolved to files (building what is missing, lazily).
+
+`bench://demo-v1/<name>` is a bundled C file; other datasets resolve to the IR file of a built entry in the
+user cache, and a URI whose unit is not built yet is built on the spot (e.g. one Csmith seed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stitchopt.datasets import demo
+from stitchopt.datasets.build import build_dataset, dataset_dir
+from stitchopt.datasets.manifest import Manifest
+from stitchopt.datasets.sources.base import Source
+from stitchopt.datasets.sources.bundled import DemoSource, HumanEvalSource
+from stitchopt.datasets.sources.generated import CsmithSource, LlvmStressSource
+from stitchopt.datasets.sources.local import LocalSource
+from stitchopt.datasets.sources.pypi import PypiSource
+from stitchopt.datasets.uri import SCHEME, BenchmarkUri, is_benchmark_uri
+from stitchopt.errors import DatasetError
+from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.validate.suites import humaneval_path
+
+DATASET_NAMES = ("demo", "csmith", "llvm-stress", "humaneval-cpp", "pypi")
+
+
+def open_source(name: str, data_dir: Path | None = None) -> Source:
+    """A source by dataset name, or a directory / compile_commands.json of the user's own code."""
+    if name == "demo":
+        return DemoSource()
+    if name == "csmith":
+        return CsmithSource()
+    if name == "llvm-stress":
+        return LlvmStressSource()
+    if name == "humaneval-cpp":
+        return HumanEvalSource(humaneval_path(data_dir))
+    if name == "pypi":
+        return PypiSource()
+    path = Path(name)
+    if path.is_dir() or path.name == "compile_commands.json":
+        return LocalSource(path)
+    raise DatasetError(
+        f"unknown dataset {name!r}: use one of {', '.join(DATASET_NAMES)}, a directory or a compile_commands.json"
+    )
+
+
+def built_manifest(name: str, version: int, root: Path | None = None) -> Manifest | None:
+    source = open_source(name)
+    if source.version != version:
+        raise DatasetError(f"unknown dataset {name}-v{version}: this stitchopt builds {name}-v{source.version}")
+    return Manifest.load(dataset_dir(source, root))
+
+
+def program_path(text: str, root: Path | None = None) -> Path:
+    """A program argument as a file: a `bench://` URI is resolved (and built if needed), else it is a path."""
+    if not is_benchmark_uri(text):
+        return Path(text)
+    uri = BenchmarkUri.parse(text)
+    if uri.dataset == demo.DATASET:
+        return demo.resolve(uri)
+    source = open_source(uri.dataset)
+    if source.version != uri.version:
+        raise DatasetError(f"unknown dataset {uri.dataset}-v{uri.version}: this stitchopt builds v{source.version}")
+    directory = dataset_dir(source, root)
+    manifest = Manifest.load(directory)
+    entry = manifest.entry(uri.name) if manifest is not None else None
+    if entry is None:
+        unit = source.unit_of(uri.name)
+        report = build_dataset(source, find_toolchain(), root=root, only=[unit])
+        entry = report.manifest.entry(uri.name)
+        if entry is None:
+            reason = report.manifest.failures.get(unit, "the unit does not produce it")
+            raise DatasetError(f"no benchmark {uri}: {reason}")
+    return directory / entry.file
+
+
+def is_dataset_uri(text: str) -> bool:
+    """`bench://<dataset>-v<N>` with no program name: a whole dataset."""
+    return is_benchmark_uri(text) and "/" not in text.removeprefix(SCHEME).split("?")[0].rstrip("/")
+
+
+def dataset_programs(text: str, root: Path | None = None, split: str | None = None) -> list[Path]:
+    """Every built program of `bench://<dataset>-v<N>` (optionally one split), for commands that take many."""
+    name, _, version = text.removeprefix(SCHEME).rstrip("/").rpartition("-v")
+    if not name or not version.isdigit():
+        raise DatasetError(f"malformed dataset URI {text!r}: expected bench://<dataset>-v<N>")
+    manifest = built_manifest(name, int(version), root)
+    if manifest is None or not manifest.entries:
+        raise DatasetError(f"dataset {name}-v{version} is not built: run `stitchopt datasets build {name}`")
+    directory = dataset_dir(open_source(name), root)
+    return [directory / e.file for e in manifest.entries if split is None or e.split == split]

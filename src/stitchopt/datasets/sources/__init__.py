@@ -1,0 +1,1 @@
+"""Where dataset programs come from: each source lists build units and turns one unit into IR files."""

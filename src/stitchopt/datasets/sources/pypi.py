@@ -1,0 +1,180 @@
+"""Real C/C++ code from PyPI source distributions, built through the recording compiler wrapper.
+
+Each package's sdist is downloaded by pip (by name and exact version), unpacked, and built into a wheel with
+`CC=stitchopt-cc CXX=stitchopt-c++`; every translation unit the build compiles is recorded as IR (the
+vendored libraries these packages carry: zstd, brotli, lz4, Lua, QuickJS, LMDB, libstemmer, cmark, ...).
+None of the packages or libraries named in DEVELOPERS.md (libjpeg, libtiff, lame, libmad, lout, ghostscript,
+ispell, gsm, rsynth, bzip2) or any published benchmark suite is on the list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.datasets.sources.base import BuiltIR
+from stitchopt.errors import DatasetError
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.process import run_tool
+from stitchopt.validate.builder import first_line
+
+DOWNLOAD_TIMEOUT_S = 600.0
+BUILD_TIMEOUT_S = 1800.0
+
+
+@dataclass(frozen=True)
+class PypiPackage:
+    name: str
+    version: str
+    domain: str
+
+
+PACKAGES = (
+    PypiPackage("lz4", "4.4.5", "compression"),
+    PypiPackage("zstandard", "0.25.0", "compression"),
+    PypiPackage("brotli", "1.2.1", "compression"),
+    PypiPackage("zopfli", "0.4.3", "compression"),
+    PypiPackage("pyppmd", "1.3.1", "compression"),
+    PypiPackage("pybcj", "1.0.8", "compression"),
+    PypiPackage("inflate64", "1.0.4", "compression"),
+    PypiPackage("deflate", "0.9.0", "compression"),
+    PypiPackage("pycryptodome", "4.4.0", "crypto"),
+    PypiPackage("xxhash", "4.1.0", "hashing"),
+    PypiPackage("mmh3", "5.3.1", "hashing"),
+    PypiPackage("crc32c", "2.9.post0", "hashing"),
+    PypiPackage("argon2-cffi-bindings", "26.2.0", "crypto"),
+    PypiPackage("ujson", "6.1.0", "serialization"),
+    PypiPackage("msgpack", "1.2.4", "serialization"),
+    PypiPackage("simplejson", "4.3.0", "serialization"),
+    PypiPackage("cmarkgfm", "2025.10.22", "parsing"),
+    PypiPackage("ruamel.yaml.clib", "0.2.15", "parsing"),
+    PypiPackage("python-rapidjson", "1.25", "serialization"),
+    PypiPackage("cbor2", "6.2.1", "serialization"),
+    PypiPackage("markupsafe", "3.0.4", "text"),
+    PypiPackage("lmdb", "3.0.0", "database"),
+    PypiPackage("unqlite", "1.2.0", "database"),
+    PypiPackage("lupa", "2.8", "interpreter"),
+    PypiPackage("quickjs", "1.19.4", "interpreter"),
+    PypiPackage("httptools", "0.9.0", "networking"),
+    PypiPackage("multidict", "7.2.1", "networking"),
+    PypiPackage("netifaces", "0.11.0", "networking"),
+    PypiPackage("websockets", "17.4", "networking"),
+    PypiPackage("bitarray", "3.12.3", "math"),
+    PypiPackage("pyroaring", "1.2.0", "math"),
+    PypiPackage("editdistance", "0.8.1", "math"),
+    PypiPackage("regex", "2026.11.15", "text"),
+    PypiPackage("pyahocorasick", "2.3.1", "text"),
+    PypiPackage("pystemmer", "3.1.0", "text"),
+    PypiPackage("marisa-trie", "1.4.1", "text"),
+    PypiPackage("faust-cchardet", "3.2.0", "text"),
+    PypiPackage("psutil", "7.2.2", "systems"),
+    PypiPackage("setproctitle", "1.3.8", "systems"),
+    PypiPackage("wrapt", "2.5.2", "systems"),
+    PypiPackage("greenlet", "3.5.6", "systems"),
+    PypiPackage("pyrsistent", "0.20.0", "data structures"),
+)
+
+
+class PypiSource:
+    name = "pypi"
+    version = 1
+    licence = "each package's own open-source licence (see its sdist); IR is derived from it"
+
+    def __init__(self, packages: tuple[PypiPackage, ...] = PACKAGES) -> None:
+        self.packages = {p.name: p for p in packages}
+        self.description = "PyPI sdists built with stitchopt-cc: " + ", ".join(
+            f"{p.name}=={p.version}" for p in packages
+        )
+
+    def units(self) -> list[str]:
+        return list(self.packages)
+
+    def unit_of(self, name: str) -> str:
+        return name.split("/", 1)[0]
+
+    def build(self, unit: str, toolchain: Toolchain, scratch: Path) -> list[BuiltIR]:
+        package = self.packages.get(unit)
+        if package is None:
+            raise DatasetError(f"pypi: {unit} is not on the curated list")
+        tree = _download(package, scratch)
+        records = scratch / "records"
+        _build_wheel(toolchain, tree, scratch / "wheel", records)
+        return _recorded(package, tree, records)
+
+
+def _download(package: PypiPackage, scratch: Path) -> Path:
+    """The unpacked sdist of `package`."""
+    target = scratch / "sdist"
+    run = run_tool(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+         "-q", f"{package.name}=={package.version}", "-d", str(target)],
+        timeout=DOWNLOAD_TIMEOUT_S,
+    )
+    archives = sorted(target.glob("*")) if target.is_dir() else []
+    if not archives:
+        raise DatasetError(f"cannot download {package.name}=={package.version}: {first_line(run.stderr_text)}")
+    unpacked = scratch / "src"
+    _unpack(archives[0], unpacked)
+    roots = [p for p in unpacked.iterdir() if p.is_dir()]
+    return roots[0] if len(roots) == 1 else unpacked
+
+
+def _unpack(archive: Path, destination: Path) -> None:
+    destination.mkdir(parents=True, exist_ok=True)
+    if archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as bundle:
+            bundle.extractall(destination)
+        return
+    try:
+        with tarfile.open(archive) as bundle:
+            bundle.extractall(destination, filter="data")
+    except tarfile.TarError as exc:
+        raise DatasetError(f"{archive.name}: not a readable sdist ({exc})") from exc
+
+
+def _build_wheel(toolchain: Toolchain, tree: Path, wheel_dir: Path, records: Path) -> None:
+    wrappers = {name: shutil.which(name) or str(Path(sys.executable).with_name(name)) for name in
+                ("stitchopt-cc", "stitchopt-c++")}
+    env = {
+        **os.environ,
+        "CC": wrappers["stitchopt-cc"],
+        "CXX": wrappers["stitchopt-c++"],
+        "STITCHOPT_RECORD_DIR": str(records),
+        "STITCHOPT_LLVM": str(Path(toolchain.tool("clang")).parent),
+    }
+    run = run_tool(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(tree), "-w", str(wheel_dir)],
+        timeout=BUILD_TIMEOUT_S,
+        env=env,
+        cwd=str(tree),
+    )
+    if run.returncode != 0 and not (records / "records.jsonl").is_file():
+        raise DatasetError(f"build failed: {first_line(run.stderr_text)}")
+
+
+def _recorded(package: PypiPackage, tree: Path, records: Path) -> list[BuiltIR]:
+    """What the wrapper recorded, named `<package>/<path in the sdist>`. A build that failed late still
+    yields the translation units it compiled."""
+    log = records / "records.jsonl"
+    if not log.is_file():
+        raise DatasetError(f"{package.name}: the build compiled no C/C++ translation unit")
+    modules = []
+    for line in log.read_text().splitlines():
+        record = json.loads(line)
+        source = Path(record["source"])
+        try:
+            relative = source.resolve().relative_to(tree.resolve())
+        except ValueError:
+            relative = Path(source.name)
+        bitcode = (records / "ir" / f"{record['sha256']}.bc").read_bytes()
+        modules.append(
+            BuiltIR(f"{package.name}/{relative}", package.name, bitcode, shlex.join(record["argv"]), record["language"])
+        )
+    return modules
