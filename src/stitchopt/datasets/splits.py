@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-SPLITS = (("train", 0.8), ("validation", 0.1), ("test", 0.1))
+SPLITS = (("train", 0.7), ("validation", 0.15), ("test", 0.15))
 
 
 def split_of(package: str, salt: str = "stitchopt-v1") -> str:

@@ -139,13 +139,22 @@ def _unpack(archive: Path, destination: Path) -> None:
         raise DatasetError(f"{archive.name}: not a readable sdist ({exc})") from exc
 
 
+def _isolation_proof(name: str, directory: Path) -> str:
+    """A launcher for the wrapper that survives pip's build isolation, whose PYTHONPATH hides stitchopt."""
+    target = shutil.which(name) or str(Path(sys.executable).with_name(name))
+    directory.mkdir(parents=True, exist_ok=True)
+    launcher = directory / name
+    launcher.write_text(f'#!/bin/sh\nunset PYTHONPATH PYTHONNOUSERSITE\nexec {shlex.quote(target)} "$@"\n')
+    launcher.chmod(0o755)
+    return str(launcher)
+
+
 def _build_wheel(toolchain: Toolchain, tree: Path, wheel_dir: Path, records: Path) -> None:
-    wrappers = {name: shutil.which(name) or str(Path(sys.executable).with_name(name)) for name in
-                ("stitchopt-cc", "stitchopt-c++")}
+    launchers = tree.parent / "launchers"
     env = {
         **os.environ,
-        "CC": wrappers["stitchopt-cc"],
-        "CXX": wrappers["stitchopt-c++"],
+        "CC": _isolation_proof("stitchopt-cc", launchers),
+        "CXX": _isolation_proof("stitchopt-c++", launchers),
         "STITCHOPT_RECORD_DIR": str(records),
         "STITCHOPT_LLVM": str(Path(toolchain.tool("clang")).parent),
     }
