@@ -7,8 +7,9 @@ One search per strategy and program at the largest budget; smaller budgets are r
 (guarded, not yet validated). The "validated" columns count only lists that passed the validation suites; a
 program whose lists all fail keeps -Oz.
 
-    python benchmarks/autotune_quality.py [--corpus demo|DIR] [--programs 10] [--budgets 100,300]
-        [--strategies random,local,greedy] [--seed 0] [--validate humaneval] [--validate-limit N]
+    python benchmarks/autotune_quality.py [--corpus demo|DIR|bench://pypi-v1?split=test] [--programs 10]
+        [--budgets 100,300] [--strategies random,local,greedy] [--seed 0] [--validate humaneval]
+        [--validate-limit N] [--cache FILE]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import Objective
+from stitchopt.datasets.catalog import dataset_programs, is_dataset_uri
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluator import Evaluator
 from stitchopt.passes.catalogue import load_catalogue
@@ -43,9 +45,23 @@ def geomean_change(scores: list[float]) -> str:
     return f"{100 * (math.exp(sum(map(math.log, capped)) / len(capped)) - 1):+.2f}%"
 
 
+def spread_over_packages(paths: list[Path]) -> list[Path]:
+    """Round-robin over packages (the directory under `ir/`), so a few programs are not all one package."""
+    by_package: dict[str, list[Path]] = {}
+    for path in paths:
+        package = path.parts[path.parts.index("ir") + 1]
+        by_package.setdefault(package, []).append(path)
+    rounds = max(map(len, by_package.values()), default=0)
+    return [group[i] for i in range(rounds) for group in by_package.values() if i < len(group)]
+
+
 def corpus(name: str, limit: int) -> list[Path]:
+    """`demo`, a built dataset or one split of it (`bench://pypi-v1?split=test`), or a directory."""
     if name == "demo":
         paths = list(demo_programs().values())
+    elif is_dataset_uri(name):
+        uri, _, split = name.partition("?split=")
+        paths = spread_over_packages(dataset_programs(uri, split=split or None))
     else:
         paths = sorted(p for p in Path(name).iterdir() if p.suffix in supported_suffixes())
     return paths[:limit]
@@ -60,6 +76,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--validate", action="append", help="suite (repeatable; default humaneval or csmith)")
     parser.add_argument("--validate-limit", type=int)
+    parser.add_argument("--cache", type=Path, help="evaluation cache to use (default: a fresh temporary one)")
     args = parser.parse_args()
     budgets = sorted(int(b) for b in args.budgets.split(","))
     toolchain = find_toolchain()
@@ -67,7 +84,7 @@ def main() -> None:
     paths = corpus(args.corpus, args.programs)
     objective = Objective()
     rows = []
-    with tempfile.TemporaryDirectory() as scratch, EvaluationStore(Path(scratch) / "c.sqlite") as store:
+    with tempfile.TemporaryDirectory() as scratch, EvaluationStore(args.cache or Path(scratch) / "c.sqlite") as store:
         evaluator = Evaluator(toolchain, store)
         validation = list_validation(evaluator, args.validate, limit=args.validate_limit)
         modules = [load_module(toolchain, p) for p in paths]
