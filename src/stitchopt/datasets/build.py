@@ -61,6 +61,7 @@ def build_dataset(
     manifest = Manifest.load(directory) or Manifest(
         source.name, source.version, source.description, source.licence, f"stitchopt datasets build {source.name}"
     )
+    manifest.source = source.description  # the unit list may have grown since the last build
     corrupt = manifest.corrupt_units(directory)
     manifest.forget(corrupt)
     if retry_failed:

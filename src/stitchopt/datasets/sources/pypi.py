@@ -79,6 +79,14 @@ PACKAGES = (
     PypiPackage("wrapt", "2.5.2", "systems"),
     PypiPackage("greenlet", "3.5.6", "systems"),
     PypiPackage("pyrsistent", "0.20.0", "data structures"),
+    # Larger vendored libraries (libev/libuv/c-ares, libsodium, libzmq, BoringSSL/abseil/zlib): most of the
+    # translation units, and most of the build time.
+    PypiPackage("pycares", "5.2.1", "networking"),
+    PypiPackage("uvloop", "0.23.0", "networking"),
+    PypiPackage("gevent", "26.9.0", "networking"),
+    PypiPackage("pynacl", "1.6.2", "crypto"),
+    PypiPackage("pyzmq", "27.3.0", "networking"),
+    PypiPackage("grpcio", "1.85.1", "networking"),
 )
 
 
