@@ -23,7 +23,6 @@ from stitchopt.datasets.sources.base import BuiltIR
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
-from stitchopt.validate.builder import first_line
 
 DOWNLOAD_TIMEOUT_S = 600.0
 BUILD_TIMEOUT_S = 1800.0
@@ -127,7 +126,7 @@ def _download(package: PypiPackage, scratch: Path) -> Path:
     )
     archives = sorted(target.glob("*")) if target.is_dir() else []
     if not archives:
-        raise DatasetError(f"cannot download {package.name}=={package.version}: {first_line(run.stderr_text)}")
+        raise DatasetError(f"cannot download {package.name}=={package.version}: {_pip_error(run.stderr_text)}")
     unpacked = scratch / "src"
     _unpack(archives[0], unpacked)
     roots = [p for p in unpacked.iterdir() if p.is_dir()]
@@ -173,7 +172,15 @@ def _build_wheel(toolchain: Toolchain, tree: Path, wheel_dir: Path, records: Pat
         cwd=str(tree),
     )
     if run.returncode != 0 and not (records / "records.jsonl").is_file():
-        raise DatasetError(f"build failed: {first_line(run.stderr_text)}")
+        raise DatasetError(f"build failed: {_pip_error(run.stderr_text)}")
+
+
+def _pip_error(stderr: str) -> str:
+    """pip's own error line, else the last line that is not a warning (pip prints many of those)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR:") or "error:" in line and "exited" not in line]
+    useful = [line for line in lines if not line.startswith(("WARNING:", "note:", "hint:"))]
+    return (errors[-1:] or useful[-1:] or ["no message"])[0][:300]
 
 
 def _recorded(package: PypiPackage, tree: Path, records: Path) -> list[BuiltIR]:
