@@ -36,7 +36,7 @@ from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.session import first_valid, replay_command
 from stitchopt.tune.strategies import make_strategy
-from stitchopt.tune.validation import ProgramRun, list_validation, program_guard, validation_for
+from stitchopt.tune.validation import ProgramRun, list_validation, program_guard, self_check_for, validation_for
 
 
 def geomean_change(scores: list[float]) -> str:
@@ -88,7 +88,10 @@ def main() -> None:
         evaluator = Evaluator(toolchain, store)
         validation = list_validation(evaluator, args.validate, limit=args.validate_limit)
         modules = [load_module(toolchain, p) for p in paths]
-        guards = [program_guard(evaluator, m) for m in modules]
+        guards = [  # the IR guards, and each program itself run (a C source with a main) as a self-check
+            program_guard(evaluator, m, self_check_for(evaluator, path, ProgramRun(), validation))
+            for path, m in zip(paths, modules, strict=True)
+        ]
         oz = evaluator.baselines["Oz"]
         references = [evaluator.evaluate(m, oz.pipeline, oz.options) for m in modules]
         for strategy in args.strategies.split(","):

@@ -20,7 +20,7 @@ from stitchopt.tune.record import RunRecord
 from stitchopt.tune.runtime import attach_runtime_meter
 from stitchopt.tune.session import replay_command
 from stitchopt.tune.strategies import PassNames
-from stitchopt.tune.validation import ListValidation, ProgramRun, program_guard, validation_for
+from stitchopt.tune.validation import ListValidation, ProgramRun, program_guard, self_check_for, validation_for
 
 DEFAULT_TOP = 100
 
@@ -53,7 +53,8 @@ def broadcast(
     updated, changed = [], 0
     for program in record.programs:
         module = load_module(evaluator.toolchain, program_path(program.program))
-        guard = program_guard(evaluator, module) if guards else None
+        self_check = self_check_for(evaluator, program_path(program.program), program_run, validation)
+        guard = program_guard(evaluator, module, self_check) if guards else None
         if objective.needs_runtime and program_run is not None:
             attach_runtime_meter(evaluator, module, program_path(program.program), program_run)
         checks = validation_for(validation, program_path(program.program), program_run)

@@ -23,7 +23,13 @@ from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.runtime import attach_runtime_meter
 from stitchopt.tune.strategies import PassNames, make_strategy
-from stitchopt.tune.validation import ListValidation, ProgramRun, program_guard, validation_for
+from stitchopt.tune.validation import (
+    ListValidation,
+    ProgramRun,
+    program_guard,
+    self_check_for,
+    validation_for,
+)
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,8 @@ def tune_programs(
     tuned = []
     for path in paths:
         module = load_module(evaluator.toolchain, path)
-        guard = program_guard(evaluator, module) if guards else None
+        self_check = self_check_for(evaluator, path, program_run, validation)
+        guard = program_guard(evaluator, module, self_check) if guards else None
         unit = ""
         if objective.needs_runtime and program_run is not None:
             unit = attach_runtime_meter(evaluator, module, path, program_run).unit

@@ -25,18 +25,39 @@ from stitchopt.validate.suites import Suite, humaneval_path
 GuardCheck = Callable[[str], list[str]]  # pipeline -> reasons to distrust it (empty: fine)
 
 
-def program_guard(evaluator: Evaluator, module: IRModule) -> GuardCheck:
-    """The guards for `module`, comparing with -Oz on it; answers are remembered per pipeline."""
+def program_guard(evaluator: Evaluator, module: IRModule, self_check: ListValidation | None = None) -> GuardCheck:
+    """The guards for `module`, comparing with -Oz on it, then (when given) `self_check`: the program itself
+    run against its -O0/-O2 builds, which costs one build and run and catches what the IR guards cannot.
+    Answers are remembered per pipeline."""
     oz = evaluator.baselines["Oz"]
     guard = Guard(evaluator.toolchain, module, oz.options, oz.pipeline, timeout=evaluator.timeout)
     answers: dict[str, list[str]] = {}
 
     def check(pipeline: str) -> list[str]:
         if pipeline not in answers:
-            answers[pipeline] = guard.check(pipeline)
+            reasons = guard.check(pipeline)
+            if not reasons and self_check is not None:
+                verified = self_check.check(pipeline)
+                reasons = [] if verified.passed else [verified.note]
+            answers[pipeline] = reasons
         return answers[pipeline]
 
     return check
+
+
+def self_check_for(
+    evaluator: Evaluator, path: Path, program_run: ProgramRun | None, validation: ListValidation | None = None
+) -> ListValidation | None:
+    """The program itself as a one-suite validation (sharing `validation`'s validator when given), when it is a
+    C/C++ source that we are allowed to run."""
+    if program_run is None or not is_source(path):
+        return None
+    if validation is not None:
+        validator = validation.validator
+    else:
+        oz = evaluator.baselines["Oz"]
+        validator = Validator(evaluator.toolchain, evaluator.store, options=oz.options, jobs=evaluator.jobs)
+    return ListValidation(validator, (differential_suite(path, program_run.args, program_run.inputs),))
 
 
 @dataclass(frozen=True)
