@@ -55,7 +55,7 @@ def spread_over_packages(paths: list[Path]) -> list[Path]:
     return [group[i] for i in range(rounds) for group in by_package.values() if i < len(group)]
 
 
-def corpus(name: str, limit: int) -> list[Path]:
+def corpus(name: str, limit: int, max_ir_kb: float | None = None) -> list[Path]:
     """`demo`, a built dataset or one split of it (`bench://pypi-v1?split=test`), or a directory."""
     if name == "demo":
         paths = list(demo_programs().values())
@@ -64,6 +64,8 @@ def corpus(name: str, limit: int) -> list[Path]:
         paths = spread_over_packages(dataset_programs(uri, split=split or None))
     else:
         paths = sorted(p for p in Path(name).iterdir() if p.suffix in supported_suffixes())
+    if max_ir_kb is not None:
+        paths = [p for p in paths if p.stat().st_size <= max_ir_kb * 1024]
     return paths[:limit]
 
 
@@ -77,15 +79,17 @@ def main() -> None:
     parser.add_argument("--validate", action="append", help="suite (repeatable; default humaneval or csmith)")
     parser.add_argument("--validate-limit", type=int)
     parser.add_argument("--cache", type=Path, help="evaluation cache to use (default: a fresh temporary one)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per opt/llc run")
+    parser.add_argument("--max-ir-kb", type=float, help="skip programs whose IR file is larger")
     args = parser.parse_args()
     budgets = sorted(int(b) for b in args.budgets.split(","))
     toolchain = find_toolchain()
     catalogue = load_catalogue(toolchain)
-    paths = corpus(args.corpus, args.programs)
+    paths = corpus(args.corpus, args.programs, args.max_ir_kb)
     objective = Objective()
     rows = []
     with tempfile.TemporaryDirectory() as scratch, EvaluationStore(args.cache or Path(scratch) / "c.sqlite") as store:
-        evaluator = Evaluator(toolchain, store)
+        evaluator = Evaluator(toolchain, store, timeout=args.timeout)
         validation = list_validation(evaluator, args.validate, limit=args.validate_limit)
         modules = [load_module(toolchain, p) for p in paths]
         guards = [  # the IR guards, and each program itself run (a C source with a main) as a self-check
