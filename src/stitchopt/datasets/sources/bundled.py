@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.datasets.sources.base import BuiltIR, frontend_ir
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.validate.suites import jsonl_suite
+from stitchopt.validate.suites import SuiteProgram, jsonl_suite
 
 
 class DemoSource:
@@ -40,14 +41,19 @@ class HumanEvalSource:
         self.path = path
         self.description = f"HumanEval-X C++ programs from {path}"
 
+    @cached_property
+    def _programs(self) -> dict[str, SuiteProgram]:
+        """Read the file once, not once per unit."""
+        return {p.name: p for p in jsonl_suite(self.path).programs}
+
     def units(self) -> list[str]:
-        return [p.name for p in jsonl_suite(self.path).programs]
+        return list(self._programs)
 
     def unit_of(self, name: str) -> str:
         return name.replace("-", "/")
 
     def build(self, unit: str, toolchain: Toolchain, scratch: Path) -> list[BuiltIR]:
-        program = next((p for p in jsonl_suite(self.path).programs if p.name == unit), None)
+        program = self._programs.get(unit)
         if program is None:
             raise DatasetError(f"{self.path}: no task {unit}")
         bitcode, command = frontend_ir(toolchain, program.source, "c++", program.compile_args)
