@@ -22,7 +22,7 @@ from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import Objective
-from stitchopt.datasets.catalog import dataset_programs, is_dataset_uri
+from stitchopt.datasets.catalog import dataset_benchmarks, is_dataset_uri, round_robin
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluator import Evaluator
 from stitchopt.passes.catalogue import load_catalogue
@@ -45,23 +45,13 @@ def geomean_change(scores: list[float]) -> str:
     return f"{100 * (math.exp(sum(map(math.log, capped)) / len(capped)) - 1):+.2f}%"
 
 
-def spread_over_packages(paths: list[Path]) -> list[Path]:
-    """Round-robin over packages (the directory under `ir/`), so a few programs are not all one package."""
-    by_package: dict[str, list[Path]] = {}
-    for path in paths:
-        package = path.parts[path.parts.index("ir") + 1]
-        by_package.setdefault(package, []).append(path)
-    rounds = max(map(len, by_package.values()), default=0)
-    return [group[i] for i in range(rounds) for group in by_package.values() if i < len(group)]
-
-
 def corpus(name: str, limit: int, max_ir_kb: float | None = None) -> list[Path]:
     """`demo`, a built dataset or one split of it (`bench://pypi-v1?split=test`), or a directory."""
     if name == "demo":
         paths = list(demo_programs().values())
     elif is_dataset_uri(name):
         uri, _, split = name.partition("?split=")
-        paths = spread_over_packages(dataset_programs(uri, split=split or None))
+        paths = [b.path for b in round_robin(dataset_benchmarks(uri, split=split or None))]
     else:
         paths = sorted(p for p in Path(name).iterdir() if p.suffix in supported_suffixes())
     if max_ir_kb is not None:

@@ -6,6 +6,7 @@ user cache, and a URI whose unit is not built yet is built on the spot (e.g. one
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.datasets import demo
@@ -79,7 +80,17 @@ def is_dataset_uri(text: str) -> bool:
     return is_benchmark_uri(text) and "/" not in text.removeprefix(SCHEME).split("?")[0].rstrip("/")
 
 
-def dataset_programs(text: str, root: Path | None = None, split: str | None = None) -> list[Path]:
+@dataclass(frozen=True)
+class Benchmark:
+    """One built program of a dataset: its URI, where its IR is, and what it is grouped by."""
+
+    uri: str
+    path: Path
+    package: str
+    split: str
+
+
+def dataset_benchmarks(text: str, root: Path | None = None, split: str | None = None) -> list[Benchmark]:
     """Every built program of `bench://<dataset>-v<N>` (optionally one split), for commands that take many."""
     name, _, version = text.removeprefix(SCHEME).rstrip("/").rpartition("-v")
     if not name or not version.isdigit():
@@ -88,4 +99,21 @@ def dataset_programs(text: str, root: Path | None = None, split: str | None = No
     if manifest is None or not manifest.entries:
         raise DatasetError(f"dataset {name}-v{version} is not built: run `stitchopt datasets build {name}`")
     directory = dataset_dir(open_source(name), root)
-    return [directory / e.file for e in manifest.entries if split is None or e.split == split]
+    return [
+        Benchmark(f"{SCHEME}{name}-v{version}/{e.name}", directory / e.file, e.package, e.split)
+        for e in manifest.entries
+        if split is None or e.split == split
+    ]
+
+
+def dataset_programs(text: str, root: Path | None = None, split: str | None = None) -> list[Path]:
+    return [b.path for b in dataset_benchmarks(text, root, split)]
+
+
+def round_robin(benchmarks: list[Benchmark]) -> list[Benchmark]:
+    """Interleave packages (first of each, then second of each...), so that any prefix spans many packages."""
+    by_package: dict[str, list[Benchmark]] = {}
+    for benchmark in benchmarks:
+        by_package.setdefault(benchmark.package, []).append(benchmark)
+    rounds = max(map(len, by_package.values()), default=0)
+    return [group[i] for i in range(rounds) for group in by_package.values() if i < len(group)]

@@ -31,6 +31,9 @@ from stitchopt.toolchain.process import run_tool
 RECORD_DIR_ENV = "STITCHOPT_RECORD_DIR"
 REAL_CC_ENV = "STITCHOPT_REAL_CC"
 REAL_CXX_ENV = "STITCHOPT_REAL_CXX"
+# The exact clang that records IR, set by `datasets build` after it found the toolchain once: a wrapper started
+# for every compile of a large build then skips discovery (about 0.15 s of version checks per compile).
+RECORD_CLANG_ENV = "STITCHOPT_RECORD_CLANG"
 IR_TIMEOUT_S = 300.0
 # `-Oz` rather than `-O0`: `-O0` marks every function `optnone`, which would make the IR useless to `opt`.
 IR_FLAGS_TAIL = ("-Oz", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c", "-w")
@@ -60,8 +63,11 @@ _DROP_PREFIXES = (
 )  # fmt: skip
 _MAX_RESPONSE_DEPTH = 16
 # Build-system probes compile throwaway programs through the same $CC; they are not part of the project.
-_PROBE_NAMES = frozenset({"conftest.c", "conftest.cc", "conftest.cpp", "CMakeCCompilerId.c", "CMakeCXXCompilerId.cpp"})
-_PROBE_DIRS = ("/CMakeFiles/CMakeScratch/", "/CMakeFiles/CMakeTmp/")
+_PROBE_NAMES = frozenset({
+    "conftest.c", "conftest.cc", "conftest.cpp", "CMakeCCompilerId.c", "CMakeCXXCompilerId.cpp",
+    "CMakeCCompilerABI.c", "CMakeCXXCompilerABI.cpp",
+})  # fmt: skip
+_PROBE_DIRS = ("/CMakeFiles/CMakeScratch/", "/CMakeFiles/CMakeTmp/", "/share/cmake")
 
 
 class Mode(Enum):
@@ -83,6 +89,8 @@ class ParsedCommand:
     mode: Mode
     sources: tuple[Source, ...]
     ir_flags: tuple[str, ...]  # the options that shape a TU's IR; no inputs, outputs, -x, -O, -g or warnings
+    output: str | None = None  # the `-o` argument
+    objects_only: bool = False  # `-c`: objects, no linking
 
 
 def looks_like_compiler(name: str) -> bool:
@@ -123,8 +131,9 @@ def parse_command(args: Sequence[str], *, cxx_driver: bool = False) -> ParsedCom
     flags: list[str] = []
     sources: list[Source] = []
     forced: str | None = None  # the language of a `-x` in force; "none" or None means by extension
-    no_code = deps_as_side_effect = depfile_only = False
+    no_code = deps_as_side_effect = depfile_only = objects_only = False
     last_opt: str | None = None
+    output: str | None = None
     i = 0
     while i < len(args):
         arg = args[i]
@@ -137,7 +146,10 @@ def parse_command(args: Sequence[str], *, cxx_driver: bool = False) -> ParsedCom
             flags += [arg, value]
             i += 1
         elif arg in _DROP_WITH_VALUE:
+            output = value if arg == "-o" else output
             i += 1
+        elif arg.startswith("-o") and len(arg) > 2:
+            output = arg[2:]
         elif arg in ("-E", "-fsyntax-only", "-###"):
             no_code = True
         elif arg in ("-M", "-MM"):
@@ -147,7 +159,7 @@ def parse_command(args: Sequence[str], *, cxx_driver: bool = False) -> ParsedCom
         elif arg.startswith("-O"):
             last_opt = arg
         elif arg in _DROP or _is_dropped_prefix(arg):
-            pass
+            objects_only = objects_only or arg == "-c"
         elif arg.startswith("-") and arg != "-":
             flags.append(arg)
         else:
@@ -160,7 +172,7 @@ def parse_command(args: Sequence[str], *, cxx_driver: bool = False) -> ParsedCom
         mode = Mode.PREPROCESS
     else:
         mode = Mode.COMPILE if sources else Mode.LINK
-    return ParsedCommand(mode, tuple(sources), tuple(flags))
+    return ParsedCommand(mode, tuple(sources), tuple(flags), output, objects_only)
 
 
 def _is_dropped_prefix(arg: str) -> bool:
@@ -209,8 +221,8 @@ def run_wrapper(args: Sequence[str], *, cxx: bool) -> int:
         return 127
     status = _passthrough([*compiler, *rest])
     record_dir = os.environ.get(RECORD_DIR_ENV)
+    cxx_driver = is_cxx_driver(launcher) if launcher else cxx
     if status == 0 and record_dir:
-        cxx_driver = is_cxx_driver(launcher) if launcher else cxx
         _record_all(Path(record_dir), compiler, rest, cxx_driver)
     return status
 
@@ -224,6 +236,9 @@ def _default_compiler(cxx: bool) -> list[str]:
 
 @cache
 def _clang() -> str:
+    pinned = os.environ.get(RECORD_CLANG_ENV)
+    if pinned and os.access(pinned, os.X_OK):
+        return pinned
     return find_toolchain().tool("clang")
 
 

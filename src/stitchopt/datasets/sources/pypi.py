@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.datasets.sources.base import BuiltIR
+from stitchopt.datasets.sources.sdist import fetch_sdist
+from stitchopt.datasets.wrapper import RECORD_CLANG_ENV
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
@@ -33,6 +35,9 @@ class PypiPackage:
     name: str
     version: str
     domain: str
+    # Paths (fragments) of libraries this sdist vendors that another curated package ships as its own code:
+    # not recorded, so the same library cannot land in two splits (e.g. c-ares, whose home is `pycares`).
+    vendored: tuple[str, ...] = ()
 
 
 PACKAGES = (
@@ -55,7 +60,6 @@ PACKAGES = (
     PypiPackage("cmarkgfm", "2025.10.22", "parsing"),
     PypiPackage("ruamel.yaml.clib", "0.2.15", "parsing"),
     PypiPackage("python-rapidjson", "1.25", "serialization"),
-    PypiPackage("cbor2", "6.2.1", "serialization"),
     PypiPackage("markupsafe", "3.0.4", "text"),
     PypiPackage("lmdb", "3.0.0", "database"),
     PypiPackage("unqlite", "1.2.0", "database"),
@@ -70,7 +74,6 @@ PACKAGES = (
     PypiPackage("editdistance", "0.8.1", "math"),
     PypiPackage("regex", "2026.11.15", "text"),
     PypiPackage("pyahocorasick", "2.3.1", "text"),
-    PypiPackage("pystemmer", "3.1.0", "text"),
     PypiPackage("marisa-trie", "1.4.1", "text"),
     PypiPackage("faust-cchardet", "3.2.0", "text"),
     PypiPackage("psutil", "7.2.2", "systems"),
@@ -78,14 +81,24 @@ PACKAGES = (
     PypiPackage("wrapt", "2.5.2", "systems"),
     PypiPackage("greenlet", "3.5.6", "systems"),
     PypiPackage("pyrsistent", "0.20.0", "data structures"),
-    # Larger vendored libraries (libev/libuv/c-ares, libsodium, libzmq, BoringSSL/abseil/zlib): most of the
-    # translation units, and most of the build time.
+    # Larger bundled code (c-ares, libev, libuv, libsodium, libzmq, numpy, BLIS, ERFA, Chipmunk, upb, zlib-ng,
+    # BoringSSL and abseil): most of the translation units and of the build time; grpcio, the slowest, last.
     PypiPackage("pycares", "5.2.1", "networking"),
     PypiPackage("uvloop", "0.23.0", "networking"),
-    PypiPackage("gevent", "26.9.0", "networking"),
+    PypiPackage("gevent", "26.9.0", "networking", vendored=("deps/c-ares/", "deps/libuv/")),
     PypiPackage("pynacl", "1.6.2", "crypto"),
     PypiPackage("pyzmq", "27.3.0", "networking"),
-    PypiPackage("grpcio", "1.85.1", "networking"),
+    PypiPackage("numpy", "2.3.5", "math"),
+    PypiPackage("blis", "1.3.4", "math"),
+    PypiPackage("pyerfa", "2.0.1.5", "science"),
+    PypiPackage("ephem", "4.2.1", "science"),
+    PypiPackage("pymunk", "7.3.1", "physics"),
+    PypiPackage("mercurial", "7.2.4", "version control", vendored=("contrib/python-zstandard/",)),
+    PypiPackage("protobuf", "7.36.2", "serialization"),
+    PypiPackage("sentencepiece", "0.2.3", "text"),
+    PypiPackage("zlib-ng", "1.1.0", "compression"),
+    PypiPackage("cython", "3.3.1", "compilers"),
+    PypiPackage("grpcio", "1.85.1", "networking", vendored=("third_party/cares/",)),
 )
 
 
@@ -118,17 +131,9 @@ class PypiSource:
 
 def _download(package: PypiPackage, scratch: Path) -> Path:
     """The unpacked sdist of `package`."""
-    target = scratch / "sdist"
-    run = run_tool(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-         "-q", f"{package.name}=={package.version}", "-d", str(target)],
-        timeout=DOWNLOAD_TIMEOUT_S,
-    )
-    archives = sorted(target.glob("*")) if target.is_dir() else []
-    if not archives:
-        raise DatasetError(f"cannot download {package.name}=={package.version}: {_pip_error(run.stderr_text)}")
+    archive = fetch_sdist(package.name, package.version, scratch / "sdist", timeout=DOWNLOAD_TIMEOUT_S)
     unpacked = scratch / "src"
-    _unpack(archives[0], unpacked)
+    _unpack(archive, unpacked)
     roots = [p for p in unpacked.iterdir() if p.is_dir()]
     return roots[0] if len(roots) == 1 else unpacked
 
@@ -164,6 +169,7 @@ def _build_wheel(toolchain: Toolchain, tree: Path, wheel_dir: Path, records: Pat
         "CXX": _isolation_proof("stitchopt-c++", launchers),
         "STITCHOPT_RECORD_DIR": str(records),
         "STITCHOPT_LLVM": str(Path(toolchain.tool("clang")).parent),
+        RECORD_CLANG_ENV: toolchain.tool("clang"),
     }
     run = run_tool(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(tree), "-w", str(wheel_dir)],
@@ -197,6 +203,8 @@ def _recorded(package: PypiPackage, tree: Path, records: Path) -> list[BuiltIR]:
             relative = source.resolve().relative_to(tree.resolve())
         except ValueError:
             relative = Path(source.name)
+        if any(fragment in relative.as_posix() for fragment in package.vendored):
+            continue
         bitcode = (records / "ir" / f"{record['sha256']}.bc").read_bytes()
         modules.append(
             BuiltIR(f"{package.name}/{relative}", package.name, bitcode, shlex.join(record["argv"]), record["language"])
