@@ -18,6 +18,13 @@ from rich.progress import Progress, TaskID
 
 from stitchopt.cache.store import DB_NAME, default_cache_dir, remove_store
 from stitchopt.cli.datasets import datasets_app
+from stitchopt.cli.learn import (
+    evaluate_command,
+    labels_command,
+    optimize_command,
+    predict_command,
+    train_command,
+)
 from stitchopt.cli.options import (
     AddressOption,
     BackendOption,
@@ -78,6 +85,11 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command("validate")(validate_command)
+app.command("labels")(labels_command)
+app.command("train")(train_command)
+app.command("predict")(predict_command)
+app.command("optimize")(optimize_command)
+app.command("evaluate")(evaluate_command)
 app.add_typer(datasets_app, name="datasets")
 cache_app = typer.Typer(help="Inspect or clear the evaluation cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")

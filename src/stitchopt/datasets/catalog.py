@@ -110,10 +110,12 @@ def dataset_programs(text: str, root: Path | None = None, split: str | None = No
     return [b.path for b in dataset_benchmarks(text, root, split)]
 
 
-def round_robin(benchmarks: list[Benchmark]) -> list[Benchmark]:
-    """Interleave packages (first of each, then second of each...), so that any prefix spans many packages."""
+def round_robin(benchmarks: list[Benchmark], per_package: int | None = None) -> list[Benchmark]:
+    """Interleave packages (first of each, then second of each...), so that any prefix spans many packages;
+    at most `per_package` of each, so that a few big packages cannot dominate."""
     by_package: dict[str, list[Benchmark]] = {}
     for benchmark in benchmarks:
         by_package.setdefault(benchmark.package, []).append(benchmark)
     rounds = max(map(len, by_package.values()), default=0)
+    rounds = rounds if per_package is None else min(rounds, per_package)
     return [group[i] for i in range(rounds) for group in by_package.values() if i < len(group)]

@@ -34,6 +34,8 @@ REAL_CXX_ENV = "STITCHOPT_REAL_CXX"
 # The exact clang that records IR, set by `datasets build` after it found the toolchain once: a wrapper started
 # for every compile of a large build then skips discovery (about 0.15 s of version checks per compile).
 RECORD_CLANG_ENV = "STITCHOPT_RECORD_CLANG"
+# A flag-tuning model directory (or `default`): rebuild each compiled object with the model's choice.
+MODEL_ENV = "STITCHOPT_MODEL"
 IR_TIMEOUT_S = 300.0
 # `-Oz` rather than `-O0`: `-O0` marks every function `optnone`, which would make the IR useless to `opt`.
 IR_FLAGS_TAIL = ("-Oz", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c", "-w")
@@ -224,6 +226,8 @@ def run_wrapper(args: Sequence[str], *, cxx: bool) -> int:
     cxx_driver = is_cxx_driver(launcher) if launcher else cxx
     if status == 0 and record_dir:
         _record_all(Path(record_dir), compiler, rest, cxx_driver)
+    if status == 0 and os.environ.get(MODEL_ENV):
+        _apply_model(os.environ[MODEL_ENV], rest, cxx_driver)
     return status
 
 
@@ -286,6 +290,31 @@ def _record_all(record_dir: Path, compiler: list[str], original: list[str], cxx_
             _append_line(record_dir / "records.jsonl", record)
         except Exception as error:
             _log_error(record_dir, source.path, cwd, ir_argv, error)
+
+
+def _apply_model(model: str, original: list[str], cxx_driver: bool) -> None:
+    """Rebuild the object of a one-source `-c` compile with the model's choice; on any failure keep the real
+    compiler's object and say why in one line."""
+    try:
+        parsed = parse_command(expand_response_files(original), cxx_driver=cxx_driver)
+        if parsed.mode is not Mode.COMPILE or not parsed.objects_only or len(parsed.sources) != 1:
+            return
+        source = parsed.sources[0]
+        output = Path(parsed.output or Path(source.path).with_suffix(".o").name)
+        # Imported here: numpy and the model cost ~0.1 s, which every other wrapper call should not pay.
+        from stitchopt.models.build_mode import rebuild_object
+        from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
+
+        with tempfile.TemporaryDirectory(prefix="stitchopt-ir-") as scratch:
+            ir = os.path.join(scratch, "tu.bc")
+            run = run_tool(ir_command(_clang(), parsed.ir_flags, source, ir), timeout=IR_TIMEOUT_S)
+            if run.returncode != 0:
+                raise RuntimeError(f"IR compile exited {run.returncode}")
+            directory = DEFAULT_MODEL_DIR if model == "default" else Path(model)
+            rebuild_object(find_toolchain(), directory, Path(ir).read_bytes(), output)
+    except Exception as error:  # the real object stays: the build must not depend on the model
+        reason = " ".join(str(error).split()) or type(error).__name__
+        print(f"stitchopt: kept the compiler's object ({reason})", file=sys.stderr)
 
 
 def _store_ir(ir_argv: list[str], output: str, cwd: str, ir_dir: Path) -> str:

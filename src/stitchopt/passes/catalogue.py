@@ -7,9 +7,11 @@ which rule dropped what, so the catalogue of a new LLVM version can be reviewed 
 from __future__ import annotations
 
 import enum
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from stitchopt.errors import ToolchainError
 from stitchopt.toolchain.discovery import Toolchain
@@ -224,6 +226,13 @@ class Catalogue:
 
     def names(self) -> list[str]:
         return [p.name for p in self.passes]
+
+    @cached_property
+    def identity(self) -> str:
+        """A short hash of the LLVM version and the searchable spellings: labels and models made with one
+        catalogue name passes that another LLVM may not have."""
+        text = "\n".join([self.llvm_version, *(f"{p.level.value}:{p.spelling}" for p in self.passes)])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def parse_print_passes(text: str) -> list[tuple[Level, str, str]]:

@@ -12,10 +12,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from stitchopt.core import IRModule
+from stitchopt.core import CompileOptions, IRModule
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.process import run_tool
+from stitchopt.toolchain.process import ToolRun, run_tool
 
 C_SUFFIXES = frozenset({".c"})
 CXX_SUFFIXES = frozenset({".cc", ".cpp", ".cxx", ".c++", ".C"})
@@ -120,3 +120,19 @@ def module_from_bitcode(toolchain: Toolchain, bitcode: bytes, name: str) -> IRMo
     text = _disassemble(toolchain, bitcode, name)
     match = _TRIPLE_RE.search(text)
     return IRModule(name=name, bitcode=bitcode, triple=match.group(1) if match else toolchain.default_triple)
+
+
+def write_object(toolchain: Toolchain, module: IRModule, pipeline: str, options: CompileOptions, output: Path) -> None:
+    """`opt -passes=P | llc -filetype=obj` to `output`, exactly as the evaluator measures it."""
+    opt = run_tool([toolchain.tool("opt"), *options.opt_args(), f"-passes={pipeline}", "-", "-o", "-"],
+                   stdin=module.bitcode, timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    if opt.returncode != 0 or opt.timed_out:
+        raise InputError(f"{module.name}: opt failed: {_failure(opt)}")
+    llc = run_tool([toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "-", "-o", str(output)],
+                   stdin=opt.stdout, timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    if llc.returncode != 0 or llc.timed_out:
+        raise InputError(f"{module.name}: llc failed: {_failure(llc)}")
+
+
+def _failure(run: ToolRun) -> str:
+    return "timed out" if run.timed_out else _first_error(run.stderr_text)

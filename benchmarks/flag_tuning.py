@@ -1,0 +1,52 @@
+"""Learned flag tuning on held-out programs: the method table for the README, plus inference time and the size
+model's MAPE, from the same measurements as `stitchopt evaluate`.
+
+    python benchmarks/flag_tuning.py [--dataset bench://pypi-v1] [--split test] [--model DIR] [--programs N]
+        [--max-ir-kb 100] [--per-package 40] [--ks 5,10,50] [--autotuner RECORD.json] [--csv F] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from stitchopt.models.evaluation import evaluate_dataset
+from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
+from stitchopt.reports.flag_tuning import method_rows, write_csv, write_json
+from stitchopt.reports.tables import to_markdown
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="bench://pypi-v1")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR)
+    parser.add_argument("--programs", type=int, default=0)
+    parser.add_argument("--max-ir-kb", type=float, default=100.0)
+    parser.add_argument("--per-package", type=int, default=40)
+    parser.add_argument("--ks", default="5,10,50")
+    parser.add_argument("--autotuner", type=Path)
+    parser.add_argument("--csv", type=Path)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    evaluation, title = evaluate_dataset(
+        args.dataset, args.model, split=args.split, programs=args.programs, max_ir_kb=args.max_ir_kb,
+        per_package=args.per_package,
+        ks=tuple(int(k) for k in args.ks.split(",") if k), autotuner=args.autotuner,
+    )  # fmt: skip
+    print(to_markdown(method_rows(evaluation, title)))
+    print()
+    print(f"inference (features + prediction, one process): median {evaluation.inference_ms_median:.1f} ms, "
+          f"max {evaluation.inference_ms_max:.1f} ms")  # fmt: skip
+    print("size model MAPE (held-out): " + ", ".join(f"{k} {v:.3f}" for k, v in evaluation.size_mape.items()))
+    print(f"{len(evaluation.skipped)} programs skipped; wall time {time.perf_counter() - start:.0f} s")
+    if args.csv:
+        write_csv(evaluation, args.csv)
+    if args.json:
+        write_json(evaluation, args.json)
+
+
+if __name__ == "__main__":
+    main()

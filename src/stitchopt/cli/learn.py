@@ -1,0 +1,235 @@
+"""`stitchopt labels | train | predict | optimize | evaluate`: learned flag tuning from the command line."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import Progress, TaskID
+
+from stitchopt.cli.options import (
+    BackendOption,
+    CacheDirOption,
+    DataDirOption,
+    JobsOption,
+    JsonOption,
+    LlvmOption,
+    ValidateLimitOption,
+    console,
+    open_store,
+    print_table,
+)
+from stitchopt.datasets.catalog import dataset_benchmarks, program_path, round_robin
+from stitchopt.evaluator import Evaluator
+from stitchopt.models.coreset import DEFAULT_K
+from stitchopt.models.evaluation import evaluate_dataset
+from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, OZ, FlagModel
+from stitchopt.models.labels import LabelSet, build_labels
+from stitchopt.models.optimize import choose
+from stitchopt.models.train import train_from_labels
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.reports.flag_tuning import method_rows, write_csv, write_json
+from stitchopt.reports.tables import to_markdown, to_rich
+from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.frontend import load_module, write_object
+from stitchopt.tune.validation import list_validation
+
+
+def labels_command(
+    dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Labels file to write (.json.gz).")],
+    split: Annotated[str, typer.Option(help="Splits to label, comma-separated.")] = "train,validation",
+    programs: Annotated[int, typer.Option(help="Label at most this many programs (round-robin by package).")] = 0,
+    max_ir_kb: Annotated[float, typer.Option(help="Skip programs whose IR file is larger.")] = 100.0,
+    per_package: Annotated[int, typer.Option(help="At most this many programs of one package.")] = 40,
+    pool_programs: Annotated[int, typer.Option(help="Programs searched to propose the list pool.")] = 40,
+    pool_budget: Annotated[int, typer.Option(help="Evaluations per searched program.")] = 300,
+    seed: Annotated[int, typer.Option(help="Search seed.")] = 0,
+    lists_from: Annotated[
+        Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
+        typer.Option(help="Reuse the list pool of this labels file instead of searching for one."),
+    ] = None,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Search a sample of programs for a pool of pass lists, then measure every list on every program."""
+    splits = split.split(",")
+    candidates = [b for b in dataset_benchmarks(dataset) if b.split in splits]
+    chosen = round_robin([b for b in candidates if b.path.stat().st_size <= max_ir_kb * 1024], per_package)
+    chosen = chosen[:programs] if programs else chosen
+    reused = LabelSet.load(lists_from).lists if lists_from is not None else ()
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    with (
+        Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator,
+        Progress(console=console, transient=True) as progress,
+    ):
+        tasks: dict[str, TaskID] = {}
+
+        def on_stage(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(stage, total=total)
+            progress.update(tasks[stage], completed=done)
+
+        labels = build_labels(
+            evaluator, catalogue, chosen, dataset=dataset, pool_programs=0 if reused else pool_programs,
+            pool_budget=pool_budget, seed=seed, extra_lists=reused, on_stage=on_stage,
+        )  # fmt: skip
+    labels.save(output)
+    console.print(
+        f"{len(labels.programs)} programs x {len(labels.lists)} lists -> {output} "
+        f"({labels.cpu_seconds / 3600:.2f} CPU hours of opt and llc)",
+        highlight=False,
+    )
+
+
+ModelOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option("--model", help="Model directory (default: the model shipped with stitchopt)."),
+]
+ModeOption = Annotated[str, typer.Option(help="static: top-1 and -Oz; jit: the top k lists and -Oz.")]
+KOption = Annotated[int, typer.Option("--k", help="Lists compiled in jit mode.")]
+
+
+def train_command(
+    labels_file: Annotated[Path, typer.Argument(help="Labels from `stitchopt labels`.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Model directory to write.")],
+    k: Annotated[int, typer.Option("--k", help="Coreset size.")] = DEFAULT_K,
+    validate: Annotated[bool, typer.Option(help="Validate each coreset list (HumanEval-X or Csmith).")] = True,
+    validate_limit: ValidateLimitOption = None,
+    data_dir: DataDirOption = None,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Choose the coreset, fit the ranker and the size model, and save the model directory."""
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    store = open_store(cache_dir)
+    with Evaluator(toolchain, store) as evaluator:
+        validation = list_validation(evaluator, limit=validate_limit, data_dir=data_dir) if validate else None
+        model, report, skipped = train_from_labels(
+            toolchain, catalogue, LabelSet.load(labels_file), k=k, store=store, validation=validation
+        )
+    model.save_pretrained(output)
+    coreset = report.coreset
+    curve = ", ".join(f"K={i + 1}: {100 * c:+.2f}%" for i, c in enumerate(coreset.curve) if i + 1 in (1, 5, 10, 20, 50))
+    mape = ", ".join(f"{name} {value:.3f}" for name, value in report.size_mape.items())
+    console.print(
+        f"model -> {output}: {len(model.lists)} lists ({len(coreset.rejected)} rejected by validation), "
+        f"{model.trained_on['programs']} programs ({len(skipped)} skipped)\n"
+        f"coreset coverage (geomean vs -Oz, training programs): {curve}; pool {100 * coreset.pool_best:+.2f}%\n"
+        f"cross-validated static + backup: {100 * report.cross_validated:+.2f}% with {report.hyper_parameters}\n"
+        f"size model MAPE (in-sample): {mape}",
+        highlight=False,
+    )
+
+
+def predict_command(
+    program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
+    model_dir: ModelOption = None,
+    top: Annotated[int, typer.Option(help="Show this many lists.")] = 10,
+    json_output: JsonOption = False,
+    llvm: LlvmOption = None,
+) -> None:
+    """Rank the model's lists for one program: `-passes=` strings with predicted sizes."""
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    model = FlagModel.from_pretrained(model_dir or DEFAULT_MODEL_DIR, catalogue)
+    start = time.perf_counter()
+    ranked = model.rank(toolchain, load_module(toolchain, program_path(program)))
+    elapsed_ms = 1000 * (time.perf_counter() - start)
+    rows = [
+        {"rank": i + 1, "predicted_change_vs_oz": e.predicted_ratio - 1, "predicted_size_bytes": e.predicted_size,
+         "passes": OZ if e.passes is None else tuned_pipeline(e.passes, catalogue)}
+        for i, e in enumerate(ranked[:top])
+    ]  # fmt: skip
+    if json_output:
+        print(json.dumps({"program": program, "inference_ms": elapsed_ms, "ranked": rows}, indent=1))
+        return
+    for i, e in enumerate(ranked[:top]):
+        size = "" if e.predicted_size is None else f"~{e.predicted_size:,.0f} B  "
+        passes = OZ if e.passes is None else "-passes=" + tuned_pipeline(e.passes, catalogue)
+        console.print(f"{i + 1:>3}  {100 * (e.predicted_ratio - 1):+6.2f}%  {size}{passes}", highlight=False,
+                      soft_wrap=True)  # fmt: skip
+    console.print(f"[dim]inference {elapsed_ms:.1f} ms[/dim]")
+
+
+def optimize_command(
+    program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Object file to write.")],
+    mode: ModeOption = "static",
+    k: KOption = 5,
+    validate: Annotated[bool, typer.Option(help="Only use lists that pass the validation suite.")] = False,
+    validate_limit: ValidateLimitOption = None,
+    data_dir: DataDirOption = None,
+    model_dir: ModelOption = None,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Write the object file built with the model's choice (never larger than -Oz)."""
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    model = FlagModel.from_pretrained(model_dir or DEFAULT_MODEL_DIR, catalogue)
+    module = load_module(toolchain, program_path(program))
+    with Evaluator(toolchain, open_store(cache_dir)) as evaluator:
+        validation = list_validation(evaluator, limit=validate_limit, data_dir=data_dir) if validate else None
+        choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=validation)
+        write_object(toolchain, module, choice.pipeline, evaluator.baselines["Oz"].options, output)
+    change = 100 * (choice.size_bytes / choice.oz_size_bytes - 1)
+    console.print(
+        f"{output}: {choice.size_bytes:,} B ({change:+.2f}% vs -Oz {choice.oz_size_bytes:,} B), "
+        f"{choice.compilations} compilations, inference {choice.inference_ms:.1f} ms\n"
+        f"{'-Oz (backup)' if choice.passes is None else '-passes=' + choice.pipeline}",
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip
+    for note in choice.notes:
+        console.print(f"[dim]{note}[/dim]", highlight=False)
+
+
+def evaluate_command(
+    dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
+    model_dir: ModelOption = None,
+    split: Annotated[str, typer.Option(help="Which split to evaluate on.")] = "test",
+    programs: Annotated[int, typer.Option(help="At most this many programs (round-robin by package).")] = 0,
+    max_ir_kb: Annotated[float, typer.Option(help="Skip programs whose IR file is larger.")] = 100.0,
+    per_package: Annotated[int, typer.Option(help="At most this many programs of one package.")] = 40,
+    ks: Annotated[str, typer.Option("--ks", help="jit k values, comma-separated.")] = "5,10",
+    autotuner: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="Run record of `stitchopt tune` on the same programs: adds the % of its gain."),
+    ] = None,
+    csv_file: Annotated[Optional[Path], typer.Option("--csv", help="Per-program CSV.")] = None,  # noqa: UP045
+    json_file: Annotated[Optional[Path], typer.Option("--json", help="Everything as JSON.")] = None,  # noqa: UP045
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Evaluate a model on held-out programs against -Oz, -Os, -O3, the best single list and the autotuner."""
+    evaluation, title = evaluate_dataset(
+        dataset, model_dir or DEFAULT_MODEL_DIR, split=split, programs=programs, max_ir_kb=max_ir_kb,
+        per_package=per_package,
+        ks=tuple(int(k) for k in ks.split(",") if k), autotuner=autotuner, jobs=jobs or None,
+        cache_dir=cache_dir, llvm=llvm,
+    )  # fmt: skip
+    table = method_rows(evaluation, title)
+    if markdown:
+        print(to_markdown(table))
+    else:
+        print_table(to_rich(table))
+    mape = ", ".join(f"{name} {value:.3f}" for name, value in evaluation.size_mape.items())
+    console.print(
+        f"inference: median {evaluation.inference_ms_median:.1f} ms, max {evaluation.inference_ms_max:.1f} ms; "
+        f"size model MAPE: {mape}; {len(evaluation.skipped)} programs skipped",
+        highlight=False,
+    )
+    if csv_file is not None:
+        write_csv(evaluation, csv_file)
+    if json_file is not None:
+        write_json(evaluation, json_file)

@@ -1,0 +1,151 @@
+"""The learned flag-tuning model: features -> predicted size of each coreset list -> ranked `-passes=` strings.
+
+A model is a directory: `config.json` (what it was made with and for: package, LLVM and pass-catalogue
+versions, representations, coreset lists, hyper-parameters, standardization statistics) and `weights.npz`
+(plain arrays, loaded with `allow_pickle=False`). A model made with another LLVM loads with a warning and
+keeps only the lists whose passes this LLVM's catalogue has.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stitchopt import __version__
+from stitchopt.core import IRModule
+from stitchopt.errors import InputError
+from stitchopt.features.base import Representation, Standardizer
+from stitchopt.features.by_name import representation
+from stitchopt.features.module import IRModule as FeatureModule
+from stitchopt.models.ranker import ListRanker
+from stitchopt.models.size_model import SizeModel, list_target
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.tune.strategies import PassNames
+
+MODEL_FORMAT = 1
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "weights.npz"
+OZ = "-Oz"
+DEFAULT_MODEL_DIR = Path(__file__).parent / "default"  # shipped in the package: `optimize` works out of the box
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """One candidate: `passes` is None for -Oz itself. Ratios are predicted object size over -Oz's."""
+
+    passes: PassNames | None
+    predicted_ratio: float
+    predicted_size: float | None = None
+
+    @property
+    def label(self) -> str:
+        return OZ if self.passes is None else ",".join(self.passes)
+
+
+@dataclass
+class FlagModel:
+    representations: tuple[Representation, ...]
+    standardizer: Standardizer
+    lists: tuple[PassNames, ...]  # the coreset, in selection order
+    ranker: ListRanker
+    size_model: SizeModel
+    llvm_version: str
+    catalogue: str  # `Catalogue.identity` the lists were made with
+    trained_on: dict[str, Any]
+
+    def features(self, toolchain: Toolchain, module: IRModule) -> np.ndarray:
+        """The standardized feature row of one module (every representation, concatenated)."""
+        view = FeatureModule.from_bytes(toolchain, module.bitcode, module.name)
+        row = np.concatenate([r.extract(view) for r in self.representations])
+        return self.standardizer.transform(row[None, :])
+
+    def rank(self, toolchain: Toolchain, module: IRModule) -> list[RankedList]:
+        """Every coreset list and -Oz, best predicted first."""
+        return self.rank_features(self.features(toolchain, module))[0]
+
+    def rank_features(self, features: np.ndarray) -> list[list[RankedList]]:
+        ratios = np.exp(self.ranker.predict(features))
+        sizes = self.size_model.predict(features)
+        oz_size = sizes[:, self.size_model.targets.index("size:Oz")]
+        ranked = []
+        for row, oz in zip(ratios, oz_size, strict=True):
+            entries = [RankedList(passes, float(r), float(r * oz)) for passes, r in zip(self.lists, row, strict=True)]
+            entries.append(RankedList(None, 1.0, float(oz)))
+            ranked.append(sorted(entries, key=lambda e: e.predicted_ratio))
+        return ranked
+
+    def save_pretrained(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        config = {
+            "format": MODEL_FORMAT,
+            "stitchopt": __version__,
+            "llvm": self.llvm_version,
+            "catalogue": self.catalogue,
+            "representations": [{"name": r.name, "version": r.version} for r in self.representations],
+            "standardizer": self.standardizer.to_dict(),
+            "lists": [list(passes) for passes in self.lists],
+            "ranker": {"neighbors": self.ranker.neighbors, "ridge": self.ranker.ridge, "blend": self.ranker.blend},
+            "size_model": {"targets": list(self.size_model.targets), "ridge": self.size_model.ridge},
+            "trained_on": self.trained_on,
+        }
+        (directory / CONFIG_NAME).write_text(json.dumps(config, indent=1) + "\n")
+        assert self.size_model.weights is not None
+        arrays: dict[str, Any] = {f"ranker.{k}": v.astype(np.float32) for k, v in self.ranker.arrays().items()}
+        arrays["size_weights"] = self.size_model.weights
+        save: Any = np.savez_compressed  # numpy's stubs read **arrays as its allow_pickle flag
+        save(directory / WEIGHTS_NAME, **arrays)
+
+    @classmethod
+    def from_pretrained(cls, directory: Path, catalogue: Catalogue | None = None) -> FlagModel:
+        """Load a model directory; with `catalogue`, drop (with a warning) lists that catalogue cannot run."""
+        try:
+            config = json.loads((directory / CONFIG_NAME).read_text())
+            with np.load(directory / WEIGHTS_NAME, allow_pickle=False) as weights:
+                arrays = {k: np.asarray(weights[k], dtype=np.float64) for k in weights.files}
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{directory}: not a stitchopt model directory ({exc})") from exc
+        if config.get("format") != MODEL_FORMAT:
+            raise InputError(f"{directory}: model format {config.get('format')}, this stitchopt reads {MODEL_FORMAT}")
+        ranker_arrays = {k.removeprefix("ranker."): v for k, v in arrays.items() if k.startswith("ranker.")}
+        model = cls(
+            representations=tuple(representation(r["name"], r["version"]) for r in config["representations"]),
+            standardizer=Standardizer.from_dict(config["standardizer"]),
+            lists=tuple(tuple(passes) for passes in config["lists"]),
+            ranker=ListRanker.from_arrays(ranker_arrays, **config["ranker"]),
+            size_model=SizeModel(tuple(config["size_model"]["targets"]), config["size_model"]["ridge"],
+                                 arrays["size_weights"]),
+            llvm_version=config["llvm"],
+            catalogue=config["catalogue"],
+            trained_on=config.get("trained_on", {}),
+        )  # fmt: skip
+        if catalogue is not None and catalogue.identity != model.catalogue:
+            model = model.restricted_to(catalogue)
+        return model
+
+    def restricted_to(self, catalogue: Catalogue) -> FlagModel:
+        """The model without the lists that use a pass `catalogue` lacks (a model made for another LLVM)."""
+        keep = [i for i, passes in enumerate(self.lists) if all(catalogue.get(p) is not None for p in passes)]
+        warnings.warn(
+            f"model made for LLVM {self.llvm_version} (catalogue {self.catalogue}), running with LLVM "
+            f"{catalogue.llvm_version} (catalogue {catalogue.identity}): {len(keep)} of {len(self.lists)} lists "
+            "are usable; retrain with `stitchopt train` for this LLVM",
+            stacklevel=2,
+        )
+        return FlagModel(
+            self.representations, self.standardizer, tuple(self.lists[i] for i in keep),
+            self.ranker.restricted_to(keep), self.size_model.restricted_to(keep), catalogue.llvm_version,
+            catalogue.identity, self.trained_on,
+        )  # fmt: skip
+
+
+
+def size_targets(lists: Sequence[PassNames]) -> tuple[str, ...]:
+    return ("size:O0", "instructions:O0", "size:Oz", "instructions:Oz", "size:O3",
+            *(list_target(i) for i in range(len(lists))))  # fmt: skip

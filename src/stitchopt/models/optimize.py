@@ -1,0 +1,69 @@
+"""Apply a flag-tuning model to one module: rank, measure what the mode allows, validate, keep the smallest.
+
+`static` compiles the top-ranked list and, as the backup, -Oz (two compilations; one when -Oz ranks first);
+`jit` compiles the top `k` lists and -Oz. The answer is never larger than -Oz, and with a validation it is a
+list that passed it (the next best is tried, then -Oz).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from stitchopt.core import IRModule
+from stitchopt.errors import InputError
+from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.models.flag_model import FlagModel, RankedList
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.tune.session import first_valid
+from stitchopt.tune.strategies import PassNames
+from stitchopt.tune.validation import ListValidation
+
+MODES = ("static", "jit")
+
+
+@dataclass(frozen=True)
+class Choice:
+    passes: PassNames | None  # None: -Oz
+    pipeline: str
+    size_bytes: int
+    oz_size_bytes: int
+    compilations: int
+    inference_ms: float
+    ranked: tuple[RankedList, ...]
+    notes: tuple[str, ...] = ()  # what validation said
+
+
+def choose(
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    model: FlagModel,
+    module: IRModule,
+    *,
+    mode: str = "static",
+    k: int = 5,
+    validation: ListValidation | None = None,
+) -> Choice:
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}: use static or jit")
+    start = time.perf_counter()
+    ranked = model.rank(evaluator.toolchain, module)
+    inference_ms = 1000 * (time.perf_counter() - start)
+    tried = [entry.passes for entry in ranked[: 1 if mode == "static" else max(1, k)] if entry.passes is not None]
+    oz = evaluator.baselines["Oz"]
+    requests = [EvalRequest(module, oz.pipeline, oz.options)]
+    requests += [EvalRequest(module, tuned_pipeline(p, catalogue), oz.options) for p in tried]
+    results = evaluator.evaluate_many(requests)
+    oz_result = results[0]
+    if not (oz_result.ok and oz_result.size_bytes):
+        raise InputError(f"{module.name}: -Oz itself fails ({oz_result.status.value}): {oz_result.stderr_tail}")
+    oz_size = oz_result.size_bytes
+    measured = [(p, r.size_bytes / oz_size) for p, r in zip(tried, results[1:], strict=True) if r.ok and r.size_bytes]
+    chosen, notes = first_valid(sorted(measured, key=lambda item: item[1]), catalogue, validation)
+    if chosen is None:
+        return Choice(None, oz.pipeline, oz_size, oz_size, len(requests), inference_ms, tuple(ranked), tuple(notes))
+    size = next(r.size_bytes for p, r in zip(tried, results[1:], strict=True) if p == chosen)
+    assert size is not None
+    pipeline = tuned_pipeline(chosen, catalogue)
+    return Choice(chosen, pipeline, size, oz_size, len(requests), inference_ms, tuple(ranked), tuple(notes))

@@ -1,0 +1,188 @@
+"""Train the flag-tuning model from labels: coreset, ranker (hyper-parameters by package-grouped cross-validation)
+and size model. Everything is closed-form, so training is seconds; labels are the expensive part."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.datasets.catalog import program_path
+from stitchopt.errors import InputError, StitchoptError
+from stitchopt.features.base import FeatureCache, Representation, Standardizer, extract_all
+from stitchopt.features.by_name import default_representations
+from stitchopt.features.module import IRModule as FeatureModule
+from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
+from stitchopt.models.flag_model import FlagModel, size_targets
+from stitchopt.models.labels import LabeledProgram, LabelSet
+from stitchopt.models.ranker import ListRanker, log_ratio_targets
+from stitchopt.models.size_model import SizeModel, mape
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.validation import ListValidation
+
+NEIGHBORS = (4, 8, 16)
+RIDGES = (1.0, 10.0, 100.0)
+BLENDS = (0.0, 0.25, 0.5, 0.75, 1.0)
+FOLDS = 5
+
+
+@dataclass(frozen=True)
+class TrainReport:
+    coreset: Coreset
+    cross_validated: float  # geomean size change vs -Oz of the top-1 list with the -Oz backup, held-out folds
+    hyper_parameters: dict[str, float]
+    size_mape: dict[str, float]  # in-sample MAPE per target group (held-out figures: `evaluate`)
+
+
+def train_flag_model(
+    labels: LabelSet,
+    features: np.ndarray,
+    representations: Sequence[Representation],
+    *,
+    llvm_version: str,
+    k: int = DEFAULT_K,
+    accept: Callable[[int], bool] | None = None,
+) -> tuple[FlagModel, TrainReport]:
+    """`features`: raw (unstandardized) rows in `labels.programs` order. `accept(j)` may veto pool list j
+    (e.g. run the validator) when the coreset selection would take it."""
+    standardizer = Standardizer.fit(features, log=True)
+    x = standardizer.transform(features)
+    ratios = labels.ratios()
+    coreset = select_coreset(ratios, k, accept)
+    if not coreset.indices:
+        raise InputError("no list of the pool beats -Oz on any labeled program: search longer (--pool-budget)")
+    lists = tuple(labels.lists[j] for j in coreset.indices)
+    targets = log_ratio_targets(ratios[:, list(coreset.indices)])
+    folds = _package_folds([p.package for p in labels.programs])
+    best, score = _choose_hyper_parameters(x, targets, ratios[:, list(coreset.indices)], folds)
+    ranker = ListRanker(int(best["neighbors"]), best["ridge"], best["blend"]).fit(x, targets)
+    actual = size_values(labels, coreset)
+    size_model = SizeModel(size_targets(lists), ridge=1.0).fit(x, actual)
+    size_mape = size_errors(size_model.predict(x), actual)
+    model = FlagModel(
+        tuple(representations), standardizer, lists, ranker, size_model, llvm_version, labels.catalogue,
+        {"dataset": labels.dataset, "programs": len(labels.programs), "pool": len(labels.lists),
+         "toolchain": labels.toolchain},
+    )  # fmt: skip
+    return model, TrainReport(coreset, score, {k: float(v) for k, v in best.items()}, size_mape)
+
+
+def size_errors(predicted: np.ndarray, actual: np.ndarray) -> dict[str, float]:
+    """MAPE of the size model's target groups (columns as in `size_targets`)."""
+    after = [2, *range(4, actual.shape[1])]  # -Oz, -O3 and every coreset list
+    return {
+        "size before": mape(predicted[:, 0], actual[:, 0]),
+        "instructions before": mape(predicted[:, 1], actual[:, 1]),
+        "size after": mape(predicted[:, after], actual[:, after]),
+        "instructions after -Oz": mape(predicted[:, 3], actual[:, 3]),
+    }
+
+
+def size_values(labels: LabelSet, coreset: Coreset) -> np.ndarray:
+    rows = []
+    for p in labels.programs:
+        row: list[float] = [p.baseline_sizes["O0"], p.baseline_instructions["O0"], p.baseline_sizes["Oz"],
+                            p.baseline_instructions["Oz"], p.baseline_sizes["O3"]]  # fmt: skip
+        row += [float(size) if (size := p.sizes[j]) is not None else np.nan for j in coreset.indices]
+        rows.append(row)
+    return np.asarray(rows, dtype=np.float64)
+
+
+def _package_folds(packages: Sequence[str]) -> np.ndarray:
+    """Fold index per program from a hash of its package: near-duplicates never straddle folds."""
+    return np.array([int(hashlib.sha256(p.encode()).hexdigest(), 16) % FOLDS for p in packages])
+
+
+def _choose_hyper_parameters(
+    x: np.ndarray, targets: np.ndarray, ratios: np.ndarray, folds: np.ndarray
+) -> tuple[dict[str, float], float]:
+    """The grid point whose top-1 choice (with the -Oz backup) is smallest on held-out folds."""
+    best: tuple[float, dict[str, float]] | None = None
+    for neighbors, ridge, blend in itertools.product(NEIGHBORS, RIDGES, BLENDS):
+        chosen = np.ones(len(x))
+        for fold in np.unique(folds):
+            test = folds == fold
+            if test.all():
+                continue
+            ranker = ListRanker(neighbors, ridge, blend).fit(x[~test], targets[~test])
+            predicted = ranker.predict(x[test])
+            top = predicted.argmin(axis=1)
+            picked = ratios[test][np.arange(test.sum()), top]
+            chosen[test] = np.where(predicted.min(axis=1) < 0, np.minimum(picked, 1.0), 1.0)
+        change = float(np.exp(np.log(chosen).mean()) - 1.0)
+        if best is None or change < best[0]:
+            best = (change, {"neighbors": neighbors, "ridge": ridge, "blend": blend})
+    assert best is not None
+    return best[1], best[0]
+
+
+@dataclass(frozen=True)
+class LabeledFeatures:
+    labels: LabelSet  # only the programs whose IR was found with the labeled hash
+    features: np.ndarray
+    skipped: dict[str, str]  # uri -> why
+
+
+def labeled_features(
+    toolchain: Toolchain,
+    labels: LabelSet,
+    representations: Sequence[Representation],
+    cache: FeatureCache | None = None,
+) -> LabeledFeatures:
+    """Feature rows of the labeled programs. IR comes from the dataset (built if missing); a program whose IR
+    hash differs from the labeled one (another dataset build or LLVM) is skipped, never silently mislabeled."""
+    rows: list[np.ndarray] = []
+    kept: list[LabeledProgram] = []
+    skipped: dict[str, str] = {}
+    for program in labels.programs:
+        try:
+            loaded = load_module(toolchain, program_path(program.uri))
+        except StitchoptError as exc:
+            skipped[program.uri] = str(exc).splitlines()[0]
+            continue
+        if loaded.sha256 != program.ir_sha256:
+            skipped[program.uri] = "IR differs from the labeled IR"
+            continue
+        module = FeatureModule.from_bytes(toolchain, loaded.bitcode, program.uri)
+        rows.append(np.concatenate(list(extract_all(representations, module, cache).values())))
+        kept.append(program)
+    keep = {id(p) for p in kept}
+    return LabeledFeatures(labels.subset(lambda p: id(p) in keep), np.array(rows), skipped)
+
+
+def train_from_labels(
+    toolchain: Toolchain,
+    catalogue: Catalogue,
+    labels: LabelSet,
+    *,
+    k: int = DEFAULT_K,
+    store: EvaluationStore | None = None,
+    validation: ListValidation | None = None,
+    representations: Sequence[Representation] | None = None,
+) -> tuple[FlagModel, TrainReport, dict[str, str]]:
+    """Features for the labeled programs, then `train_flag_model`; with `validation`, every coreset list passed
+    it. Returns the model, its report and the programs skipped (uri -> why)."""
+    if labels.catalogue != catalogue.identity:
+        raise InputError(
+            f"labels were made with pass catalogue {labels.catalogue}, this LLVM's is {catalogue.identity}: "
+            "relabel with `stitchopt labels` for this LLVM"
+        )
+    chosen = tuple(representations or default_representations())
+    data = labeled_features(toolchain, labels, chosen, FeatureCache(store) if store is not None else None)
+    if not data.labels.programs:
+        raise InputError("no labeled program could be read: build the dataset first (`stitchopt datasets build`)")
+
+    def accept(index: int) -> bool:
+        return validation is None or validation.check(tuned_pipeline(labels.lists[index], catalogue)).passed
+
+    model, report = train_flag_model(
+        data.labels, data.features, chosen, llvm_version=catalogue.llvm_version, k=k, accept=accept
+    )
+    return model, report, data.skipped

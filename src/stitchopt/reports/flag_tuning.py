@@ -1,0 +1,44 @@
+"""Outputs of the flag-tuning evaluation: the method table (terminal/Markdown), per-program CSV and JSON."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from stitchopt.models.evaluation import Evaluation
+from stitchopt.reports.tables import Rows
+
+
+def method_rows(evaluation: Evaluation, title: str) -> Rows:
+    """One row per method: geomean change vs -Oz, improved/unchanged/regressed, compilations, % of autotuner."""
+    rows = [
+        [
+            m.method,
+            f"{100 * m.geomean_change:+.2f}%",
+            f"{100 * m.improved:.0f}% / {100 * m.unchanged:.0f}% / {100 * m.regressed:.0f}%",
+            f"{m.compilations:.1f}",
+            "-" if m.of_autotuner is None else f"{100 * m.of_autotuner:.0f}%",
+        ]
+        for m in evaluation.methods
+    ]
+    headers = ["method", "geomean vs -Oz", "improved / unchanged / regressed", "compilations", "of autotuner"]
+    return Rows(title, headers, rows)
+
+
+def write_csv(evaluation: Evaluation, path: Path) -> None:
+    """One row per program: its -Oz size, inference time and each method's size ratio to -Oz."""
+    methods = [m.method for m in evaluation.methods]
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["uri", "oz_size_bytes", "inference_ms", *methods])
+        for program in evaluation.programs:
+            ratios = [program.ratios.get(m) for m in methods]
+            writer.writerow([program.uri, program.oz_size, f"{program.inference_ms:.2f}",
+                             *("" if r is None else f"{r:.6f}" for r in ratios)])  # fmt: skip
+
+
+def write_json(evaluation: Evaluation, path: Path) -> None:
+    data = asdict(evaluation)
+    path.write_text(json.dumps(data, indent=1, default=lambda value: None) + "\n")

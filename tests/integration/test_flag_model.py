@@ -1,0 +1,122 @@
+"""Learned flag tuning end to end on a tiny corpus: labels, training, save/load, predict, optimize, evaluate."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.datasets.catalog import Benchmark
+from stitchopt.datasets.demo import demo_programs
+from stitchopt.evaluator import Evaluator
+from stitchopt.models.evaluation import evaluate_model
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.labels import LabelSet, build_labels
+from stitchopt.models.optimize import choose
+from stitchopt.models.train import train_from_labels
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import load_module, write_object
+from stitchopt.toolchain.elf import object_sizes
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def trained(
+    toolchain: Toolchain, catalogue: Catalogue, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[LabelSet, FlagModel, Path]:
+    work = tmp_path_factory.mktemp("flag-model")
+    paths = sorted(demo_programs().values())[:5]
+    benchmarks = [Benchmark(str(p), p, p.stem, "train") for p in paths]
+    with EvaluationStore(work / "cache.sqlite") as store, Evaluator(toolchain, store, jobs=2) as evaluator:
+        labels = build_labels(
+            evaluator, catalogue, benchmarks, dataset="tiny", pool_programs=3, pool_budget=48, seed=0
+        )
+        labels.save(work / "labels.json.gz")
+        model, report, skipped = train_from_labels(
+            toolchain, catalogue, LabelSet.load(work / "labels.json.gz"), k=3, store=store
+        )
+    assert not skipped and len(report.coreset.curve) == len(model.lists) <= 3
+    model.save_pretrained(work / "model")
+    return labels, model, work
+
+
+def test_labels_measure_every_list_on_every_program(trained: tuple[LabelSet, FlagModel, Path]) -> None:
+    labels, _, _ = trained
+    assert len(labels.programs) == 5 and labels.lists
+    assert all(len(p.sizes) == len(labels.lists) for p in labels.programs)
+    assert all(p.baseline_sizes["Oz"] > 0 for p in labels.programs) and labels.cpu_seconds > 0
+    ratios = labels.ratios()
+    assert np.isfinite(ratios).any() and (ratios[np.isfinite(ratios)] > 0).all()
+
+
+def test_saved_model_predicts_the_same_ranking(
+    toolchain: Toolchain, catalogue: Catalogue, trained: tuple[LabelSet, FlagModel, Path]
+) -> None:
+    _, model, work = trained
+    loaded = FlagModel.from_pretrained(work / "model", catalogue)
+    module = load_module(toolchain, sorted(demo_programs().values())[0])
+    original, again = model.rank(toolchain, module), loaded.rank(toolchain, module)
+    assert [e.passes for e in original] == [e.passes for e in again]
+    assert [e.predicted_ratio for e in again] == pytest.approx([e.predicted_ratio for e in original], rel=1e-4)
+    assert any(e.passes is None for e in again)  # -Oz is always a candidate
+
+
+def test_optimize_is_never_larger_than_oz_and_writes_that_object(
+    toolchain: Toolchain, catalogue: Catalogue, trained: tuple[LabelSet, FlagModel, Path], tmp_path: Path
+) -> None:
+    _, model, _ = trained
+    module = load_module(toolchain, sorted(demo_programs().values())[1])
+    with Evaluator(toolchain, EvaluationStore(tmp_path / "c.sqlite"), jobs=2) as evaluator:
+        for mode in ("static", "jit"):
+            choice = choose(evaluator, catalogue, model, module, mode=mode, k=3)
+            assert choice.size_bytes <= choice.oz_size_bytes and choice.compilations >= 1
+        write_object(toolchain, module, choice.pipeline, evaluator.baselines["Oz"].options, tmp_path / "out.o")
+    assert object_sizes((tmp_path / "out.o").read_bytes()).size_bytes == choice.size_bytes
+
+
+def test_evaluation_reads_every_method_off_the_same_measurements(
+    toolchain: Toolchain, catalogue: Catalogue, trained: tuple[LabelSet, FlagModel, Path], tmp_path: Path
+) -> None:
+    _, model, _ = trained
+    paths = sorted(demo_programs().values())[5:7]
+    benchmarks = [Benchmark(str(p), p, p.stem, "test") for p in paths]
+    with Evaluator(toolchain, EvaluationStore(tmp_path / "c.sqlite"), jobs=2) as evaluator:
+        evaluation = evaluate_model(evaluator, catalogue, model, benchmarks, ks=(2,))
+    methods = {m.method: m for m in evaluation.methods}
+    assert {"static", "static + backup", "jit k=2", "-Os", "-O3"} <= set(methods)
+    assert methods["static + backup"].geomean_change <= 0 and methods["jit k=2"].regressed == 0
+    assert methods["jit k=2"].geomean_change <= methods["static + backup"].geomean_change
+    assert len(evaluation.programs) == 2 and evaluation.inference_ms_median > 0
+
+
+def test_wrapper_builds_objects_with_the_model_and_keeps_the_compilers_on_failure(
+    toolchain: Toolchain, trained: tuple[LabelSet, FlagModel, Path], tmp_path: Path
+) -> None:
+    _, _, work = trained
+    source = sorted(demo_programs().values())[2]
+    wrapper = Path(sys.executable).parent / "stitchopt-cc"
+    base = {k: v for k, v in os.environ.items() if not k.startswith("STITCHOPT_")}
+
+    def compile_with(model: str, output: str) -> subprocess.CompletedProcess[str]:
+        argv = [str(wrapper), "-O2", "-c", str(source), "-o", output]
+        return subprocess.run(argv, cwd=tmp_path, env={**base, "STITCHOPT_MODEL": model}, capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+
+    plain = subprocess.run([toolchain.tool("clang"), "-O2", "-c", str(source), "-o", "plain.o"], cwd=tmp_path)
+    assert plain.returncode == 0
+    tuned = compile_with(str(work / "model"), "tuned.o")
+    assert tuned.returncode == 0 and "kept the compiler's object" not in tuned.stderr, tuned.stderr
+    oz = load_module(toolchain, source)
+    with Evaluator(toolchain, None, jobs=1) as evaluator:
+        oz_size = evaluator.evaluate(oz, evaluator.baselines["Oz"].pipeline, evaluator.baselines["Oz"].options)
+    assert object_sizes((tmp_path / "tuned.o").read_bytes()).size_bytes <= (oz_size.size_bytes or 0)
+    broken = compile_with(str(tmp_path / "no-such-model"), "kept.o")
+    assert broken.returncode == 0 and "kept the compiler's object" in broken.stderr
+    assert (tmp_path / "kept.o").read_bytes() == (tmp_path / "plain.o").read_bytes()

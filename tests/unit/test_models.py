@@ -1,0 +1,78 @@
+"""Coreset selection, the ranker, the size model and the labels file, on small synthetic matrices."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stitchopt.errors import InputError
+from stitchopt.models.coreset import select_coreset
+from stitchopt.models.labels import LabeledProgram, LabelSet
+from stitchopt.models.ranker import FAILED_LOG_RATIO, ListRanker, log_ratio_targets
+from stitchopt.models.size_model import SizeModel, list_target, mape
+
+INF = np.inf
+
+
+def test_greedy_coreset_covers_complementary_lists_first() -> None:
+    ratios = np.array([
+        [0.90, 1.00, 0.93, INF],
+        [1.00, 0.90, 0.93, INF],
+        [1.00, 1.00, 0.93, 0.50],
+    ])  # fmt: skip
+    coreset = select_coreset(ratios, k=2)
+    assert coreset.indices == (3, 2)  # the single big win, then the list that is good everywhere
+    assert coreset.curve[-1] == pytest.approx(np.exp(np.log([0.93, 0.93, 0.5]).mean()) - 1)
+    assert coreset.pool_best == pytest.approx(np.exp(np.log([0.9, 0.9, 0.5]).mean()) - 1)
+    assert select_coreset(ratios, k=10).curve[-1] == pytest.approx(coreset.pool_best)
+
+
+def test_rejected_lists_are_skipped_for_good() -> None:
+    ratios = np.array([[0.5, 0.9], [0.5, 0.9]])
+    coreset = select_coreset(ratios, k=2, accept=lambda j: j != 0)
+    assert coreset.indices == (1,) and coreset.rejected == (0,)
+
+
+def test_lists_that_never_beat_oz_are_not_chosen() -> None:
+    assert select_coreset(np.array([[0.9, 1.1, INF]]), k=3).indices == (0,)
+
+
+def test_failed_lists_become_a_penalty_target() -> None:
+    targets = log_ratio_targets(np.array([[0.5, INF, 1.0]]))
+    assert targets[0, 0] == pytest.approx(np.log(0.5)) and targets[0, 1] == FAILED_LOG_RATIO and targets[0, 2] == 0
+
+
+def test_ranker_neighbours_recover_the_labels_of_a_seen_program() -> None:
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(40, 6))
+    targets = rng.normal(scale=0.1, size=(40, 3))
+    ranker = ListRanker(neighbors=1, blend=1.0).fit(features, targets)
+    assert np.allclose(ranker.predict(features[:5]), targets[:5], atol=1e-6)
+    linear = ListRanker(ridge=1e-6, blend=0.0).fit(features, features @ np.array([[1.0], [0], [0], [0], [0], [2]]))
+    assert np.allclose(linear.predict(features[:3]), features[:3, [0]] + 2 * features[:3, [5]], atol=1e-4)
+    kept = ranker.restricted_to([2])
+    assert np.allclose(kept.predict(features[:5]), targets[:5, [2]], atol=1e-6)
+
+
+def test_size_model_fits_log_linear_sizes_and_ignores_failed_lists() -> None:
+    rng = np.random.default_rng(1)
+    features = rng.normal(size=(50, 4))
+    sizes = np.exp(5 + features @ np.array([0.5, 0.1, 0.0, 0.2]))
+    values = np.stack([sizes, sizes * 0.9], axis=1)
+    values[0, 1] = np.nan
+    model = SizeModel(("size:O0", list_target(0)), ridge=1e-6).fit(features, values)
+    assert mape(model.predict(features), values) < 1e-3
+    assert model.restricted_to([0]).targets == ("size:O0", list_target(0))
+
+
+def test_labels_round_trip_and_reject_other_files(tmp_path: Path) -> None:
+    program = LabeledProgram("bench://x-v1/a.c", "ab" * 32, "x", "train", {"O0": 200, "Oz": 100, "O3": 150},
+                             {"O0": 20, "Oz": 10, "O3": 15}, (90, None), (9, None))  # fmt: skip
+    labels = LabelSet("llvm", "cat", "bench://x-v1", (("sroa",), ("instcombine", "gvn")), (program,), 12.5)
+    labels.save(tmp_path / "labels.json.gz")
+    loaded = LabelSet.load(tmp_path / "labels.json.gz")
+    assert loaded == labels
+    assert loaded.ratios()[0, 0] == pytest.approx(0.9) and loaded.ratios()[0, 1] == INF
+    (tmp_path / "bad.json.gz").write_bytes(b"not gzip")
+    with pytest.raises(InputError, match="not a stitchopt labels file"):
+        LabelSet.load(tmp_path / "bad.json.gz")
