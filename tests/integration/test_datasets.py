@@ -12,6 +12,7 @@ from stitchopt.datasets.catalog import dataset_programs, open_source, program_pa
 from stitchopt.datasets.index import index_rows, standardization, write_parquet
 from stitchopt.datasets.manifest import Manifest
 from stitchopt.datasets.normalize import normalized_sha256, split_functions
+from stitchopt.datasets.sources.base import BuiltIR
 from stitchopt.datasets.sources.generated import CsmithSource, LlvmStressSource
 from stitchopt.datasets.sources.local import LocalSource
 from stitchopt.datasets.sources.pypi import PypiPackage, PypiSource
@@ -113,3 +114,32 @@ def test_index_and_standardization(toolchain: Toolchain, tmp_path: Path, store) 
     pyarrow = pytest.importorskip("pyarrow.parquet")
     write_parquet(rows, tmp_path / "index.parquet")
     assert pyarrow.read_table(tmp_path / "index.parquet").num_rows == len(rows)
+
+
+class _OneSourceTwoBuilds:
+    """A unit that compiles one file twice with different flags, as BLIS does per CPU and numpy per SIMD level."""
+
+    name, version, licence, description = "twice", 1, "test", "scale.c with and without -DSCALE_BY_THREE"
+
+    def __init__(self, toolchain: Toolchain) -> None:
+        self.toolchain = toolchain
+
+    def units(self) -> list[str]:
+        return ["lib"]
+
+    def unit_of(self, name: str) -> str:
+        return "lib"
+
+    def build(self, unit: str, toolchain: Toolchain, scratch: Path) -> list[BuiltIR]:
+        source = LOCAL / "lib" / "scale.c"
+        builds = [compile_source(toolchain, source, extra_args=flags) for flags in ([], ["-DSCALE_BY_THREE"])]
+        return [BuiltIR("lib/scale.c", "lib", bitcode) for bitcode in builds]
+
+
+def test_one_source_built_twice_gives_two_entries_that_stay_intact(toolchain: Toolchain, tmp_path: Path) -> None:
+    source = _OneSourceTwoBuilds(toolchain)
+    report = build_dataset(source, toolchain, root=tmp_path)
+    names = sorted(e.name for e in report.manifest.entries)
+    assert len(names) == 2 and all(n.startswith("lib/scale.c@") for n in names)
+    again = build_dataset(source, toolchain, root=tmp_path)
+    assert again.repaired == 0 and len(again.manifest.entries) == 2  # no file overwrote the other

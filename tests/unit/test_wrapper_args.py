@@ -163,6 +163,7 @@ def test_configure_probes_are_not_recorded() -> None:
     assert is_probe_source("/b/CMakeFiles/3.28.3/CompilerIdC/CMakeCCompilerId.c")
     assert is_probe_source("/b/CMakeFiles/CMakeScratch/TryCompile-x/src.c")
     assert is_probe_source("/usr/share/cmake-3.25/Modules/CMakeCCompilerABI.c")
+    assert is_probe_source("/src/build/temp.linux-x86_64-cpython-311/conftest-0.c")
     assert not is_probe_source("/src/lib/config.c")
 
 

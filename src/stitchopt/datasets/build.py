@@ -124,18 +124,20 @@ def _per_function(toolchain: Toolchain, module: BuiltIR) -> list[BuiltIR]:
 def _add(manifest: Manifest, directory: Path, toolchain: Toolchain, unit: str, modules: list[BuiltIR]) -> None:
     """Store a unit's modules, skipping any whose normalized IR the dataset already has."""
     known = {e.normalized_sha256 for e in manifest.entries}
+    fresh: list[tuple[BuiltIR, str]] = []
     for module in modules:
         key = normalized_sha256(toolchain, module.bitcode)
-        if key in known:
-            continue
-        known.add(key)
+        if key not in known:
+            known.add(key)
+            fresh.append((module, key))
+    for module, key, name in _unique_names(fresh):
         digest = hashlib.sha256(module.bitcode).hexdigest()
-        relative = f"ir/{_safe(module.name)}.bc"  # readable: module names in results come from file names
+        relative = f"ir/{_safe(name)}.bc"  # readable: module names in results come from file names
         (directory / relative).parent.mkdir(parents=True, exist_ok=True)
         (directory / relative).write_bytes(module.bitcode)
         manifest.entries.append(
             Entry(
-                name=module.name,
+                name=name,
                 unit=unit,
                 package=module.package,
                 file=relative,
@@ -147,6 +149,16 @@ def _add(manifest: Manifest, directory: Path, toolchain: Toolchain, unit: str, m
             )
         )
     manifest.entries.sort(key=lambda e: e.name)
+
+
+def _unique_names(fresh: list[tuple[BuiltIR, str]]) -> list[tuple[BuiltIR, str, str]]:
+    """One source compiled several ways (per-CPU kernels, SIMD dispatch) gives several modules of one name:
+    each then gets `@<first 8 hex of its normalized hash>`, so names, URIs and files stay distinct and do not
+    depend on the order the build compiled them in."""
+    counts: dict[str, int] = {}
+    for module, _ in fresh:
+        counts[module.name] = counts.get(module.name, 0) + 1
+    return [(m, key, m.name if counts[m.name] == 1 else f"{m.name}@{key[:8]}") for m, key in fresh]
 
 
 def _safe(name: str) -> str:

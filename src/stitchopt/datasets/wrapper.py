@@ -195,8 +195,10 @@ def _language_of(arg: str, forced: str | None, cxx_driver: bool) -> Language | N
 
 
 def is_probe_source(path: str) -> bool:
-    """Autoconf and CMake configure checks compile throwaway programs with the same compiler: skip those."""
-    return os.path.basename(path) in _PROBE_NAMES or any(d in path for d in _PROBE_DIRS)
+    """Autoconf, CMake and setup.py configure checks compile throwaway programs with the same compiler
+    (`conftest.c`, `conftest-0.c`, CMake's compiler-id and ABI files): skip those."""
+    name = os.path.basename(path)
+    return name in _PROBE_NAMES or name.startswith("conftest") or any(d in path for d in _PROBE_DIRS)
 
 
 def ir_command(clang: str, flags: Sequence[str], source: Source, output: str) -> list[str]:
