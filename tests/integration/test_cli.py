@@ -105,3 +105,17 @@ def test_validate_exit_status_says_whether_every_program_passed(cli) -> None:  #
     assert verdicts == {"broken.c": "excluded", "running_balance.cpp": "passed", "sums.c": "passed"}
     bad = cli("validate", "-p", "function(structurizecfg)", "--suite", suite)
     assert bad.returncode == 1 and "running_balance.cpp │ test-failed" in bad.stdout and "FAILED" in bad.stdout
+
+
+def test_shipped_model_predicts_and_optimizes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ranked = cli("predict", str(DATA / "loop_sum.c"), "--json", "--top", "5")
+    assert ranked.returncode == 0, ranked.stderr
+    report = json.loads(ranked.stdout)
+    assert 1 <= len(report["ranked"]) <= 5 and report["inference_ms"] > 0
+    changes = [row["predicted_change_vs_oz"] for row in report["ranked"]]
+    assert changes == sorted(changes)
+    built = cli("optimize", str(DATA / "loop_sum.c"), "-o", str(tmp_path / "out.o"), "--mode", "jit", "--k", "3")
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / "out.o").read_bytes()[:4] == b"\x7fELF" and "vs -Oz" in built.stdout
+    missing = cli("optimize", str(DATA / "loop_sum.c"), "-o", str(tmp_path / "x.o"), "--model", str(tmp_path))
+    assert missing.returncode == 2 and "not a stitchopt model directory" in missing.stderr

@@ -16,13 +16,14 @@ from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluator import Evaluator
 from stitchopt.models.evaluation import evaluate_model
 from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.labels import LabelSet, build_labels
+from stitchopt.models.labels import LabelSet, broad_lists, build_labels
 from stitchopt.models.optimize import choose
 from stitchopt.models.train import train_from_labels
 from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import check_pipeline, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import load_module, write_object
 from stitchopt.toolchain.elf import object_sizes
+from stitchopt.toolchain.frontend import load_module, write_object
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +37,7 @@ def trained(
     benchmarks = [Benchmark(str(p), p, p.stem, "train") for p in paths]
     with EvaluationStore(work / "cache.sqlite") as store, Evaluator(toolchain, store, jobs=2) as evaluator:
         labels = build_labels(
-            evaluator, catalogue, benchmarks, dataset="tiny", pool_programs=3, pool_budget=48, seed=0
+            evaluator, catalogue, benchmarks, dataset="tiny", pool_programs=3, pool_budget=48, seed=0, broad=False
         )
         labels.save(work / "labels.json.gz")
         model, report, skipped = train_from_labels(
@@ -120,3 +121,13 @@ def test_wrapper_builds_objects_with_the_model_and_keeps_the_compilers_on_failur
     broken = compile_with(str(tmp_path / "no-such-model"), "kept.o")
     assert broken.returncode == 0 and "kept the compiler's object" in broken.stderr
     assert (tmp_path / "kept.o").read_bytes() == (tmp_path / "plain.o").read_bytes()
+
+
+def test_broad_lists_wrap_searched_lists_around_oz_and_run(toolchain: Toolchain, catalogue: Catalogue) -> None:
+    searched = (("sroa", "instcombine"),)
+    lists = broad_lists(catalogue, searched)
+    assert ("default<Oz>", "default<Oz>") in lists and ("default<Oz>", "mergefunc") in lists
+    assert ("default<Oz>", "sroa", "instcombine") in lists and ("sroa", "instcombine", "default<Oz>") in lists
+    assert len(set(lists)) == len(lists)
+    for passes in lists[:3] + lists[-2:]:
+        check_pipeline(toolchain, tuned_pipeline(passes, catalogue))  # raises if opt cannot parse it

@@ -54,14 +54,19 @@ def test_ranker_neighbours_recover_the_labels_of_a_seen_program() -> None:
     assert np.allclose(kept.predict(features[:5]), targets[:5, [2]], atol=1e-6)
 
 
-def test_size_model_fits_log_linear_sizes_and_ignores_failed_lists() -> None:
+def test_size_model_picks_the_better_regression_per_target_and_ignores_failed_lists() -> None:
     rng = np.random.default_rng(1)
-    features = rng.normal(size=(50, 4))
-    sizes = np.exp(5 + features @ np.array([0.5, 0.1, 0.0, 0.2]))
-    values = np.stack([sizes, sizes * 0.9], axis=1)
+    raw = rng.integers(1, 200, size=(60, 4)).astype(float)
+    additive = raw @ np.array([4.0, 2.0, 0.0, 1.0]) + 30  # bytes per instruction kind, plus a constant
+    standardized = (np.log1p(raw) - np.log1p(raw).mean(0)) / np.log1p(raw).std(0)
+    multiplicative = np.exp(3 + 0.3 * standardized[:, 0] - 0.2 * standardized[:, 1])
+    values = np.stack([additive, multiplicative], axis=1)
     values[0, 1] = np.nan
-    model = SizeModel(("size:O0", list_target(0)), ridge=1e-6).fit(features, values)
-    assert mape(model.predict(features), values) < 1e-3
+    folds = np.arange(60) % 5
+    model = SizeModel(("size:O0", list_target(0)), ridge=1e-6).fit(standardized, raw, values, folds)
+    assert model.kinds == ("linear", "log")
+    assert mape(model.predict(standardized, raw)[:, [0]], values[:, [0]]) < 1e-3
+    assert mape(model.predict(standardized, raw)[:, [1]], values[:, [1]]) < 1e-3
     assert model.restricted_to([0]).targets == ("size:O0", list_target(0))
 
 

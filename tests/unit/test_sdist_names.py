@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.datasets.sources.sdist import is_sdist_of, fetch_sdist
+from stitchopt.datasets.sources.sdist import fetch_sdist, is_sdist_of
 from stitchopt.errors import DatasetError
 
 

@@ -106,7 +106,7 @@ def evaluate_model(
         if autotuner is not None and str(benchmark.path) in autotuner:
             ratios["autotuner"] = min(autotuner[str(benchmark.path)], 1.0)
         outcomes.append(ProgramOutcome(benchmark.uri, oz.size_bytes, ratios, compilations, inference_ms))
-        predicted_sizes.append(model.size_model.predict(features)[0])
+        predicted_sizes.append(model.predict_sizes(features)[0])
         actual_sizes.append(_actual_sizes(o0, oz, o3, [measured[p] for p in model.lists]))
         if on_program is not None:
             on_program(index)
@@ -149,30 +149,33 @@ def _actual_sizes(o0: EvalResult, oz: EvalResult, o3: EvalResult, lists: list[Ev
 
 
 def _summaries(outcomes: Sequence[ProgramOutcome]) -> tuple[MethodSummary, ...]:
+    """Per method over all programs; the share of the autotuner's gain is taken over the programs it ran on."""
     if not outcomes:
         return ()
     methods = list(dict.fromkeys(m for o in outcomes for m in o.ratios))
-    autotuner_gain = _gain([o.ratios["autotuner"] for o in outcomes if "autotuner" in o.ratios])
+    tuned = [o for o in outcomes if "autotuner" in o.ratios]
+    autotuner_gain = _gain([o.ratios["autotuner"] for o in tuned])
     summaries = []
     for method in methods:
         ratios = np.array([o.ratios[method] for o in outcomes if method in o.ratios])
-        finite = np.where(np.isfinite(ratios), ratios, 2.0)  # a failed build counts as doubling the size
-        change = float(np.exp(np.log(finite).mean()) - 1.0)
         compilations = [o.compilations[method] for o in outcomes if method in o.compilations]
+        share = None
+        if autotuner_gain and method != "autotuner":
+            share = (_gain([o.ratios[method] for o in tuned if method in o.ratios]) or 0.0) / autotuner_gain
         summaries.append(MethodSummary(
-            method, change, float((ratios < 1).mean()), float((ratios == 1).mean()), float((ratios > 1).mean()),
-            float(np.mean(compilations)) if compilations else 0.0,
-            -change / autotuner_gain if autotuner_gain and method != "autotuner" else None,
+            method, -(_gain(list(ratios)) or 0.0) if ratios.size else 0.0, float((ratios < 1).mean()),
+            float((ratios == 1).mean()), float((ratios > 1).mean()),
+            float(np.mean(compilations)) if compilations else 0.0, share,
         ))  # fmt: skip
     return tuple(summaries)
 
 
 def _gain(ratios: list[float]) -> float | None:
-    """The autotuner's geomean reduction (positive), or None when it was not given or gained nothing."""
+    """Geomean reduction vs -Oz (positive: smaller; a failed build counts as doubling), None without data."""
     if not ratios:
         return None
-    gain = 1.0 - float(np.exp(np.log(ratios).mean()))
-    return gain if gain > 0 else None
+    finite = np.where(np.isfinite(ratios), ratios, 2.0)
+    return 1.0 - float(np.exp(np.log(finite).mean()))
 
 
 def autotuner_ratios(record: RunRecord) -> dict[str, float]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from stitchopt.features.base import Representation, Standardizer
 from stitchopt.features.by_name import representation
 from stitchopt.features.module import IRModule as FeatureModule
 from stitchopt.models.ranker import ListRanker
-from stitchopt.models.size_model import SizeModel, list_target
+from stitchopt.models.size_model import SizeModel
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.tune.strategies import PassNames
@@ -61,18 +60,22 @@ class FlagModel:
     trained_on: dict[str, Any]
 
     def features(self, toolchain: Toolchain, module: IRModule) -> np.ndarray:
-        """The standardized feature row of one module (every representation, concatenated)."""
+        """The raw feature row (1 x d) of one module: every representation, concatenated."""
         view = FeatureModule.from_bytes(toolchain, module.bitcode, module.name)
-        row = np.concatenate([r.extract(view) for r in self.representations])
-        return self.standardizer.transform(row[None, :])
+        return np.concatenate([r.extract(view) for r in self.representations])[None, :]
 
     def rank(self, toolchain: Toolchain, module: IRModule) -> list[RankedList]:
         """Every coreset list and -Oz, best predicted first."""
         return self.rank_features(self.features(toolchain, module))[0]
 
-    def rank_features(self, features: np.ndarray) -> list[list[RankedList]]:
-        ratios = np.exp(self.ranker.predict(features))
-        sizes = self.size_model.predict(features)
+    def predict_sizes(self, raw: np.ndarray) -> np.ndarray:
+        """programs x size-model targets (`size_model.size_targets`) from raw feature rows."""
+        return self.size_model.predict(self.standardizer.transform(raw), raw)
+
+    def rank_features(self, raw: np.ndarray) -> list[list[RankedList]]:
+        """For raw feature rows: every coreset list and -Oz per program, best predicted first."""
+        ratios = np.exp(self.ranker.predict(self.standardizer.transform(raw)))
+        sizes = self.predict_sizes(raw)
         oz_size = sizes[:, self.size_model.targets.index("size:Oz")]
         ranked = []
         for row, oz in zip(ratios, oz_size, strict=True):
@@ -92,13 +95,15 @@ class FlagModel:
             "standardizer": self.standardizer.to_dict(),
             "lists": [list(passes) for passes in self.lists],
             "ranker": {"neighbors": self.ranker.neighbors, "ridge": self.ranker.ridge, "blend": self.ranker.blend},
-            "size_model": {"targets": list(self.size_model.targets), "ridge": self.size_model.ridge},
+            "size_model": {"targets": list(self.size_model.targets), "ridge": self.size_model.ridge,
+                           "kinds": list(self.size_model.kinds)},
             "trained_on": self.trained_on,
         }
         (directory / CONFIG_NAME).write_text(json.dumps(config, indent=1) + "\n")
-        assert self.size_model.weights is not None
+        assert self.size_model.linear_weights is not None and self.size_model.log_weights is not None
         arrays: dict[str, Any] = {f"ranker.{k}": v.astype(np.float32) for k, v in self.ranker.arrays().items()}
-        arrays["size_weights"] = self.size_model.weights
+        arrays["size.linear"] = self.size_model.linear_weights
+        arrays["size.log"] = self.size_model.log_weights
         save: Any = np.savez_compressed  # numpy's stubs read **arrays as its allow_pickle flag
         save(directory / WEIGHTS_NAME, **arrays)
 
@@ -119,8 +124,10 @@ class FlagModel:
             standardizer=Standardizer.from_dict(config["standardizer"]),
             lists=tuple(tuple(passes) for passes in config["lists"]),
             ranker=ListRanker.from_arrays(ranker_arrays, **config["ranker"]),
-            size_model=SizeModel(tuple(config["size_model"]["targets"]), config["size_model"]["ridge"],
-                                 arrays["size_weights"]),
+            size_model=SizeModel(
+                tuple(config["size_model"]["targets"]), config["size_model"]["ridge"],
+                tuple(config["size_model"]["kinds"]), arrays["size.linear"], arrays["size.log"],
+            ),
             llvm_version=config["llvm"],
             catalogue=config["catalogue"],
             trained_on=config.get("trained_on", {}),
@@ -145,7 +152,3 @@ class FlagModel:
         )  # fmt: skip
 
 
-
-def size_targets(lists: Sequence[PassNames]) -> tuple[str, ...]:
-    return ("size:O0", "instructions:O0", "size:Oz", "instructions:Oz", "size:O3",
-            *(list_target(i) for i in range(len(lists))))  # fmt: skip

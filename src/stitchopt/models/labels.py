@@ -13,13 +13,13 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from stitchopt.core import EvalResult, IRModule, Objective
+from stitchopt.core import EvalResult, EvalStatus, IRModule, Objective
 from stitchopt.datasets.catalog import Benchmark
 from stitchopt.errors import InputError
 from stitchopt.evaluator import EvalRequest, Evaluator
@@ -33,6 +33,22 @@ from stitchopt.tune.validation import program_guard
 
 LABELS_FORMAT = 1
 BASELINES = ("O0", "Oz", "O3")
+OZ = "default<Oz>"
+# A list this much smaller than -Oz on one program is checked by that program's IR guards before it counts:
+# wins that look too good are usually miscompiles (whole functions folded away).
+SUSPICIOUS_RATIO = 0.9
+# Passes that can shrink code after -Oz has run (merging, outlining, interprocedural clean-up, inlining with the
+# size-tuned inliner) or prepare it for -Oz when run before: the building blocks of lists that help many programs.
+AFTER_OZ = (
+    "mergefunc", "iroutliner", "hotcoldsplit", "partial-inliner", "constmerge", "globalopt", "globaldce",
+    "deadargelim", "ipsccp", "function-attrs", "attributor", "argpromotion", "scc-oz-module-inliner", "inline",
+    "simplifycfg", "instcombine", "aggressive-instcombine", "newgvn", "gvn", "gvn-hoist", "dse", "bdce", "adce",
+    "sink", "jump-threading", "early-cse", "tailcallelim", "lower-switch", "loop-deletion", "elim-avail-extern",
+)  # fmt: skip
+BEFORE_OZ = (
+    "mergefunc", "attributor", "function-attrs", "ipsccp", "globalopt", "deadargelim", "argpromotion",
+    "scc-oz-module-inliner", "partial-inliner", "inline", "sroa", "mem2reg", "simplifycfg", "instcombine",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,19 @@ class LabelSet:
         return cls(data["toolchain"], data["catalogue"], data["dataset"], lists, programs, data["cpu_seconds"])
 
 
+def broad_lists(catalogue: Catalogue, searched: Sequence[PassNames] = ()) -> tuple[PassNames, ...]:
+    """Lists built around -Oz that can help many programs (the -Oz backup keeps the rest safe): -Oz then one
+    size pass, one pass then -Oz, -Oz twice and around one pass, and each searched list before and after -Oz.
+    Passes this LLVM's catalogue lacks are left out."""
+    after = [p for p in AFTER_OZ if catalogue.get(p) is not None]
+    before = [p for p in BEFORE_OZ if catalogue.get(p) is not None]
+    lists: list[PassNames] = [(OZ, OZ)]
+    lists += [(OZ, p) for p in after] + [(p, OZ) for p in before]
+    lists += [(OZ, p, OZ) for p in after[:6]]
+    lists += [(OZ, *passes) for passes in searched] + [(*passes, OZ) for passes in searched]
+    return tuple(dict.fromkeys(lists))
+
+
 @dataclass(frozen=True)
 class Proposal:
     lists: tuple[PassNames, ...]
@@ -150,7 +179,9 @@ def label_programs(
 ) -> tuple[tuple[LabeledProgram, ...], float]:
     """Evaluate every list (and the baselines) on every program; return the labels and their CPU seconds.
 
-    A program whose -Oz build fails is skipped: it has no reference to be normalized by."""
+    A program whose -Oz build fails is skipped: it has no reference to be normalized by. A result more than
+    10% below -Oz is kept only if the program's IR guards find nothing suspicious; otherwise it is recorded as
+    a failure, so that no model learns to predict a miscompile."""
     options = evaluator.baselines["Oz"].options
     pipelines = [tuned_pipeline(passes, catalogue) for passes in lists]
     labeled: list[LabeledProgram] = []
@@ -165,7 +196,7 @@ def label_programs(
         cpu += sum(r.opt_seconds + r.codegen_seconds for r in results)
         baselines = dict(zip(BASELINES, results[: len(BASELINES)], strict=True))
         if all(r.ok and r.size_bytes for r in baselines.values()):
-            rest = results[len(BASELINES) :]
+            rest = _distrust_suspicious(evaluator, program.module, results[len(BASELINES) :], baselines["Oz"])
             labeled.append(
                 LabeledProgram(
                     uri=program.uri,
@@ -181,6 +212,22 @@ def label_programs(
         if on_program is not None:
             on_program(index)
     return tuple(labeled), cpu
+
+
+def _distrust_suspicious(
+    evaluator: Evaluator, module: IRModule, results: list[EvalResult], oz: EvalResult
+) -> list[EvalResult]:
+    """`results` with the too-good ones that fail the program's IR guards turned into failures."""
+    guard = None
+    checked = []
+    for result in results:
+        if result.ok and result.size_bytes and result.size_bytes < SUSPICIOUS_RATIO * _size(oz):
+            guard = guard or program_guard(evaluator, module)
+            reasons = guard(result.pipeline)
+            if reasons:
+                result = replace(result, status=EvalStatus.COMPILE_ERROR, stderr_tail=f"guard: {reasons[0]}")
+        checked.append(result)
+    return checked
 
 
 def _size(result: EvalResult) -> int:
@@ -199,9 +246,11 @@ def build_labels(
     pool_budget: int = 300,
     seed: int = 0,
     extra_lists: Sequence[PassNames] = (),
+    broad: bool = True,
     on_stage: Callable[[str, int, int], None] | None = None,
 ) -> LabelSet:
-    """Stage 1 searches the first `pool_programs` benchmarks for the pool; stage 2 labels all of them.
+    """Stage 1 searches the first `pool_programs` benchmarks for the pool (plus `extra_lists` and, with `broad`,
+    the `broad_lists` around -Oz); stage 2 labels all of them.
 
     `on_stage(stage, done, total)` reports progress; give benchmarks in `round_robin` order so that the
     searched sample spans packages."""
@@ -218,6 +267,9 @@ def build_labels(
         evaluator, catalogue, [p.module for p in sample], budget=pool_budget, seed=seed, on_program=searched
     )
     pool = tuple(dict.fromkeys([*proposal.lists, *extra_lists]))
+    if broad:
+        plain = [passes for passes in pool if OZ not in passes]
+        pool = tuple(dict.fromkeys([*pool, *broad_lists(catalogue, plain)]))
 
     def labeled(index: int) -> None:
         if on_stage is not None:

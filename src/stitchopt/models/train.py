@@ -17,10 +17,10 @@ from stitchopt.features.base import FeatureCache, Representation, Standardizer, 
 from stitchopt.features.by_name import default_representations
 from stitchopt.features.module import IRModule as FeatureModule
 from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
-from stitchopt.models.flag_model import FlagModel, size_targets
+from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.labels import LabeledProgram, LabelSet
 from stitchopt.models.ranker import ListRanker, log_ratio_targets
-from stitchopt.models.size_model import SizeModel, mape
+from stitchopt.models.size_model import SizeModel, mape, size_targets
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
@@ -64,8 +64,8 @@ def train_flag_model(
     best, score = _choose_hyper_parameters(x, targets, ratios[:, list(coreset.indices)], folds)
     ranker = ListRanker(int(best["neighbors"]), best["ridge"], best["blend"]).fit(x, targets)
     actual = size_values(labels, coreset)
-    size_model = SizeModel(size_targets(lists), ridge=1.0).fit(x, actual)
-    size_mape = size_errors(size_model.predict(x), actual)
+    size_model = SizeModel(size_targets(len(lists)), ridge=1.0).fit(x, features, actual, folds)
+    size_mape = size_errors(size_model.predict(x, features), actual)
     model = FlagModel(
         tuple(representations), standardizer, lists, ranker, size_model, llvm_version, labels.catalogue,
         {"dataset": labels.dataset, "programs": len(labels.programs), "pool": len(labels.lists),
@@ -75,7 +75,7 @@ def train_flag_model(
 
 
 def size_errors(predicted: np.ndarray, actual: np.ndarray) -> dict[str, float]:
-    """MAPE of the size model's target groups (columns as in `size_targets`)."""
+    """MAPE of the size model's target groups (columns as in `size_model.size_targets`)."""
     after = [2, *range(4, actual.shape[1])]  # -Oz, -O3 and every coreset list
     return {
         "size before": mape(predicted[:, 0], actual[:, 0]),
