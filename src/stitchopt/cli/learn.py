@@ -53,6 +53,7 @@ def labels_command(
         Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
         typer.Option(help="Reuse the list pool of this labels file instead of searching for one."),
     ] = None,
+    broad: Annotated[bool, typer.Option(help="Add lists built around -Oz (see `broad_lists`).")] = True,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
@@ -79,7 +80,7 @@ def labels_command(
 
         labels = build_labels(
             evaluator, catalogue, chosen, dataset=dataset, pool_programs=0 if reused else pool_programs,
-            pool_budget=pool_budget, seed=seed, extra_lists=reused, on_stage=on_stage,
+            pool_budget=pool_budget, seed=seed, extra_lists=reused, broad=broad, on_stage=on_stage,
         )  # fmt: skip
     labels.save(output)
     console.print(
