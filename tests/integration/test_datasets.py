@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,8 @@ def test_one_source_built_twice_gives_two_entries_that_stay_intact(toolchain: To
     assert len(names) == 2 and all(n.startswith("lib/scale.c@") for n in names)
     again = build_dataset(source, toolchain, root=tmp_path)
     assert again.repaired == 0 and len(again.manifest.entries) == 2  # no file overwrote the other
+    manifest = again.manifest
+    probe = replace(manifest.entries[0], name="lib/meson-private/tmp1/testfile.c", unit="lib")
+    manifest.entries.append(probe)
+    manifest.save(dataset_dir(source, tmp_path))
+    assert probe.name not in {e.name for e in build_dataset(source, toolchain, root=tmp_path).manifest.entries}

@@ -164,6 +164,8 @@ def test_configure_probes_are_not_recorded() -> None:
     assert is_probe_source("/b/CMakeFiles/CMakeScratch/TryCompile-x/src.c")
     assert is_probe_source("/usr/share/cmake-3.25/Modules/CMakeCCompilerABI.c")
     assert is_probe_source("/src/build/temp.linux-x86_64-cpython-311/conftest-0.c")
+    assert is_probe_source("/b/meson-private/sanity_check_for_c.c")
+    assert is_probe_source("/b/meson-private/tmpa1b2c3/testfile.c")
     assert not is_probe_source("/src/lib/config.c")
 
 

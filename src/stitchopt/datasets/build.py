@@ -21,6 +21,7 @@ from stitchopt.datasets.manifest import Entry, Manifest
 from stitchopt.datasets.normalize import normalized_sha256, split_functions
 from stitchopt.datasets.sources.base import BuiltIR, Source
 from stitchopt.datasets.splits import split_of
+from stitchopt.datasets.wrapper import is_probe_source
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 
@@ -62,6 +63,8 @@ def build_dataset(
         source.name, source.version, source.description, source.licence, f"stitchopt datasets build {source.name}"
     )
     manifest.source = source.description  # the unit list may have grown since the last build
+    # Configure probes that older stitchopt versions recorded (meson's testfile.c, conftest-N.c) are dropped.
+    manifest.entries = [e for e in manifest.entries if not is_probe_source(f"/{e.name}")]
     corrupt = manifest.corrupt_units(directory)
     manifest.forget(corrupt)
     if retry_failed:

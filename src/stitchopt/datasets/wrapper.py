@@ -69,7 +69,7 @@ _PROBE_NAMES = frozenset({
     "conftest.c", "conftest.cc", "conftest.cpp", "CMakeCCompilerId.c", "CMakeCXXCompilerId.cpp",
     "CMakeCCompilerABI.c", "CMakeCXXCompilerABI.cpp",
 })  # fmt: skip
-_PROBE_DIRS = ("/CMakeFiles/CMakeScratch/", "/CMakeFiles/CMakeTmp/", "/share/cmake")
+_PROBE_DIRS = ("/CMakeFiles/CMakeScratch/", "/CMakeFiles/CMakeTmp/", "/share/cmake", "/meson-private/")
 
 
 class Mode(Enum):
@@ -195,10 +195,15 @@ def _language_of(arg: str, forced: str | None, cxx_driver: bool) -> Language | N
 
 
 def is_probe_source(path: str) -> bool:
-    """Autoconf, CMake and setup.py configure checks compile throwaway programs with the same compiler
-    (`conftest.c`, `conftest-0.c`, CMake's compiler-id and ABI files): skip those."""
+    """Autoconf, CMake, meson and setup.py configure checks compile throwaway programs with the same compiler
+    (`conftest.c`, `conftest-0.c`, CMake's compiler-id and ABI files, meson's `sanity_check_for_c.c` and the
+    `testfile.c` of its checks): skip those."""
     name = os.path.basename(path)
-    return name in _PROBE_NAMES or name.startswith("conftest") or any(d in path for d in _PROBE_DIRS)
+    return (
+        name in _PROBE_NAMES
+        or name.startswith(("conftest", "sanity_check_for_"))
+        or any(d in path for d in _PROBE_DIRS)
+    )
 
 
 def ir_command(clang: str, flags: Sequence[str], source: Source, output: str) -> list[str]:

@@ -96,6 +96,13 @@ PACKAGES = (
     PypiPackage("protobuf", "7.36.2", "serialization"),
     PypiPackage("zlib-ng", "1.1.0", "compression"),
     PypiPackage("cython", "3.3.1", "compilers"),
+    PypiPackage("uwsgi", "2.0.31", "networking"),
+    PypiPackage("astropy", "8.0.2", "science"),
+    PypiPackage("pywavelets", "1.9.0", "math"),
+    PypiPackage("hiredis", "3.5.0", "database"),
+    PypiPackage("pylzma", "0.6.1", "compression"),
+    PypiPackage("zfec", "1.6.0.1.post0", "math"),
+    PypiPackage("yappi", "1.7.6", "systems"),
     PypiPackage("grpcio", "1.85.1", "networking", vendored=("third_party/cares/",)),
 )
 
