@@ -33,7 +33,7 @@ def main() -> None:
     start = time.perf_counter()
     evaluation, title = evaluate_dataset(
         args.dataset, args.model, split=args.split, programs=args.programs, max_ir_kb=args.max_ir_kb,
-        per_package=args.per_package,
+        per_package=args.per_package or None,
         ks=tuple(int(k) for k in args.ks.split(",") if k), autotuner=args.autotuner,
     )  # fmt: skip
     print(to_markdown(method_rows(evaluation, title)))

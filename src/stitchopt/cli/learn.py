@@ -45,7 +45,7 @@ def labels_command(
     split: Annotated[str, typer.Option(help="Splits to label, comma-separated.")] = "train,validation",
     programs: Annotated[int, typer.Option(help="Label at most this many programs (round-robin by package).")] = 0,
     max_ir_kb: Annotated[float, typer.Option(help="Skip programs whose IR file is larger.")] = 100.0,
-    per_package: Annotated[int, typer.Option(help="At most this many programs of one package.")] = 40,
+    per_package: Annotated[int, typer.Option(help="At most this many programs of one package (0: all).")] = 40,
     pool_programs: Annotated[int, typer.Option(help="Programs searched to propose the list pool.")] = 40,
     pool_budget: Annotated[int, typer.Option(help="Evaluations per searched program.")] = 300,
     seed: Annotated[int, typer.Option(help="Search seed.")] = 0,
@@ -62,7 +62,7 @@ def labels_command(
     """Search a sample of programs for a pool of pass lists, then measure every list on every program."""
     splits = split.split(",")
     candidates = [b for b in dataset_benchmarks(dataset) if b.split in splits]
-    chosen = round_robin([b for b in candidates if b.path.stat().st_size <= max_ir_kb * 1024], per_package)
+    chosen = round_robin([b for b in candidates if b.path.stat().st_size <= max_ir_kb * 1024], per_package or None)
     chosen = chosen[:programs] if programs else chosen
     reused = LabelSet.load(lists_from).lists if lists_from is not None else ()
     toolchain = find_toolchain(llvm)
@@ -199,7 +199,7 @@ def evaluate_command(
     split: Annotated[str, typer.Option(help="Which split to evaluate on.")] = "test",
     programs: Annotated[int, typer.Option(help="At most this many programs (round-robin by package).")] = 0,
     max_ir_kb: Annotated[float, typer.Option(help="Skip programs whose IR file is larger.")] = 100.0,
-    per_package: Annotated[int, typer.Option(help="At most this many programs of one package.")] = 40,
+    per_package: Annotated[int, typer.Option(help="At most this many programs of one package (0: all).")] = 40,
     ks: Annotated[str, typer.Option("--ks", help="jit k values, comma-separated.")] = "5,10",
     autotuner: Annotated[
         Optional[Path],  # noqa: UP045
@@ -215,7 +215,7 @@ def evaluate_command(
     """Evaluate a model on held-out programs against -Oz, -Os, -O3, the best single list and the autotuner."""
     evaluation, title = evaluate_dataset(
         dataset, model_dir or DEFAULT_MODEL_DIR, split=split, programs=programs, max_ir_kb=max_ir_kb,
-        per_package=per_package,
+        per_package=per_package or None,
         ks=tuple(int(k) for k in ks.split(",") if k), autotuner=autotuner, jobs=jobs or None,
         cache_dir=cache_dir, llvm=llvm,
     )  # fmt: skip

@@ -1,7 +1,8 @@
 """The evaluation protocol of learned flag tuning on held-out programs, with the baselines in the same table.
 
 Per program every coreset list, -Oz, -Os and -O3 are measured once (through the evaluation cache), so each
-method is read off the same measurements: `static` (the top-1 list alone, zero-shot), `static + backup` (top-1
+method is read off the same measurements (a list more than 10% below -Oz on a program counts as failed there
+unless the program's IR guards pass): `static` (the top-1 list alone, zero-shot), `static + backup` (top-1
 and -Oz compiled, the smaller kept), `jit k` (the top-k lists and -Oz), `best single list` (the coreset's first
 list, the best one list for the whole training set, with the backup: LLM Compiler's broadcast baseline), the
 oracle over the coreset, and the autotuner when its run record for the same programs is given.
@@ -22,6 +23,7 @@ from stitchopt.core import EvalResult
 from stitchopt.datasets.catalog import Benchmark, dataset_benchmarks, round_robin
 from stitchopt.evaluator import EvalRequest, Evaluator
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.labels import distrust_suspicious
 from stitchopt.models.train import size_errors
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
@@ -95,7 +97,7 @@ def evaluate_model(
         if not (oz.ok and oz.size_bytes):
             skipped[benchmark.uri] = f"-Oz {oz.status.value}"
             continue
-        measured = dict(zip(model.lists, results[4:], strict=True))
+        measured = dict(zip(model.lists, distrust_suspicious(evaluator, module, results[4:], oz), strict=True))
         ratio: dict[PassNames | None, float] = {None: 1.0}
         for passes, result in measured.items():
             ratio[passes] = result.size_bytes / oz.size_bytes if result.ok and result.size_bytes else math.inf

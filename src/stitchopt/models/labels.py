@@ -196,7 +196,7 @@ def label_programs(
         cpu += sum(r.opt_seconds + r.codegen_seconds for r in results)
         baselines = dict(zip(BASELINES, results[: len(BASELINES)], strict=True))
         if all(r.ok and r.size_bytes for r in baselines.values()):
-            rest = _distrust_suspicious(evaluator, program.module, results[len(BASELINES) :], baselines["Oz"])
+            rest = distrust_suspicious(evaluator, program.module, results[len(BASELINES) :], baselines["Oz"])
             labeled.append(
                 LabeledProgram(
                     uri=program.uri,
@@ -214,10 +214,11 @@ def label_programs(
     return tuple(labeled), cpu
 
 
-def _distrust_suspicious(
+def distrust_suspicious(
     evaluator: Evaluator, module: IRModule, results: list[EvalResult], oz: EvalResult
 ) -> list[EvalResult]:
-    """`results` with the too-good ones that fail the program's IR guards turned into failures."""
+    """`results` with the too-good ones (over 10% below -Oz) that fail the program's IR guards turned into
+    failures: wins that look too good are usually miscompiles."""
     guard = None
     checked = []
     for result in results:
