@@ -22,7 +22,7 @@ from stitchopt.cli.options import (
     open_store,
     print_table,
 )
-from stitchopt.datasets.catalog import dataset_benchmarks, program_path, round_robin
+from stitchopt.datasets.catalog import program_path, select_benchmarks
 from stitchopt.evaluator import Evaluator
 from stitchopt.models.coreset import DEFAULT_K
 from stitchopt.models.evaluation import evaluate_dataset
@@ -60,10 +60,9 @@ def labels_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Search a sample of programs for a pool of pass lists, then measure every list on every program."""
-    splits = split.split(",")
-    candidates = [b for b in dataset_benchmarks(dataset) if b.split in splits]
-    chosen = round_robin([b for b in candidates if b.path.stat().st_size <= max_ir_kb * 1024], per_package or None)
-    chosen = chosen[:programs] if programs else chosen
+    chosen = select_benchmarks(
+        dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None, limit=programs or None
+    )
     reused = LabelSet.load(lists_from).lists if lists_from is not None else ()
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)

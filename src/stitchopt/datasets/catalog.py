@@ -6,6 +6,7 @@ user cache, and a URI whose unit is not built yet is built on the spot (e.g. one
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,3 +120,21 @@ def round_robin(benchmarks: list[Benchmark], per_package: int | None = None) -> 
     rounds = max(map(len, by_package.values()), default=0)
     rounds = rounds if per_package is None else min(rounds, per_package)
     return [group[i] for i in range(rounds) for group in by_package.values() if i < len(group)]
+
+
+def select_benchmarks(
+    dataset: str,
+    splits: Sequence[str],
+    *,
+    max_ir_kb: float | None = None,
+    per_package: int | None = None,
+    limit: int | None = None,
+) -> list[Benchmark]:
+    """Programs of some splits of a built dataset, IR files up to `max_ir_kb`, round-robin over packages with
+    at most `per_package` of each, the first `limit`: how labels and evaluations pick their programs."""
+    chosen = [
+        b for b in dataset_benchmarks(dataset)
+        if b.split in splits and (max_ir_kb is None or b.path.stat().st_size <= max_ir_kb * 1024)
+    ]  # fmt: skip
+    ordered = round_robin(chosen, per_package)
+    return ordered[:limit] if limit else ordered

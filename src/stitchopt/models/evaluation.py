@@ -20,7 +20,7 @@ import numpy as np
 
 from stitchopt.cache.store import DB_NAME, EvaluationStore, default_cache_dir
 from stitchopt.core import EvalResult
-from stitchopt.datasets.catalog import Benchmark, dataset_benchmarks, round_robin
+from stitchopt.datasets.catalog import Benchmark, select_benchmarks
 from stitchopt.evaluator import EvalRequest, Evaluator
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.labels import distrust_suspicious
@@ -204,11 +204,7 @@ def evaluate_dataset(
     llvm: Path | None = None,
 ) -> tuple[Evaluation, str]:
     """`evaluate_model` on one split of a built dataset (round-robin over packages); returns a title too."""
-    chosen = round_robin(
-        [b for b in dataset_benchmarks(dataset, split=split) if b.path.stat().st_size <= max_ir_kb * 1024],
-        per_package,
-    )
-    chosen = chosen[:programs] if programs else chosen
+    chosen = select_benchmarks(dataset, [split], max_ir_kb=max_ir_kb, per_package=per_package, limit=programs or None)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = FlagModel.from_pretrained(model_dir, catalogue)
