@@ -52,7 +52,7 @@ class MethodSummary:
     improved: float  # fraction of programs smaller than -Oz
     unchanged: float
     regressed: float
-    compilations: float  # mean per program
+    compilations: float | None  # mean per program; None for the autotuner (its budget, not compilations)
     of_autotuner: float | None  # fraction of the autotuner's geomean gain
 
 
@@ -167,7 +167,7 @@ def _summaries(outcomes: Sequence[ProgramOutcome]) -> tuple[MethodSummary, ...]:
         summaries.append(MethodSummary(
             method, -(_gain(list(ratios)) or 0.0) if ratios.size else 0.0, float((ratios < 1).mean()),
             float((ratios == 1).mean()), float((ratios > 1).mean()),
-            float(np.mean(compilations)) if compilations else 0.0, share,
+            float(np.mean(compilations)) if compilations else None, share,
         ))  # fmt: skip
     return tuple(summaries)
 

@@ -18,7 +18,7 @@ def method_rows(evaluation: Evaluation, title: str) -> Rows:
             m.method,
             f"{100 * m.geomean_change:+.2f}%",
             f"{100 * m.improved:.0f}% / {100 * m.unchanged:.0f}% / {100 * m.regressed:.0f}%",
-            f"{m.compilations:.1f}",
+            "-" if m.compilations is None else f"{m.compilations:.1f}",
             "-" if m.of_autotuner is None else f"{100 * m.of_autotuner:.0f}%",
         ]
         for m in evaluation.methods
