@@ -2,19 +2,33 @@
 model's MAPE, from the same measurements as `stitchopt evaluate`.
 
     python benchmarks/flag_tuning.py [--dataset bench://pypi-v1] [--split test] [--model DIR] [--programs N]
-        [--max-ir-kb 100] [--per-package 40] [--ks 5,10,50] [--autotuner RECORD.json] [--csv F] [--json F]
+        [--max-ir-kb 100] [--per-package 40] [--ks 5,10,50] [--autotuner RECORD.json] [--exclude-package P]
+        [--csv F] [--json F]
+
+Besides the table over all programs it prints the same table per package, without `--exclude-package`, and
+over the programs the autotuner ran on.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from stitchopt.models.evaluation import evaluate_dataset
+from stitchopt.models.evaluation import Evaluation, ProgramOutcome, evaluate_dataset, summarize
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
 from stitchopt.reports.flag_tuning import method_rows, write_csv, write_json
 from stitchopt.reports.tables import to_markdown
+
+
+def package_of(outcome: ProgramOutcome) -> str:
+    """The package a `bench://<dataset>/<package>/...` URI belongs to."""
+    return outcome.uri.split("/")[3]
+
+
+def by_package(evaluation: Evaluation, package: str) -> list[ProgramOutcome]:
+    return [o for o in evaluation.programs if package_of(o) == package]
 
 
 def main() -> None:
@@ -27,6 +41,7 @@ def main() -> None:
     parser.add_argument("--per-package", type=int, default=40)
     parser.add_argument("--ks", default="5,10,50")
     parser.add_argument("--autotuner", type=Path)
+    parser.add_argument("--exclude-package", help="also print the table without this package's programs")
     parser.add_argument("--csv", type=Path)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -38,6 +53,16 @@ def main() -> None:
     )  # fmt: skip
     print(to_markdown(method_rows(evaluation, title)))
     print()
+    subsets = {f"package {p}": by_package(evaluation, p) for p in sorted({package_of(o) for o in evaluation.programs})}
+    if args.exclude_package:
+        subsets[f"without {args.exclude_package}"] = [o for o in evaluation.programs
+                                                      if package_of(o) != args.exclude_package]  # fmt: skip
+    subsets["programs the autotuner ran on"] = [o for o in evaluation.programs if "autotuner" in o.ratios]
+    for name, outcomes in subsets.items():
+        if outcomes:
+            subset = replace(evaluation, programs=tuple(outcomes), methods=summarize(outcomes))
+            print(to_markdown(method_rows(subset, f"{name} ({len(outcomes)} programs)")))
+            print()
     print(f"inference (features + prediction, one process): median {evaluation.inference_ms_median:.1f} ms, "
           f"max {evaluation.inference_ms_max:.1f} ms")  # fmt: skip
     print("size model MAPE (held-out): " + ", ".join(f"{k} {v:.3f}" for k, v in evaluation.size_mape.items()))

@@ -15,7 +15,8 @@ import numpy as np
 
 from stitchopt.errors import InputError, ToolchainError
 from stitchopt.features.base import FloatVector
-from stitchopt.features.module import IRModule, first_error_line
+from stitchopt.features.module import IRModule
+from stitchopt.toolchain.frontend import first_error
 from stitchopt.toolchain.process import run_tool
 
 FUNCTION_FEATURES = (
@@ -90,7 +91,7 @@ class FunctionProperties:
                 "or leave this representation out for very large modules"
             )
         if run.returncode != 0:
-            error = first_error_line(run.stderr_text)
+            error = first_error(run.stderr_text)
             if any(marker in run.stderr_text for marker in _UNSUPPORTED):
                 raise ToolchainError(
                     f"this opt ({module.toolchain.version_string}) cannot run print<func-properties> "

@@ -15,19 +15,12 @@ from pathlib import Path
 
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import first_error
 from stitchopt.toolchain.process import run_tool
 
 BITCODE_MAGIC = b"BC\xc0\xde"
 WRAPPER_MAGIC = b"\xde\xc0\x17\x0b"  # the bitcode wrapper header Darwin toolchains put in front
 TOOL_TIMEOUT_S = 120.0
-
-
-def first_error_line(stderr: str) -> str:
-    """The first line of a tool's diagnostics that says "error" (else the first line), without the tool's path."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    chosen = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no diagnostic")
-    head, sep, tail = chosen.partition(": ")
-    return tail if sep and head.startswith("/") else chosen
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +70,6 @@ class IRModule:
         if run.returncode != 0:
             raise InputError(
                 f"{self.name} is not a valid LLVM {self.toolchain.major} module: "
-                f"{first_error_line(run.stderr_text)}; pass bitcode or text IR that llvm-as accepts"
+                f"{first_error(run.stderr_text)}; pass bitcode or text IR that llvm-as accepts"
             )
         return run.stdout

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from stitchopt.cache.store import DB_NAME, EvaluationStore, default_cache_dir
+from stitchopt.comparison import geomean
 from stitchopt.core import EvalResult
 from stitchopt.datasets.catalog import Benchmark, select_benchmarks
 from stitchopt.evaluator import EvalRequest, Evaluator
@@ -115,7 +116,7 @@ def evaluate_model(
     errors = size_errors(np.array(predicted_sizes), np.array(actual_sizes)) if outcomes else {}
     times = [o.inference_ms for o in outcomes]
     return Evaluation(
-        tuple(outcomes), _summaries(outcomes), errors,
+        tuple(outcomes), summarize(outcomes), errors,
         float(np.median(times)) if times else 0.0, max(times, default=0.0), skipped,
     )  # fmt: skip
 
@@ -150,7 +151,7 @@ def _actual_sizes(o0: EvalResult, oz: EvalResult, o3: EvalResult, lists: list[Ev
             value(oz.ir_instruction_count), value(o3.size_bytes), *(value(r.size_bytes) for r in lists)]  # fmt: skip
 
 
-def _summaries(outcomes: Sequence[ProgramOutcome]) -> tuple[MethodSummary, ...]:
+def summarize(outcomes: Sequence[ProgramOutcome]) -> tuple[MethodSummary, ...]:
     """Per method over all programs; the share of the autotuner's gain is taken over the programs it ran on."""
     if not outcomes:
         return ()
@@ -174,10 +175,8 @@ def _summaries(outcomes: Sequence[ProgramOutcome]) -> tuple[MethodSummary, ...]:
 
 def _gain(ratios: list[float]) -> float | None:
     """Geomean reduction vs -Oz (positive: smaller; a failed build counts as doubling), None without data."""
-    if not ratios:
-        return None
-    finite = np.where(np.isfinite(ratios), ratios, 2.0)
-    return 1.0 - float(np.exp(np.log(finite).mean()))
+    mean = geomean(r if math.isfinite(r) else 2.0 for r in ratios)
+    return None if mean is None else 1.0 - mean
 
 
 def autotuner_ratios(record: RunRecord) -> dict[str, float]:

@@ -74,8 +74,9 @@ class FlagModel:
 
     def rank_features(self, raw: np.ndarray) -> list[list[RankedList]]:
         """For raw feature rows: every coreset list and -Oz per program, best predicted first."""
-        ratios = np.exp(self.ranker.predict(self.standardizer.transform(raw)))
-        sizes = self.predict_sizes(raw)
+        standardized = self.standardizer.transform(raw)
+        ratios = np.exp(self.ranker.predict(standardized))
+        sizes = self.size_model.predict(standardized, raw)
         oz_size = sizes[:, self.size_model.targets.index("size:Oz")]
         ranked = []
         for row, oz in zip(ratios, oz_size, strict=True):

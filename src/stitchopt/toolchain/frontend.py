@@ -30,10 +30,13 @@ def supported_suffixes() -> list[str]:
     return sorted(C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES)
 
 
-def _first_error(stderr: str) -> str:
+def first_error(stderr: str) -> str:
+    """The first line of a tool's diagnostics that says "error" (else the first line), without the tool's
+    path that LLVM tools put in front."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if "error" in line.lower()]
-    return (errors or lines or ["no diagnostic"])[0]
+    chosen = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no diagnostic")
+    head, sep, tail = chosen.partition(": ")
+    return tail if sep and head.startswith("/") else chosen
 
 
 def _check_readable(path: Path) -> None:
@@ -71,7 +74,7 @@ def compile_source(
     ]
     run = run_tool(argv, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0 or run.timed_out:
-        reason = "timed out" if run.timed_out else _first_error(run.stderr_text)
+        reason = "timed out" if run.timed_out else first_error(run.stderr_text)
         raise InputError(f"cannot compile {source} to IR: {reason}")
     return run.stdout
 
@@ -79,14 +82,14 @@ def compile_source(
 def _disassemble(toolchain: Toolchain, bitcode: bytes, name: str) -> str:
     run = run_tool([toolchain.tool("llvm-dis"), "-", "-o", "-"], stdin=bitcode, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
-        raise InputError(f"{name}: malformed bitcode: {_first_error(run.stderr_text)}")
+        raise InputError(f"{name}: malformed bitcode: {first_error(run.stderr_text)}")
     return run.stdout.decode(errors="replace")
 
 
 def _assemble(toolchain: Toolchain, text: bytes, name: str) -> bytes:
     run = run_tool([toolchain.tool("llvm-as"), "-", "-o", "-"], stdin=text, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
-        error = _first_error(run.stderr_text)
+        error = first_error(run.stderr_text)
         where = _LOCATION_RE.search(error)
         if where is None:
             raise InputError(f"{name}: malformed IR: {error}")
@@ -135,4 +138,4 @@ def write_object(toolchain: Toolchain, module: IRModule, pipeline: str, options:
 
 
 def _failure(run: ToolRun) -> str:
-    return "timed out" if run.timed_out else _first_error(run.stderr_text)
+    return "timed out" if run.timed_out else first_error(run.stderr_text)
