@@ -45,13 +45,17 @@ def geomean_change(scores: list[float]) -> str:
     return f"{100 * (math.exp(sum(map(math.log, capped)) / len(capped)) - 1):+.2f}%"
 
 
-def corpus(name: str, limit: int, max_ir_kb: float | None = None) -> list[Path]:
-    """`demo`, a built dataset or one split of it (`bench://pypi-v1?split=test`), or a directory."""
+def corpus(name: str, limit: int, max_ir_kb: float | None = None, packages: list[str] | None = None) -> list[Path]:
+    """`demo`, a built dataset or one split of it (`bench://pypi-v1?split=test`, optionally only some of its
+    packages, so that a table stays reproducible when a split grows), or a directory."""
     if name == "demo":
         paths = list(demo_programs().values())
     elif is_dataset_uri(name):
         uri, _, split = name.partition("?split=")
-        paths = [b.path for b in round_robin(dataset_benchmarks(uri, split=split or None))]
+        benchmarks = dataset_benchmarks(uri, split=split or None)
+        if packages:
+            benchmarks = [b for b in benchmarks if b.package in packages]
+        paths = [b.path for b in round_robin(benchmarks)]
     else:
         paths = sorted(p for p in Path(name).iterdir() if p.suffix in supported_suffixes())
     if max_ir_kb is not None:
@@ -71,11 +75,12 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, help="evaluation cache to use (default: a fresh temporary one)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per opt/llc run")
     parser.add_argument("--max-ir-kb", type=float, help="skip programs whose IR file is larger")
+    parser.add_argument("--packages", help="comma-separated: only these packages of a dataset corpus")
     args = parser.parse_args()
     budgets = sorted(int(b) for b in args.budgets.split(","))
     toolchain = find_toolchain()
     catalogue = load_catalogue(toolchain)
-    paths = corpus(args.corpus, args.programs, args.max_ir_kb)
+    paths = corpus(args.corpus, args.programs, args.max_ir_kb, args.packages.split(",") if args.packages else None)
     objective = Objective()
     rows = []
     with tempfile.TemporaryDirectory() as scratch, EvaluationStore(args.cache or Path(scratch) / "c.sqlite") as store:
