@@ -67,6 +67,8 @@ def test_saved_model_predicts_the_same_ranking(
     assert [e.passes for e in original] == [e.passes for e in again]
     assert [e.predicted_ratio for e in again] == pytest.approx([e.predicted_ratio for e in original], rel=1e-4)
     assert any(e.passes is None for e in again)  # -Oz is always a candidate
+    rest = [e.predicted_ratio for e in again[1:]]
+    assert rest == sorted(rest)  # after the static choice, jit's order: the program's own predictions
 
 
 def test_optimize_is_never_larger_than_oz_and_writes_that_object(

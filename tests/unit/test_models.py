@@ -8,7 +8,7 @@ import pytest
 from stitchopt.errors import InputError
 from stitchopt.models.coreset import select_coreset
 from stitchopt.models.labels import LabeledProgram, LabelSet
-from stitchopt.models.ranker import FAILED_LOG_RATIO, ListRanker, log_ratio_targets
+from stitchopt.models.ranker import FAILED_LOG_RATIO, ListRanker, jit_change, log_ratio_targets, static_change
 from stitchopt.models.size_model import SizeModel, list_target, mape
 
 INF = np.inf
@@ -52,6 +52,20 @@ def test_ranker_neighbours_recover_the_labels_of_a_seen_program() -> None:
     assert np.allclose(linear.predict(features[:3]), features[:3, [0]] + 2 * features[:3, [5]], atol=1e-4)
     kept = ranker.restricted_to([2])
     assert np.allclose(kept.predict(features[:5]), targets[:5, [2]], atol=1e-6)
+
+
+def test_shrinking_pulls_every_program_toward_each_lists_training_mean() -> None:
+    rng = np.random.default_rng(1)
+    features = rng.normal(size=(30, 4))
+    targets = rng.normal(scale=0.1, size=(30, 5))
+    constant = ListRanker(neighbors=1, blend=1.0, shrink=0.0).fit(features, targets)
+    assert np.allclose(constant.predict(features[:4]), targets.mean(axis=0))  # the best single list for all
+    assert np.allclose(constant.predict(features[:4], shrink=1.0), targets[:4], atol=1e-6)  # jit's own order
+    half = ListRanker(neighbors=1, blend=1.0, shrink=0.5).fit(features, targets)
+    assert np.allclose(half.predict(features[:4]), (targets[:4] + targets.mean(axis=0)) / 2, atol=1e-6)
+    assert static_change(np.array([[-0.1, 0.2]]), np.array([[0.9, 0.5]])) == pytest.approx(-0.1)
+    assert static_change(np.array([[0.1, 0.2]]), np.array([[0.9, 0.5]])) == 0.0  # nothing predicted to win
+    assert jit_change(np.array([[-0.1, 0.2]]), np.array([[0.9, 0.5]]), 2) == pytest.approx(-0.5)
 
 
 def test_size_model_picks_the_better_regression_per_target_and_ignores_failed_lists() -> None:

@@ -73,16 +73,20 @@ class FlagModel:
         return self.size_model.predict(self.standardizer.transform(raw), raw)
 
     def rank_features(self, raw: np.ndarray) -> list[list[RankedList]]:
-        """For raw feature rows: every coreset list and -Oz per program, best predicted first."""
+        """For raw feature rows: every coreset list and -Oz per program. First comes the static choice (the
+        shrunk prediction's best, or -Oz when no list is predicted to beat it), then the rest in order of the
+        program's own (unshrunk) predictions, the order jit mode tries them in."""
         standardized = self.standardizer.transform(raw)
-        ratios = np.exp(self.ranker.predict(standardized))
+        static = self.ranker.predict(standardized)
+        ratios = np.exp(self.ranker.predict(standardized, shrink=1.0))
         sizes = self.size_model.predict(standardized, raw)
         oz_size = sizes[:, self.size_model.targets.index("size:Oz")]
         ranked = []
-        for row, oz in zip(ratios, oz_size, strict=True):
+        for row, chosen, oz in zip(ratios, static, oz_size, strict=True):
             entries = [RankedList(passes, float(r), float(r * oz)) for passes, r in zip(self.lists, row, strict=True)]
             entries.append(RankedList(None, 1.0, float(oz)))
-            ranked.append(sorted(entries, key=lambda e: e.predicted_ratio))
+            first = entries[int(chosen.argmin())] if chosen.min() < 0 else entries[-1]
+            ranked.append([first, *sorted((e for e in entries if e is not first), key=lambda e: e.predicted_ratio)])
         return ranked
 
     def save_pretrained(self, directory: Path) -> None:
@@ -95,7 +99,8 @@ class FlagModel:
             "representations": [{"name": r.name, "version": r.version} for r in self.representations],
             "standardizer": self.standardizer.to_dict(),
             "lists": [list(passes) for passes in self.lists],
-            "ranker": {"neighbors": self.ranker.neighbors, "ridge": self.ranker.ridge, "blend": self.ranker.blend},
+            "ranker": {"neighbors": self.ranker.neighbors, "ridge": self.ranker.ridge, "blend": self.ranker.blend,
+                       "shrink": self.ranker.shrink},
             "size_model": {"targets": list(self.size_model.targets), "ridge": self.size_model.ridge,
                            "kinds": list(self.size_model.kinds)},
             "trained_on": self.trained_on,
@@ -151,5 +156,3 @@ class FlagModel:
             self.ranker.restricted_to(keep), self.size_model.restricted_to(keep), catalogue.llvm_version,
             catalogue.identity, self.trained_on,
         )  # fmt: skip
-
-

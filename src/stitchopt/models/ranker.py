@@ -3,6 +3,12 @@
 Two small experts, blended: nearest neighbours (programs that look alike respond alike to the same lists; exact
 on near-duplicates, which real code has many of) and a ridge regression (smooth, extrapolates to programs unlike
 any seen). Both are closed-form, so training takes seconds and inference is a few matrix products.
+
+The blend is then shrunk toward each list's mean over the training programs (`shrink` = 1: no shrinking, 0: the
+same ranking for every program, i.e. the best single list). Picking the smallest of ~50 noisy predictions
+favours lists whose error happens to be negative (the winner's curse); on the pypi labels the unshrunk top-1
+choice was worse than the best single list (docs/flag-tuning.md). The unshrunk prediction still orders the
+lists that jit mode tries.
 """
 
 from __future__ import annotations
@@ -21,11 +27,28 @@ def log_ratio_targets(ratios: np.ndarray) -> np.ndarray:
     return np.clip(targets, -_CLIP, _CLIP)
 
 
+def static_change(predicted: np.ndarray, ratios: np.ndarray) -> float:
+    """Geomean size change vs -Oz of static mode with the -Oz backup, from predicted log ratios (programs x
+    lists) and the measured ratios: each program builds its top list when one is predicted to beat -Oz, and
+    keeps -Oz when that is smaller."""
+    picked = ratios[np.arange(len(ratios)), predicted.argmin(axis=1)]
+    chosen = np.where(predicted.min(axis=1) < 0, np.minimum(picked, 1.0), 1.0)
+    return float(np.exp(np.log(chosen).mean()) - 1.0)
+
+
+def jit_change(predicted: np.ndarray, ratios: np.ndarray, k: int) -> float:
+    """Geomean size change vs -Oz of jit mode: the k lists predicted best are built, the smallest (or -Oz) kept."""
+    top = np.argsort(predicted, axis=1)[:, :k]
+    best = np.take_along_axis(ratios, top, axis=1).min(axis=1)
+    return float(np.exp(np.log(np.minimum(best, 1.0)).mean()) - 1.0)
+
+
 @dataclass
 class ListRanker:
     neighbors: int = 8
     ridge: float = 10.0
     blend: float = 0.5  # weight of the neighbours; 1 - blend for the ridge regression
+    shrink: float = 1.0  # weight of the prediction; 1 - shrink for each list's training mean
     train_features: np.ndarray | None = None
     train_targets: np.ndarray | None = None
     weights: np.ndarray | None = None  # (features + 1) x lists, the last row is the bias
@@ -40,10 +63,14 @@ class ListRanker:
         self.weights = np.linalg.solve(design.T @ design + penalty, design.T @ self.train_targets)
         return self
 
-    def predict(self, features: np.ndarray) -> np.ndarray:
-        """programs x lists predicted log ratios to -Oz (negative: smaller than -Oz)."""
+    def predict(self, features: np.ndarray, shrink: float | None = None) -> np.ndarray:
+        """programs x lists predicted log ratios to -Oz (negative: smaller than -Oz); `shrink` overrides the
+        fitted one (1: each program's own prediction, which orders the lists jit mode tries)."""
+        assert self.train_targets is not None, "fit the ranker first"
+        weight = self.shrink if shrink is None else shrink
         blended = self.blend * self._neighbours(features) + (1.0 - self.blend) * self._linear(features)
-        return np.asarray(blended, dtype=np.float64)
+        shrunk = weight * blended + (1.0 - weight) * self.train_targets.mean(axis=0)
+        return np.asarray(shrunk, dtype=np.float64)
 
     def _linear(self, features: np.ndarray) -> np.ndarray:
         assert self.weights is not None, "fit the ranker first"
@@ -63,7 +90,7 @@ class ListRanker:
         """The same ranker predicting only lists `keep` (in that order)."""
         assert self.weights is not None and self.train_targets is not None
         return ListRanker(
-            self.neighbors, self.ridge, self.blend, self.train_features, self.train_targets[:, keep],
+            self.neighbors, self.ridge, self.blend, self.shrink, self.train_features, self.train_targets[:, keep],
             self.weights[:, keep],
         )  # fmt: skip
 
@@ -72,8 +99,13 @@ class ListRanker:
         return {"train_features": self.train_features, "train_targets": self.train_targets, "weights": self.weights}
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], neighbors: int, ridge: float, blend: float) -> ListRanker:
-        return cls(neighbors, ridge, blend, arrays["train_features"], arrays["train_targets"], arrays["weights"])
+    def from_arrays(
+        cls, arrays: dict[str, np.ndarray], neighbors: int, ridge: float, blend: float, shrink: float = 1.0
+    ) -> ListRanker:
+        """`shrink` defaults to 1 for model files made before it existed."""
+        return cls(
+            neighbors, ridge, blend, shrink, arrays["train_features"], arrays["train_targets"], arrays["weights"]
+        )
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

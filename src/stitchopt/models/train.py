@@ -7,19 +7,21 @@ import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.datasets.catalog import program_path
 from stitchopt.errors import InputError, StitchoptError
-from stitchopt.features.base import FeatureCache, Representation, Standardizer, extract_all
+from stitchopt.features.base import AnyRepresentation, FeatureCache, Representation, Standardizer, extract_all
 from stitchopt.features.by_name import default_representations
 from stitchopt.features.module import IRModule as FeatureModule
 from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.labels import LabeledProgram, LabelSet
-from stitchopt.models.ranker import ListRanker, log_ratio_targets
+from stitchopt.models.ranker import ListRanker, jit_change, log_ratio_targets, static_change
 from stitchopt.models.size_model import SizeModel, mape, size_targets
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
@@ -30,6 +32,8 @@ from stitchopt.tune.validation import ListValidation
 NEIGHBORS = (4, 8, 16)
 RIDGES = (1.0, 10.0, 100.0)
 BLENDS = (0.0, 0.25, 0.5, 0.75, 1.0)
+SHRINKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+JIT_K = 10  # the jit budget whose ordering breaks ties between hyper-parameters
 FOLDS = 5
 
 
@@ -62,7 +66,7 @@ def train_flag_model(
     targets = log_ratio_targets(ratios[:, list(coreset.indices)])
     folds = _package_folds([p.package for p in labels.programs])
     best, score = _choose_hyper_parameters(x, targets, ratios[:, list(coreset.indices)], folds)
-    ranker = ListRanker(int(best["neighbors"]), best["ridge"], best["blend"]).fit(x, targets)
+    ranker = ListRanker(int(best["neighbors"]), best["ridge"], best["blend"], best["shrink"]).fit(x, targets)
     actual = size_values(labels, coreset)
     size_model = SizeModel(size_targets(len(lists)), ridge=1.0).fit(x, features, actual, folds)
     size_mape = size_errors(size_model.predict(x, features), actual)
@@ -103,42 +107,51 @@ def _package_folds(packages: Sequence[str]) -> np.ndarray:
 def _choose_hyper_parameters(
     x: np.ndarray, targets: np.ndarray, ratios: np.ndarray, folds: np.ndarray
 ) -> tuple[dict[str, float], float]:
-    """The grid point whose top-1 choice (with the -Oz backup) is smallest on held-out folds."""
-    best: tuple[float, dict[str, float]] | None = None
+    """The grid point whose top-1 choice (with the -Oz backup) is smallest on held-out folds; ties (every
+    point with shrink 0 picks the same lists) go to the better jit ordering, which uses the unshrunk
+    predictions. Shrinking only rescales a fitted ranker's output, so each fold is fitted once per
+    neighbours/ridge/blend point."""
+    best: tuple[tuple[float, float], dict[str, float]] | None = None
     for neighbors, ridge, blend in itertools.product(NEIGHBORS, RIDGES, BLENDS):
-        chosen = np.ones(len(x))
+        predicted = np.zeros_like(targets)  # a program alone in its fold keeps -Oz
+        means = np.zeros_like(targets)
         for fold in np.unique(folds):
             test = folds == fold
             if test.all():
                 continue
-            ranker = ListRanker(neighbors, ridge, blend).fit(x[~test], targets[~test])
-            predicted = ranker.predict(x[test])
-            top = predicted.argmin(axis=1)
-            picked = ratios[test][np.arange(test.sum()), top]
-            chosen[test] = np.where(predicted.min(axis=1) < 0, np.minimum(picked, 1.0), 1.0)
-        change = float(np.exp(np.log(chosen).mean()) - 1.0)
-        if best is None or change < best[0]:
-            best = (change, {"neighbors": neighbors, "ridge": ridge, "blend": blend})
+            predicted[test] = ListRanker(neighbors, ridge, blend).fit(x[~test], targets[~test]).predict(x[test])
+            means[test] = targets[~test].mean(axis=0)
+        jit = jit_change(predicted, ratios, JIT_K)
+        for shrink in SHRINKS:
+            score = (round(static_change(shrink * predicted + (1 - shrink) * means, ratios), 6), jit)
+            if best is None or score < best[0]:
+                best = (score, {"neighbors": neighbors, "ridge": ridge, "blend": blend, "shrink": shrink})
     assert best is not None
-    return best[1], best[0]
+    return best[1], best[0][0]
 
 
 @dataclass(frozen=True)
 class LabeledFeatures:
     labels: LabelSet  # only the programs whose IR was found with the labeled hash
-    features: np.ndarray
+    outputs: dict[str, list[npt.NDArray[Any]]]  # representation name -> one output per kept program
     skipped: dict[str, str]  # uri -> why
+
+    @property
+    def features(self) -> np.ndarray:
+        """programs x features: the outputs of every (fixed-length) representation, concatenated per program."""
+        return np.array([np.concatenate(row) for row in zip(*self.outputs.values(), strict=True)])
 
 
 def labeled_features(
     toolchain: Toolchain,
     labels: LabelSet,
-    representations: Sequence[Representation],
+    representations: Sequence[AnyRepresentation],
     cache: FeatureCache | None = None,
 ) -> LabeledFeatures:
-    """Feature rows of the labeled programs. IR comes from the dataset (built if missing); a program whose IR
-    hash differs from the labeled one (another dataset build or LLVM) is skipped, never silently mislabeled."""
-    rows: list[np.ndarray] = []
+    """Each representation's output for the labeled programs. IR comes from the dataset (built if missing); a
+    program whose IR hash differs from the labeled one (another dataset build or LLVM) is skipped, never
+    silently mislabeled."""
+    outputs: dict[str, list[npt.NDArray[Any]]] = {r.name: [] for r in representations}
     kept: list[LabeledProgram] = []
     skipped: dict[str, str] = {}
     for program in labels.programs:
@@ -151,10 +164,11 @@ def labeled_features(
             skipped[program.uri] = "IR differs from the labeled IR"
             continue
         module = FeatureModule.from_bytes(toolchain, loaded.bitcode, program.uri)
-        rows.append(np.concatenate(list(extract_all(representations, module, cache).values())))
+        for name, output in extract_all(representations, module, cache).items():
+            outputs[name].append(output)
         kept.append(program)
     keep = {id(p) for p in kept}
-    return LabeledFeatures(labels.subset(lambda p: id(p) in keep), np.array(rows), skipped)
+    return LabeledFeatures(labels.subset(lambda p: id(p) in keep), outputs, skipped)
 
 
 def train_from_labels(
