@@ -23,5 +23,7 @@ system-deps:
 $(VENV)/.installed: pyproject.toml setup.py src/stitchopt/native/evaluator.cpp
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,ray,data]'
+	# torch pinned here only: the CPU build is on disk, an open range would pull a multi-GB CUDA build
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev,ray,data,stitch]'
 	touch $@

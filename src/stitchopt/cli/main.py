@@ -46,6 +46,7 @@ from stitchopt.cli.options import (
     open_store,
     print_table,
 )
+from stitchopt.cli.stitch import stitch_app
 from stitchopt.cli.validate import validate_command
 from stitchopt.comparison import compare, compare_many
 from stitchopt.core import Objective
@@ -91,6 +92,7 @@ app.command("predict")(predict_command)
 app.command("optimize")(optimize_command)
 app.command("evaluate")(evaluate_command)
 app.add_typer(datasets_app, name="datasets")
+app.add_typer(stitch_app, name="stitch")
 cache_app = typer.Typer(help="Inspect or clear the evaluation cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 

@@ -27,20 +27,27 @@ def log_ratio_targets(ratios: np.ndarray) -> np.ndarray:
     return np.clip(targets, -_CLIP, _CLIP)
 
 
-def static_change(predicted: np.ndarray, ratios: np.ndarray) -> float:
-    """Geomean size change vs -Oz of static mode with the -Oz backup, from predicted log ratios (programs x
-    lists) and the measured ratios: each program builds its top list when one is predicted to beat -Oz, and
-    keeps -Oz when that is smaller."""
+def static_choices(predicted: np.ndarray, ratios: np.ndarray) -> np.ndarray:
+    """Each program's size ratio to -Oz in static mode with the -Oz backup, from predicted log ratios (programs
+    x lists) and the measured ratios: it builds its top list when one is predicted to beat -Oz, and keeps -Oz
+    when that is smaller."""
     picked = ratios[np.arange(len(ratios)), predicted.argmin(axis=1)]
-    chosen = np.where(predicted.min(axis=1) < 0, np.minimum(picked, 1.0), 1.0)
-    return float(np.exp(np.log(chosen).mean()) - 1.0)
+    return np.where(predicted.min(axis=1) < 0, np.minimum(picked, 1.0), 1.0)
+
+
+def geomean_change(ratios: np.ndarray) -> float:
+    return float(np.exp(np.log(ratios).mean()) - 1.0)
+
+
+def static_change(predicted: np.ndarray, ratios: np.ndarray) -> float:
+    """Geomean size change vs -Oz of static mode with the -Oz backup (`static_choices`)."""
+    return geomean_change(static_choices(predicted, ratios))
 
 
 def jit_change(predicted: np.ndarray, ratios: np.ndarray, k: int) -> float:
     """Geomean size change vs -Oz of jit mode: the k lists predicted best are built, the smallest (or -Oz) kept."""
     top = np.argsort(predicted, axis=1)[:, :k]
-    best = np.take_along_axis(ratios, top, axis=1).min(axis=1)
-    return float(np.exp(np.log(np.minimum(best, 1.0)).mean()) - 1.0)
+    return geomean_change(np.minimum(np.take_along_axis(ratios, top, axis=1).min(axis=1), 1.0))
 
 
 @dataclass

@@ -1,0 +1,67 @@
+"""`stitchopt stitch table`: the model-stitching study from the command line (needs the `stitch` extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from stitchopt.cli.options import CacheDirOption, LlvmOption, console, open_store, print_table
+from stitchopt.errors import InputError
+from stitchopt.features.base import FeatureCache
+from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
+from stitchopt.models.labels import LabelSet
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.reports.tables import to_markdown, to_rich
+from stitchopt.toolchain.discovery import find_toolchain
+
+stitch_app = typer.Typer(help="Model stitching: experts per representation joined by stitching layers.",
+                         no_args_is_help=True)  # fmt: skip
+
+
+@stitch_app.command("table")
+def table_command(
+    labels: Annotated[Path, typer.Argument(help="Labels of the train and validation splits (`stitchopt labels`).")],
+    held_out: Annotated[Path, typer.Argument(help="Labels of held-out programs, same list pool: scores only.")],
+    epochs: Annotated[int, typer.Option(help="Most training epochs per expert or layer.")] = 300,
+    hidden: Annotated[int, typer.Option(help="Hidden units per expert.")] = 256,
+    model: Annotated[Path, typer.Option(help="Flag-tuning model whose coreset lists the experts rank.")] = (
+        DEFAULT_MODEL_DIR
+    ),
+    seed: Annotated[int, typer.Option(help="Seed of every initialization and batch order.")] = 0,
+    pairs: Annotated[bool, typer.Option(help="Stitch every ordered pair (the slowest part).")] = True,
+    exclude_package: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Also score the held-out programs without this package."),
+    ] = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown tables.")] = False,
+    json_file: Annotated[Optional[Path], typer.Option("--json", help="Everything as JSON.")] = None,  # noqa: UP045
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Train one expert per representation, stitch every pair, grow stitched ensembles; print the tables."""
+    try:  # the stitch extra: torch and POT
+        from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, pair_rows, write_json
+        from stitchopt.stitching.experts import TrainConfig
+        from stitchopt.stitching.study import run_study
+    except ImportError as exc:
+        raise InputError(f"model stitching needs PyTorch and POT ({exc}): pip install 'stitchopt[stitch]'") from exc
+    toolchain = find_toolchain(llvm)
+    coreset = FlagModel.from_pretrained(model, load_catalogue(toolchain))
+    with open_store(cache_dir) as store:
+        report = run_study(
+            toolchain, LabelSet.load(labels), LabelSet.load(held_out), coreset.lists,
+            TrainConfig(epochs=epochs, seed=seed), hidden=hidden, cache=FeatureCache(store), pairs=pairs,
+        )  # fmt: skip
+    for rows in (expert_rows(report, exclude_package), pair_rows(report, exclude_package),
+                 curve_rows(report, exclude_package)):  # fmt: skip
+        if rows.rows:
+            if markdown:
+                print(to_markdown(rows))
+            else:
+                print_table(to_rich(rows))
+    for line in comparisons(report):
+        console.print(line)
+    if json_file is not None:
+        write_json(report, json_file)

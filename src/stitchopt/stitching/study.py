@@ -1,0 +1,250 @@
+"""The stitching study: train one expert per representation, stitch every ordered pair (closed form, Adam from
+a random start, Adam from the optimal-transport map), and grow stitched ensembles one expert at a time.
+
+Experts and layers are fitted on the training split, stopped and chosen on the validation split, and scored on
+the held-out split (the test split of labels made for evaluation only), so no choice ever sees the test split.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from stitchopt.features.base import AnyRepresentation, FeatureCache
+from stitchopt.features.by_name import default_representations
+from stitchopt.features.tokens import IRTokens
+from stitchopt.models.labels import LabelSet
+from stitchopt.models.ranker import ListRanker, geomean_change, static_choices
+from stitchopt.models.train import BLENDS, NEIGHBORS, RIDGES, SHRINKS, labeled_features
+from stitchopt.stitching.data import ExpertData, expert_data
+from stitchopt.stitching.ensemble import StitchedEnsemble, initial_layer, stitch_ensemble
+from stitchopt.stitching.experts import (
+    DEFAULT_HIDDEN,
+    Expert,
+    TrainConfig,
+    count_expert,
+    fit,
+    mse,
+    predict,
+    sequence_expert,
+)
+from stitchopt.stitching.layers import Stitched, train_layer
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.tune.strategies import PassNames
+
+INITIALIZATIONS = ("lstsq", "random", "ot")  # lstsq: closed form, not trained; the others: Adam from that start
+
+
+Choices = tuple[float, ...]  # each program's size ratio to -Oz in static mode with the -Oz backup
+
+
+@dataclass(frozen=True)
+class ExpertRow:
+    name: str
+    held_out_loss: float
+    held_out: Choices
+    validation: Choices
+    epochs: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class PairRow:
+    source: str
+    target: str
+    init: str
+    penalty: float  # held-out loss of source -> target minus the target expert's own held-out loss
+    agreement: float  # share of held-out programs whose top-1 list equals the target expert's
+    held_out: Choices
+    seconds: float
+
+
+@dataclass(frozen=True)
+class CurveRow:
+    members: tuple[str, ...]  # receiver first, in the order they were added
+    validation: Choices
+    held_out: Choices
+    held_out_loss: float
+    seconds: float
+
+
+def choices(predicted: torch.Tensor | np.ndarray, data: ExpertData) -> Choices:
+    values = predicted.numpy() if isinstance(predicted, torch.Tensor) else predicted
+    return tuple(float(r) for r in static_choices(values, data.ratios))
+
+
+def make_expert(name: str, inputs: torch.Tensor, lists: int, hidden: int = DEFAULT_HIDDEN, seed: int = 0) -> Expert:
+    """A sequence expert for token ids, a count expert for feature vectors."""
+    if inputs.dtype == torch.long:
+        return sequence_expert(name, int(inputs.max()) + 1 if inputs.numel() else 1, lists, hidden, seed)
+    return count_expert(name, inputs.shape[1], lists, hidden, seed)
+
+
+def train_experts(
+    train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig, hidden: int = DEFAULT_HIDDEN,
+    vocabulary: dict[str, int] | None = None,
+) -> tuple[dict[str, Expert], list[ExpertRow]]:  # fmt: skip
+    """One expert per representation in `train.inputs`; `vocabulary` gives sequence experts their embedding
+    size (default: the largest id seen plus one)."""
+    experts: dict[str, Expert] = {}
+    rows = []
+    lists = train.targets.shape[1]
+    for name, inputs in train.inputs.items():
+        if vocabulary and name in vocabulary:
+            expert = sequence_expert(name, vocabulary[name], lists, hidden, config.seed)
+        else:
+            expert = make_expert(name, inputs, lists, hidden, config.seed)
+        result = fit(expert, inputs, train.targets, config, (validation.inputs[name], validation.targets))
+        experts[name] = expert
+        rows.append(ExpertRow(
+            name, mse(expert, test.inputs[name], test.targets),
+            choices(predict(expert, test.inputs[name]), test),
+            choices(predict(expert, validation.inputs[name]), validation),
+            result.epochs, result.seconds,
+        ))  # fmt: skip
+    return experts, rows
+
+
+def ranker_row(train: ExpertData, validation: ExpertData, test: ExpertData) -> ExpertRow:
+    """The closed-form ranker of `models.ranker` on every count representation at once, its hyper-parameters
+    chosen on the validation split: the baseline a stitched model has to beat."""
+    start = time.monotonic()
+
+    def counts(data: ExpertData) -> np.ndarray:
+        return np.hstack([x.numpy() for x in data.inputs.values() if x.dtype != torch.long]).astype(np.float64)
+
+    targets = train.targets.numpy().astype(np.float64)
+    best: tuple[float, ListRanker, Choices] | None = None
+    for neighbors, ridge, blend, shrink in itertools.product(NEIGHBORS, RIDGES, BLENDS, SHRINKS):
+        ranker = ListRanker(neighbors, ridge, blend, shrink).fit(counts(train), targets)
+        picked = choices(ranker.predict(counts(validation)), validation)
+        if best is None or geomean_change(np.array(picked)) < best[0]:
+            best = (geomean_change(np.array(picked)), ranker, picked)
+    assert best is not None
+    predicted = best[1].predict(counts(test))
+    loss = float(np.mean((predicted - test.targets.numpy()) ** 2))
+    return ExpertRow("ranker (kNN + ridge)", loss, choices(predicted, test), best[2], 0, time.monotonic() - start)
+
+
+def stitching_table(
+    experts: dict[str, Expert], train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig,
+    initializations: Sequence[str] = INITIALIZATIONS,
+) -> list[PairRow]:  # fmt: skip
+    """Every ordered pair A -> B of distinct experts, with each initialization."""
+    rows = []
+    for source, target in itertools.permutations(experts, 2):
+        a, b = experts[source], experts[target]
+        own_loss = mse(b, test.inputs[target], test.targets)
+        own_top = predict(b, test.inputs[target]).argmin(dim=1)
+        for init in initializations:
+            start = time.monotonic()
+            layer = initial_layer(a, b, train.inputs[source], train.inputs[target], init)
+            stitched = Stitched(a, layer, b)
+            if init != "lstsq":
+                train_layer(stitched, train.inputs[source], train.targets, config,
+                            (validation.inputs[source], validation.targets))  # fmt: skip
+            seconds = time.monotonic() - start
+            predicted = predict(stitched, test.inputs[source])
+            rows.append(PairRow(
+                source, target, init, mse(stitched, test.inputs[source], test.targets) - own_loss,
+                float((predicted.argmin(dim=1) == own_top).float().mean()),
+                choices(predicted, test), seconds,
+            ))  # fmt: skip
+    return rows
+
+
+def ensemble_curve(
+    experts: dict[str, Expert], train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig,
+    init: str = "lstsq",
+) -> list[CurveRow]:  # fmt: skip
+    """Greedy growth on the validation split: the best single expert receives; at each step the expert whose
+    addition gives the best validation result joins. One row per ensemble size k = 1..all."""
+    names = list(experts)
+
+    def scored(members: list[str]) -> tuple[StitchedEnsemble, Choices, float]:
+        start = time.monotonic()
+        ensemble, _ = stitch_ensemble(
+            [experts[n] for n in members], [train.inputs[n] for n in members], train.targets, config,
+            ([validation.inputs[n] for n in members], validation.targets), init,
+        )  # fmt: skip
+        return ensemble, choices(predict(ensemble, _batch(validation, members)), validation), time.monotonic() - start
+
+    rows: list[CurveRow] = []
+    chosen: list[str] = []
+    while len(chosen) < len(names):
+        candidates = [(scored([*chosen, n]), n) for n in names if n not in chosen]
+        (ensemble, picked, seconds), name = min(candidates, key=lambda c: geomean_change(np.array(c[0][1])))
+        chosen.append(name)
+        predicted = predict(ensemble, _batch(test, chosen))
+        rows.append(CurveRow(
+            tuple(chosen), picked, choices(predicted, test),
+            float(torch.nn.functional.mse_loss(predicted, test.targets)), seconds,
+        ))  # fmt: skip
+    return rows
+
+
+@dataclass(frozen=True)
+class StudyReport:
+    programs: dict[str, int]  # split -> labeled programs used
+    lists: int  # coreset size
+    oracle: Choices  # every coreset list tried on each held-out program
+    held_out_packages: tuple[str, ...]  # of each held-out program, in the rows' order
+    validation_packages: tuple[str, ...]
+    experts: list[ExpertRow]
+    pairs: list[PairRow]
+    curve: list[CurveRow]
+
+
+def run_study(
+    toolchain: Toolchain,
+    labels: LabelSet,
+    held_out: LabelSet,
+    lists: Sequence[PassNames],
+    config: TrainConfig,
+    *,
+    hidden: int = DEFAULT_HIDDEN,
+    cache: FeatureCache | None = None,
+    pairs: bool = True,
+) -> StudyReport:
+    """Experts, pair table and ensemble curve for the coreset `lists` (a flag-tuning model's, so validated)
+    from `labels` (train and validation splits) and `held_out` (labels of other programs, measured with the
+    same list pool, for scoring only)."""
+    tokens = IRTokens()
+    representations: list[AnyRepresentation] = [*default_representations(), tokens]
+    known = labeled_features(toolchain, labels, representations, cache)
+    scored = labeled_features(toolchain, held_out, representations, cache)
+    data = expert_data(known.labels, known.outputs, lists)
+    train, validation = data.select("train"), data.select("validation")
+    test = expert_data(scored.labels, scored.outputs, lists, standardizers=data.standardizers)
+    experts, expert_rows = train_experts(train, validation, test, config, hidden, {tokens.name: tokens.vocabulary_size})
+    expert_rows.append(ranker_row(train, validation, test))
+    return StudyReport(
+        {"train": len(train.splits), "validation": len(validation.splits), "held out": len(test.splits)},
+        len(lists), tuple(float(r) for r in np.minimum(test.ratios.min(axis=1), 1.0)), test.packages,
+        validation.packages, expert_rows,
+        stitching_table(experts, train, validation, test, config) if pairs else [],
+        ensemble_curve(experts, train, validation, test, config),
+    )  # fmt: skip
+
+
+def _batch(data: ExpertData, members: Sequence[str]) -> tuple[torch.Tensor, ...]:
+    return tuple(data.inputs[n] for n in members)
+
+
+
+def paired_difference(
+    first: Choices, second: Choices, samples: int = 2000, seed: int = 0
+) -> tuple[float, float, float]:
+    """Geomean change of `first` minus that of `second` on the same programs, with a 95% paired bootstrap
+    interval: a difference whose interval holds 0 is within the noise of this many programs."""
+    a, b = np.log(np.array(first)), np.log(np.array(second))
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(a), size=(samples, len(a)))
+    differences = np.exp(a[draws].mean(axis=1)) - np.exp(b[draws].mean(axis=1))
+    low, high = np.percentile(differences, [2.5, 97.5])
+    return float(np.exp(a.mean()) - np.exp(b.mean())), float(low), float(high)

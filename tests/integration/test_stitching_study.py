@@ -1,0 +1,59 @@
+"""The stitching study end to end on real LLVM labels of a few demo programs (tiny experts, few epochs)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("ot")
+
+from stitchopt.cache.store import EvaluationStore  # noqa: E402
+from stitchopt.datasets.catalog import Benchmark  # noqa: E402
+from stitchopt.datasets.demo import demo_programs  # noqa: E402
+from stitchopt.evaluator import Evaluator  # noqa: E402
+from stitchopt.features.base import FeatureCache  # noqa: E402
+from stitchopt.models.labels import build_labels  # noqa: E402
+from stitchopt.passes.catalogue import Catalogue  # noqa: E402
+from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, pair_rows  # noqa: E402
+from stitchopt.stitching.experts import TrainConfig  # noqa: E402
+from stitchopt.stitching.study import INITIALIZATIONS, run_study  # noqa: E402
+from stitchopt.toolchain.discovery import Toolchain  # noqa: E402
+
+pytestmark = pytest.mark.slow
+SPLITS = ("train", "train", "train", "validation", "test", "test")
+
+
+def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
+    toolchain: Toolchain, catalogue: Catalogue, tmp_path: Path
+) -> None:
+    paths = sorted(demo_programs().values())[: len(SPLITS)]
+    benchmarks = [Benchmark(str(p), p, p.stem, split) for p, split in zip(paths, SPLITS, strict=True)]
+    with EvaluationStore(tmp_path / "cache.sqlite") as store:
+        with Evaluator(toolchain, store, jobs=2) as evaluator:
+            labels = build_labels(
+                evaluator, catalogue, benchmarks, dataset="tiny", pool_programs=3, pool_budget=32, broad=False
+            )
+        report = run_study(
+            toolchain,
+            labels.subset(lambda p: p.split != "test"),
+            labels.subset(lambda p: p.split == "test"),
+            labels.lists[:3],
+            TrainConfig(epochs=3, batch=2),
+            hidden=8,
+            cache=FeatureCache(store),
+        )
+    experts = len(report.experts) - 1  # the closed-form ranker is the last row
+    assert report.programs == {"train": 3, "validation": 1, "held out": 2}
+    assert experts == 4 and report.experts[-1].name.startswith("ranker")
+    assert len(report.pairs) == experts * (experts - 1) * len(INITIALIZATIONS)
+    assert all(math.isfinite(p.penalty) and 0 <= p.agreement <= 1 for p in report.pairs)
+    assert [len(c.members) for c in report.curve] == [1, 2, 3, 4] and len(set(report.curve[-1].members)) == 4
+    assert all(r <= 1 for c in report.curve for r in (*c.held_out, *c.validation))  # the -Oz backup
+    assert all(o <= r for c in report.curve for o, r in zip(report.oracle, c.held_out, strict=True))
+    assert len(pair_rows(report).rows) == len(report.pairs) and curve_rows(report).rows
+    excluded = report.held_out_packages[0]
+    assert expert_rows(report, excluded).headers[-4] == f"held out without {excluded}"
+    assert len(comparisons(report)) == 2
