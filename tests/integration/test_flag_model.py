@@ -18,6 +18,8 @@ from stitchopt.models.evaluation import evaluate_model
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.labels import LabelSet, broad_lists, build_labels
 from stitchopt.models.optimize import choose
+from stitchopt.models.prediction_cache import KIND as PREDICTION
+from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.models.train import train_from_labels
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import check_pipeline, tuned_pipeline
@@ -69,6 +71,25 @@ def test_saved_model_predicts_the_same_ranking(
     assert any(e.passes is None for e in again)  # -Oz is always a candidate
     rest = [e.predicted_ratio for e in again[1:]]
     assert rest == sorted(rest)  # after the static choice, jit's order: the program's own predictions
+
+
+def test_rankings_are_cached_per_model_and_ir_and_survive_a_bad_row(
+    toolchain: Toolchain, catalogue: Catalogue, trained: tuple[LabelSet, FlagModel, Path], tmp_path: Path
+) -> None:
+    _, model, work = trained
+    loaded = FlagModel.from_pretrained(work / "model", catalogue)
+    assert loaded.identity == model.identity  # saved and loaded weights predict the same
+    module = load_module(toolchain, sorted(demo_programs().values())[1])
+    with EvaluationStore(tmp_path / "cache.sqlite") as store:
+        first = cached_rank(model, toolchain, module, store)
+        key = (model.identity, toolchain.identity, module.sha256)
+        assert store.get_artifact(PREDICTION, *key) is not None
+        assert cached_rank(loaded, toolchain, module, store) == first
+        store.put_artifact(PREDICTION, b"not json", *key)
+        assert cached_rank(model, toolchain, module, store) == first
+    loaded.ranker.shrink = 1.0 - loaded.ranker.shrink
+    del loaded.identity  # the cached property: a changed model is another model
+    assert loaded.identity != model.identity
 
 
 def test_optimize_is_never_larger_than_oz_and_writes_that_object(

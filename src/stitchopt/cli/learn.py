@@ -29,6 +29,7 @@ from stitchopt.models.evaluation import evaluate_dataset
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, OZ, FlagModel
 from stitchopt.models.labels import LabelSet, build_labels
 from stitchopt.models.optimize import choose
+from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.models.train import train_from_labels
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
@@ -135,15 +136,18 @@ def predict_command(
     model_dir: ModelOption = None,
     top: Annotated[int, typer.Option(help="Show this many lists.")] = 10,
     json_output: JsonOption = False,
+    cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Rank the model's lists for one program: `-passes=` strings with predicted sizes."""
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = FlagModel.from_pretrained(model_dir or DEFAULT_MODEL_DIR, catalogue)
-    start = time.perf_counter()
-    ranked = model.rank(toolchain, load_module(toolchain, program_path(program)))
-    elapsed_ms = 1000 * (time.perf_counter() - start)
+    module = load_module(toolchain, program_path(program))
+    with open_store(cache_dir) as store:
+        start = time.perf_counter()
+        ranked = cached_rank(model, toolchain, module, store)
+        elapsed_ms = 1000 * (time.perf_counter() - start)
     rows = [
         {"rank": i + 1, "predicted_change_vs_oz": e.predicted_ratio - 1, "predicted_size_bytes": e.predicted_size,
          "passes": OZ if e.passes is None else tuned_pipeline(e.passes, catalogue)}

@@ -12,8 +12,10 @@ import os
 import tempfile
 from pathlib import Path
 
+from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.baselines import load_baselines
@@ -28,7 +30,8 @@ def rebuild_object(toolchain: Toolchain, model_dir: Path, bitcode: bytes, output
     model = FlagModel.from_pretrained(model_dir, catalogue)
     module: IRModule = module_from_bitcode(toolchain, bitcode, output.name)
     oz = load_baselines(toolchain, ("Oz",))["Oz"]
-    top = model.rank(toolchain, module)[0]
+    with EvaluationStore() as store:  # a rebuild of an unchanged file skips the features
+        top = cached_rank(model, toolchain, module, store)[0]
     candidates = {"-Oz": oz.pipeline}
     if top.passes is not None:
         candidates["model"] = tuned_pipeline(top.passes, catalogue)

@@ -8,6 +8,8 @@ keeps only the lists whose passes this LLVM's catalogue has.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import warnings
 from dataclasses import dataclass
@@ -89,9 +91,8 @@ class FlagModel:
             ranked.append([first, *sorted((e for e in entries if e is not first), key=lambda e: e.predicted_ratio)])
         return ranked
 
-    def save_pretrained(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        config = {
+    def _config(self) -> dict[str, Any]:
+        return {
             "format": MODEL_FORMAT,
             "stitchopt": __version__,
             "llvm": self.llvm_version,
@@ -104,14 +105,29 @@ class FlagModel:
             "size_model": {"targets": list(self.size_model.targets), "ridge": self.size_model.ridge,
                            "kinds": list(self.size_model.kinds)},
             "trained_on": self.trained_on,
-        }
-        (directory / CONFIG_NAME).write_text(json.dumps(config, indent=1) + "\n")
+        }  # fmt: skip
+
+    def _arrays(self) -> dict[str, np.ndarray]:
         assert self.size_model.linear_weights is not None and self.size_model.log_weights is not None
-        arrays: dict[str, Any] = {f"ranker.{k}": v.astype(np.float32) for k, v in self.ranker.arrays().items()}
+        arrays = {f"ranker.{k}": v.astype(np.float32) for k, v in self.ranker.arrays().items()}
         arrays["size.linear"] = self.size_model.linear_weights
         arrays["size.log"] = self.size_model.log_weights
+        return arrays
+
+    @functools.cached_property
+    def identity(self) -> str:
+        """A hash of everything the model predicts from (configuration and weights), for caching predictions."""
+        digest = hashlib.sha256(json.dumps(self._config(), sort_keys=True).encode())
+        for name, array in sorted(self._arrays().items()):
+            digest.update(name.encode())
+            digest.update(np.ascontiguousarray(array, dtype=np.float32).tobytes())
+        return digest.hexdigest()[:16]
+
+    def save_pretrained(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / CONFIG_NAME).write_text(json.dumps(self._config(), indent=1) + "\n")
         save: Any = np.savez_compressed  # numpy's stubs read **arrays as its allow_pickle flag
-        save(directory / WEIGHTS_NAME, **arrays)
+        save(directory / WEIGHTS_NAME, **self._arrays())
 
     @classmethod
     def from_pretrained(cls, directory: Path, catalogue: Catalogue | None = None) -> FlagModel:

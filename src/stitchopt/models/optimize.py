@@ -14,6 +14,7 @@ from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.evaluator import EvalRequest, Evaluator
 from stitchopt.models.flag_model import FlagModel, RankedList
+from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.tune.session import first_valid
@@ -48,7 +49,7 @@ def choose(
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}: use static or jit")
     start = time.perf_counter()
-    ranked = model.rank(evaluator.toolchain, module)
+    ranked = cached_rank(model, evaluator.toolchain, module, evaluator.store)
     inference_ms = 1000 * (time.perf_counter() - start)
     tried = [entry.passes for entry in ranked[: 1 if mode == "static" else max(1, k)] if entry.passes is not None]
     oz = evaluator.baselines["Oz"]
