@@ -62,6 +62,7 @@ def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-
         (["validate", "-p", "sroa", "--suite", "humaneval", "--data-dir", str(DATA)], "no HumanEval-X data at"),
         (["validate", "-p", "function(nope)", "--suite", str(DATA / "selftest")], "unknown function pass 'nope'"),
         (["validate", str(DATA / "loop_sum.c"), "-p", "sroa", "--inputs", "absent"], "--inputs must be a directory"),
+        (["stitch", "inspect", str(DATA / "loop_sum.c")], "not a stitching study"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]

@@ -17,7 +17,15 @@ from stitchopt.evaluator import Evaluator  # noqa: E402
 from stitchopt.features.base import FeatureCache  # noqa: E402
 from stitchopt.models.labels import build_labels  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
-from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, pair_rows  # noqa: E402
+from stitchopt.reports.stitching import (  # noqa: E402
+    comparisons,
+    curve_rows,
+    expert_rows,
+    load_report,
+    pair_rows,
+    write_json,
+)
+from stitchopt.reports.stitching_html import inspect_page  # noqa: E402
 from stitchopt.stitching.experts import TrainConfig  # noqa: E402
 from stitchopt.stitching.study import INITIALIZATIONS, run_study  # noqa: E402
 from stitchopt.toolchain.discovery import Toolchain  # noqa: E402
@@ -57,3 +65,10 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
     excluded = report.held_out_packages[0]
     assert expert_rows(report, excluded).headers[-4] == f"held out without {excluded}"
     assert len(comparisons(report)) == 2
+    assert len(report.alignments) == experts * (experts - 1) // 2
+    assert all(abs(sum(map(sum, a.plan)) - 1.0) < 1e-6 for a in report.alignments)  # blocks keep the mass
+    write_json(report, tmp_path / "study.json")
+    assert load_report(tmp_path / "study.json") == report
+    page = inspect_page(report, excluded)
+    assert page.count("<svg") == len(INITIALIZATIONS) + 1 + len(report.alignments)
+    assert f"{report.pairs[0].penalty:+.4f}" in page and "<script" not in page and "http" not in page

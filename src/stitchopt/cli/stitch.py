@@ -65,3 +65,22 @@ def table_command(
         console.print(line)
     if json_file is not None:
         write_json(report, json_file)
+
+
+@stitch_app.command("inspect")
+def inspect_command(
+    study: Annotated[Path, typer.Argument(help="A study written by `stitchopt stitch table --json`.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML page to write.")] = Path("stitching.html"),
+    exclude_package: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Also score the held-out programs without this package."),
+    ] = None,
+) -> None:
+    """Write one self-contained HTML page: penalties, transport plans, ensemble curve, experts."""
+    try:
+        from stitchopt.reports.stitching import load_report
+        from stitchopt.reports.stitching_html import inspect_page
+    except ImportError as exc:
+        raise InputError(f"model stitching needs PyTorch and POT ({exc}): pip install 'stitchopt[stitch]'") from exc
+    output.write_text(inspect_page(load_report(study), exclude_package))
+    console.print(f"wrote {output}")

@@ -12,9 +12,18 @@ from pathlib import Path
 
 import numpy as np
 
+from stitchopt.errors import InputError
 from stitchopt.models.ranker import geomean_change
 from stitchopt.reports.tables import Rows
-from stitchopt.stitching.study import Choices, StudyReport, paired_difference
+from stitchopt.stitching.study import (
+    Choices,
+    CurveRow,
+    ExpertRow,
+    PairAlignment,
+    PairRow,
+    StudyReport,
+    paired_difference,
+)
 
 
 def _pct(values: Choices, packages: tuple[str, ...] | None = None, exclude: str | None = None) -> str:
@@ -96,6 +105,24 @@ def comparisons(report: StudyReport) -> list[str]:
 
 def write_json(report: StudyReport, path: Path) -> None:
     path.write_text(json.dumps(asdict(report), indent=1) + "\n")
+
+
+def load_report(path: Path) -> StudyReport:
+    """A study written by `write_json` (`stitchopt stitch table --json`)."""
+    try:
+        data = json.loads(path.read_text())
+        return StudyReport(
+            data["programs"], data["lists"], tuple(data["oracle"]), tuple(data["held_out_packages"]),
+            tuple(data["validation_packages"]),
+            [ExpertRow(**{**e, "held_out": tuple(e["held_out"]), "validation": tuple(e["validation"])})
+             for e in data["experts"]],
+            [PairRow(**{**p, "held_out": tuple(p["held_out"])}) for p in data["pairs"]],
+            [CurveRow(**{**c, "members": tuple(c["members"]), "validation": tuple(c["validation"]),
+                         "held_out": tuple(c["held_out"])}) for c in data["curve"]],
+            [PairAlignment(**a) for a in data["alignments"]],
+        )  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{path}: not a stitching study written by `stitchopt stitch table --json` ({exc})") from exc
 
 
 def _programs(report: StudyReport) -> str:

@@ -21,6 +21,7 @@ from stitchopt.features.tokens import IRTokens
 from stitchopt.models.labels import LabelSet
 from stitchopt.models.ranker import ListRanker, geomean_change, static_choices
 from stitchopt.models.train import BLENDS, NEIGHBORS, RIDGES, SHRINKS, labeled_features
+from stitchopt.stitching.alignment import align
 from stitchopt.stitching.data import ExpertData, expert_data
 from stitchopt.stitching.ensemble import StitchedEnsemble, initial_layer, stitch_ensemble
 from stitchopt.stitching.experts import (
@@ -33,6 +34,7 @@ from stitchopt.stitching.experts import (
     predict,
     sequence_expert,
 )
+from stitchopt.stitching.experts import hidden as hidden_vectors
 from stitchopt.stitching.layers import Stitched, train_layer
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.tune.strategies import PassNames
@@ -158,6 +160,45 @@ def stitching_table(
     return rows
 
 
+@dataclass(frozen=True)
+class PairAlignment:
+    """The OT alignment of two experts' hidden units on the training programs, for `stitch inspect`."""
+
+    source: str
+    target: str
+    transport_cost: float  # plan-weighted 2 - 2 correlation: 0 when every unit has a perfectly correlated match
+    matched_correlation: float  # mean correlation between each source unit and the target unit it sends most to
+    plan: list[list[float]]  # the plan summed over blocks of units, at most ALIGNMENT_BLOCKS on a side
+    seconds: float
+
+
+ALIGNMENT_BLOCKS = 32
+
+
+def alignments(experts: dict[str, Expert], train: ExpertData) -> list[PairAlignment]:
+    """The exact transport plan between every two experts' hidden units (one direction per pair: the other
+    is its transpose)."""
+    rows = []
+    for source, target in itertools.combinations(experts, 2):
+        h_source = hidden_vectors(experts[source], train.inputs[source])
+        h_target = hidden_vectors(experts[target], train.inputs[target])
+        start = time.monotonic()
+        found = align(h_source, h_target)
+        seconds = time.monotonic() - start
+        correlation = 1.0 - found.cost[np.arange(len(found.plan)), found.plan.argmax(axis=1)] / 2.0
+        rows.append(PairAlignment(
+            source, target, found.transport_cost, float(correlation.mean()), _blocks(found.plan).tolist(), seconds,
+        ))  # fmt: skip
+    return rows
+
+
+def _blocks(plan: np.ndarray) -> np.ndarray:
+    """Sum a plan over a grid of at most ALIGNMENT_BLOCKS x ALIGNMENT_BLOCKS blocks of units."""
+    rows = np.array_split(np.arange(plan.shape[0]), min(ALIGNMENT_BLOCKS, plan.shape[0]))
+    columns = np.array_split(np.arange(plan.shape[1]), min(ALIGNMENT_BLOCKS, plan.shape[1]))
+    return np.array([[plan[np.ix_(r, c)].sum() for c in columns] for r in rows])
+
+
 def ensemble_curve(
     experts: dict[str, Expert], train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig,
     init: str = "lstsq",
@@ -198,6 +239,7 @@ class StudyReport:
     experts: list[ExpertRow]
     pairs: list[PairRow]
     curve: list[CurveRow]
+    alignments: list[PairAlignment]
 
 
 def run_study(
@@ -228,7 +270,7 @@ def run_study(
         len(lists), tuple(float(r) for r in np.minimum(test.ratios.min(axis=1), 1.0)), test.packages,
         validation.packages, expert_rows,
         stitching_table(experts, train, validation, test, config) if pairs else [],
-        ensemble_curve(experts, train, validation, test, config),
+        ensemble_curve(experts, train, validation, test, config), alignments(experts, train),
     )  # fmt: skip
 
 
