@@ -139,7 +139,10 @@ def predict_command(
     cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Rank the model's lists for one program: `-passes=` strings with predicted sizes."""
+    """Rank the model's lists for one program: `-passes=` strings with predicted sizes.
+
+    The first is what static mode builds; the rest follow in the order jit mode tries them (this program's own
+    predictions, which the static choice may trail: it is shrunk toward what wins on average)."""
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = FlagModel.from_pretrained(model_dir or DEFAULT_MODEL_DIR, catalogue)
