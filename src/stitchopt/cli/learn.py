@@ -22,21 +22,24 @@ from stitchopt.cli.options import (
     open_store,
     print_table,
 )
+from stitchopt.core import IRModule
 from stitchopt.datasets.catalog import program_path, select_benchmarks
+from stitchopt.errors import InputError
 from stitchopt.evaluator import Evaluator
 from stitchopt.models.coreset import DEFAULT_K
 from stitchopt.models.evaluation import evaluate_dataset
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, OZ, FlagModel
+from stitchopt.models.hybrid import hot_functions, optimize_hybrid, profile_counts
 from stitchopt.models.labels import LabelSet, build_labels
 from stitchopt.models.optimize import choose
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.models.train import train_from_labels
-from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.reports.flag_tuning import method_rows, write_csv, write_json
 from stitchopt.reports.tables import to_markdown, to_rich
-from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import load_module, write_object
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.frontend import is_source, load_module, write_object
 from stitchopt.tune.validation import list_validation
 
 
@@ -94,7 +97,11 @@ ModelOption = Annotated[
     Optional[Path],  # noqa: UP045
     typer.Option("--model", help="Model directory (default: the model shipped with stitchopt)."),
 ]
-ModeOption = Annotated[str, typer.Option(help="static: top-1 and -Oz; jit: the top k lists and -Oz.")]
+ModeOption = Annotated[
+    str,
+    typer.Option(help="static: top-1 and -Oz; jit: the top k lists and -Oz; hybrid: jit per hot function (--hot or "
+                 "--run), static for the rest."),
+]  # fmt: skip
 KOption = Annotated[int, typer.Option("--k", help="Lists compiled in jit mode.")]
 
 
@@ -174,6 +181,10 @@ def optimize_command(
     k: KOption = 5,
     validate: Annotated[bool, typer.Option(help="Only use lists that pass the validation suite.")] = False,
     validate_limit: ValidateLimitOption = None,
+    hot: Annotated[str, typer.Option(help="hybrid: hot functions, comma-separated.")] = "",
+    run: Annotated[
+        str, typer.Option(help="hybrid: profile this command ({exe} is the program) to find the hot functions.")
+    ] = "",
     data_dir: DataDirOption = None,
     model_dir: ModelOption = None,
     cache_dir: CacheDirOption = None,
@@ -183,7 +194,11 @@ def optimize_command(
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = FlagModel.from_pretrained(model_dir or DEFAULT_MODEL_DIR, catalogue)
-    module = load_module(toolchain, program_path(program))
+    path = program_path(program)
+    module = load_module(toolchain, path)
+    if mode == "hybrid":
+        _optimize_hybrid(toolchain, catalogue, model, module, path, output, hot, run, k, cache_dir)
+        return
     with Evaluator(toolchain, open_store(cache_dir)) as evaluator:
         validation = list_validation(evaluator, limit=validate_limit, data_dir=data_dir) if validate else None
         choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=validation)
@@ -197,6 +212,26 @@ def optimize_command(
     )  # fmt: skip
     for note in choice.notes:
         console.print(f"[dim]{note}[/dim]", highlight=False)
+
+
+def _optimize_hybrid(
+    toolchain: Toolchain, catalogue: Catalogue, model: FlagModel, module: IRModule, source: Path, output: Path,
+    hot: str, run: str, k: int, cache_dir: Path | None,
+) -> None:  # fmt: skip
+    if bool(hot) == bool(run):
+        raise InputError("hybrid mode needs the hot functions: --hot f,g or --run 'command using {exe}'")
+    if run and not is_source(source):
+        raise InputError(f"{source}: --run profiles a C/C++ source; give --hot for IR files")
+    names = hot.split(",") if hot else hot_functions(profile_counts(toolchain, source, run))
+    with Evaluator(toolchain, open_store(cache_dir)) as evaluator:
+        data, choice = optimize_hybrid(evaluator, catalogue, model, module, names, k)
+    output.write_bytes(data)
+    change = 100 * (choice.size_bytes / choice.oz_size_bytes - 1)
+    kept = "per-function parts" if choice.split_kept else "-Oz (backup)"
+    console.print(f"{output}: {choice.size_bytes:,} B ({change:+.2f}% vs -Oz {choice.oz_size_bytes:,} B), "
+                  f"{choice.compilations} compilations, {kept}", highlight=False, soft_wrap=True)  # fmt: skip
+    for part, pipeline in choice.lists.items():
+        console.print(f"  {part}: -passes={pipeline}", highlight=False, soft_wrap=True)
 
 
 def evaluate_command(

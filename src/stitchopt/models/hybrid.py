@@ -1,0 +1,131 @@
+"""Hybrid mode: hot functions are tuned one by one (each tries the model's top k lists on its own, jit-style),
+the rest of the module gets the static choice; the parts are optimized apart, relinked (`toolchain.split`) and
+compiled once. The result is kept only when it is smaller than the whole module at -Oz, so hybrid mode is never
+worse than -Oz either.
+
+Hotness comes from a profile of the user's run command (`-fprofile-instr-generate`, `llvm-profdata`): the
+fewest functions that together take `share` of all function entries.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.core import IRModule
+from stitchopt.errors import InputError
+from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.prediction_cache import cached_rank
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.elf import object_sizes
+from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, first_error, module_from_bitcode
+from stitchopt.toolchain.process import run_tool
+from stitchopt.toolchain.split import extract_function, relink, symbols, without_functions
+
+_COUNT_RE = re.compile(r"^  (\S.*):\n(?:    .*\n)*?    Function count: (\d+)", re.M)
+REST = "<rest of the module>"
+PROFILE_MEMORY_BYTES = 2 * 2**30  # the user's program runs with this address-space limit
+
+
+@dataclass(frozen=True)
+class HybridChoice:
+    lists: dict[str, str]  # hot function (and REST) -> the pipeline its part was optimized with
+    size_bytes: int  # the object kept: the relinked parts, or -Oz when that was smaller
+    oz_size_bytes: int
+    split_kept: bool  # False when -Oz of the whole module was at least as small
+    compilations: int
+
+
+def profile_counts(
+    toolchain: Toolchain, source: Path, run: str, extra_args: Sequence[str] = (), timeout: float = 120.0
+) -> dict[str, int]:
+    """Function entry counts of one run of `run` (a shell-style command; `{exe}` stands for the program)."""
+    with tempfile.TemporaryDirectory(prefix="stitchopt-profile-") as scratch:
+        exe, raw, merged = Path(scratch) / "program", Path(scratch) / "run.profraw", Path(scratch) / "run.profdata"
+        build = run_tool([str(toolchain.tool("clang")), "-O0", "-fprofile-instr-generate", *extra_args, str(source),
+                          "-o", str(exe), "-lm"], timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+        if build.returncode != 0:
+            raise InputError(f"{source}: profiling build failed: {first_error(build.stderr_text)}")
+        argv = [str(exe) if word == "{exe}" else word for word in shlex.split(run)] or [str(exe)]
+        done = run_tool(argv, timeout=timeout, memory_bytes=PROFILE_MEMORY_BYTES, cwd=scratch,
+                        env={**os.environ, "LLVM_PROFILE_FILE": str(raw)})  # fmt: skip
+        if done.timed_out or not raw.is_file():
+            raise InputError(f"{source}: the profiling run {'timed out' if done.timed_out else 'wrote no profile'}")
+        for step in (["merge", "-o", str(merged), str(raw)], ["show", "--all-functions", str(merged)]):
+            shown = run_tool([str(toolchain.tool("llvm-profdata")), *step], timeout=FRONTEND_TIMEOUT_S)
+            if shown.returncode != 0:
+                raise InputError(f"llvm-profdata {step[0]} failed: {first_error(shown.stderr_text)}")
+    text = shown.stdout.decode(errors="replace")
+    # static functions are shown as `file.c:name`
+    return {name.rpartition(":")[2]: int(count) for name, count in _COUNT_RE.findall(text)}
+
+
+def hot_functions(counts: Mapping[str, int], share: float = 0.9, limit: int = 8) -> list[str]:
+    """The fewest functions whose entries add up to `share` of all entries (at most `limit`; none if no entries)."""
+    total = sum(counts.values())
+    chosen: list[str] = []
+    covered = 0
+    for name, count in sorted(counts.items(), key=lambda item: -item[1]):
+        if total == 0 or covered >= share * total or len(chosen) == limit or count == 0:
+            break
+        chosen.append(name)
+        covered += count
+    return chosen
+
+
+def optimize_hybrid(
+    evaluator: Evaluator, catalogue: Catalogue, model: FlagModel, module: IRModule, hot: Sequence[str], k: int = 5
+) -> tuple[bytes, HybridChoice]:
+    """The object bytes and what was chosen. `hot` names must be functions the module defines."""
+    toolchain = evaluator.toolchain
+    original = symbols(toolchain, module.bitcode, module.name)
+    unknown = [f for f in hot if f not in original.functions]
+    if unknown:
+        raise InputError(f"{module.name}: no function {unknown[0]!r} is defined here (hot functions must be)")
+    oz = evaluator.baselines["Oz"]
+    ranked = cached_rank(model, toolchain, module, evaluator.store)
+    static = oz.pipeline if ranked[0].passes is None else tuned_pipeline(ranked[0].passes, catalogue)
+    tried = [oz.pipeline, *(tuned_pipeline(e.passes, catalogue) for e in ranked[:k] if e.passes is not None)]
+    chosen = {REST: static}
+    compilations = 2  # the rest with the static list, the whole module at -Oz
+    for function in hot:
+        part = module_from_bitcode(toolchain, extract_function(toolchain, module.bitcode, function), function)
+        results = evaluator.evaluate_many([EvalRequest(part, p, oz.options) for p in tried])
+        compilations += len(tried)
+        sizes = [(r.size_bytes, p) for r, p in zip(results, tried, strict=True) if r.ok and r.size_bytes]
+        chosen[function] = min(sizes)[1] if sizes else oz.pipeline
+    parts = [_optimized(toolchain, extract_function(toolchain, module.bitcode, f), chosen[f], oz.options.opt_args())
+             for f in hot]  # fmt: skip
+    parts.append(_optimized(toolchain, without_functions(toolchain, module.bitcode, hot), static,
+                            oz.options.opt_args()))  # fmt: skip
+    joined = _object(toolchain, relink(toolchain, parts, original.exported), oz.options.llc_flags())
+    whole = _object(toolchain, _optimized(toolchain, module.bitcode, oz.pipeline, oz.options.opt_args()),
+                    oz.options.llc_flags())  # fmt: skip
+    size, oz_size = object_sizes(joined).size_bytes, object_sizes(whole).size_bytes
+    kept = size < oz_size
+    choice = HybridChoice(chosen, size if kept else oz_size, oz_size, kept, compilations)
+    return (joined if kept else whole), choice
+
+
+def _optimized(toolchain: Toolchain, bitcode: bytes, pipeline: str, opt_args: Sequence[str]) -> bytes:
+    run = run_tool([str(toolchain.tool("opt")), *opt_args, f"-passes={pipeline}", "-", "-o", "-"], stdin=bitcode,
+                   timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    if run.returncode != 0 or run.timed_out:
+        raise InputError(f"opt failed on a part: {'timed out' if run.timed_out else first_error(run.stderr_text)}")
+    return run.stdout
+
+
+def _object(toolchain: Toolchain, bitcode: bytes, llc_flags: Sequence[str]) -> bytes:
+    run = run_tool([str(toolchain.tool("llc")), *llc_flags, "-filetype=obj", "-", "-o", "-"], stdin=bitcode,
+                   timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    if run.returncode != 0 or run.timed_out:
+        raise InputError(f"llc failed: {'timed out' if run.timed_out else first_error(run.stderr_text)}")
+    return run.stdout
