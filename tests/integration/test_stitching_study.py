@@ -27,7 +27,8 @@ from stitchopt.reports.stitching import (  # noqa: E402
 )
 from stitchopt.reports.stitching_html import inspect_page  # noqa: E402
 from stitchopt.stitching.experts import TrainConfig  # noqa: E402
-from stitchopt.stitching.study import INITIALIZATIONS, run_study  # noqa: E402
+from stitchopt.stitching.results import INITIALIZATIONS  # noqa: E402
+from stitchopt.stitching.study import run_study  # noqa: E402
 from stitchopt.toolchain.discovery import Toolchain  # noqa: E402
 
 pytestmark = pytest.mark.slow

@@ -1,4 +1,5 @@
-"""`stitchopt stitch table`: the model-stitching study from the command line (needs the `stitch` extra)."""
+"""`stitchopt stitch table | inspect`: the model-stitching study from the command line (`table` needs the
+`stitch` extra: PyTorch and POT; `inspect` only reads a saved study)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from stitchopt.features.base import FeatureCache
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
 from stitchopt.models.labels import LabelSet
 from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, load_report, pair_rows, write_json
+from stitchopt.reports.stitching_html import inspect_page
 from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import find_toolchain
 
@@ -42,7 +45,6 @@ def table_command(
 ) -> None:
     """Train one expert per representation, stitch every pair, grow stitched ensembles; print the tables."""
     try:  # the stitch extra: torch and POT
-        from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, pair_rows, write_json
         from stitchopt.stitching.experts import TrainConfig
         from stitchopt.stitching.study import run_study
     except ImportError as exc:
@@ -76,11 +78,6 @@ def inspect_command(
         typer.Option(help="Also score the held-out programs without this package."),
     ] = None,
 ) -> None:
-    """Write one self-contained HTML page: penalties, transport plans, ensemble curve, experts."""
-    try:
-        from stitchopt.reports.stitching import load_report
-        from stitchopt.reports.stitching_html import inspect_page
-    except ImportError as exc:
-        raise InputError(f"model stitching needs PyTorch and POT ({exc}): pip install 'stitchopt[stitch]'") from exc
+    """Write one self-contained HTML page: penalties, transport plans, ensemble curve, experts (no extra needed)."""
     output.write_text(inspect_page(load_report(study), exclude_package))
     console.print(f"wrote {output}")

@@ -15,7 +15,7 @@ import numpy as np
 from stitchopt.errors import InputError
 from stitchopt.models.ranker import geomean_change
 from stitchopt.reports.tables import Rows
-from stitchopt.stitching.study import (
+from stitchopt.stitching.results import (
     Choices,
     CurveRow,
     ExpertRow,

@@ -12,7 +12,7 @@ import numpy as np
 from stitchopt.models.ranker import geomean_change
 from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows
 from stitchopt.reports.tables import Rows
-from stitchopt.stitching.study import INITIALIZATIONS, PairAlignment, StudyReport
+from stitchopt.stitching.results import INITIALIZATIONS, PairAlignment, StudyReport
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1100px; }

@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -36,43 +35,17 @@ from stitchopt.stitching.experts import (
 )
 from stitchopt.stitching.experts import hidden as hidden_vectors
 from stitchopt.stitching.layers import Stitched, train_layer
+from stitchopt.stitching.results import (
+    INITIALIZATIONS,
+    Choices,
+    CurveRow,
+    ExpertRow,
+    PairAlignment,
+    PairRow,
+    StudyReport,
+)
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.tune.strategies import PassNames
-
-INITIALIZATIONS = ("lstsq", "random", "ot")  # lstsq: closed form, not trained; the others: Adam from that start
-
-
-Choices = tuple[float, ...]  # each program's size ratio to -Oz in static mode with the -Oz backup
-
-
-@dataclass(frozen=True)
-class ExpertRow:
-    name: str
-    held_out_loss: float
-    held_out: Choices
-    validation: Choices
-    epochs: int
-    seconds: float
-
-
-@dataclass(frozen=True)
-class PairRow:
-    source: str
-    target: str
-    init: str
-    penalty: float  # held-out loss of source -> target minus the target expert's own held-out loss
-    agreement: float  # share of held-out programs whose top-1 list equals the target expert's
-    held_out: Choices
-    seconds: float
-
-
-@dataclass(frozen=True)
-class CurveRow:
-    members: tuple[str, ...]  # receiver first, in the order they were added
-    validation: Choices
-    held_out: Choices
-    held_out_loss: float
-    seconds: float
 
 
 def choices(predicted: torch.Tensor | np.ndarray, data: ExpertData) -> Choices:
@@ -160,19 +133,7 @@ def stitching_table(
     return rows
 
 
-@dataclass(frozen=True)
-class PairAlignment:
-    """The OT alignment of two experts' hidden units on the training programs, for `stitch inspect`."""
-
-    source: str
-    target: str
-    transport_cost: float  # plan-weighted 2 - 2 correlation: 0 when every unit has a perfectly correlated match
-    matched_correlation: float  # mean correlation between each source unit and the target unit it sends most to
-    plan: list[list[float]]  # the plan summed over blocks of units, at most ALIGNMENT_BLOCKS on a side
-    seconds: float
-
-
-ALIGNMENT_BLOCKS = 32
+ALIGNMENT_BLOCKS = 32  # the plans a study keeps are summed to at most this many blocks on a side
 
 
 def alignments(experts: dict[str, Expert], train: ExpertData) -> list[PairAlignment]:
@@ -229,19 +190,6 @@ def ensemble_curve(
     return rows
 
 
-@dataclass(frozen=True)
-class StudyReport:
-    programs: dict[str, int]  # split -> labeled programs used
-    lists: int  # coreset size
-    oracle: Choices  # every coreset list tried on each held-out program
-    held_out_packages: tuple[str, ...]  # of each held-out program, in the rows' order
-    validation_packages: tuple[str, ...]
-    experts: list[ExpertRow]
-    pairs: list[PairRow]
-    curve: list[CurveRow]
-    alignments: list[PairAlignment]
-
-
 def run_study(
     toolchain: Toolchain,
     labels: LabelSet,
@@ -276,17 +224,3 @@ def run_study(
 
 def _batch(data: ExpertData, members: Sequence[str]) -> tuple[torch.Tensor, ...]:
     return tuple(data.inputs[n] for n in members)
-
-
-
-def paired_difference(
-    first: Choices, second: Choices, samples: int = 2000, seed: int = 0
-) -> tuple[float, float, float]:
-    """Geomean change of `first` minus that of `second` on the same programs, with a 95% paired bootstrap
-    interval: a difference whose interval holds 0 is within the noise of this many programs."""
-    a, b = np.log(np.array(first)), np.log(np.array(second))
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(a), size=(samples, len(a)))
-    differences = np.exp(a[draws].mean(axis=1)) - np.exp(b[draws].mean(axis=1))
-    low, high = np.percentile(differences, [2.5, 97.5])
-    return float(np.exp(a.mean()) - np.exp(b.mean())), float(low), float(high)
