@@ -13,6 +13,7 @@ pytest.importorskip("ot")
 from stitchopt.cache.store import EvaluationStore  # noqa: E402
 from stitchopt.datasets.catalog import Benchmark  # noqa: E402
 from stitchopt.datasets.demo import demo_programs  # noqa: E402
+from stitchopt.errors import InputError  # noqa: E402
 from stitchopt.evaluator import Evaluator  # noqa: E402
 from stitchopt.features.base import FeatureCache  # noqa: E402
 from stitchopt.models.labels import build_labels  # noqa: E402
@@ -54,6 +55,9 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
             hidden=8,
             cache=FeatureCache(store),
         )
+        with pytest.raises(InputError, match="validation split"):
+            run_study(toolchain, labels.subset(lambda p: p.split == "train"), labels, labels.lists[:3],
+                      TrainConfig(epochs=1), cache=FeatureCache(store))  # fmt: skip
     experts = len(report.experts) - 1  # the closed-form ranker is the last row
     assert report.programs == {"train": 3, "validation": 1, "held out": 2}
     assert experts == 4 and report.experts[-1].name.startswith("ranker")

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from stitchopt.errors import InputError
 from stitchopt.features.base import AnyRepresentation, FeatureCache
 from stitchopt.features.by_name import default_representations
 from stitchopt.features.tokens import IRTokens
@@ -210,6 +211,11 @@ def run_study(
     scored = labeled_features(toolchain, held_out, representations, cache)
     data = expert_data(known.labels, known.outputs, lists)
     train, validation = data.select("train"), data.select("validation")
+    if not validation.splits or not scored.labels.programs:
+        raise InputError(
+            "the study needs labeled programs of the validation split (to stop and choose) and held-out ones (to "
+            "score): label with `stitchopt labels --split train,validation` and `--split test`"
+        )
     test = expert_data(scored.labels, scored.outputs, lists, standardizers=data.standardizers)
     experts, expert_rows = train_experts(train, validation, test, config, hidden, {tokens.name: tokens.vocabulary_size})
     expert_rows.append(ranker_row(train, validation, test))
