@@ -94,11 +94,11 @@ def ranker_row(train: ExpertData, validation: ExpertData, test: ExpertData) -> E
     def counts(data: ExpertData) -> np.ndarray:
         return np.hstack([x.numpy() for x in data.inputs.values() if x.dtype != torch.long]).astype(np.float64)
 
-    targets = train.targets.numpy().astype(np.float64)
+    x_train, x_validation, targets = counts(train), counts(validation), train.targets.numpy().astype(np.float64)
     best: tuple[float, ListRanker, Choices] | None = None
     for neighbors, ridge, blend, shrink in itertools.product(NEIGHBORS, RIDGES, BLENDS, SHRINKS):
-        ranker = ListRanker(neighbors, ridge, blend, shrink).fit(counts(train), targets)
-        picked = choices(ranker.predict(counts(validation)), validation)
+        ranker = ListRanker(neighbors, ridge, blend, shrink).fit(x_train, targets)
+        picked = choices(ranker.predict(x_validation), validation)
         if best is None or geomean_change(np.array(picked)) < best[0]:
             best = (geomean_change(np.array(picked)), ranker, picked)
     assert best is not None
