@@ -28,9 +28,11 @@ from stitchopt.reports.stitching import (  # noqa: E402
 )
 from stitchopt.reports.stitching_html import inspect_page  # noqa: E402
 from stitchopt.stitching.experts import TrainConfig  # noqa: E402
+from stitchopt.stitching.model import StitchedModel, train_stitched  # noqa: E402
 from stitchopt.stitching.results import INITIALIZATIONS  # noqa: E402
 from stitchopt.stitching.study import run_study  # noqa: E402
 from stitchopt.toolchain.discovery import Toolchain  # noqa: E402
+from stitchopt.toolchain.frontend import load_module  # noqa: E402
 
 pytestmark = pytest.mark.slow
 SPLITS = ("train", "train", "train", "validation", "test", "test")
@@ -55,6 +57,9 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
             hidden=8,
             cache=FeatureCache(store),
         )
+        trained, grown = train_stitched(toolchain, catalogue, labels.subset(lambda p: p.split != "test"),
+                                        labels.lists[:3], TrainConfig(epochs=2, batch=2), hidden=8,
+                                        cache=FeatureCache(store))  # fmt: skip
         with pytest.raises(InputError, match="validation split"):
             run_study(toolchain, labels.subset(lambda p: p.split == "train"), labels, labels.lists[:3],
                       TrainConfig(epochs=1), cache=FeatureCache(store))  # fmt: skip
@@ -77,3 +82,12 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
     page = inspect_page(report, excluded)
     assert page.count("<svg") == len(INITIALIZATIONS) + 1 + len(report.alignments)
     assert f"{report.pairs[0].penalty:+.4f}" in page and "<script" not in page and "http" not in page
+    assert [len(g.members) for g in grown] == [1, 2, 3, 4] and trained.members in [g.members for g in grown]
+    trained.save_pretrained(tmp_path / "stitched")
+    loaded = StitchedModel.from_pretrained(tmp_path / "stitched", catalogue)
+    module = load_module(toolchain, paths[-1])
+    first, again = trained.rank(toolchain, module), loaded.rank(toolchain, module)
+    assert [e.passes for e in first] == [e.passes for e in again] and len(first) == 4  # 3 lists and -Oz
+    assert [e.predicted_ratio for e in again] == pytest.approx([e.predicted_ratio for e in first], rel=1e-5)
+    with pytest.raises(InputError, match="not a stitched model"):
+        StitchedModel.from_pretrained(tmp_path, catalogue)

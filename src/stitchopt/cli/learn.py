@@ -28,7 +28,7 @@ from stitchopt.errors import InputError
 from stitchopt.evaluator import Evaluator
 from stitchopt.models.coreset import DEFAULT_K
 from stitchopt.models.evaluation import evaluate_dataset
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, OZ, FlagModel
+from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, OZ, FlagModel, RankedList
 from stitchopt.models.hybrid import hot_functions, optimize_hybrid, profile_counts
 from stitchopt.models.labels import LabelSet, build_labels
 from stitchopt.models.optimize import choose
@@ -158,15 +158,22 @@ def predict_command(
         start = time.perf_counter()
         ranked = cached_rank(model, toolchain, module, store)
         elapsed_ms = 1000 * (time.perf_counter() - start)
+    print_ranking(program, ranked[:top], catalogue, elapsed_ms, json_output)
+
+
+def print_ranking(
+    program: str, ranked: list[RankedList], catalogue: Catalogue, elapsed_ms: float, json_output: bool
+) -> None:
+    """Ranked lists as `-passes=` strings with predicted changes (and sizes when the model predicts them)."""
     rows = [
         {"rank": i + 1, "predicted_change_vs_oz": e.predicted_ratio - 1, "predicted_size_bytes": e.predicted_size,
          "passes": OZ if e.passes is None else tuned_pipeline(e.passes, catalogue)}
-        for i, e in enumerate(ranked[:top])
+        for i, e in enumerate(ranked)
     ]  # fmt: skip
     if json_output:
         print(json.dumps({"program": program, "inference_ms": elapsed_ms, "ranked": rows}, indent=1))
         return
-    for i, e in enumerate(ranked[:top]):
+    for i, e in enumerate(ranked):
         size = "" if e.predicted_size is None else f"~{e.predicted_size:,.0f} B  "
         passes = OZ if e.passes is None else "-passes=" + tuned_pipeline(e.passes, catalogue)
         console.print(f"{i + 1:>3}  {100 * (e.predicted_ratio - 1):+6.2f}%  {size}{passes}", highlight=False,

@@ -1,14 +1,18 @@
-"""`stitchopt stitch table | inspect`: the model-stitching study from the command line (`table` needs the
-`stitch` extra: PyTorch and POT; `inspect` only reads a saved study)."""
+"""`stitchopt stitch train | predict | table | inspect`: model stitching from the command line (all but
+`inspect`, which only reads a saved study, need the `stitch` extra: PyTorch and POT)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
+import numpy as np
 import typer
 
-from stitchopt.cli.options import CacheDirOption, LlvmOption, console, open_store, print_table
+from stitchopt.cli.learn import print_ranking
+from stitchopt.cli.options import CacheDirOption, JsonOption, LlvmOption, console, open_store, print_table
+from stitchopt.datasets.catalog import program_path
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
@@ -18,6 +22,7 @@ from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, lo
 from stitchopt.reports.stitching_html import inspect_page
 from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.frontend import load_module
 
 stitch_app = typer.Typer(help="Model stitching: experts per representation joined by stitching layers.",
                          no_args_is_help=True)  # fmt: skip
@@ -44,11 +49,10 @@ def table_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Train one expert per representation, stitch every pair, grow stitched ensembles; print the tables."""
-    try:  # the stitch extra: torch and POT
-        from stitchopt.stitching.experts import TrainConfig
-        from stitchopt.stitching.study import run_study
-    except ImportError as exc:
-        raise InputError(f"model stitching needs PyTorch and POT ({exc}): pip install 'stitchopt[stitch]'") from exc
+    _require_extra()
+    from stitchopt.stitching.experts import TrainConfig
+    from stitchopt.stitching.study import run_study
+
     toolchain = find_toolchain(llvm)
     coreset = FlagModel.from_pretrained(model, load_catalogue(toolchain))
     with open_store(cache_dir) as store:
@@ -67,6 +71,69 @@ def table_command(
         console.print(line)
     if json_file is not None:
         write_json(report, json_file)
+
+
+def _require_extra() -> None:
+    """A one-line error naming the `stitch` extra when PyTorch or POT is missing (imported here, not at start-up)."""
+    try:
+        import ot  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise InputError(f"model stitching needs PyTorch and POT ({exc}): pip install 'stitchopt[stitch]'") from exc
+
+
+@stitch_app.command("train")
+def train_command(
+    labels: Annotated[Path, typer.Argument(help="Labels of the train and validation splits (`stitchopt labels`).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Model directory to write.")],
+    model: Annotated[Path, typer.Option(help="Flag-tuning model whose coreset lists the experts rank.")] = (
+        DEFAULT_MODEL_DIR
+    ),
+    epochs: Annotated[int, typer.Option(help="Most training epochs per expert or layer.")] = 300,
+    hidden: Annotated[int, typer.Option(help="Hidden units per expert.")] = 256,
+    seed: Annotated[int, typer.Option(help="Seed of every initialization and batch order.")] = 0,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Train one expert per representation and keep the stitched ensemble that is best on the validation split."""
+    _require_extra()
+    from stitchopt.stitching.experts import TrainConfig
+    from stitchopt.stitching.model import train_stitched
+
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    lists = FlagModel.from_pretrained(model, catalogue).lists
+    with open_store(cache_dir) as store:
+        trained, grown = train_stitched(
+            toolchain, catalogue, LabelSet.load(labels), lists, TrainConfig(epochs=epochs, seed=seed), hidden=hidden,
+            cache=FeatureCache(store),
+        )  # fmt: skip
+    trained.save_pretrained(output)
+    for ensemble in grown:
+        change = 100 * (float(np.exp(np.log(np.array(ensemble.validation)).mean())) - 1)
+        console.print(f"k={len(ensemble.members)}  validation {change:+.2f}%  {' + '.join(ensemble.members)}")
+    console.print(f"model -> {output}: {' + '.join(trained.members)}, {len(trained.lists)} lists")
+
+
+@stitch_app.command("predict")
+def predict_command(
+    program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
+    model: Annotated[Path, typer.Option(help="A stitched model directory (`stitchopt stitch train`).")],
+    top: Annotated[int, typer.Option(help="Show this many lists.")] = 10,
+    json_output: JsonOption = False,
+    llvm: LlvmOption = None,
+) -> None:
+    """Rank a stitched model's lists for one program (what `stitchopt predict` does for the shipped model)."""
+    _require_extra()
+    from stitchopt.stitching.model import StitchedModel
+
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    loaded = StitchedModel.from_pretrained(model, catalogue)
+    module = load_module(toolchain, program_path(program))
+    start = time.perf_counter()
+    ranked = loaded.rank(toolchain, module)
+    print_ranking(program, ranked[:top], catalogue, 1000 * (time.perf_counter() - start), json_output)
 
 
 @stitch_app.command("inspect")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -28,6 +29,7 @@ from stitchopt.stitching.experts import (
     DEFAULT_HIDDEN,
     Expert,
     TrainConfig,
+    TrainResult,
     count_expert,
     fit,
     mse,
@@ -61,14 +63,13 @@ def make_expert(name: str, inputs: torch.Tensor, lists: int, hidden: int = DEFAU
     return count_expert(name, inputs.shape[1], lists, hidden, seed)
 
 
-def train_experts(
-    train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig, hidden: int = DEFAULT_HIDDEN,
+def fit_experts(
+    train: ExpertData, validation: ExpertData, config: TrainConfig, hidden: int = DEFAULT_HIDDEN,
     vocabulary: dict[str, int] | None = None,
-) -> tuple[dict[str, Expert], list[ExpertRow]]:  # fmt: skip
-    """One expert per representation in `train.inputs`; `vocabulary` gives sequence experts their embedding
-    size (default: the largest id seen plus one)."""
-    experts: dict[str, Expert] = {}
-    rows = []
+) -> dict[str, tuple[Expert, TrainResult]]:  # fmt: skip
+    """One expert per representation in `train.inputs`, stopped on `validation`; `vocabulary` gives sequence
+    experts their embedding size (default: the largest id seen plus one)."""
+    experts = {}
     lists = train.targets.shape[1]
     for name, inputs in train.inputs.items():
         if vocabulary and name in vocabulary:
@@ -76,14 +77,24 @@ def train_experts(
         else:
             expert = make_expert(name, inputs, lists, hidden, config.seed)
         result = fit(expert, inputs, train.targets, config, (validation.inputs[name], validation.targets))
-        experts[name] = expert
-        rows.append(ExpertRow(
-            name, mse(expert, test.inputs[name], test.targets),
-            choices(predict(expert, test.inputs[name]), test),
-            choices(predict(expert, validation.inputs[name]), validation),
-            result.epochs, result.seconds,
-        ))  # fmt: skip
-    return experts, rows
+        experts[name] = (expert, result)
+    return experts
+
+
+def train_experts(
+    train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig, hidden: int = DEFAULT_HIDDEN,
+    vocabulary: dict[str, int] | None = None,
+) -> tuple[dict[str, Expert], list[ExpertRow]]:  # fmt: skip
+    """`fit_experts`, each scored on the validation and held-out splits."""
+    fitted = fit_experts(train, validation, config, hidden, vocabulary)
+    rows = [
+        ExpertRow(
+            name, mse(expert, test.inputs[name], test.targets), choices(predict(expert, test.inputs[name]), test),
+            choices(predict(expert, validation.inputs[name]), validation), result.epochs, result.seconds,
+        )  # fmt: skip
+        for name, (expert, result) in fitted.items()
+    ]
+    return {name: expert for name, (expert, _) in fitted.items()}, rows
 
 
 def ranker_row(train: ExpertData, validation: ExpertData, test: ExpertData) -> ExpertRow:
@@ -161,32 +172,50 @@ def _blocks(plan: np.ndarray) -> np.ndarray:
     return np.array([[plan[np.ix_(r, c)].sum() for c in columns] for r in rows])
 
 
-def ensemble_curve(
-    experts: dict[str, Expert], train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig,
-    init: str = "lstsq",
-) -> list[CurveRow]:  # fmt: skip
-    """Greedy growth on the validation split: the best single expert receives; at each step the expert whose
-    addition gives the best validation result joins. One row per ensemble size k = 1..all."""
-    names = list(experts)
+@dataclass(frozen=True)
+class GrownEnsemble:
+    ensemble: StitchedEnsemble
+    members: tuple[str, ...]  # receiver first
+    validation: Choices
+    seconds: float
 
-    def scored(members: list[str]) -> tuple[StitchedEnsemble, Choices, float]:
+
+def grow_ensembles(
+    experts: dict[str, Expert], train: ExpertData, validation: ExpertData, config: TrainConfig, init: str = "lstsq"
+) -> list[GrownEnsemble]:
+    """Greedy growth on the validation split: the best single expert receives; at each step the expert whose
+    addition gives the best validation result joins. One ensemble per size k = 1..all."""
+
+    def grown(members: list[str]) -> GrownEnsemble:
         start = time.monotonic()
         ensemble, _ = stitch_ensemble(
             [experts[n] for n in members], [train.inputs[n] for n in members], train.targets, config,
             ([validation.inputs[n] for n in members], validation.targets), init,
         )  # fmt: skip
-        return ensemble, choices(predict(ensemble, _batch(validation, members)), validation), time.monotonic() - start
+        picked = choices(predict(ensemble, _batch(validation, members)), validation)
+        return GrownEnsemble(ensemble, tuple(members), picked, time.monotonic() - start)
 
-    rows: list[CurveRow] = []
+    sizes: list[GrownEnsemble] = []
     chosen: list[str] = []
-    while len(chosen) < len(names):
-        candidates = [(scored([*chosen, n]), n) for n in names if n not in chosen]
-        (ensemble, picked, seconds), name = min(candidates, key=lambda c: geomean_change(np.array(c[0][1])))
-        chosen.append(name)
-        predicted = predict(ensemble, _batch(test, chosen))
+    while len(chosen) < len(experts):
+        best = min((grown([*chosen, n]) for n in experts if n not in chosen),
+                   key=lambda g: geomean_change(np.array(g.validation)))  # fmt: skip
+        chosen = list(best.members)
+        sizes.append(best)
+    return sizes
+
+
+def ensemble_curve(
+    experts: dict[str, Expert], train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig,
+    init: str = "lstsq",
+) -> list[CurveRow]:  # fmt: skip
+    """`grow_ensembles`, each size scored on the held-out split."""
+    rows = []
+    for grown in grow_ensembles(experts, train, validation, config, init):
+        predicted = predict(grown.ensemble, _batch(test, grown.members))
         rows.append(CurveRow(
-            tuple(chosen), picked, choices(predicted, test),
-            float(torch.nn.functional.mse_loss(predicted, test.targets)), seconds,
+            grown.members, grown.validation, choices(predicted, test),
+            float(torch.nn.functional.mse_loss(predicted, test.targets)), grown.seconds,
         ))  # fmt: skip
     return rows
 
