@@ -55,6 +55,7 @@ def test_labels_measure_every_list_on_every_program(trained: tuple[LabelSet, Fla
     assert len(labels.programs) == 5 and labels.lists
     assert all(len(p.sizes) == len(labels.lists) for p in labels.programs)
     assert all(p.baseline_sizes["Oz"] > 0 for p in labels.programs) and labels.cpu_seconds > 0
+    assert all(len(p.seconds) == len(labels.lists) and p.baseline_seconds["Oz"] > 0 for p in labels.programs)
     ratios = labels.ratios()
     assert np.isfinite(ratios).any() and (ratios[np.isfinite(ratios)] > 0).all()
 

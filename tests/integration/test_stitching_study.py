@@ -11,12 +11,16 @@ pytest.importorskip("torch")
 pytest.importorskip("ot")
 
 from stitchopt.cache.store import EvaluationStore  # noqa: E402
+from stitchopt.core import Objective  # noqa: E402
 from stitchopt.datasets.catalog import Benchmark  # noqa: E402
 from stitchopt.datasets.demo import demo_programs  # noqa: E402
 from stitchopt.errors import InputError  # noqa: E402
 from stitchopt.evaluator import Evaluator  # noqa: E402
 from stitchopt.features.base import FeatureCache  # noqa: E402
+from stitchopt.features.by_name import default_representations  # noqa: E402
 from stitchopt.models.labels import build_labels  # noqa: E402
+from stitchopt.models.objective_grid import objective_grid  # noqa: E402
+from stitchopt.models.train import labeled_features  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
 from stitchopt.reports.stitching import (  # noqa: E402
     comparisons,
@@ -60,6 +64,10 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
         trained, grown = train_stitched(toolchain, catalogue, labels.subset(lambda p: p.split != "test"),
                                         labels.lists[:3], TrainConfig(epochs=2, batch=2), hidden=8,
                                         cache=FeatureCache(store))  # fmt: skip
+        known = labels.subset(lambda p: p.split != "test")
+        counts = labeled_features(toolchain, known, default_representations(), FeatureCache(store))
+        grid = objective_grid(counts.labels, counts.features, default_representations(), llvm_version="19",
+                              objectives=[Objective(), Objective.parse("size=1,compile-time=1")], k=3)  # fmt: skip
         with pytest.raises(InputError, match="validation split"):
             run_study(toolchain, labels.subset(lambda p: p.split == "train"), labels, labels.lists[:3],
                       TrainConfig(epochs=1), cache=FeatureCache(store))  # fmt: skip
@@ -89,5 +97,7 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
     first, again = trained.rank(toolchain, module), loaded.rank(toolchain, module)
     assert [e.passes for e in first] == [e.passes for e in again] and len(first) == 4  # 3 lists and -Oz
     assert [e.predicted_ratio for e in again] == pytest.approx([e.predicted_ratio for e in first], rel=1e-5)
+    assert [r.objective for r in grid] == ["size=1", "size=1,compile-time=1"] and any(r.pareto for r in grid)
+    assert -1 < grid[0].size_change <= 0  # for size alone, the -Oz backup never makes a choice larger
     with pytest.raises(InputError, match="not a stitched model"):
         StitchedModel.from_pretrained(tmp_path, catalogue)

@@ -1,10 +1,12 @@
 """Coreset selection, the ranker, the size model and the labels file, on small synthetic matrices."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from stitchopt.core import Objective
 from stitchopt.errors import InputError
 from stitchopt.models.coreset import select_coreset
 from stitchopt.models.labels import LabeledProgram, LabelSet
@@ -95,3 +97,20 @@ def test_labels_round_trip_and_reject_other_files(tmp_path: Path) -> None:
     (tmp_path / "bad.json.gz").write_bytes(b"not gzip")
     with pytest.raises(InputError, match="not a stitchopt labels file"):
         LabelSet.load(tmp_path / "bad.json.gz")
+
+
+def test_objective_values_weigh_size_and_compile_time_against_oz() -> None:
+    timed = LabeledProgram("bench://x-v1/a.c", "ab" * 32, "x", "train", {"O0": 200, "Oz": 100, "O3": 150},
+                           {"O0": 20, "Oz": 10, "O3": 15}, (90, 100, None), (9, 10, None),
+                           {"O0": 0.1, "Oz": 0.4, "O3": 0.5}, (0.8, 0.2, None))  # fmt: skip
+    labels = LabelSet("llvm", "cat", "bench://x-v1", (("a",), ("b",), ("c",)), (timed,), 1.0)
+    assert np.allclose(labels.objective_values(Objective()), labels.ratios())
+    both = labels.objective_values(Objective.parse("size=1,compile-time=1"))
+    assert both[0, 0] == pytest.approx((0.9 + 2.0) / 2) and both[0, 1] == pytest.approx((1.0 + 0.5) / 2)
+    assert both[0, 2] == INF
+    untimed = LabelSet("llvm", "cat", "d", labels.lists, (replace(timed, baseline_seconds={}, seconds=()),), 1.0)
+    assert np.allclose(untimed.objective_values(Objective()), labels.ratios())  # files made before compile times
+    with pytest.raises(InputError, match="no compile times"):
+        untimed.objective_values(Objective.parse("size=1,compile-time=0.1"))
+    with pytest.raises(InputError, match="no runtimes"):
+        labels.objective_values(Objective.parse("size=1,perf=1"))

@@ -20,6 +20,7 @@ from stitchopt.cli.options import (
     ValidateLimitOption,
     console,
     open_store,
+    parse_objective,
     print_table,
 )
 from stitchopt.core import IRModule
@@ -109,6 +110,9 @@ def train_command(
     labels_file: Annotated[Path, typer.Argument(help="Labels from `stitchopt labels`.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Model directory to write.")],
     k: Annotated[int, typer.Option("--k", help="Coreset size.")] = DEFAULT_K,
+    objective: Annotated[
+        str, typer.Option(help="What the model minimizes, relative to -Oz: size, instructions, compile-time terms.")
+    ] = "size=1",
     validate: Annotated[bool, typer.Option(help="Validate each coreset list (HumanEval-X or Csmith).")] = True,
     validate_limit: ValidateLimitOption = None,
     data_dir: DataDirOption = None,
@@ -122,7 +126,8 @@ def train_command(
     with Evaluator(toolchain, store) as evaluator:
         validation = list_validation(evaluator, limit=validate_limit, data_dir=data_dir) if validate else None
         model, report, skipped = train_from_labels(
-            toolchain, catalogue, LabelSet.load(labels_file), k=k, store=store, validation=validation
+            toolchain, catalogue, LabelSet.load(labels_file), k=k, store=store, validation=validation,
+            objective=parse_objective(objective),
         )
     model.save_pretrained(output)
     coreset = report.coreset

@@ -44,12 +44,12 @@ from stitchopt.cli.options import (
     ValidateOption,
     console,
     open_store,
+    parse_objective,
     print_table,
 )
 from stitchopt.cli.stitch import stitch_app
 from stitchopt.cli.validate import validate_command
 from stitchopt.comparison import compare, compare_many
-from stitchopt.core import Objective
 from stitchopt.datasets.catalog import dataset_programs, is_dataset_uri, program_path
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import StitchoptError
@@ -225,13 +225,6 @@ def demo(
     )
 
 
-def _objective(text: str) -> Objective:
-    try:
-        return Objective.parse(text)
-    except ValueError as exc:
-        raise StitchoptError(str(exc)) from exc
-
-
 def _targets(targets: list[str]) -> list[Path]:
     """Files, directories (their C/C++/IR files), bench:// URIs and whole datasets (`bench://pypi-v1`, or
     `bench://pypi-v1?split=test` for one split), in the given order."""
@@ -285,7 +278,7 @@ def tune_command(
     """Search for pass lists that beat -Oz on each program; report only lists that pass validation."""
     if strategy not in STRATEGIES:
         raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
-    parsed_objective = _objective(objective)
+    parsed_objective = parse_objective(objective)
     paths = _targets(targets)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
@@ -414,7 +407,7 @@ def minimize_command(
     pipeline_from_text(passes, catalogue)  # refuses unknown or excluded names
     if any(is_explicit_pipeline(name) for name in names):
         raise StitchoptError("minimize takes a flat list of catalogue passes, not a nested pipeline")
-    parsed_objective = _objective(objective)
+    parsed_objective = parse_objective(objective)
     with Evaluator(toolchain, open_store(cache_dir), backend=backend) as evaluator:
         module = load_module(toolchain, program_path(file))
         result = minimize(evaluator, module, names, catalogue, parsed_objective, insertion=insertion)

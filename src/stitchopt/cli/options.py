@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, default_cache_dir
+from stitchopt.core import Objective
+from stitchopt.errors import InputError
 from stitchopt.evaluator import BACKEND_ENV
 from stitchopt.validate.suites import DATA_DIR_ENV
 
@@ -96,3 +98,9 @@ def print_table(table: Table) -> None:
     Console(width=max(console.width, TABLE_MIN_WIDTH)).print(table)
 
 
+def parse_objective(text: str) -> Objective:
+    """`--objective size=1,compile-time=0.1` as an Objective; a malformed one is a one-line error."""
+    try:
+        return Objective.parse(text)
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,8 @@ BEFORE_OZ = (
 
 @dataclass(frozen=True)
 class LabeledProgram:
-    """One program's measurements: object bytes and optimized IR instructions per pool list (None: failed)."""
+    """One program's measurements: object bytes, optimized IR instructions and compile seconds (opt + llc) per
+    pool list (None: failed). Files written before compile seconds were recorded load with them empty."""
 
     uri: str
     ir_sha256: str
@@ -63,6 +64,20 @@ class LabeledProgram:
     baseline_instructions: dict[str, int]
     sizes: tuple[int | None, ...]
     instructions: tuple[int | None, ...]
+    baseline_seconds: dict[str, float] = field(default_factory=dict)
+    seconds: tuple[float | None, ...] = ()
+
+    def result(self, column: int | None) -> EvalResult:
+        """A list's measurements (None: -Oz) as an `EvalResult`, for scoring with an `Objective`."""
+        if column is None:
+            return EvalResult(EvalStatus.OK, OZ, size_bytes=self.baseline_sizes["Oz"],
+                              ir_instruction_count=self.baseline_instructions["Oz"],
+                              opt_seconds=self.baseline_seconds.get("Oz", 0.0))  # fmt: skip
+        if self.sizes[column] is None:
+            return EvalResult(EvalStatus.COMPILE_ERROR, "")
+        spent = self.seconds[column] if column < len(self.seconds) else None
+        return EvalResult(EvalStatus.OK, "", size_bytes=self.sizes[column],
+                          ir_instruction_count=self.instructions[column], opt_seconds=spent or 0.0)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -83,6 +98,18 @@ class LabelSet:
                 if size is not None:
                     matrix[row, column] = size / oz
         return matrix
+
+    def objective_values(self, objective: Objective) -> np.ndarray:
+        """programs x lists: `objective` of each list relative to -Oz (1.0 is -Oz; infinite where it failed)."""
+        if objective.needs_runtime:
+            raise InputError("labels hold no runtimes: train for size, instructions and compile-time only")
+        timed = any(name == "compile-time" and weight > 0 for name, weight in objective.weights)
+        if timed and not all(p.seconds and p.baseline_seconds for p in self.programs):
+            raise InputError("these labels have no compile times: relabel with this stitchopt (`stitchopt labels`)")
+        return np.array([
+            [objective.score(p.result(column), p.result(None)) for column in range(len(self.lists))]
+            for p in self.programs
+        ]).reshape(len(self.programs), len(self.lists))  # fmt: skip
 
     def subset(self, keep: Callable[[LabeledProgram], bool]) -> LabelSet:
         return LabelSet(
@@ -106,7 +133,8 @@ class LabelSet:
         if data.get("format") != LABELS_FORMAT:
             raise InputError(f"{path}: labels format {data.get('format')}, this stitchopt reads {LABELS_FORMAT}")
         programs = tuple(
-            LabeledProgram(**{**p, "sizes": tuple(p["sizes"]), "instructions": tuple(p["instructions"])})
+            LabeledProgram(**{**p, "sizes": tuple(p["sizes"]), "instructions": tuple(p["instructions"]),
+                              "seconds": tuple(p.get("seconds", ()))})  # fmt: skip
             for p in data["programs"]
         )
         lists = tuple(tuple(passes) for passes in data["lists"])
@@ -207,6 +235,8 @@ def label_programs(
                     baseline_instructions={name: r.ir_instruction_count or 0 for name, r in baselines.items()},
                     sizes=tuple(r.size_bytes if r.ok else None for r in rest),
                     instructions=tuple(r.ir_instruction_count if r.ok else None for r in rest),
+                    baseline_seconds={name: _seconds(r) for name, r in baselines.items()},
+                    seconds=tuple(_seconds(r) if r.ok else None for r in rest),
                 )
             )
         if on_program is not None:
@@ -229,6 +259,11 @@ def distrust_suspicious(
                 result = replace(result, status=EvalStatus.COMPILE_ERROR, stderr_tail=f"guard: {reasons[0]}")
         checked.append(result)
     return checked
+
+
+def _seconds(result: EvalResult) -> float:
+    """opt + llc seconds, to 0.1 ms (finer is noise, and keeps the labels file small)."""
+    return round(result.opt_seconds + result.codegen_seconds, 4)
 
 
 def _size(result: EvalResult) -> int:

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from stitchopt.cache.store import EvaluationStore
+from stitchopt.core import Objective
 from stitchopt.datasets.catalog import program_path
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.features.base import AnyRepresentation, FeatureCache, Representation, Standardizer, extract_all
@@ -35,6 +36,7 @@ BLENDS = (0.0, 0.25, 0.5, 0.75, 1.0)
 SHRINKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 JIT_K = 10  # the jit budget whose ordering breaks ties between hyper-parameters
 FOLDS = 5
+SIZE = Objective()
 
 
 @dataclass(frozen=True)
@@ -53,12 +55,14 @@ def train_flag_model(
     llvm_version: str,
     k: int = DEFAULT_K,
     accept: Callable[[int], bool] | None = None,
+    objective: Objective = SIZE,
 ) -> tuple[FlagModel, TrainReport]:
     """`features`: raw (unstandardized) rows in `labels.programs` order. `accept(j)` may veto pool list j
-    (e.g. run the validator) when the coreset selection would take it."""
+    (e.g. run the validator) when the coreset selection would take it. The coreset and the ranker work on
+    `objective` relative to -Oz (object size by default)."""
     standardizer = Standardizer.fit(features, log=True)
     x = standardizer.transform(features)
-    ratios = labels.ratios()
+    ratios = labels.objective_values(objective)
     coreset = select_coreset(ratios, k, accept)
     if not coreset.indices:
         raise InputError("no list of the pool beats -Oz on any labeled program: search longer (--pool-budget)")
@@ -73,7 +77,7 @@ def train_flag_model(
     model = FlagModel(
         tuple(representations), standardizer, lists, ranker, size_model, llvm_version, labels.catalogue,
         {"dataset": labels.dataset, "programs": len(labels.programs), "pool": len(labels.lists),
-         "toolchain": labels.toolchain},
+         "toolchain": labels.toolchain, "objective": str(objective)},
     )  # fmt: skip
     return model, TrainReport(coreset, score, {k: float(v) for k, v in best.items()}, size_mape)
 
@@ -180,6 +184,7 @@ def train_from_labels(
     store: EvaluationStore | None = None,
     validation: ListValidation | None = None,
     representations: Sequence[Representation] | None = None,
+    objective: Objective = SIZE,
 ) -> tuple[FlagModel, TrainReport, dict[str, str]]:
     """Features for the labeled programs, then `train_flag_model`; with `validation`, every coreset list passed
     it. Returns the model, its report and the programs skipped (uri -> why)."""
@@ -197,6 +202,7 @@ def train_from_labels(
         return validation is None or validation.check(tuned_pipeline(labels.lists[index], catalogue)).passed
 
     model, report = train_flag_model(
-        data.labels, data.features, chosen, llvm_version=catalogue.llvm_version, k=k, accept=accept
+        data.labels, data.features, chosen, llvm_version=catalogue.llvm_version, k=k, accept=accept,
+        objective=objective,
     )
     return model, report, data.skipped
