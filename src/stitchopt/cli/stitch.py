@@ -17,6 +17,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
 from stitchopt.models.labels import LabelSet
+from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, load_report, pair_rows, write_json
 from stitchopt.reports.stitching_html import inspect_page
@@ -110,7 +111,7 @@ def train_command(
         )  # fmt: skip
     trained.save_pretrained(output)
     for ensemble in grown:
-        change = 100 * (float(np.exp(np.log(np.array(ensemble.validation)).mean())) - 1)
+        change = 100 * geomean_change(np.array(ensemble.validation))
         console.print(f"k={len(ensemble.members)}  validation {change:+.2f}%  {' + '.join(ensemble.members)}")
     console.print(f"model -> {output}: {' + '.join(trained.members)}, {len(trained.lists)} lists")
 

@@ -14,6 +14,7 @@ import numpy as np
 from stitchopt.core import Objective
 from stitchopt.features.base import Representation
 from stitchopt.models.labels import LabelSet
+from stitchopt.models.ranker import geomean_change
 from stitchopt.models.train import train_flag_model
 
 DEFAULT_GRID = (
@@ -60,7 +61,8 @@ def objective_grid(
             changed += 1
             chosen_size.append(sizes[i, j])
             chosen_time.append(seconds[i, j])
-        points.append((str(objective), _change(chosen_size), _change(chosen_time), changed / len(values)))
+        points.append((str(objective), geomean_change(np.array(chosen_size)), geomean_change(np.array(chosen_time)),
+                       changed / len(values)))  # fmt: skip
     front = [(size, time) for _, size, time, _ in points]
     return [
         WeightRow(name, size, time, changed, not any(_dominates(other, (size, time)) for other in front))
@@ -75,10 +77,6 @@ def _ratios(labels: LabelSet) -> tuple[np.ndarray, np.ndarray]:
         [np.nan if t is None else t / max(p.baseline_seconds["Oz"], 1e-9) for t in p.seconds] for p in labels.programs
     ])  # fmt: skip
     return sizes.reshape(len(labels.programs), -1), seconds.reshape(len(labels.programs), -1)
-
-
-def _change(ratios: list[float]) -> float:
-    return float(np.exp(np.log(np.array(ratios)).mean()) - 1.0)
 
 
 def _dominates(first: tuple[float, float], second: tuple[float, float]) -> bool:

@@ -26,6 +26,7 @@ from stitchopt.features.module import IRModule as FeatureModule
 from stitchopt.features.tokens import IRTokens
 from stitchopt.models.flag_model import RankedList
 from stitchopt.models.labels import LabelSet
+from stitchopt.models.ranker import geomean_change
 from stitchopt.models.train import labeled_features
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.stitching.data import expert_data
@@ -135,7 +136,7 @@ def train_stitched(
     tokens = IRTokens()
     experts = fit_experts(train, validation, config, hidden, {tokens.name: tokens.vocabulary_size})
     grown = grow_ensembles({n: e for n, (e, _) in experts.items()}, train, validation, config)
-    best = min(grown, key=lambda g: float(np.log(np.array(g.validation)).mean()))
+    best = min(grown, key=lambda g: geomean_change(np.array(g.validation)))
     sizes = {n: tokens.vocabulary_size if n == tokens.name else int(train.inputs[n].shape[1]) for n in best.members}
     model = StitchedModel(
         best.ensemble, best.members, sizes, {n: data.standardizers[n] for n in best.members if n in data.standardizers},
