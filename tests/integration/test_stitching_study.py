@@ -18,8 +18,10 @@ from stitchopt.errors import InputError  # noqa: E402
 from stitchopt.evaluator import Evaluator  # noqa: E402
 from stitchopt.features.base import FeatureCache  # noqa: E402
 from stitchopt.features.by_name import default_representations  # noqa: E402
+from stitchopt.models.flag_model import load_model  # noqa: E402
 from stitchopt.models.labels import build_labels  # noqa: E402
 from stitchopt.models.objective_grid import objective_grid  # noqa: E402
+from stitchopt.models.optimize import choose  # noqa: E402
 from stitchopt.models.train import labeled_features  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
 from stitchopt.reports.stitching import (  # noqa: E402
@@ -101,3 +103,9 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
     assert -1 < grid[0].size_change <= 0  # for size alone, the -Oz backup never makes a choice larger
     with pytest.raises(InputError, match="not a stitched model"):
         StitchedModel.from_pretrained(tmp_path, catalogue)
+    chosen = load_model(tmp_path / "stitched", catalogue)  # the modes take a stitched model like the shipped one
+    assert isinstance(chosen, StitchedModel) and chosen.identity == trained.identity
+    with EvaluationStore(tmp_path / "modes.sqlite") as store, Evaluator(toolchain, store, jobs=2) as evaluator:
+        for mode in ("static", "jit"):
+            choice = choose(evaluator, catalogue, chosen, module, mode=mode, k=2)
+            assert choice.size_bytes <= choice.oz_size_bytes

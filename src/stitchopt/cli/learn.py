@@ -29,7 +29,7 @@ from stitchopt.errors import InputError
 from stitchopt.evaluator import Evaluator
 from stitchopt.models.coreset import DEFAULT_K
 from stitchopt.models.evaluation import evaluate_dataset
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, OZ, FlagModel, RankedList
+from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, OZ, ListModel, RankedList, load_model
 from stitchopt.models.hybrid import hot_functions, optimize_hybrid, profile_counts
 from stitchopt.models.labels import LabelSet, build_labels
 from stitchopt.models.optimize import choose
@@ -157,7 +157,7 @@ def predict_command(
     predictions, which the static choice may trail: it is shrunk toward what wins on average)."""
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    model = FlagModel.from_pretrained(model_dir or DEFAULT_MODEL_DIR, catalogue)
+    model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
     module = load_module(toolchain, program_path(program))
     with open_store(cache_dir) as store:
         start = time.perf_counter()
@@ -205,7 +205,7 @@ def optimize_command(
     """Write the object file built with the model's choice (never larger than -Oz)."""
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    model = FlagModel.from_pretrained(model_dir or DEFAULT_MODEL_DIR, catalogue)
+    model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
     path = program_path(program)
     module = load_module(toolchain, path)
     if mode == "hybrid":
@@ -227,7 +227,7 @@ def optimize_command(
 
 
 def _optimize_hybrid(
-    toolchain: Toolchain, catalogue: Catalogue, model: FlagModel, module: IRModule, source: Path, output: Path,
+    toolchain: Toolchain, catalogue: Catalogue, model: ListModel, module: IRModule, source: Path, output: Path,
     hot: str, run: str, k: int, cache_dir: Path | None,
 ) -> None:  # fmt: skip
     if bool(hot) == bool(run):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
-from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.flag_model import load_model
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
@@ -27,7 +27,7 @@ from stitchopt.toolchain.frontend import module_from_bitcode, write_object
 def rebuild_object(toolchain: Toolchain, model_dir: Path, bitcode: bytes, output: Path) -> str:
     """Replace `output` by the smaller of the model's top list and -Oz; return what was used."""
     catalogue = load_catalogue(toolchain)
-    model = FlagModel.from_pretrained(model_dir, catalogue)
+    model = load_model(model_dir, catalogue)
     module: IRModule = module_from_bitcode(toolchain, bitcode, output.name)
     oz = load_baselines(toolchain, ("Oz",))["Oz"]
     with EvaluationStore() as store:  # a rebuild of an unchanged file skips the features

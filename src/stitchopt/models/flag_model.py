@@ -14,7 +14,7 @@ import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -48,6 +48,44 @@ class RankedList:
     @property
     def label(self) -> str:
         return OZ if self.passes is None else ",".join(self.passes)
+
+
+def model_identity(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> str:
+    """A hash of everything a model predicts from (configuration and weights), for caching predictions."""
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
+    for name, array in sorted(arrays.items()):
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(array, dtype=np.float32).tobytes())
+    return digest.hexdigest()[:16]
+
+
+class ListModel(Protocol):
+    """What the modes (static, jit, hybrid) need of a model: its lists, a ranking, and an identity for caching.
+    The shipped `FlagModel` and a stitched model (`stitching.model.StitchedModel`) both are one."""
+
+    @property
+    def lists(self) -> tuple[PassNames, ...]: ...
+
+    @property
+    def identity(self) -> str: ...
+
+    def rank(self, toolchain: Toolchain, module: IRModule) -> list[RankedList]: ...
+
+
+def load_model(directory: Path, catalogue: Catalogue) -> ListModel:
+    """A model directory of either kind; a stitched one needs the `stitch` extra (imported only then)."""
+    try:
+        kind = json.loads((directory / CONFIG_NAME).read_text()).get("kind")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise InputError(f"{directory}: not a stitchopt model directory ({exc})") from exc
+    if kind != "stitched":
+        return FlagModel.from_pretrained(directory, catalogue)
+    try:
+        from stitchopt.stitching.model import StitchedModel
+    except ImportError as exc:
+        raise InputError(f"{directory} is a stitched model, which needs PyTorch ({exc}): "
+                         "pip install 'stitchopt[stitch]'") from exc  # fmt: skip
+    return StitchedModel.from_pretrained(directory, catalogue)
 
 
 @dataclass
@@ -116,12 +154,7 @@ class FlagModel:
 
     @functools.cached_property
     def identity(self) -> str:
-        """A hash of everything the model predicts from (configuration and weights), for caching predictions."""
-        digest = hashlib.sha256(json.dumps(self._config(), sort_keys=True).encode())
-        for name, array in sorted(self._arrays().items()):
-            digest.update(name.encode())
-            digest.update(np.ascontiguousarray(array, dtype=np.float32).tobytes())
-        return digest.hexdigest()[:16]
+        return model_identity(self._config(), self._arrays())
 
     def save_pretrained(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)

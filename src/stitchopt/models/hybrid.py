@@ -20,7 +20,7 @@ from pathlib import Path
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.evaluator import EvalRequest, Evaluator
-from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.flag_model import ListModel
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
@@ -82,7 +82,7 @@ def hot_functions(counts: Mapping[str, int], share: float = 0.9, limit: int = 8)
 
 
 def optimize_hybrid(
-    evaluator: Evaluator, catalogue: Catalogue, model: FlagModel, module: IRModule, hot: Sequence[str], k: int = 5
+    evaluator: Evaluator, catalogue: Catalogue, model: ListModel, module: IRModule, hot: Sequence[str], k: int = 5
 ) -> tuple[bytes, HybridChoice]:
     """The object bytes and what was chosen. `hot` names must be functions the module defines."""
     toolchain = evaluator.toolchain

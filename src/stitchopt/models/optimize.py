@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.evaluator import EvalRequest, Evaluator
-from stitchopt.models.flag_model import FlagModel, RankedList
+from stitchopt.models.flag_model import ListModel, RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
@@ -39,7 +39,7 @@ class Choice:
 def choose(
     evaluator: Evaluator,
     catalogue: Catalogue,
-    model: FlagModel,
+    model: ListModel,
     module: IRModule,
     *,
     mode: str = "static",

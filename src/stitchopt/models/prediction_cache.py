@@ -11,14 +11,14 @@ import json
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
-from stitchopt.models.flag_model import FlagModel, RankedList
+from stitchopt.models.flag_model import ListModel, RankedList
 from stitchopt.toolchain.discovery import Toolchain
 
 KIND = "prediction"
 
 
 def cached_rank(
-    model: FlagModel, toolchain: Toolchain, module: IRModule, store: EvaluationStore | None
+    model: ListModel, toolchain: Toolchain, module: IRModule, store: EvaluationStore | None
 ) -> list[RankedList]:
     """`model.rank`, through `store` when there is one."""
     if store is None:

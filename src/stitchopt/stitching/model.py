@@ -8,6 +8,7 @@ it needs PyTorch at inference (the `stitch` extra).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from stitchopt.features.base import AnyRepresentation, FeatureCache, Standardize
 from stitchopt.features.by_name import default_representations
 from stitchopt.features.module import IRModule as FeatureModule
 from stitchopt.features.tokens import IRTokens
-from stitchopt.models.flag_model import RankedList
+from stitchopt.models.flag_model import RankedList, model_identity
 from stitchopt.models.labels import LabelSet
 from stitchopt.models.ranker import geomean_change
 from stitchopt.models.train import labeled_features
@@ -74,18 +75,26 @@ class StitchedModel:
         entries = [RankedList(p, float(np.exp(v))) for p, v in zip(self.lists, predicted, strict=True)]
         return sorted([*entries, RankedList(None, 1.0)], key=lambda e: e.predicted_ratio)
 
-    def save_pretrained(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        config = {
+    def _config(self) -> dict[str, Any]:
+        return {
             "kind": KIND, "format": FORMAT, "stitchopt": __version__, "llvm": self.llvm_version,
             "catalogue": self.catalogue, "members": list(self.members), "sizes": self.sizes, "hidden": self.hidden,
             "standardizers": {n: s.to_dict() for n, s in self.standardizers.items()},
             "lists": [list(p) for p in self.lists],
         }  # fmt: skip
-        (directory / CONFIG_NAME).write_text(json.dumps(config, indent=1) + "\n")
-        arrays = {k: v.detach().numpy() for k, v in self.ensemble.state_dict().items()}
+
+    def _arrays(self) -> dict[str, np.ndarray]:
+        return {k: v.detach().numpy() for k, v in self.ensemble.state_dict().items()}
+
+    @functools.cached_property
+    def identity(self) -> str:
+        return model_identity(self._config(), self._arrays())
+
+    def save_pretrained(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / CONFIG_NAME).write_text(json.dumps(self._config(), indent=1) + "\n")
         save: Any = np.savez_compressed  # numpy's stubs read **arrays as its allow_pickle flag
-        save(directory / WEIGHTS_NAME, **arrays)
+        save(directory / WEIGHTS_NAME, **self._arrays())
 
     @classmethod
     def from_pretrained(cls, directory: Path, catalogue: Catalogue) -> StitchedModel:
