@@ -59,6 +59,14 @@ def model_identity(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> str
     return digest.hexdigest()[:16]
 
 
+def save_model_directory(directory: Path, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """`config.json` and `weights.npz` (plain arrays, never pickled): the layout of every model directory."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / CONFIG_NAME).write_text(json.dumps(config, indent=1) + "\n")
+    save: Any = np.savez_compressed  # numpy's stubs read **arrays as its allow_pickle flag
+    save(directory / WEIGHTS_NAME, **arrays)
+
+
 class ListModel(Protocol):
     """What the modes (static, jit, hybrid) need of a model: its lists, a ranking, and an identity for caching.
     The shipped `FlagModel` and a stitched model (`stitching.model.StitchedModel`) both are one."""
@@ -157,10 +165,7 @@ class FlagModel:
         return model_identity(self._config(), self._arrays())
 
     def save_pretrained(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / CONFIG_NAME).write_text(json.dumps(self._config(), indent=1) + "\n")
-        save: Any = np.savez_compressed  # numpy's stubs read **arrays as its allow_pickle flag
-        save(directory / WEIGHTS_NAME, **self._arrays())
+        save_model_directory(directory, self._config(), self._arrays())
 
     @classmethod
     def from_pretrained(cls, directory: Path, catalogue: Catalogue | None = None) -> FlagModel:

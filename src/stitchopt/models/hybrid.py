@@ -96,23 +96,26 @@ def optimize_hybrid(
     tried = [oz.pipeline, *(tuned_pipeline(e.passes, catalogue) for e in ranked[:k] if e.passes is not None)]
     chosen = {REST: static}
     compilations = 2  # the rest with the static list, the whole module at -Oz
-    for function in hot:
-        part = module_from_bitcode(toolchain, extract_function(toolchain, module.bitcode, function), function)
+    extracted = {f: extract_function(toolchain, module.bitcode, f) for f in hot}
+    for function, bitcode in extracted.items():
+        part = module_from_bitcode(toolchain, bitcode, function)
         results = evaluator.evaluate_many([EvalRequest(part, p, oz.options) for p in tried])
         compilations += len(tried)
         sizes = [(r.size_bytes, p) for r, p in zip(results, tried, strict=True) if r.ok and r.size_bytes]
         chosen[function] = min(sizes)[1] if sizes else oz.pipeline
-    parts = [_optimized(toolchain, extract_function(toolchain, module.bitcode, f), chosen[f], oz.options.opt_args())
-             for f in hot]  # fmt: skip
+    parts = [_optimized(toolchain, bitcode, chosen[f], oz.options.opt_args()) for f, bitcode in extracted.items()]
     parts.append(_optimized(toolchain, without_functions(toolchain, module.bitcode, hot), static,
                             oz.options.opt_args()))  # fmt: skip
     joined = _object(toolchain, relink(toolchain, parts, original.exported), oz.options.llc_flags())
+    size = object_sizes(joined).size_bytes
+    oz_size = evaluator.evaluate(module, oz.pipeline, oz.options).size_bytes  # cached: ranking measured it
+    if oz_size is None:
+        raise InputError(f"{module.name}: -Oz itself fails, so there is no backup to compare with")
+    if size < oz_size:
+        return joined, HybridChoice(chosen, size, oz_size, True, compilations)
     whole = _object(toolchain, _optimized(toolchain, module.bitcode, oz.pipeline, oz.options.opt_args()),
                     oz.options.llc_flags())  # fmt: skip
-    size, oz_size = object_sizes(joined).size_bytes, object_sizes(whole).size_bytes
-    kept = size < oz_size
-    choice = HybridChoice(chosen, size if kept else oz_size, oz_size, kept, compilations)
-    return (joined if kept else whole), choice
+    return whole, HybridChoice(chosen, oz_size, oz_size, False, compilations)
 
 
 def _optimized(toolchain: Toolchain, bitcode: bytes, pipeline: str, opt_args: Sequence[str]) -> bytes:

@@ -15,7 +15,9 @@ import numpy.typing as npt
 import torch
 
 from stitchopt.errors import InputError
-from stitchopt.features.base import Standardizer
+from stitchopt.features.base import AnyRepresentation, Standardizer
+from stitchopt.features.by_name import default_representations
+from stitchopt.features.tokens import IRTokens
 from stitchopt.models.labels import LabelSet
 from stitchopt.models.ranker import log_ratio_targets
 from stitchopt.tune.strategies import PassNames
@@ -40,6 +42,11 @@ class ExpertData:
             {name: x[index] for name, x in self.inputs.items()}, self.standardizers, self.targets[index],
             self.ratios[index.numpy()], tuple(self.splits[i] for i in index), tuple(self.packages[i] for i in index),
         )  # fmt: skip
+
+
+def expert_representations() -> list[AnyRepresentation]:
+    """What the experts read: the shipped model's three count representations and the IR tokens."""
+    return [*default_representations(), IRTokens()]
 
 
 def expert_data(

@@ -21,16 +21,21 @@ import torch
 from stitchopt import __version__
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
-from stitchopt.features.base import AnyRepresentation, FeatureCache, Standardizer, compute
-from stitchopt.features.by_name import default_representations
+from stitchopt.features.base import FeatureCache, Standardizer, compute
 from stitchopt.features.module import IRModule as FeatureModule
 from stitchopt.features.tokens import IRTokens
-from stitchopt.models.flag_model import RankedList, model_identity
+from stitchopt.models.flag_model import (
+    CONFIG_NAME,
+    WEIGHTS_NAME,
+    RankedList,
+    model_identity,
+    save_model_directory,
+)
 from stitchopt.models.labels import LabelSet
 from stitchopt.models.ranker import geomean_change
 from stitchopt.models.train import labeled_features
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.stitching.data import expert_data
+from stitchopt.stitching.data import expert_data, expert_representations
 from stitchopt.stitching.ensemble import StitchedEnsemble
 from stitchopt.stitching.experts import DEFAULT_HIDDEN, TrainConfig, count_expert, predict, sequence_expert
 from stitchopt.stitching.layers import StitchingLayer
@@ -40,13 +45,6 @@ from stitchopt.tune.strategies import PassNames
 
 KIND = "stitched"
 FORMAT = 1
-CONFIG_NAME, WEIGHTS_NAME = "config.json", "weights.npz"
-
-
-def _representations() -> dict[str, AnyRepresentation]:
-    """Every representation an expert can read, by the name its outputs are keyed with."""
-    found: list[AnyRepresentation] = [*default_representations(), IRTokens()]
-    return {r.name: r for r in found}
 
 
 @dataclass
@@ -63,7 +61,7 @@ class StitchedModel:
     def rank(self, toolchain: Toolchain, module: IRModule) -> list[RankedList]:
         """Every list and -Oz, best predicted first."""
         view = FeatureModule.from_bytes(toolchain, module.bitcode, module.name)
-        known = _representations()
+        known = {r.name: r for r in expert_representations()}
         batch = []
         for name in self.members:
             output = compute(known[name], view)
@@ -91,10 +89,7 @@ class StitchedModel:
         return model_identity(self._config(), self._arrays())
 
     def save_pretrained(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / CONFIG_NAME).write_text(json.dumps(self._config(), indent=1) + "\n")
-        save: Any = np.savez_compressed  # numpy's stubs read **arrays as its allow_pickle flag
-        save(directory / WEIGHTS_NAME, **self._arrays())
+        save_model_directory(directory, self._config(), self._arrays())
 
     @classmethod
     def from_pretrained(cls, directory: Path, catalogue: Catalogue) -> StitchedModel:
@@ -136,8 +131,7 @@ def train_stitched(
 ) -> tuple[StitchedModel, list[GrownEnsemble]]:  # fmt: skip
     """Experts on the train split, ensembles grown on the validation split; the best of them becomes the model.
     Also returns every grown ensemble (one per size) for the curve."""
-    known = _representations()
-    outputs = labeled_features(toolchain, labels, list(known.values()), cache)
+    outputs = labeled_features(toolchain, labels, expert_representations(), cache)
     data = expert_data(outputs.labels, outputs.outputs, lists)
     train, validation = data.select("train"), data.select("validation")
     if not train.splits or not validation.splits:

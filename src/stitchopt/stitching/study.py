@@ -16,14 +16,13 @@ import numpy as np
 import torch
 
 from stitchopt.errors import InputError
-from stitchopt.features.base import AnyRepresentation, FeatureCache
-from stitchopt.features.by_name import default_representations
+from stitchopt.features.base import FeatureCache
 from stitchopt.features.tokens import IRTokens
 from stitchopt.models.labels import LabelSet
 from stitchopt.models.ranker import ListRanker, geomean_change, static_choices
 from stitchopt.models.train import BLENDS, NEIGHBORS, RIDGES, SHRINKS, labeled_features
 from stitchopt.stitching.alignment import align
-from stitchopt.stitching.data import ExpertData, expert_data
+from stitchopt.stitching.data import ExpertData, expert_data, expert_representations
 from stitchopt.stitching.ensemble import StitchedEnsemble, initial_layer, stitch_ensemble
 from stitchopt.stitching.experts import (
     DEFAULT_HIDDEN,
@@ -235,7 +234,7 @@ def run_study(
     from `labels` (train and validation splits) and `held_out` (labels of other programs, measured with the
     same list pool, for scoring only)."""
     tokens = IRTokens()
-    representations: list[AnyRepresentation] = [*default_representations(), tokens]
+    representations = expert_representations()
     known = labeled_features(toolchain, labels, representations, cache)
     scored = labeled_features(toolchain, held_out, representations, cache)
     data = expert_data(known.labels, known.outputs, lists)
