@@ -115,6 +115,8 @@ def test_shipped_model_predicts_and_optimizes(cli, tmp_path: Path) -> None:  # t
     assert 1 <= len(report["ranked"]) <= 5 and report["inference_ms"] > 0
     changes = [row["predicted_change_vs_oz"] for row in report["ranked"]]
     assert changes[1:] == sorted(changes[1:])  # after the static choice, the order jit mode tries
+    warmed = cli("cache", "warm", str(DATA / "loop_sum.c"), "--k", "3", "--common", "2")
+    assert warmed.returncode == 0 and "1 unit(s) ranked" in warmed.stdout, warmed.stderr
     built = cli("optimize", str(DATA / "loop_sum.c"), "-o", str(tmp_path / "out.o"), "--mode", "jit", "--k", "3")
     assert built.returncode == 0, built.stderr
     assert (tmp_path / "out.o").read_bytes()[:4] == b"\x7fELF" and "vs -Oz" in built.stdout

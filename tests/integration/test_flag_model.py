@@ -21,6 +21,7 @@ from stitchopt.models.optimize import choose
 from stitchopt.models.prediction_cache import KIND as PREDICTION
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.models.train import train_from_labels
+from stitchopt.models.warm import warm_caches
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import check_pipeline, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
@@ -104,6 +105,27 @@ def test_optimize_is_never_larger_than_oz_and_writes_that_object(
             assert choice.size_bytes <= choice.oz_size_bytes and choice.compilations >= 1
         write_object(toolchain, module, choice.pipeline, evaluator.baselines["Oz"].options, tmp_path / "out.o")
     assert object_sizes((tmp_path / "out.o").read_bytes()).size_bytes == choice.size_bytes
+
+
+def test_warmed_caches_leave_static_and_jit_builds_nothing_to_compute(
+    toolchain: Toolchain, catalogue: Catalogue, trained: tuple[LabelSet, FlagModel, Path], tmp_path: Path
+) -> None:
+    _, model, _ = trained
+    modules = [load_module(toolchain, p) for p in sorted(demo_programs().values())[7:9]]
+    with EvaluationStore(tmp_path / "c.sqlite") as store:
+        with Evaluator(toolchain, store, jobs=2) as evaluator:
+            report = warm_caches(evaluator, catalogue, model, modules, k=2, common=1)
+        assert report.units == 2 and len(report.common_lists) == 1
+        assert report.compiled == report.requests >= 2 * 2  # -Oz and at least one own list per unit
+        for module in modules:
+            assert store.get_artifact(PREDICTION, model.identity, toolchain.identity, module.sha256) is not None
+        with Evaluator(toolchain, store, jobs=2) as evaluator:
+            for module in modules:
+                for mode in ("static", "jit"):
+                    choose(evaluator, catalogue, model, module, mode=mode, k=2)
+            assert evaluator.counters.evaluated == 0 and evaluator.counters.cache_hits > 0
+            again = warm_caches(evaluator, catalogue, model, modules, k=2, common=1)
+        assert again.compiled == 0 and again.common_lists == report.common_lists
 
 
 def test_evaluation_reads_every_method_off_the_same_measurements(

@@ -12,6 +12,7 @@ from stitchopt.models.coreset import select_coreset
 from stitchopt.models.labels import LabeledProgram, LabelSet
 from stitchopt.models.ranker import FAILED_LOG_RATIO, ListRanker, jit_change, log_ratio_targets, static_change
 from stitchopt.models.size_model import SizeModel, list_target, mape
+from stitchopt.models.warm import common_lists
 
 INF = np.inf
 
@@ -114,3 +115,10 @@ def test_objective_values_weigh_size_and_compile_time_against_oz() -> None:
         untimed.objective_values(Objective.parse("size=1,compile-time=0.1"))
     with pytest.raises(InputError, match="no runtimes"):
         labels.objective_values(Objective.parse("size=1,perf=1"))
+
+
+def test_common_lists_count_only_the_top_k_and_break_ties_by_first_sight() -> None:
+    a, b, c = ("instcombine",), ("gvn",), ("sroa",)
+    rankings = [[b, None, a, c], [a, b, c], [c, a, b]]
+    assert common_lists(rankings, k=2, count=2) == (b, a)  # b and a twice in the top 2, c once; -Oz never
+    assert common_lists(rankings, k=1, count=5) == (b, a, c)

@@ -19,6 +19,8 @@ from rich.progress import Progress, TaskID
 from stitchopt.cache.store import DB_NAME, default_cache_dir, remove_store
 from stitchopt.cli.datasets import datasets_app
 from stitchopt.cli.learn import (
+    KOption,
+    ModelOption,
     evaluate_command,
     labels_command,
     optimize_command,
@@ -54,6 +56,8 @@ from stitchopt.datasets.catalog import dataset_programs, is_dataset_uri, program
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import StitchoptError
 from stitchopt.evaluator import BACKEND_ENV, Evaluator, select_backend
+from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, load_model
+from stitchopt.models.warm import warm_caches
 from stitchopt.native.pool import probe_native
 from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, is_explicit_pipeline, pipeline_from_text, split_top_level
@@ -240,7 +244,7 @@ def _targets(targets: list[str]) -> list[Path]:
         else:
             paths.append(path)
     if not paths:
-        raise StitchoptError("no programs to tune: give C/C++/.ll/.bc files, directories or bench:// URIs")
+        raise StitchoptError("no programs given: give C/C++/.ll/.bc files, directories or bench:// URIs")
     return paths
 
 
@@ -430,6 +434,36 @@ def cache_stats(cache_dir: CacheDirOption = None) -> None:
         console.print(f"  {status:<14} {count:,}")
     for kind, count in sorted(stats.artifacts_by_kind.items()):
         console.print(f"  {kind:<14} {count:,} (validation)")
+
+
+@cache_app.command("warm")
+def cache_warm(
+    targets: Annotated[list[str], typer.Argument(help="Files, directories or bench:// URIs.")],
+    model_dir: ModelOption = None,
+    k: KOption = 5,
+    common: Annotated[int, typer.Option(help="Also measure the N lists most often in the top k on every unit.")] = 5,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Rank every unit and measure what static and jit builds of it will ask for, ahead of the build."""
+    paths = _targets(targets)
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
+    with (
+        Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None) as evaluator,
+        Progress(console=console, transient=True) as progress,
+    ):
+        modules = [load_module(toolchain, path) for path in paths]
+        task = progress.add_task("ranking", total=len(modules))
+        report = warm_caches(evaluator, catalogue, model, modules, k=k, common=common,
+                             on_unit=lambda done, _: progress.update(task, completed=done))  # fmt: skip
+    console.print(
+        f"{report.units} unit(s) ranked, {report.requests:,} compilations asked for, {report.compiled:,} not "
+        f"cached before, {report.seconds:.1f} s; common lists: {len(report.common_lists)}",
+        highlight=False,
+    )
 
 
 @cache_app.command("clear")
