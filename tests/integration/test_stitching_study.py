@@ -24,6 +24,7 @@ from stitchopt.models.objective_grid import objective_grid  # noqa: E402
 from stitchopt.models.optimize import choose  # noqa: E402
 from stitchopt.models.train import labeled_features  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
+from stitchopt.reports.document import to_html  # noqa: E402
 from stitchopt.reports.stitching import (  # noqa: E402
     comparisons,
     curve_rows,
@@ -32,7 +33,7 @@ from stitchopt.reports.stitching import (  # noqa: E402
     pair_rows,
     write_json,
 )
-from stitchopt.reports.stitching_html import inspect_page  # noqa: E402
+from stitchopt.reports.stitching_html import stitching_report  # noqa: E402
 from stitchopt.stitching.experts import TrainConfig  # noqa: E402
 from stitchopt.stitching.model import StitchedModel, train_stitched  # noqa: E402
 from stitchopt.stitching.results import INITIALIZATIONS  # noqa: E402
@@ -89,7 +90,7 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
     assert all(abs(sum(map(sum, a.plan)) - 1.0) < 1e-6 for a in report.alignments)  # blocks keep the mass
     write_json(report, tmp_path / "study.json")
     assert load_report(tmp_path / "study.json") == report
-    page = inspect_page(report, excluded)
+    page = to_html(stitching_report(tmp_path / "study.json", report, excluded), "now")
     assert page.count("<svg") == len(INITIALIZATIONS) + 1 + len(report.alignments)
     assert f"{report.pairs[0].penalty:+.4f}" in page and "<script" not in page and "http" not in page
     assert [len(g.members) for g in grown] == [1, 2, 3, 4] and trained.members in [g.members for g in grown]

@@ -49,6 +49,7 @@ from stitchopt.cli.options import (
     parse_objective,
     print_table,
 )
+from stitchopt.cli.report import report_command
 from stitchopt.cli.stitch import stitch_app
 from stitchopt.cli.validate import validate_command
 from stitchopt.comparison import compare, compare_many
@@ -56,11 +57,14 @@ from stitchopt.datasets.catalog import dataset_programs, is_dataset_uri, program
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import StitchoptError
 from stitchopt.evaluator import BACKEND_ENV, Evaluator, select_backend
+from stitchopt.models.corpus_choices import choose_for_corpus
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, load_model
 from stitchopt.models.warm import warm_caches
 from stitchopt.native.pool import probe_native
 from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, is_explicit_pipeline, pipeline_from_text, split_top_level
+from stitchopt.reports.demo_report import choice_rows, demo_report
+from stitchopt.reports.document import generated_now, to_html
 from stitchopt.reports.tables import (
     corpus_rows,
     evaluation_rows,
@@ -95,6 +99,7 @@ app.command("train")(train_command)
 app.command("predict")(predict_command)
 app.command("optimize")(optimize_command)
 app.command("evaluate")(evaluate_command)
+app.command("report")(report_command)
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(stitch_app, name="stitch")
 cache_app = typer.Typer(help="Inspect or clear the evaluation cache.", no_args_is_help=True)
@@ -208,24 +213,41 @@ def eval_command(
 @app.command()
 def demo(
     jobs: JobsOption = 0,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown tables.")] = False,
+    report: Annotated[Path, typer.Option(help="Where to write the HTML report of the run.")] = Path("demo-report.html"),
+    k: KOption = 5,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Evaluate the built-in corpus at clang's -O0, -Oz and -O3 and print the table."""
+    """Evaluate the built-in corpus at clang's -O0, -Oz and -O3, apply the shipped model in static and jit mode
+    (each answer checked by running the program), print the tables and write an HTML report."""
     programs = demo_programs()
-    with Evaluator(find_toolchain(llvm), open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator:
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    model = load_model(DEFAULT_MODEL_DIR, catalogue)
+    with (
+        Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator,
+        Progress(console=console, transient=True) as progress,
+    ):
         comparisons = compare_many(evaluator, programs.values())
-    table = corpus_rows(comparisons, f"bench://demo-v1 ({len(programs)} programs)")
-    if markdown:
-        print(to_markdown(table))
-        return
-    print_table(to_rich(table))
+        task = progress.add_task("shipped model, static and jit", total=len(programs))
+        choices = choose_for_corpus(evaluator, catalogue, model, sorted(programs.values()), k=k,
+                                    on_program=lambda _: progress.advance(task))  # fmt: skip
+    corpus = f"bench://demo-v1 ({len(programs)} programs)"
+    tables = [corpus_rows(comparisons, corpus), choice_rows(choices)]
+    sources = (("dataset", "bench://demo-v1"), ("toolchain", toolchain.identity), ("catalogue", catalogue.identity),
+               ("model", model.identity))  # fmt: skip
+    report.write_text(to_html(demo_report(corpus, comparisons, choices, sources, k), generated_now()))
+    for table in tables:
+        if markdown:
+            print(to_markdown(table) + "\n")
+        else:
+            print_table(to_rich(table))
     counters = evaluator.counters
     console.print(
         f"[dim]{counters.evaluated} evaluated ({evaluator.backend.name} backend), {counters.cache_hits} from the "
-        f"cache[/dim]"
+        f"cache[/dim]\nreport: {report.resolve()}"
     )
 
 
@@ -315,7 +337,7 @@ def tune_command(
             insertion=insertion, trial_log=trial_log, on_progress=show, validation=validation,
             program_run=_program_run(run_programs, run_args, inputs, perf_counter),
         )
-        record = run_record(evaluator, tuned, parsed_objective, strategy)
+        record = run_record(evaluator, tuned, parsed_objective, strategy, catalogue)
     if output is not None:
         record.save(output)
     if csv_summary is not None:

@@ -19,8 +19,9 @@ from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
 from stitchopt.models.labels import LabelSet
 from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.reports.document import generated_now, to_html
 from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, load_report, pair_rows, write_json
-from stitchopt.reports.stitching_html import inspect_page
+from stitchopt.reports.stitching_html import stitching_report
 from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import load_module
@@ -147,5 +148,5 @@ def inspect_command(
     ] = None,
 ) -> None:
     """Write one self-contained HTML page: penalties, transport plans, ensemble curve, experts (no extra needed)."""
-    output.write_text(inspect_page(load_report(study), exclude_package))
+    output.write_text(to_html(stitching_report(study, load_report(study), exclude_package), generated_now()))
     console.print(f"wrote {output}")

@@ -26,6 +26,7 @@ from stitchopt.cli.options import (
 from stitchopt.errors import StitchoptError
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import pipeline_from_text
+from stitchopt.reports.validation_report import REPRODUCER_KEY
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.validate.reduce import reduce_failure, write_reproducer
 from stitchopt.validate.runner import Validator
@@ -59,6 +60,10 @@ def validate_command(
     run_timeout: Annotated[float, typer.Option(help="Seconds each test program may run.")] = 10.0,
     show_passed: Annotated[bool, typer.Option("--show-passed", help="List passing programs too.")] = False,
     json_output: JsonOption = False,
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("-o", "--output", help="Write the verdicts as JSON here (`stitchopt report validation`)."),
+    ] = None,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
@@ -79,6 +84,7 @@ def validate_command(
                 for spec in suite or ["humaneval"]
             ]
         reports = []
+        reproducers: dict[int, str] = {}  # report index -> directory
         for chosen in suites:
             for note in chosen.discarded:
                 console.print(f"[dim]discarded {note}[/dim]", highlight=False)
@@ -91,13 +97,19 @@ def validate_command(
             if reduce and report.failures:
                 reduction = reduce_failure(validator, report, chosen.programs)
                 write_reproducer(validator, reduction, reproducer)
+                reproducers[len(reports) - 1] = str(reproducer.resolve())
                 console.print(
                     f"reduced to {reduction.pipeline!r} on {reduction.program.name} ({reduction.tests} builds); "
                     f"reproducer in {reproducer}/",
                     highlight=False,
                 )
+    entries = [
+        {**r.to_dict(), **({REPRODUCER_KEY: reproducers[i]} if i in reproducers else {})} for i, r in enumerate(reports)
+    ]
+    if output is not None:
+        output.write_text(json.dumps(entries, indent=2) + "\n")
     if json_output:
-        print(json.dumps([r.to_dict() for r in reports], indent=2))
+        print(json.dumps(entries, indent=2))
     else:
         for report in reports:
             _show(report, show_passed)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +65,7 @@ class Evaluation:
     inference_ms_median: float
     inference_ms_max: float
     skipped: dict[str, str] = field(default_factory=dict)  # uri -> why (e.g. -Oz failed)
+    sources: dict[str, str] = field(default_factory=dict)  # toolchain, catalogue, model, dataset identities
 
 
 def evaluate_model(
@@ -115,9 +116,10 @@ def evaluate_model(
             on_program(index)
     errors = size_errors(np.array(predicted_sizes), np.array(actual_sizes)) if outcomes else {}
     times = [o.inference_ms for o in outcomes]
+    sources = {"toolchain": evaluator.toolchain.identity, "catalogue": catalogue.identity, "model": model.identity}
     return Evaluation(
         tuple(outcomes), summarize(outcomes), errors,
-        float(np.median(times)) if times else 0.0, max(times, default=0.0), skipped,
+        float(np.median(times)) if times else 0.0, max(times, default=0.0), skipped, sources,
     )  # fmt: skip
 
 
@@ -213,4 +215,4 @@ def evaluate_dataset(
         evaluation = evaluate_model(evaluator, catalogue, model, chosen, ks=ks, autotuner=ratios)
     packages = len({b.package for b in chosen})
     title = f"{dataset} split={split}: {len(evaluation.programs)} programs from {packages} packages"
-    return evaluation, title
+    return replace(evaluation, sources={**evaluation.sources, "dataset": title}), title

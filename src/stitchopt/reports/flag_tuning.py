@@ -7,7 +7,8 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from stitchopt.models.evaluation import Evaluation
+from stitchopt.errors import InputError
+from stitchopt.models.evaluation import Evaluation, MethodSummary, ProgramOutcome
 from stitchopt.reports.tables import Rows
 
 
@@ -42,3 +43,20 @@ def write_csv(evaluation: Evaluation, path: Path) -> None:
 def write_json(evaluation: Evaluation, path: Path) -> None:
     data = asdict(evaluation)
     path.write_text(json.dumps(data, indent=1, default=lambda value: None) + "\n")
+
+
+def load_evaluation(path: Path) -> Evaluation:
+    """What `write_json` wrote (`stitchopt evaluate --json FILE`)."""
+    try:
+        data = json.loads(path.read_text())
+        return Evaluation(
+            programs=tuple(ProgramOutcome(**p) for p in data["programs"]),
+            methods=tuple(MethodSummary(**m) for m in data["methods"]),
+            size_mape=data["size_mape"], inference_ms_median=data["inference_ms_median"],
+            inference_ms_max=data["inference_ms_max"], skipped=data.get("skipped", {}),
+            sources=data.get("sources", {}),
+        )  # fmt: skip
+    except FileNotFoundError as exc:
+        raise InputError(f"{path}: no such evaluation (write one with `stitchopt evaluate ... --json FILE`)") from exc
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{path}: not a stitchopt evaluation ({exc})") from exc

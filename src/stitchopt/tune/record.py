@@ -28,6 +28,7 @@ class ProgramRecord:
     runtime: float | None = None  # with a perf objective: the program's run cost, in `runtime_unit`
     oz_runtime: float | None = None
     runtime_unit: str = ""
+    curve: tuple[tuple[int, float], ...] = ()  # (evaluation, best score so far) wherever the best improved
 
     @property
     def size_change_vs_oz(self) -> float | None:
@@ -38,6 +39,7 @@ class ProgramRecord:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["passes"] = list(self.passes) if self.passes is not None else None
+        data["curve"] = [list(point) for point in self.curve]
         data["oz_backup"] = self.passes is None
         data["size_change_vs_oz_percent"] = self.size_change_vs_oz
         return data
@@ -49,6 +51,7 @@ class RunRecord:
     objective: str
     strategy: str
     programs: tuple[ProgramRecord, ...]
+    catalogue: str = ""  # identity of the pass catalogue searched (records before it: empty)
 
     def save(self, path: Path) -> None:
         payload = {
@@ -56,6 +59,7 @@ class RunRecord:
             "toolchain": self.toolchain,
             "objective": self.objective,
             "strategy": self.strategy,
+            "catalogue": self.catalogue,
             "programs": [p.to_dict() for p in self.programs],
         }
         path.write_text(json.dumps(payload, indent=2) + "\n")
@@ -90,11 +94,13 @@ class RunRecord:
                     runtime=p.get("runtime"),
                     oz_runtime=p.get("oz_runtime"),
                     runtime_unit=p.get("runtime_unit", ""),
+                    curve=tuple((int(e), float(v)) for e, v in p.get("curve", [])),
                 )
                 for p in payload["programs"]
             )
-            return cls(payload["toolchain"], payload["objective"], payload["strategy"], programs)
+            return cls(payload["toolchain"], payload["objective"], payload["strategy"], programs,
+                       payload.get("catalogue", ""))  # fmt: skip
         except FileNotFoundError as exc:
             raise InputError(f"{path}: no such run record (write one with `stitchopt tune ... -o run.json`)") from exc
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{path}: not a stitchopt run record ({exc})") from exc

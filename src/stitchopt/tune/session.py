@@ -55,7 +55,7 @@ def replay_command(evaluator: Evaluator, pipeline: str) -> str:
 
 
 def run_record(
-    evaluator: Evaluator, tuned: Sequence[TunedProgram], objective: Objective, strategy: str
+    evaluator: Evaluator, tuned: Sequence[TunedProgram], objective: Objective, strategy: str, catalogue: Catalogue
 ) -> RunRecord:
     """What to save: per program the answer, its size against -Oz and the commands that replay it."""
     programs = tuple(
@@ -72,10 +72,20 @@ def run_record(
             runtime=t.result.runtime,
             oz_runtime=t.run.oz.runtime,
             runtime_unit=t.runtime_unit,
+            curve=improvements(t.run.curve),
         )
         for t in tuned
     )
-    return RunRecord(evaluator.toolchain.identity, str(objective), strategy, programs)
+    return RunRecord(evaluator.toolchain.identity, str(objective), strategy, programs, catalogue.identity)
+
+
+def improvements(curve: Sequence[float]) -> tuple[tuple[int, float], ...]:
+    """A best-so-far curve (one score per evaluation) kept only where it changes, and at its end: enough to
+    redraw it, a few points instead of thousands."""
+    points = [(i + 1, score) for i, score in enumerate(curve) if i == 0 or score != curve[i - 1]]
+    if curve and points[-1][0] != len(curve):
+        points.append((len(curve), curve[-1]))
+    return tuple(points)
 
 
 MAX_VALIDATED_CANDIDATES = 5  # lists tried per program before settling for -Oz

@@ -98,3 +98,8 @@ class ValidationReport:
             "seconds": self.seconds,
             "verdicts": [v.to_dict() for v in self.verdicts],
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ValidationReport:
+        verdicts = tuple(Verdict.from_dict(v) for v in data["verdicts"])
+        return cls(data["suite"], data["pipeline"], data["toolchain"], verdicts, data["seconds"], data["complete"])

@@ -1,0 +1,44 @@
+"""The shipped model applied to a corpus the way a build would use it, for `stitchopt demo`: static and jit
+choices per program, each answer checked by running the program itself against its -O0/-O2 builds (a list
+that changes its output is not taken), never larger than -Oz."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.evaluator import Evaluator
+from stitchopt.models.flag_model import ListModel
+from stitchopt.models.optimize import Choice, choose
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.validation import ProgramRun, self_check_for
+
+
+@dataclass(frozen=True)
+class CorpusChoice:
+    program: str
+    static: Choice
+    jit: Choice
+
+
+def choose_for_corpus(
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    model: ListModel,
+    paths: Sequence[Path],
+    *,
+    k: int = 5,
+    on_program: Callable[[int], None] | None = None,
+) -> list[CorpusChoice]:
+    choices = []
+    for index, path in enumerate(paths):
+        module = load_module(evaluator.toolchain, path)
+        check = self_check_for(evaluator, path, ProgramRun())
+        static = choose(evaluator, catalogue, model, module, mode="static", validation=check)
+        jit = choose(evaluator, catalogue, model, module, mode="jit", k=k, validation=check)
+        choices.append(CorpusChoice(path.stem, static, jit))
+        if on_program is not None:
+            on_program(index)
+    return choices
