@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(clang-19 llvm-19 llvm-19-dev lld-19 csmith libcsmith-dev)
 # Only three HumanEval-X programs need these (CPP/22 and CPP/137 include Boost headers, CPP/162 links
 # OpenSSL): installed when possible, a warning otherwise (those programs are then excluded, not failed).
-optional=(libboost-dev libssl-dev)
+# chromium + chromium-driver: the browser test of the HTML reports (skipped, with its reason, without them).
+optional=(libboost-dev libssl-dev chromium chromium-driver)
 
 if [ -n "${STITCHOPT_LLVM:-}" ]; then
   echo "Using LLVM from STITCHOPT_LLVM=$STITCHOPT_LLVM; not installing system packages."
@@ -31,7 +32,8 @@ if [ ${#missing_optional[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1 && [ ${#missing[@]} -eq 0 ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         "${missing_optional[@]}" >/dev/null; } ||
-      echo "warning: could not install ${missing_optional[*]}: HumanEval-X CPP/22, CPP/137, CPP/162 will be excluded" >&2
+      echo "warning: could not install ${missing_optional[*]}: HumanEval-X CPP/22, CPP/137, CPP/162 may be excluded" \
+        "and the report browser test skipped" >&2
   else
     missing+=("${missing_optional[@]}")
   fi

@@ -88,14 +88,6 @@ def test_passes_and_doctor(cli) -> None:  # type: ignore[no-untyped-def]
     assert doctor.returncode == 0 and "LLVM 19" in doctor.stdout and "llvm-profdata" in doctor.stdout
 
 
-def test_demo_prints_the_corpus_table(cli) -> None:  # type: ignore[no-untyped-def]
-    done = cli("demo")
-    assert done.returncode == 0, done.stderr
-    assert "geomean" in done.stdout and "hash_table" in done.stdout
-    assert "0 from the cache" in done.stdout
-    assert "from the cache" in cli("demo").stdout and "0 evaluated" in cli("demo").stdout
-
-
 def test_validate_exit_status_says_whether_every_program_passed(cli) -> None:  # type: ignore[no-untyped-def]
     suite = str(DATA / "selftest")
     good = cli("validate", "-p", "default<Oz>", "--suite", suite, "--json")

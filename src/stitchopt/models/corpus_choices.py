@@ -5,12 +5,14 @@ that changes its output is not taken), never larger than -Oz."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.evaluator import Evaluator
 from stitchopt.models.flag_model import ListModel
 from stitchopt.models.optimize import Choice, choose
+from stitchopt.models.warm import warm_caches
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.validation import ProgramRun, self_check_for
@@ -32,13 +34,18 @@ def choose_for_corpus(
     k: int = 5,
     on_program: Callable[[int], None] | None = None,
 ) -> list[CorpusChoice]:
-    choices = []
-    for index, path in enumerate(paths):
-        module = load_module(evaluator.toolchain, path)
+    modules = [load_module(evaluator.toolchain, path) for path in paths]
+    warm_caches(evaluator, catalogue, model, modules, k=k, common=0)  # every compilation in one parallel batch
+
+    def one(index: int) -> CorpusChoice:
+        """Only the self-checks are left to run (builds and runs of one program): programs go in parallel."""
+        path, module = paths[index], modules[index]
         check = self_check_for(evaluator, path, ProgramRun())
         static = choose(evaluator, catalogue, model, module, mode="static", validation=check)
         jit = choose(evaluator, catalogue, model, module, mode="jit", k=k, validation=check)
-        choices.append(CorpusChoice(path.stem, static, jit))
         if on_program is not None:
             on_program(index)
-    return choices
+        return CorpusChoice(path.stem, static, jit)
+
+    with ThreadPoolExecutor(max_workers=evaluator.jobs) as pool:
+        return list(pool.map(one, range(len(paths))))

@@ -60,8 +60,8 @@ def demo_report(
     note = ("Every answer is never larger than -Oz, and is a list under which the program printed what its -O0 "
             "and -O2 builds print (a list that changed the output was skipped).")
     sections = [
-        Section("Answers", (note,), tables=(choice_rows(choices),)),
         *modes,
+        Section("Answers", (note,), tables=(choice_rows(choices),)),
         Section("Lists picked", (f"{len(picked)} of {len(choices)} programs got a pass list; the rest kept -Oz.",),
                 tuple(lists)),  # fmt: skip
         Section("clang's levels against -Oz", (), tuple(levels), (corpus_rows(comparisons, corpus),)),

@@ -24,6 +24,8 @@ def load_validation(path: Path) -> list[tuple[ValidationReport, str | None]]:
     """Each report in the file with the reproducer directory written for it, if any."""
     try:
         data: list[dict[str, Any]] = json.loads(path.read_text())
+        if not isinstance(data, list):
+            raise ValueError("expected a list of suite reports")
         return [(ValidationReport.from_dict(entry), entry.get(REPRODUCER_KEY)) for entry in data]
     except FileNotFoundError as exc:
         raise InputError(f"{path}: no such validation file (write one with `stitchopt validate ... -o FILE`)") from exc
