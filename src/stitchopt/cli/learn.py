@@ -27,6 +27,7 @@ from stitchopt.core import IRModule
 from stitchopt.datasets.catalog import program_path, select_benchmarks
 from stitchopt.errors import InputError
 from stitchopt.evaluator import Evaluator
+from stitchopt.hotpath.predict import DEFAULT_HOTNESS_SOURCE, predicted_hot_functions
 from stitchopt.models.coreset import DEFAULT_K
 from stitchopt.models.evaluation import evaluate_dataset
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, OZ, ListModel, RankedList, load_model
@@ -100,8 +101,8 @@ ModelOption = Annotated[
 ]
 ModeOption = Annotated[
     str,
-    typer.Option(help="static: top-1 and -Oz; jit: the top k lists and -Oz; hybrid: jit per hot function (--hot or "
-                 "--run), static for the rest."),
+    typer.Option(help="static: top-1 and -Oz; jit: the top k lists and -Oz; hybrid: jit per hot function (--hot, "
+                 "--run, or else predicted by the hot-path model), static for the rest."),
 ]  # fmt: skip
 KOption = Annotated[int, typer.Option("--k", help="Lists compiled in jit mode.")]
 
@@ -197,6 +198,10 @@ def optimize_command(
     run: Annotated[
         str, typer.Option(help="hybrid: profile this command ({exe} is the program) to find the hot functions.")
     ] = "",
+    hot_from: Annotated[
+        str, typer.Option(help="hybrid without --hot or --run: predict hot functions with the hot-path 'model' or "
+                               "LLVM's 'static' block frequencies.")
+    ] = DEFAULT_HOTNESS_SOURCE,
     data_dir: DataDirOption = None,
     model_dir: ModelOption = None,
     cache_dir: CacheDirOption = None,
@@ -209,7 +214,7 @@ def optimize_command(
     path = program_path(program)
     module = load_module(toolchain, path)
     if mode == "hybrid":
-        _optimize_hybrid(toolchain, catalogue, model, module, path, output, hot, run, k, cache_dir)
+        _optimize_hybrid(toolchain, catalogue, model, module, path, output, hot, run, hot_from, k, cache_dir)
         return
     with Evaluator(toolchain, open_store(cache_dir)) as evaluator:
         validation = list_validation(evaluator, limit=validate_limit, data_dir=data_dir) if validate else None
@@ -228,13 +233,18 @@ def optimize_command(
 
 def _optimize_hybrid(
     toolchain: Toolchain, catalogue: Catalogue, model: ListModel, module: IRModule, source: Path, output: Path,
-    hot: str, run: str, k: int, cache_dir: Path | None,
+    hot: str, run: str, hot_from: str, k: int, cache_dir: Path | None,
 ) -> None:  # fmt: skip
-    if bool(hot) == bool(run):
-        raise InputError("hybrid mode needs the hot functions: --hot f,g or --run 'command using {exe}'")
+    if hot and run:
+        raise InputError("give the hot functions (--hot f,g) or a command to profile (--run), not both")
     if run and not is_source(source):
         raise InputError(f"{source}: --run profiles a C/C++ source; give --hot for IR files")
-    names = hot.split(",") if hot else hot_functions(profile_counts(toolchain, source, run))
+    if hot or run:
+        names = hot.split(",") if hot else hot_functions(profile_counts(toolchain, source, run))
+    else:
+        names = predicted_hot_functions(toolchain, module, hot_from)
+        console.print(f"hot functions predicted by the {hot_from} estimate (no profile given): "
+                      f"{', '.join(names) or 'none'}", highlight=False)  # fmt: skip
     with Evaluator(toolchain, open_store(cache_dir)) as evaluator:
         data, choice = optimize_hybrid(evaluator, catalogue, model, module, names, k)
     output.write_bytes(data)

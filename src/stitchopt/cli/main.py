@@ -18,6 +18,7 @@ from rich.progress import Progress, TaskID
 
 from stitchopt.cache.store import DB_NAME, default_cache_dir, remove_store
 from stitchopt.cli.datasets import datasets_app
+from stitchopt.cli.hot import hot_command
 from stitchopt.cli.learn import (
     KOption,
     ModelOption,
@@ -100,6 +101,7 @@ app.command("predict")(predict_command)
 app.command("optimize")(optimize_command)
 app.command("evaluate")(evaluate_command)
 app.command("report")(report_command)
+app.command("hot")(hot_command)
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(stitch_app, name="stitch")
 cache_app = typer.Typer(help="Inspect or clear the evaluation cache.", no_args_is_help=True)

@@ -67,6 +67,19 @@ def save_model_directory(directory: Path, config: dict[str, Any], arrays: dict[s
     save(directory / WEIGHTS_NAME, **arrays)
 
 
+def read_model_directory(
+    directory: Path, what: str = "stitchopt model"
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """What `save_model_directory` wrote: the configuration and the arrays (as float64)."""
+    try:
+        config = json.loads((directory / CONFIG_NAME).read_text())
+        with np.load(directory / WEIGHTS_NAME, allow_pickle=False) as weights:
+            arrays = {k: np.asarray(weights[k], dtype=np.float64) for k in weights.files}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{directory}: not a {what} directory ({exc})") from exc
+    return config, arrays
+
+
 class ListModel(Protocol):
     """What the modes (static, jit, hybrid) need of a model: its lists, a ranking, and an identity for caching.
     The shipped `FlagModel` and a stitched model (`stitching.model.StitchedModel`) both are one."""
@@ -170,12 +183,7 @@ class FlagModel:
     @classmethod
     def from_pretrained(cls, directory: Path, catalogue: Catalogue | None = None) -> FlagModel:
         """Load a model directory; with `catalogue`, drop (with a warning) lists that catalogue cannot run."""
-        try:
-            config = json.loads((directory / CONFIG_NAME).read_text())
-            with np.load(directory / WEIGHTS_NAME, allow_pickle=False) as weights:
-                arrays = {k: np.asarray(weights[k], dtype=np.float64) for k in weights.files}
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{directory}: not a stitchopt model directory ({exc})") from exc
+        config, arrays = read_model_directory(directory)
         if config.get("format") != MODEL_FORMAT:
             raise InputError(f"{directory}: model format {config.get('format')}, this stitchopt reads {MODEL_FORMAT}")
         ranker_arrays = {k.removeprefix("ranker."): v for k, v in arrays.items() if k.startswith("ranker.")}

@@ -79,7 +79,7 @@ def compile_source(
     return run.stdout
 
 
-def _disassemble(toolchain: Toolchain, bitcode: bytes, name: str) -> str:
+def disassemble(toolchain: Toolchain, bitcode: bytes, name: str) -> str:
     run = run_tool([toolchain.tool("llvm-dis"), "-", "-o", "-"], stdin=bitcode, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
         raise InputError(f"{name}: malformed bitcode: {first_error(run.stderr_text)}")
@@ -120,7 +120,7 @@ def load_module(
 
 
 def module_from_bitcode(toolchain: Toolchain, bitcode: bytes, name: str) -> IRModule:
-    text = _disassemble(toolchain, bitcode, name)
+    text = disassemble(toolchain, bitcode, name)
     match = _TRIPLE_RE.search(text)
     return IRModule(name=name, bitcode=bitcode, triple=match.group(1) if match else toolchain.default_triple)
 

@@ -1,0 +1,1 @@
+"""Hot-path prediction: where programs spend their time, measured from profiles and predicted from IR."""

@@ -1,0 +1,103 @@
+"""Profiles of runnable programs mapped onto their unoptimized IR.
+
+A program is built with clang's front-end instrumentation (`-fprofile-instr-generate`), run once in a
+scratch directory under time and memory limits, and its counters merged with `llvm-profdata`; the same source
+is then compiled to unoptimized IR twice by the autotuner's front end: as is, and with `-fprofile-instr-use`,
+which adds branch weights and function entry counts without changing a block. `print<block-freq>` on the second
+gives each block's execution count; the first is what the models read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.errors import InputError
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import FRONTEND_LEVEL, FRONTEND_TIMEOUT_S, first_error
+from stitchopt.toolchain.process import run_tool
+from stitchopt.validate.suites import SuiteProgram
+
+KIND = "hot-profile"
+RUN_MEMORY_BYTES = 2 * 2**30
+RUN_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class ProfiledModule:
+    plain_ir: str  # what models read
+    annotated_ir: str | None  # with the profile's weights; None when the run wrote no profile
+
+
+def _suffix(program: SuiteProgram) -> str:
+    return ".cpp" if program.language == "c++" else ".c"
+
+
+def _driver(toolchain: Toolchain, program: SuiteProgram) -> list[str]:
+    return [toolchain.tool("clang"), *(["--driver-mode=g++"] if program.language == "c++" else []), "-w",
+            *program.compile_args]  # fmt: skip
+
+
+def front_end_ir(toolchain: Toolchain, program: SuiteProgram, source: Path, profile: Path | None = None) -> str:
+    """Unoptimized IR text as the autotuner's front end makes it (optionally annotated with `profile`)."""
+    use = [f"-fprofile-instr-use={profile}"] if profile is not None else []
+    done = run_tool([*_driver(toolchain, program), f"-{FRONTEND_LEVEL}", "-Xclang", "-disable-llvm-passes", *use,
+                     "-emit-llvm", "-S", str(source), "-o", "-"], timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    if done.returncode != 0 or done.timed_out:
+        raise InputError(f"{program.name}: front end failed: {first_error(done.stderr_text) or 'timed out'}")
+    return done.stdout.decode(errors="replace")
+
+
+def profile_program(toolchain: Toolchain, program: SuiteProgram, timeout: float = RUN_TIMEOUT_S) -> ProfiledModule:
+    """Build instrumented, run once (its arguments and stdin), merge, and annotate the IR with the counts."""
+    with tempfile.TemporaryDirectory(prefix="stitchopt-hot-") as scratch:
+        work = Path(scratch)
+        source, exe = work / f"program{_suffix(program)}", work / "program"
+        source.write_text(program.source)
+        raw, merged = work / "run.profraw", work / "run.profdata"
+        build = run_tool([*_driver(toolchain, program), "-O0", "-fprofile-instr-generate", str(source), "-o", str(exe),
+                          *program.link_args], timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+        if build.returncode != 0:
+            raise InputError(f"{program.name}: instrumented build failed: {first_error(build.stderr_text)}")
+        run_tool([str(exe), *program.run_args], stdin=program.stdin, timeout=timeout, memory_bytes=RUN_MEMORY_BYTES,
+                 cwd=scratch, env={**os.environ, "LLVM_PROFILE_FILE": str(raw)})  # fmt: skip
+        plain = front_end_ir(toolchain, program, source)
+        if not raw.is_file():
+            return ProfiledModule(plain, None)  # killed before exit: no counters written
+        merge = run_tool([toolchain.tool("llvm-profdata"), "merge", "-o", str(merged), str(raw)],
+                         timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+        if merge.returncode != 0:
+            raise InputError(f"{program.name}: llvm-profdata merge failed: {first_error(merge.stderr_text)}")
+        return ProfiledModule(plain, front_end_ir(toolchain, program, source, merged))
+
+
+def program_key(program: SuiteProgram) -> str:
+    """Everything that decides the profile: source, flags, arguments and input."""
+    parts = [program.language, program.source, *program.compile_args, "\0", *program.link_args, "\0",
+             *program.run_args, "\0", (program.stdin or b"").hex()]  # fmt: skip
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def cached_profile(
+    toolchain: Toolchain, program: SuiteProgram, store: EvaluationStore | None, timeout: float = RUN_TIMEOUT_S
+) -> ProfiledModule:
+    """`profile_program` through the evaluation store (profiles cost a build and a run; reading one, nothing)."""
+    key = (toolchain.identity, program_key(program))
+    data = store.get_artifact(KIND, *key) if store is not None else None
+    if data is not None:
+        try:
+            saved = json.loads(zlib.decompress(data))
+            return ProfiledModule(saved["plain"], saved["annotated"])
+        except (zlib.error, ValueError, KeyError):
+            pass  # unreadable: profile again
+    profiled = profile_program(toolchain, program, timeout)
+    if store is not None:
+        payload = {"plain": profiled.plain_ir, "annotated": profiled.annotated_ir}
+        store.put_artifact(KIND, zlib.compress(json.dumps(payload).encode()), *key)
+    return profiled
