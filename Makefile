@@ -25,5 +25,5 @@ $(VENV)/.installed: pyproject.toml setup.py src/stitchopt/native/evaluator.cpp
 	$(BIN)/pip install -q --upgrade pip
 	# torch pinned here only: the CPU build is on disk, an open range would pull a multi-GB CUDA build
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,ray,data,stitch]'
+	$(BIN)/pip install -q -e '.[dev,ray,data,stitch,lift]'
 	touch $@

@@ -40,7 +40,7 @@ def trained(
     benchmarks = [Benchmark(str(p), p, p.stem, "train") for p in paths]
     with EvaluationStore(work / "cache.sqlite") as store, Evaluator(toolchain, store, jobs=2) as evaluator:
         labels = build_labels(
-            evaluator, catalogue, benchmarks, dataset="tiny", pool_programs=3, pool_budget=48, seed=0, broad=False
+            evaluator, catalogue, benchmarks, dataset="tiny", pool_programs=3, pool_budget=24, seed=0, broad=False
         )
         labels.save(work / "labels.json.gz")
         model, report, skipped = train_from_labels(

@@ -48,7 +48,9 @@ def _blocks(toolchain: Toolchain, path: Path, run: str, cache_dir: Path | None) 
 
 def hot_command(
     program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
-    run: Annotated[str, typer.Option(help="Profile this command ({exe} is the program) and compare.")] = "",
+    run: Annotated[
+        str, typer.Option("--run", "--profile", help="Profile this command ({exe} is the program) and compare.")
+    ] = "",
     model_dir: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--model", help="Hot-path model directory (default: the one shipped with stitchopt)."),

@@ -268,6 +268,10 @@ def evaluate_command(
         Optional[Path],  # noqa: UP045
         typer.Option(help="Run record of `stitchopt tune` on the same programs: adds the % of its gain."),
     ] = None,
+    llm_compiler: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="A local LLM Compiler model directory: adds its flag-tuning answers (`lift` extra)."),
+    ] = None,
     csv_file: Annotated[Optional[Path], typer.Option("--csv", help="Per-program CSV.")] = None,  # noqa: UP045
     json_file: Annotated[Optional[Path], typer.Option("--json", help="Everything as JSON.")] = None,  # noqa: UP045
     markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
@@ -279,7 +283,7 @@ def evaluate_command(
     evaluation, title = evaluate_dataset(
         dataset, model_dir or DEFAULT_MODEL_DIR, split=split, programs=programs, max_ir_kb=max_ir_kb,
         per_package=per_package or None,
-        ks=tuple(int(k) for k in ks.split(",") if k), autotuner=autotuner, jobs=jobs or None,
+        ks=tuple(int(k) for k in ks.split(",") if k), autotuner=autotuner, llm_compiler=llm_compiler, jobs=jobs or None,
         cache_dir=cache_dir, llvm=llvm,
     )  # fmt: skip
     table = method_rows(evaluation, title)

@@ -28,6 +28,7 @@ from stitchopt.cli.learn import (
     predict_command,
     train_command,
 )
+from stitchopt.cli.lift import lift_eval_command
 from stitchopt.cli.options import (
     AddressOption,
     BackendOption,
@@ -49,12 +50,13 @@ from stitchopt.cli.options import (
     open_store,
     parse_objective,
     print_table,
+    target_paths,
 )
 from stitchopt.cli.report import report_command
 from stitchopt.cli.stitch import stitch_app
 from stitchopt.cli.validate import validate_command
 from stitchopt.comparison import compare, compare_many
-from stitchopt.datasets.catalog import dataset_programs, is_dataset_uri, program_path
+from stitchopt.datasets.catalog import program_path
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import StitchoptError
 from stitchopt.evaluator import BACKEND_ENV, Evaluator, select_backend
@@ -76,7 +78,7 @@ from stitchopt.reports.tables import (
     tuning_rows,
 )
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import compile_source, load_module, supported_suffixes
+from stitchopt.toolchain.frontend import compile_source, load_module
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
 from stitchopt.tune.broadcast import DEFAULT_TOP, broadcast
 from stitchopt.tune.driver import Budget, TuningRun
@@ -102,6 +104,7 @@ app.command("optimize")(optimize_command)
 app.command("evaluate")(evaluate_command)
 app.command("report")(report_command)
 app.command("hot")(hot_command)
+app.command("lift-eval")(lift_eval_command)
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(stitch_app, name="stitch")
 cache_app = typer.Typer(help="Inspect or clear the evaluation cache.", no_args_is_help=True)
@@ -253,25 +256,6 @@ def demo(
     )
 
 
-def _targets(targets: list[str]) -> list[Path]:
-    """Files, directories (their C/C++/IR files), bench:// URIs and whole datasets (`bench://pypi-v1`, or
-    `bench://pypi-v1?split=test` for one split), in the given order."""
-    paths: list[Path] = []
-    for target in targets:
-        if is_dataset_uri(target):
-            uri, _, query = target.partition("?split=")
-            paths += dataset_programs(uri, split=query or None)
-            continue
-        path = program_path(target)
-        if path.is_dir():
-            paths += sorted(p for p in path.iterdir() if p.suffix in supported_suffixes())
-        else:
-            paths.append(path)
-    if not paths:
-        raise StitchoptError("no programs given: give C/C++/.ll/.bc files, directories or bench:// URIs")
-    return paths
-
-
 @app.command("tune")
 def tune_command(
     targets: Annotated[list[str], typer.Argument(help="Files, directories or bench:// URIs.")],
@@ -307,7 +291,7 @@ def tune_command(
     if strategy not in STRATEGIES:
         raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     parsed_objective = parse_objective(objective)
-    paths = _targets(targets)
+    paths = target_paths(targets)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with (
@@ -471,7 +455,7 @@ def cache_warm(
     llvm: LlvmOption = None,
 ) -> None:
     """Rank every unit and measure what static and jit builds of it will ask for, ahead of the build."""
-    paths = _targets(targets)
+    paths = target_paths(targets)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)

@@ -11,8 +11,10 @@ from rich.table import Table
 
 from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, default_cache_dir
 from stitchopt.core import Objective
+from stitchopt.datasets.catalog import dataset_programs, is_dataset_uri, program_path
 from stitchopt.errors import InputError
 from stitchopt.evaluator import BACKEND_ENV
+from stitchopt.toolchain.frontend import supported_suffixes
 from stitchopt.validate.suites import DATA_DIR_ENV
 
 console = Console()
@@ -104,3 +106,22 @@ def parse_objective(text: str) -> Objective:
         return Objective.parse(text)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
+
+
+def target_paths(targets: list[str]) -> list[Path]:
+    """Files, directories (their C/C++/IR files), bench:// URIs and whole datasets (`bench://pypi-v1`, or
+    `bench://pypi-v1?split=test` for one split), in the given order."""
+    paths: list[Path] = []
+    for target in targets:
+        if is_dataset_uri(target):
+            uri, _, query = target.partition("?split=")
+            paths += dataset_programs(uri, split=query or None)
+            continue
+        path = program_path(target)
+        if path.is_dir():
+            paths += sorted(p for p in path.iterdir() if p.suffix in supported_suffixes())
+        else:
+            paths.append(path)
+    if not paths:
+        raise InputError("no programs given: give C/C++/.ll/.bc files, directories or bench:// URIs")
+    return paths

@@ -20,7 +20,7 @@ import numpy as np
 
 from stitchopt.cache.store import DB_NAME, EvaluationStore, default_cache_dir
 from stitchopt.comparison import geomean
-from stitchopt.core import EvalResult
+from stitchopt.core import EvalResult, IRModule
 from stitchopt.datasets.catalog import Benchmark, select_benchmarks
 from stitchopt.evaluator import EvalRequest, Evaluator
 from stitchopt.models.flag_model import FlagModel
@@ -76,9 +76,12 @@ def evaluate_model(
     *,
     ks: Sequence[int] = DEFAULT_KS,
     autotuner: dict[str, float] | None = None,
+    proposers: Mapping[str, Proposer] | None = None,
     on_program: Callable[[int], None] | None = None,
 ) -> Evaluation:
-    """`autotuner` maps a benchmark path (as in a `stitchopt tune` run record) to its size ratio to -Oz."""
+    """`autotuner` maps a benchmark path (as in a `stitchopt tune` run record) to its size ratio to -Oz;
+    `proposers` are other methods that propose one list per program (e.g. LLM Compiler), each measured with
+    the -Oz backup as "<name> + backup"."""
     extra = load_baselines(evaluator.toolchain, ("Os",))["Os"]
     baselines = [evaluator.baselines["O0"], evaluator.baselines["Oz"], extra, evaluator.baselines["O3"]]
     options = evaluator.baselines["Oz"].options
@@ -109,6 +112,9 @@ def evaluate_model(
             compilations[name] = 1
         if autotuner is not None and str(benchmark.path) in autotuner:
             ratios["autotuner"] = min(autotuner[str(benchmark.path)], 1.0)
+        for name, propose in (proposers or {}).items():
+            ratios[f"{name} + backup"], compilations[f"{name} + backup"] = _proposed(
+                evaluator, catalogue, module, propose(module), oz)  # fmt: skip
         outcomes.append(ProgramOutcome(benchmark.uri, oz.size_bytes, ratios, compilations, inference_ms))
         predicted_sizes.append(model.predict_sizes(features)[0])
         actual_sizes.append(_actual_sizes(o0, oz, o3, [measured[p] for p in model.lists]))
@@ -121,6 +127,23 @@ def evaluate_model(
         tuple(outcomes), summarize(outcomes), errors,
         float(np.median(times)) if times else 0.0, max(times, default=0.0), skipped, sources,
     )  # fmt: skip
+
+
+Proposer = Callable[[IRModule], "PassNames | None"]  # one list for a module, or None (nothing usable)
+
+
+def _proposed(
+    evaluator: Evaluator, catalogue: Catalogue, module: IRModule, passes: PassNames | None, oz: EvalResult
+) -> tuple[float, int]:
+    """A proposed list's size ratio to -Oz with the backup (failures and suspicious wins count as -Oz), and
+    its compilations."""
+    if not passes or oz.size_bytes is None:
+        return 1.0, 1
+    options = evaluator.baselines["Oz"].options
+    result = evaluator.evaluate(module, tuned_pipeline(passes, catalogue), options)
+    (trusted,) = distrust_suspicious(evaluator, module, [result], oz)
+    ratio = trusted.size_bytes / oz.size_bytes if trusted.ok and trusted.size_bytes else 1.0
+    return min(ratio, 1.0), 2
 
 
 def _methods(
@@ -200,6 +223,7 @@ def evaluate_dataset(
     per_package: int | None = None,
     ks: Sequence[int] = DEFAULT_KS,
     autotuner: Path | None = None,
+    llm_compiler: Path | None = None,
     jobs: int | None = None,
     cache_dir: Path | None = None,
     llvm: Path | None = None,
@@ -210,9 +234,15 @@ def evaluate_dataset(
     catalogue = load_catalogue(toolchain)
     model = FlagModel.from_pretrained(model_dir, catalogue)
     ratios = autotuner_ratios(RunRecord.load(autotuner)) if autotuner is not None else None
+    proposers: dict[str, Proposer] = {}
+    if llm_compiler is not None:
+        from stitchopt.lifting.flag_tuning import llm_compiler_proposer  # the lift extra, only when asked
+        from stitchopt.lifting.llm_compiler import LLMCompiler
+
+        proposers["LLM Compiler"] = llm_compiler_proposer(toolchain, catalogue, LLMCompiler(llm_compiler))
     store = EvaluationStore((cache_dir or default_cache_dir()) / DB_NAME)
     with Evaluator(toolchain, store, jobs=jobs) as evaluator:
-        evaluation = evaluate_model(evaluator, catalogue, model, chosen, ks=ks, autotuner=ratios)
+        evaluation = evaluate_model(evaluator, catalogue, model, chosen, ks=ks, autotuner=ratios, proposers=proposers)
     packages = len({b.package for b in chosen})
     title = f"{dataset} split={split}: {len(evaluation.programs)} programs from {packages} packages"
     return replace(evaluation, sources={**evaluation.sources, "dataset": title}), title

@@ -1,0 +1,79 @@
+"""`stitchopt lift-eval`: lifting assembly back to IR, judged by round trip, per backend."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import Progress
+
+from stitchopt.cli.options import LlvmOption, console, print_table, target_paths
+from stitchopt.core import IRModule
+from stitchopt.errors import InputError
+from stitchopt.lifting.backends import Lifter, RetrievalLifter
+from stitchopt.lifting.harness import lift_eval, lift_rows
+from stitchopt.lifting.llm_compiler import LLMCompiler
+from stitchopt.lifting.pairs import make_pairs
+from stitchopt.lifting.roundtrip import require_metrics
+from stitchopt.reports.tables import to_markdown, to_rich
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.frontend import IR_SUFFIXES, load_module
+
+BACKENDS = ("retrieval", "llm-compiler")
+
+
+def _modules(toolchain: Toolchain, target: str, limit: int, max_ir_kb: float) -> list[IRModule]:
+    paths = [p for p in target_paths([target]) if p.suffix not in IR_SUFFIXES or p.stat().st_size <= max_ir_kb * 1024]
+    return [load_module(toolchain, path) for path in paths[: limit or None]]
+
+
+def lift_eval_command(
+    dataset: Annotated[str, typer.Option(help="Inputs: files, a directory or a bench:// URI (`?split=test`).")],
+    backend: Annotated[str, typer.Option(help=f"One of {', '.join(BACKENDS)}.")] = "retrieval",
+    reference: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="retrieval: the programs whose (assembly, IR) pairs are searched (never the inputs)."),
+    ] = None,
+    weights: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="llm-compiler: a local directory with the model and tokenizer (never downloaded)."),
+    ] = None,
+    limit: Annotated[int, typer.Option(help="At most this many input programs (0: all).")] = 0,
+    reference_limit: Annotated[int, typer.Option(help="At most this many reference programs (0: all).")] = 0,
+    max_ir_kb: Annotated[float, typer.Option(help="Skip IR files larger than this.")] = 60.0,
+    max_new_tokens: Annotated[int, typer.Option(help="llm-compiler: longest answer.")] = 4096,
+    json_file: Annotated[Optional[Path], typer.Option("--json", help="Every result as JSON.")] = None,  # noqa: UP045
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+    llvm: LlvmOption = None,
+) -> None:
+    """Lift each input's -Oz assembly back to IR and judge it by round trip (parse, exact match, BLEU)."""
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
+    require_metrics()
+    toolchain = find_toolchain(llvm)
+    lifter: Lifter
+    if backend == "llm-compiler":
+        if weights is None:
+            raise InputError("the llm-compiler backend needs --weights DIR (a local copy of the model)")
+        lifter = LLMCompiler(weights, max_new_tokens=max_new_tokens)
+    else:
+        if reference is None:
+            raise InputError("the retrieval backend needs --reference: programs to search (not the inputs)")
+        references = make_pairs(toolchain, _modules(toolchain, reference, reference_limit, max_ir_kb))
+        lifter = RetrievalLifter(references.pairs)
+    pairs = make_pairs(toolchain, _modules(toolchain, dataset, limit, max_ir_kb), lifter.fits)
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task(f"lifting with {backend}", total=len(pairs.pairs))
+        evaluation = lift_eval(toolchain, pairs, lifter, on_pair=lambda _: progress.advance(task))
+    table = lift_rows([evaluation], f"{dataset}: lifting -Oz x86-64 assembly to IR")
+    if markdown:
+        print(to_markdown(table))
+    else:
+        print_table(to_rich(table))
+    console.print(f"BLEU signature: {evaluation.bleu_signature or '-'}; {evaluation.split_modules} module(s) split "
+                  f"per function; {evaluation.seconds:.1f} s", highlight=False)  # fmt: skip
+    if json_file is not None:
+        json_file.write_text(json.dumps(asdict(evaluation), indent=1) + "\n")
