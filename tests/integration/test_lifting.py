@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from stitchopt.cache.store import EvaluationStore
@@ -144,6 +145,16 @@ def test_llm_compiler_backend_runs_a_local_model_and_never_downloads(
         evaluation = evaluate_model(evaluator, catalogue, model, [program], ks=(2,), proposers={"LLM": proposer})
     (outcome,) = evaluation.programs
     assert outcome.ratios["LLM + backup"] <= 1.0 and outcome.compilations["LLM + backup"] in (1, 2)
+    from stitchopt.features.base import Representation
+    from stitchopt.features.module import IRModule as FeatureModule
+    from stitchopt.lifting.llm_expert import LLMCompilerRepresentation
+
+    representation = LLMCompilerRepresentation(backend)
+    assert isinstance(representation, Representation)  # what the stitching study takes as an extra expert
+    module = FeatureModule.from_bytes(toolchain, (DATA / "features_sample.ll").read_bytes(), "sample")
+    vector = representation.extract(module)
+    assert vector.shape == (16,) == (len(representation.feature_names()),) and np.isfinite(vector).all()
+    assert np.array_equal(vector, representation.extract(module))
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     missing = subprocess.run([sys.executable, "-m", "stitchopt", "lift-eval", "--dataset", str(DATA / "loop_sum.c"),
                               "--backend", "llm-compiler", "--weights", str(tmp_path / "none")],

@@ -44,7 +44,7 @@ def report_command(
     if chosen not in FORMATS:
         raise InputError(f"unknown format {chosen!r}: use one of {', '.join(FORMATS)}")
     report = build_report(
-        kind, inputs, output_dir=(output or Path("report")).parent, trial_logs=log or [],
+        kind, inputs, output_dir=output.parent if output is not None else Path("."), trial_logs=log or [],
         evaluations=evaluation or [], study=study, llvm=llvm,
     )  # fmt: skip
     if output is not None:

@@ -47,6 +47,10 @@ def table_command(
     ] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown tables.")] = False,
     json_file: Annotated[Optional[Path], typer.Option("--json", help="Everything as JSON.")] = None,  # noqa: UP045
+    llm_compiler: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="A local LLM Compiler model directory: its hidden states become one more expert."),
+    ] = None,
     cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
@@ -57,10 +61,16 @@ def table_command(
 
     toolchain = find_toolchain(llvm)
     coreset = FlagModel.from_pretrained(model, load_catalogue(toolchain))
+    extra = []
+    if llm_compiler is not None:
+        from stitchopt.lifting.llm_compiler import LLMCompiler
+        from stitchopt.lifting.llm_expert import LLMCompilerRepresentation
+
+        extra.append(LLMCompilerRepresentation(LLMCompiler(llm_compiler)))
     with open_store(cache_dir) as store:
         report = run_study(
             toolchain, LabelSet.load(labels), LabelSet.load(held_out), coreset.lists,
-            TrainConfig(epochs=epochs, seed=seed), hidden=hidden, cache=FeatureCache(store), pairs=pairs,
+            TrainConfig(epochs=epochs, seed=seed), hidden=hidden, cache=FeatureCache(store), pairs=pairs, extra=extra,
         )  # fmt: skip
     for rows in (expert_rows(report, exclude_package), pair_rows(report, exclude_package),
                  curve_rows(report, exclude_package)):  # fmt: skip

@@ -98,6 +98,17 @@ class LLMCompiler:
         answer: str = self.tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
         return answer
 
+    def embed(self, text: str) -> list[float]:
+        """The mean of the last hidden layer over `text` (cut to the context): how the model reads a program,
+        for stitching it to the other experts."""
+        import torch
+
+        inputs = self.tokenizer(text, return_tensors="pt", truncation=True, max_length=self.context)
+        with torch.no_grad():
+            hidden = self.model(**inputs, output_hidden_states=True).hidden_states[-1][0]
+        vector: list[float] = hidden.mean(dim=0).double().tolist()
+        return vector
+
     def lift(self, asm: str) -> str:
         return extract_code(self.generate(DISASSEMBLY.format(asm=asm)))
 

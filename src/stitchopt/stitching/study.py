@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from stitchopt.errors import InputError
-from stitchopt.features.base import FeatureCache
+from stitchopt.features.base import FeatureCache, Representation
 from stitchopt.features.tokens import IRTokens
 from stitchopt.models.labels import LabelSet
 from stitchopt.models.ranker import ListRanker, geomean_change, static_choices
@@ -229,12 +229,13 @@ def run_study(
     hidden: int = DEFAULT_HIDDEN,
     cache: FeatureCache | None = None,
     pairs: bool = True,
+    extra: Sequence[Representation] = (),
 ) -> StudyReport:
     """Experts, pair table and ensemble curve for the coreset `lists` (a flag-tuning model's, so validated)
     from `labels` (train and validation splits) and `held_out` (labels of other programs, measured with the
-    same list pool, for scoring only)."""
+    same list pool, for scoring only). `extra` representations (e.g. LLM Compiler's) get experts too."""
     tokens = IRTokens()
-    representations = expert_representations()
+    representations = [*expert_representations(), *extra]
     known = labeled_features(toolchain, labels, representations, cache)
     scored = labeled_features(toolchain, held_out, representations, cache)
     data = expert_data(known.labels, known.outputs, lists)
