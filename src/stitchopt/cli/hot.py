@@ -18,11 +18,11 @@ from stitchopt.hotpath.blocks import ProgramBlocks, program_blocks
 from stitchopt.hotpath.evaluate import lstm, score, static_frequency
 from stitchopt.hotpath.labels import function_totals, hot_functions, measured_counts
 from stitchopt.hotpath.model import DEFAULT_HOT_MODEL_DIR, HotPathModel
-from stitchopt.hotpath.predict import hotness
+from stitchopt.hotpath.predict import hotness, module_blocks
 from stitchopt.hotpath.profile import cached_profile, front_end_ir
 from stitchopt.reports.tables import Rows, to_rich
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
-from stitchopt.toolchain.frontend import disassemble, is_source
+from stitchopt.toolchain.frontend import is_source, load_module
 from stitchopt.validate.suites import source_program
 
 
@@ -30,9 +30,7 @@ def _blocks(toolchain: Toolchain, path: Path, run: str, cache_dir: Path | None) 
     if not is_source(path):
         if run:
             raise InputError(f"{path}: --run profiles a C/C++ source; IR files get predictions only")
-        text = path.read_text(errors="replace") if path.suffix == ".ll" else disassemble(
-            toolchain, path.read_bytes(), path.name)  # fmt: skip
-        return program_blocks(toolchain, path.name, text)
+        return module_blocks(toolchain, load_module(toolchain, path))  # malformed IR: one-line error here
     words = shlex.split(run)
     if run and (not words or words[0] != "{exe}"):
         raise InputError("--run must start with {exe}, the profiled program: e.g. --run '{exe} input.txt'")
