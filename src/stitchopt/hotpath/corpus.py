@@ -22,7 +22,6 @@ from stitchopt.validate.csmith import csmith_suite
 from stitchopt.validate.suites import SuiteProgram, load_suite, source_program
 
 SOURCES = ("demo", "humaneval", "csmith")
-SPLITS = ("train", "validation", "test")
 
 
 @dataclass(frozen=True)
