@@ -5,6 +5,7 @@ Every StitchoptError becomes one line on stderr and exit status 2, never a trace
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shlex
 import shutil
@@ -131,9 +132,13 @@ def doctor(llvm: LlvmOption = None) -> None:
 
 
 def _optional_parts() -> dict[str, bool]:
+    """System tools and extras some commands need (found without importing anything heavy)."""
     return {
         "csmith": shutil.which("csmith") is not None,
         "csmith.h": any(Path(p).is_file() for p in ("/usr/include/csmith/csmith.h", "/usr/include/csmith.h")),
+        "chromium": shutil.which("chromium") is not None and shutil.which("chromedriver") is not None,
+        "stitch extra": all(importlib.util.find_spec(m) is not None for m in ("torch", "ot", "sklearn")),
+        "lift extra": all(importlib.util.find_spec(m) is not None for m in ("transformers", "sacrebleu", "rapidfuzz")),
     }
 
 
