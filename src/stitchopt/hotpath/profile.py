@@ -14,6 +14,7 @@ import json
 import os
 import tempfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,27 +55,46 @@ def front_end_ir(toolchain: Toolchain, program: SuiteProgram, source: Path, prof
     return done.stdout.decode(errors="replace")
 
 
+@dataclass(frozen=True)
+class InstrumentedRun:
+    profile: Path | None  # the merged counters; None when the run wrote none (killed before exit)
+    timed_out: bool
+
+
+def instrumented_run(
+    toolchain: Toolchain, driver: Sequence[str], source: Path, link_args: Sequence[str], argv: Sequence[str],
+    work: Path, *, stdin: bytes | None = None, timeout: float = RUN_TIMEOUT_S,
+) -> InstrumentedRun:  # fmt: skip
+    """Build `source` with front-end instrumentation, run `argv` (`{exe}` stands for the program) in `work` under
+    time and memory limits, and merge its counters into `work/run.profdata`."""
+    exe, raw, merged = work / "program", work / "run.profraw", work / "run.profdata"
+    build = run_tool([*driver, "-O0", "-fprofile-instr-generate", str(source), "-o", str(exe), *link_args],
+                     timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    if build.returncode != 0:
+        raise InputError(f"{source.name}: profiling build failed: {first_error(build.stderr_text)}")
+    command = [str(exe) if word == "{exe}" else word for word in argv] or [str(exe)]
+    done = run_tool(command, stdin=stdin, timeout=timeout, memory_bytes=RUN_MEMORY_BYTES, cwd=str(work),
+                    env={**os.environ, "LLVM_PROFILE_FILE": str(raw)})  # fmt: skip
+    if not raw.is_file():
+        return InstrumentedRun(None, done.timed_out)
+    merge = run_tool([toolchain.tool("llvm-profdata"), "merge", "-o", str(merged), str(raw)],
+                     timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    if merge.returncode != 0:
+        raise InputError(f"llvm-profdata merge failed: {first_error(merge.stderr_text)}")
+    return InstrumentedRun(merged, done.timed_out)
+
+
 def profile_program(toolchain: Toolchain, program: SuiteProgram, timeout: float = RUN_TIMEOUT_S) -> ProfiledModule:
     """Build instrumented, run once (its arguments and stdin), merge, and annotate the IR with the counts."""
     with tempfile.TemporaryDirectory(prefix="stitchopt-hot-") as scratch:
         work = Path(scratch)
-        source, exe = work / f"program{_suffix(program)}", work / "program"
+        source = work / f"program{_suffix(program)}"
         source.write_text(program.source)
-        raw, merged = work / "run.profraw", work / "run.profdata"
-        build = run_tool([*_driver(toolchain, program), "-O0", "-fprofile-instr-generate", str(source), "-o", str(exe),
-                          *program.link_args], timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
-        if build.returncode != 0:
-            raise InputError(f"{program.name}: instrumented build failed: {first_error(build.stderr_text)}")
-        run_tool([str(exe), *program.run_args], stdin=program.stdin, timeout=timeout, memory_bytes=RUN_MEMORY_BYTES,
-                 cwd=scratch, env={**os.environ, "LLVM_PROFILE_FILE": str(raw)})  # fmt: skip
+        run = instrumented_run(toolchain, _driver(toolchain, program), source, program.link_args,
+                               ["{exe}", *program.run_args], work, stdin=program.stdin, timeout=timeout)  # fmt: skip
         plain = front_end_ir(toolchain, program, source)
-        if not raw.is_file():
-            return ProfiledModule(plain, None)  # killed before exit: no counters written
-        merge = run_tool([toolchain.tool("llvm-profdata"), "merge", "-o", str(merged), str(raw)],
-                         timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
-        if merge.returncode != 0:
-            raise InputError(f"{program.name}: llvm-profdata merge failed: {first_error(merge.stderr_text)}")
-        return ProfiledModule(plain, front_end_ir(toolchain, program, source, merged))
+        annotated = front_end_ir(toolchain, program, source, run.profile) if run.profile is not None else None
+        return ProfiledModule(plain, annotated)
 
 
 def program_key(program: SuiteProgram) -> str:

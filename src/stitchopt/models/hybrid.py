@@ -9,7 +9,6 @@ fewest functions that together take `share` of all function entries.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import tempfile
@@ -20,6 +19,7 @@ from pathlib import Path
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.hotpath.profile import instrumented_run
 from stitchopt.models.flag_model import ListModel
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
@@ -32,7 +32,6 @@ from stitchopt.toolchain.split import extract_function, relink, symbols, without
 
 _COUNT_RE = re.compile(r"^  (\S.*):\n(?:    .*\n)*?    Function count: (\d+)", re.M)
 REST = "<rest of the module>"
-PROFILE_MEMORY_BYTES = 2 * 2**30  # the user's program runs with this address-space limit
 
 
 @dataclass(frozen=True)
@@ -49,20 +48,14 @@ def profile_counts(
 ) -> dict[str, int]:
     """Function entry counts of one run of `run` (a shell-style command; `{exe}` stands for the program)."""
     with tempfile.TemporaryDirectory(prefix="stitchopt-profile-") as scratch:
-        exe, raw, merged = Path(scratch) / "program", Path(scratch) / "run.profraw", Path(scratch) / "run.profdata"
-        build = run_tool([str(toolchain.tool("clang")), "-O0", "-fprofile-instr-generate", *extra_args, str(source),
-                          "-o", str(exe), "-lm"], timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
-        if build.returncode != 0:
-            raise InputError(f"{source}: profiling build failed: {first_error(build.stderr_text)}")
-        argv = [str(exe) if word == "{exe}" else word for word in shlex.split(run)] or [str(exe)]
-        done = run_tool(argv, timeout=timeout, memory_bytes=PROFILE_MEMORY_BYTES, cwd=scratch,
-                        env={**os.environ, "LLVM_PROFILE_FILE": str(raw)})  # fmt: skip
-        if done.timed_out or not raw.is_file():
+        done = instrumented_run(toolchain, [toolchain.tool("clang"), *extra_args], source, ["-lm"], shlex.split(run),
+                                Path(scratch), timeout=timeout)  # fmt: skip
+        if done.timed_out or done.profile is None:
             raise InputError(f"{source}: the profiling run {'timed out' if done.timed_out else 'wrote no profile'}")
-        for step in (["merge", "-o", str(merged), str(raw)], ["show", "--all-functions", str(merged)]):
-            shown = run_tool([str(toolchain.tool("llvm-profdata")), *step], timeout=FRONTEND_TIMEOUT_S)
-            if shown.returncode != 0:
-                raise InputError(f"llvm-profdata {step[0]} failed: {first_error(shown.stderr_text)}")
+        shown = run_tool([toolchain.tool("llvm-profdata"), "show", "--all-functions", str(done.profile)],
+                         timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+        if shown.returncode != 0:
+            raise InputError(f"llvm-profdata show failed: {first_error(shown.stderr_text)}")
     text = shown.stdout.decode(errors="replace")
     # static functions are shown as `file.c:name`
     return {name.rpartition(":")[2]: int(count) for name, count in _COUNT_RE.findall(text)}

@@ -9,7 +9,6 @@ it needs PyTorch at inference (the `stitch` extra).
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +23,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Standardizer, compute
 from stitchopt.features.module import IRModule as FeatureModule
 from stitchopt.features.tokens import IRTokens
-from stitchopt.models.flag_model import (
-    CONFIG_NAME,
-    WEIGHTS_NAME,
-    RankedList,
-    model_identity,
-    save_model_directory,
-)
+from stitchopt.models.flag_model import RankedList, model_identity, read_model_directory, save_model_directory
 from stitchopt.models.labels import LabelSet
 from stitchopt.models.ranker import geomean_change
 from stitchopt.models.train import labeled_features
@@ -93,12 +86,8 @@ class StitchedModel:
 
     @classmethod
     def from_pretrained(cls, directory: Path, catalogue: Catalogue) -> StitchedModel:
-        try:
-            config = json.loads((directory / CONFIG_NAME).read_text())
-            with np.load(directory / WEIGHTS_NAME, allow_pickle=False) as weights:
-                state = {k: torch.as_tensor(weights[k]) for k in weights.files}
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{directory}: not a stitched model directory ({exc})") from exc
+        config, arrays = read_model_directory(directory, "stitched model")
+        state = {k: torch.as_tensor(v, dtype=torch.float32) for k, v in arrays.items()}
         if config.get("kind") != KIND or config.get("format") != FORMAT:
             raise InputError(f"{directory}: not a stitched model of format {FORMAT} (make one: stitchopt stitch train)")
         if config["catalogue"] != catalogue.identity:
