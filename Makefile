@@ -1,21 +1,24 @@
 # `make demo` and `make test` work on a fresh Debian/Ubuntu machine: they install what is missing first.
+# The demo needs only the core package; the test suite adds every extra (PyTorch's CPU build first).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup system-deps lint
+.PHONY: demo test setup setup-test system-deps lint
 
 demo: setup
 	$(BIN)/stitchopt demo
 
-test: setup
+test: setup-test
 	$(BIN)/python -m pytest -q
 
-lint: setup
+lint: setup-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 
 setup: system-deps $(VENV)/.installed
+
+setup-test: setup $(VENV)/.installed-extras
 
 system-deps:
 	@bash scripts/install-system-deps.sh
@@ -23,7 +26,10 @@ system-deps:
 $(VENV)/.installed: pyproject.toml setup.py src/stitchopt/native/evaluator.cpp
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# torch pinned here only: the CPU build is on disk, an open range would pull a multi-GB CUDA build
-	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-extras: $(VENV)/.installed scripts/install-torch.sh
+	bash scripts/install-torch.sh $(BIN)/pip
 	$(BIN)/pip install -q -e '.[dev,ray,data,stitch,lift]'
 	touch $@
