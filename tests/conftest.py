@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,7 +10,9 @@ import pytest
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
-from stitchopt.evaluator import Evaluator
+from stitchopt.errors import ToolchainError
+from stitchopt.evaluator import BACKEND_ENV, Evaluator
+from stitchopt.native.pool import probe_native
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import load_module
@@ -17,9 +20,33 @@ from stitchopt.toolchain.frontend import load_module
 DATA = Path(__file__).parent / "data"
 
 
+def _native_unavailable(toolchain: Toolchain) -> str | None:
+    """Why tests of the native evaluator cannot run here, or None."""
+    if os.environ.get(BACKEND_ENV) == "subprocess":
+        return f"native backend disabled by {BACKEND_ENV}=subprocess"
+    probe = probe_native(toolchain)
+    return None if probe.available else f"native evaluator unavailable: {probe.reason}"
+
+
+def pytest_report_header() -> str:
+    try:
+        reason = _native_unavailable(find_toolchain())
+    except ToolchainError as exc:
+        return f"LLVM toolchain: {exc}"
+    return reason or "native evaluator: tested"
+
+
 @pytest.fixture(scope="session")
 def toolchain() -> Toolchain:
     return find_toolchain()
+
+
+@pytest.fixture(scope="session")
+def native_available(toolchain: Toolchain) -> None:
+    """Skips, with the reason, a test of the native evaluator where it cannot run (a subprocess-only install)."""
+    reason = _native_unavailable(toolchain)
+    if reason is not None:
+        pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
@@ -41,5 +68,7 @@ def store(tmp_path: Path) -> EvaluationStore:
 @pytest.fixture(params=["subprocess", "native"])
 def evaluator(request: pytest.FixtureRequest, toolchain: Toolchain, store: EvaluationStore) -> Iterator[Evaluator]:
     """Both backends: every property tested through this fixture must hold for each."""
+    if request.param == "native":
+        request.getfixturevalue("native_available")
     with Evaluator(toolchain, store, backend=request.param) as opened:
         yield opened

@@ -67,10 +67,23 @@ class EvalResult:
     sections: dict[str, int] = field(default_factory=dict)
     codegen_cached: bool = False  # sizes came from an earlier codegen of the same optimized IR
     runtime: float | None = None  # the program's run cost when a runtime probe is attached (unit: the probe's)
+    # The limits a failure happened under: a timeout or a crash under a memory cap says nothing about a
+    # run with a larger limit, so the cache replays it only under the same or tighter limits.
+    time_limit_s: float | None = None
+    memory_limit_bytes: int | None = None
 
     @property
     def ok(self) -> bool:
         return self.status is EvalStatus.OK
+
+    def holds_under(self, time_limit_s: float, memory_limit_bytes: int | None) -> bool:
+        """Whether this (cached) result would come out again under these limits: a timeout only under the
+        same or a shorter limit, a crash under a memory cap only under the same or a smaller cap."""
+        if self.status is EvalStatus.TIMEOUT:
+            return self.time_limit_s is not None and time_limit_s <= self.time_limit_s
+        if self.status is EvalStatus.CRASH and self.memory_limit_bytes is not None:
+            return memory_limit_bytes is not None and memory_limit_bytes <= self.memory_limit_bytes
+        return True
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from stitchopt.cache.store import CodegenKey, EvalKey, EvaluationStore
-from stitchopt.core import CompileOptions, EvalResult, IRModule
+from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.errors import StitchoptError
 from stitchopt.native.pool import NativeBackend, probe_native
 from stitchopt.toolchain.baselines import Baseline, load_baselines
@@ -121,6 +121,7 @@ class Evaluator:
         self.store = store
         self.jobs = jobs or os.cpu_count() or 1
         self.timeout = timeout
+        self.memory_bytes = memory_bytes
         self.backend = select_backend(
             toolchain, backend, jobs=self.jobs, timeout=timeout, memory_bytes=memory_bytes, address=address
         )
@@ -176,7 +177,7 @@ class Evaluator:
         for index, request in enumerate(requests):
             key = self.key(request)
             cached = self.store.get(key) if self.store is not None else None
-            if cached is not None:
+            if cached is not None and cached.holds_under(self.timeout, self.memory_bytes):
                 self.counters.cache_hits += 1
                 self._finish(index, cached, results, on_result)
             else:
@@ -219,7 +220,12 @@ class Evaluator:
             return list(pool.map(add, zip(requests, results, strict=True)))
 
     def _measure(self, request: EvalRequest) -> EvalResult:
-        return self.backend.evaluate(request.module, request.pipeline, request.options, self.codegen_cache)
+        result = self.backend.evaluate(request.module, request.pipeline, request.options, self.codegen_cache)
+        if result.status is EvalStatus.TIMEOUT:
+            return replace(result, time_limit_s=self.timeout)
+        if result.status is EvalStatus.CRASH and self.memory_bytes is not None:
+            return replace(result, memory_limit_bytes=self.memory_bytes)
+        return result
 
     def _finish(
         self,

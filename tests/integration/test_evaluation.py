@@ -1,5 +1,7 @@
 """Measuring (IR, pipeline) pairs: statuses, caching and the front end, with the real LLVM."""
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -8,6 +10,7 @@ from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, EvalStatus, IRModule
 from stitchopt.errors import InputError
 from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.native.pool import NATIVE_ENV, probe_native
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import compile_source, load_module
 
@@ -42,12 +45,28 @@ def test_fatal_error_is_a_crash(evaluator: Evaluator, loop_sum: IRModule) -> Non
 
 @pytest.mark.parametrize("backend", ["subprocess", "native"])
 def test_hang_is_cut_by_the_timeout(
-    toolchain: Toolchain, store: EvaluationStore, loop_sum: IRModule, backend: str
+    toolchain: Toolchain, store: EvaluationStore, loop_sum: IRModule, backend: str, request: pytest.FixtureRequest
 ) -> None:
+    if backend == "native":
+        request.getfixturevalue("native_available")
     with Evaluator(toolchain, store, timeout=0.001, backend=backend) as evaluator:
         result = evaluator.evaluate(loop_sum, "default<O3>")
-    assert result.status is EvalStatus.TIMEOUT
+    assert result.status is EvalStatus.TIMEOUT and result.time_limit_s == 0.001
     assert store.stats().by_status == {"timeout": 1}
+
+
+def test_timeout_is_replayed_only_under_the_same_or_a_shorter_limit(
+    toolchain: Toolchain, store: EvaluationStore, loop_sum: IRModule
+) -> None:
+    with Evaluator(toolchain, store, timeout=0.001, backend="subprocess") as short:
+        assert short.evaluate(loop_sum, "default<O3>").status is EvalStatus.TIMEOUT
+    with Evaluator(toolchain, store, timeout=0.0005, backend="subprocess") as shorter:
+        assert shorter.evaluate(loop_sum, "default<O3>").status is EvalStatus.TIMEOUT
+        assert shorter.counters.cache_hits == 1 and shorter.counters.evaluated == 0
+    with Evaluator(toolchain, store, backend="subprocess") as default:
+        result = default.evaluate(loop_sum, "default<O3>")
+        assert result.ok and default.counters.cache_hits == 0 and default.counters.evaluated == 1
+    assert store.stats().by_status == {"ok": 1}  # the real answer replaced the timeout
 
 
 def test_parse_error_is_a_compile_error(evaluator: Evaluator, loop_sum: IRModule) -> None:
@@ -101,3 +120,18 @@ def test_garbage_bitcode_is_refused(toolchain: Toolchain, tmp_path: Path) -> Non
     bad.write_bytes(b"BC\xc0\xde" + b"\xff" * 64)
     with pytest.raises(InputError, match="malformed bitcode"):
         load_module(toolchain, bad)
+
+
+def test_native_evaluator_is_built_where_llvm_headers_exist(toolchain: Toolchain) -> None:
+    """The other native tests skip where the extension is missing; this one keeps that from hiding a failed
+    build: with LLVM's headers installed, `pip install` must have built it."""
+    if os.environ.get(NATIVE_ENV) == "off":
+        pytest.skip(f"{NATIVE_ENV}=off: a subprocess-only install")
+    llvm_config = toolchain.tools["opt"].resolve().parent / "llvm-config"
+    if not llvm_config.is_file():
+        pytest.skip("no llvm-config beside opt: a subprocess-only install")
+    includes = Path(subprocess.run([llvm_config, "--includedir"], capture_output=True, text=True).stdout.strip())
+    if not (includes / "llvm" / "IR" / "Module.h").is_file():
+        pytest.skip("no LLVM headers: a subprocess-only install")
+    probe = probe_native(toolchain)
+    assert probe.available, probe.reason

@@ -1,7 +1,12 @@
+import ast
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import stitchopt
 from stitchopt.toolchain.process import run_tool
+
+SOURCE = Path(stitchopt.__file__).parent
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path) -> None:
@@ -35,3 +40,20 @@ def test_memory_limit_stops_a_hog() -> None:
 def test_captures_output_and_status() -> None:
     run = run_tool(["sh", "-c", "cat; echo oops >&2; exit 3"], stdin=b"hello")
     assert (run.returncode, run.stdout, run.stderr_tail()) == (3, b"hello", "oops\n")
+
+
+def test_limits_apply_in_a_process_started_from_a_thread_pool() -> None:
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = list(pool.map(lambda _: run_tool(["sh", "-c", "ulimit -v"], memory_bytes=512 * 1024**2), range(8)))
+    assert {run.stdout.strip() for run in runs} == {b"524288"}  # KiB
+
+
+def test_no_child_process_is_started_with_preexec_fn() -> None:
+    """Python documents `preexec_fn` as unsafe when threads run (a fork may deadlock): limits go through prlimit."""
+    offenders = [
+        f"{path.relative_to(SOURCE)}:{node.lineno}"
+        for path in SOURCE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.keyword) and node.arg == "preexec_fn"
+    ]
+    assert offenders == []

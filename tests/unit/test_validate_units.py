@@ -146,3 +146,15 @@ def test_sandbox_runs_in_a_removed_scratch_dir_with_a_clean_env(tmp_path: Path) 
     assert stdin_empty == "True"
     echo = _script(tmp_path, "import sys\nsys.stdout.write(sys.stdin.read().upper())\n")
     assert run_sandboxed(echo, stdin=b"abc").stdout == b"ABC"
+
+
+def test_sandbox_applies_every_limit(tmp_path: Path) -> None:
+    probe = _script(
+        tmp_path,
+        "import resource\nfor name in ('CPU', 'AS', 'FSIZE', 'NPROC', 'CORE'):\n"
+        "    print(resource.getrlimit(getattr(resource, 'RLIMIT_' + name)))\n",
+    )
+    limits = Limits(cpu_seconds=7, address_space_bytes=1 << 30, file_bytes=1 << 22, processes=99)
+    outcome = run_sandboxed(probe, limits=limits)
+    expected = [(7, 7), (1 << 30, 1 << 30), (1 << 22, 1 << 22), (99, 99), (0, 0)]
+    assert outcome.stdout.decode().splitlines() == [str(pair) for pair in expected]

@@ -3,8 +3,10 @@
 //   so_optimize: parse the bitcode into a fresh LLVMContext, run the pipeline, count instructions and
 //                serialize the optimized module (its sha256 is the codegen-skip key);
 //   so_codegen:  emit the object file into memory.
-// Both phases run inside a CrashRecoveryContext: LLVM fatal errors and crashes (abort, segfault) come back
-// as status SO_CRASH with LLVM's message instead of killing the caller. Hangs are the caller's watchdog's job.
+// Both phases run inside a CrashRecoveryContext: LLVM fatal errors come back as SO_CRASH with LLVM's message,
+// signals (abort, segfault) as SO_SIGNAL, instead of killing the caller. After a signal the process state is
+// suspect (the signal may have hit anywhere, e.g. inside malloc), so the caller must not use it again.
+// Hangs are the caller's watchdog's job.
 
 #include "llvm/ADT/DepthFirstIterator.h"
 #include "llvm/ADT/SmallVector.h"
@@ -42,7 +44,7 @@
 using namespace llvm;
 
 extern "C" {
-enum so_status { SO_OK = 0, SO_COMPILE_ERROR = 1, SO_CRASH = 2 };
+enum so_status { SO_OK = 0, SO_COMPILE_ERROR = 1, SO_CRASH = 2, SO_SIGNAL = 3 };
 
 struct so_opt_result {
   int status;
@@ -151,7 +153,8 @@ struct so_evaluation {
 
 namespace {
 
-// Runs one phase under crash recovery and times it: its status, or SO_CRASH with LLVM's message.
+// Runs one phase under crash recovery and times it: its status, SO_CRASH with LLVM's message after a fatal
+// error, or SO_SIGNAL after a signal.
 template <typename Phase>
 int runRecovering(so_evaluation &ev, const char *where, double &seconds, Phase phase) {
   FatalMessage.clear();
@@ -166,7 +169,7 @@ int runRecovering(so_evaluation &ev, const char *where, double &seconds, Phase p
   // The module may be half-transformed; leak it rather than run destructors over broken state.
   (void)ev.module.release();
   (void)ev.context.release();
-  return SO_CRASH;
+  return recovery.RetCode > 128 ? SO_SIGNAL : SO_CRASH;
 }
 
 std::string tripleOf(const Module &module) {

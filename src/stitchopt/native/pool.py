@@ -1,8 +1,9 @@
 """The native backend: long-lived worker processes that hold the in-process evaluator, behind a watchdog.
 
 A worker that does not answer in time is killed (its whole process group) and replaced; one that dies is
-replaced too; either way the evaluation is recorded with its status (timeout or crash). LLVM's own fatal
-errors and crashes are recovered inside the worker and cost no restart.
+replaced too; either way the evaluation is recorded with its status (timeout or crash). LLVM's fatal errors
+are recovered inside the worker and cost no restart; after a signal (abort, segfault) the worker answers and
+exits, and is replaced, so that no later result comes from a process in a suspect state.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from typing import IO, Any
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.errors import ToolchainError
-from stitchopt.native.library import SO_COMPILE_ERROR, SO_OK, NativeLibrary, built_library
+from stitchopt.native.library import SO_COMPILE_ERROR, SO_OK, SO_SIGNAL, NativeLibrary, built_library
 from stitchopt.native.protocol import Deadline, WorkerGone, receive, send
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.measure import CodegenLookup, Emitted, complete_with_codegen, tail
-from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, STDERR_TAIL_CHARS, memory_limiter
+from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, STDERR_TAIL_CHARS, memory_limits, rlimited
 
 START_TIMEOUT_S = 60.0
+NATIVE_ENV = "STITCHOPT_NATIVE"  # "off": build and run as if the extension did not exist
 _STATUS = {SO_OK: EvalStatus.OK, SO_COMPILE_ERROR: EvalStatus.COMPILE_ERROR}
 
 
@@ -50,6 +52,8 @@ def _library_identity(path: Path) -> tuple[str, str]:
 
 def probe_native(toolchain: Toolchain) -> NativeProbe:
     """The extension must exist and be built against this very LLVM (same version, same bin directory)."""
+    if os.environ.get(NATIVE_ENV) == "off":
+        return NativeProbe(False, f"disabled by {NATIVE_ENV}=off")
     path = built_library()
     if path is None:
         return NativeProbe(False, "not built (needs llvm-config and LLVM headers at install time)")
@@ -69,12 +73,11 @@ class _Worker:
     def __init__(self, library: Path, memory_bytes: int | None) -> None:
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by kill())
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "stitchopt.native.worker", str(library)],
+            rlimited([sys.executable, "-m", "stitchopt.native.worker", str(library)], memory_limits(memory_bytes)),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
             start_new_session=True,
-            preexec_fn=memory_limiter(memory_bytes),
         )
         assert self.process.stdin is not None and self.process.stdout is not None
         self.write_fd = self.process.stdin.fileno()
@@ -187,7 +190,8 @@ class NativeBackend:
         opt_stderr = tail("opt", reply["error"])
         if reply["status"] != SO_OK:
             status = _STATUS.get(reply["status"], EvalStatus.CRASH)
-            return EvalResult(status, pipeline, opt_seconds=reply["opt_seconds"], stderr_tail=opt_stderr), True
+            result = EvalResult(status, pipeline, opt_seconds=reply["opt_seconds"], stderr_tail=opt_stderr)
+            return result, reply["status"] != SO_SIGNAL
         optimized = EvalResult(
             EvalStatus.OK,
             pipeline,
@@ -207,6 +211,7 @@ class NativeBackend:
                 healthy = False
                 status, message = self._failure(worker, exc, "llc")
                 return Emitted(status, b"", time.monotonic() - started, message)
+            healthy = answer["status"] != SO_SIGNAL
             status = _STATUS.get(answer["status"], EvalStatus.CRASH)
             return Emitted(status, obj, answer["codegen_seconds"], tail("llc", answer["error"]))
 

@@ -1,7 +1,9 @@
 """A long-lived process that holds the native evaluator and serves one evaluation at a time.
 
-Run by `NativePool` as `python -m stitchopt.native.worker LIBRARY`. LLVM's crashes and fatal errors come back
-as statuses; anything worse (a hang, a stack overflow) is handled by the parent killing this process.
+Run by `NativeBackend` as `python -m stitchopt.native.worker LIBRARY`. LLVM's fatal errors and crashes come
+back as statuses; after a signal-level crash the worker answers and then exits, because a process that was
+interrupted by SIGSEGV or SIGABRT anywhere (inside malloc, holding a lock) may give wrong answers later.
+Anything worse (a hang, a stack overflow) is handled by the parent killing this process.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from stitchopt.core import CompileOptions
-from stitchopt.native.library import SO_OK, NativeLibrary
+from stitchopt.native.library import SO_OK, SO_SIGNAL, NativeLibrary
 from stitchopt.native.protocol import WorkerGone, receive, send
 
 MAX_MODULES = 64  # inputs kept parsed-ready (as bitcode) so the parent sends each one once
@@ -51,6 +53,8 @@ def serve(library: NativeLibrary, read_fd: int, write_fd: int) -> None:
                 "error": optimized.error,
             },
         )
+        if optimized.status == SO_SIGNAL:
+            return
         if optimized.status != SO_OK:
             continue
         decision, _ = receive(read_fd)
@@ -62,6 +66,8 @@ def serve(library: NativeLibrary, read_fd: int, write_fd: int) -> None:
                  "error": emitted.error},
                 emitted.object,
             )
+            if emitted.status == SO_SIGNAL:
+                return
         library.release()
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
+import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+from stitchopt.errors import ToolchainError
 
 DEFAULT_TIMEOUT_S = 120.0
 STDERR_TAIL_CHARS = 2000
@@ -33,15 +36,29 @@ class ToolRun:
         return self.stderr_text[-limit:]
 
 
-def memory_limiter(memory_bytes: int | None) -> Callable[[], None] | None:
-    """A `preexec_fn` capping the child's address space, or None for no limit."""
-    if memory_bytes is None:
-        return None
+@lru_cache(maxsize=1)
+def _prlimit() -> str:
+    found = shutil.which("prlimit")
+    if found is None:
+        raise ToolchainError("resource limits need `prlimit` (util-linux): install util-linux")
+    return found
 
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
 
-    return apply
+def rlimited(argv: Sequence[str], limits: Mapping[str, int]) -> list[str]:
+    """`argv` started under resource limits (prlimit's names: as, cpu, fsize, nproc, core; soft = hard).
+
+    util-linux `prlimit` sets them and execs the command. Setting them in the forked child instead
+    (`preexec_fn`) is what Python documents as unsafe when threads run, and evaluations start tools from
+    thread pools.
+    """
+    if not limits:
+        return list(argv)
+    return [_prlimit(), *(f"--{name}={value}" for name, value in limits.items()), "--", *argv]
+
+
+def memory_limits(memory_bytes: int | None) -> dict[str, int]:
+    """An address-space cap, or no limit."""
+    return {} if memory_bytes is None else {"as": memory_bytes}
 
 
 def run_tool(
@@ -59,12 +76,11 @@ def run_tool(
     """
     start = time.perf_counter()
     proc = subprocess.Popen(
-        list(argv),
+        rlimited(argv, memory_limits(memory_bytes)),
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        preexec_fn=memory_limiter(memory_bytes),
         cwd=cwd,
         env=dict(env) if env is not None else None,
     )

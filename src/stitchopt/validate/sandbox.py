@@ -6,16 +6,15 @@ runaway program can print; only the first `OUTPUT_LIMIT_BYTES` are read back.
 
 from __future__ import annotations
 
-import resource
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stitchopt.toolchain.process import kill_group
+from stitchopt.toolchain.process import kill_group, rlimited
 
 OUTPUT_LIMIT_BYTES = 1 << 20
 CLEAN_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C"}
@@ -31,15 +30,15 @@ class Limits:
     file_bytes: int = 64 << 20
     processes: int = 256
 
-    def preexec(self) -> Callable[[], None]:
-        def apply() -> None:
-            resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds))
-            resource.setrlimit(resource.RLIMIT_AS, (self.address_space_bytes, self.address_space_bytes))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_bytes, self.file_bytes))
-            resource.setrlimit(resource.RLIMIT_NPROC, (self.processes, self.processes))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-        return apply
+    def rlimits(self) -> dict[str, int]:
+        """The ceilings as `rlimited` takes them; no core files."""
+        return {
+            "cpu": self.cpu_seconds,
+            "as": self.address_space_bytes,
+            "fsize": self.file_bytes,
+            "nproc": self.processes,
+            "core": 0,
+        }
 
 
 @dataclass(frozen=True)
@@ -102,14 +101,13 @@ def run_sandboxed(
         start = time.perf_counter()
         with open(stdin_path, "rb") as fin, open(out_path, "wb") as fout, open(err_path, "wb") as ferr:
             proc = subprocess.Popen(
-                [*wrapper, str(executable), *args],
+                rlimited([*wrapper, str(executable), *args], limits.rlimits()),
                 stdin=fin if stdin is not None else subprocess.DEVNULL,
                 stdout=fout,
                 stderr=ferr,
                 cwd=workdir,
                 env=env,
                 start_new_session=True,
-                preexec_fn=limits.preexec(),
             )
             try:
                 proc.wait(timeout=limits.wall_seconds)
