@@ -96,6 +96,8 @@ def select_backend(
     choice = name or os.environ.get(BACKEND_ENV) or "auto"
     if choice not in BACKEND_NAMES:
         raise StitchoptError(f"unknown backend {choice!r}: use one of {', '.join(BACKEND_NAMES)}")
+    if address is not None and choice != "ray":
+        raise StitchoptError(f"an address ({address}) only applies to the ray backend: add --backend ray or drop it")
     if choice == "ray":
         return RayBackend(toolchain, address=address, timeout=timeout, memory_bytes=memory_bytes, num_cpus=jobs)
     if choice == "native" or (choice == "auto" and probe_native(toolchain).available):

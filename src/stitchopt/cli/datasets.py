@@ -18,6 +18,7 @@ from stitchopt.cli.options import (
     console,
     open_store,
     print_table,
+    status_console,
 )
 from stitchopt.datasets.build import build_dataset, dataset_dir
 from stitchopt.datasets.catalog import DATASET_NAMES, open_source
@@ -96,7 +97,7 @@ def build_command(
     source = open_source(name, data_dir)
     toolchain = find_toolchain(llvm)
     total = len(source.units()[:limit])
-    with Progress(console=console, transient=True) as progress:
+    with Progress(console=status_console, transient=True) as progress:
         task = progress.add_task(f"building {source.name}", total=total)
 
         def advance(unit: str, failure: str | None) -> None:

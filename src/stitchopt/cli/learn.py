@@ -11,10 +11,12 @@ import typer
 from rich.progress import Progress, TaskID
 
 from stitchopt.cli.options import (
+    STDOUT,
     BackendOption,
     CacheDirOption,
     DataDirOption,
     JobsOption,
+    JsonFileOption,
     JsonOption,
     LlvmOption,
     ValidateLimitOption,
@@ -22,6 +24,9 @@ from stitchopt.cli.options import (
     open_store,
     parse_objective,
     print_table,
+    refuse_ignored,
+    save_text,
+    status_console,
 )
 from stitchopt.core import IRModule
 from stitchopt.datasets.catalog import program_path, select_benchmarks
@@ -38,14 +43,15 @@ from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.models.train import train_from_labels
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
-from stitchopt.reports.flag_tuning import method_rows, write_csv, write_json
+from stitchopt.reports.flag_tuning import evaluation_json, method_rows, write_csv
 from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import is_source, load_module, write_object
-from stitchopt.tune.validation import list_validation
+from stitchopt.tune.validation import ListValidation, list_validation
 
 
 def labels_command(
+    ctx: typer.Context,
     dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Labels file to write (.json.gz).")],
     split: Annotated[str, typer.Option(help="Splits to label, comma-separated.")] = "train,validation",
@@ -66,6 +72,8 @@ def labels_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Search a sample of programs for a pool of pass lists, then measure every list on every program."""
+    if lists_from is not None:
+        refuse_ignored(ctx, ("pool_programs", "pool_budget", "seed"), "to the pool search (without --lists-from)")
     chosen = select_benchmarks(
         dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None, limit=programs or None
     )
@@ -74,7 +82,7 @@ def labels_command(
     catalogue = load_catalogue(toolchain)
     with (
         Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator,
-        Progress(console=console, transient=True) as progress,
+        Progress(console=status_console, transient=True) as progress,
     ):
         tasks: dict[str, TaskID] = {}
 
@@ -101,13 +109,15 @@ ModelOption = Annotated[
 ]
 ModeOption = Annotated[
     str,
-    typer.Option(help="static: top-1 and -Oz; jit: the top k lists and -Oz; hybrid: jit per hot function (--hot, "
-                 "--run, or else predicted by the hot-path model), static for the rest."),
+    typer.Option(help="static: top-1 and -Oz (the shipped model's top-1 is the same list for every program); jit: "
+                 "the top k lists and -Oz; hybrid: jit per hot function (--hot, --run, or else predicted by the "
+                 "hot-path model), static for the rest."),
 ]  # fmt: skip
 KOption = Annotated[int, typer.Option("--k", help="Lists compiled in jit mode.")]
 
 
 def train_command(
+    ctx: typer.Context,
     labels_file: Annotated[Path, typer.Argument(help="Labels from `stitchopt labels`.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Model directory to write.")],
     k: Annotated[int, typer.Option("--k", help="Coreset size.")] = DEFAULT_K,
@@ -121,6 +131,8 @@ def train_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Choose the coreset, fit the ranker and the size model, and save the model directory."""
+    if not validate:
+        refuse_ignored(ctx, ("validate_limit", "data_dir"), "with validation (without --no-validate)")
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     store = open_store(cache_dir)
@@ -154,8 +166,10 @@ def predict_command(
 ) -> None:
     """Rank the model's lists for one program: `-passes=` strings with predicted sizes.
 
-    The first is what static mode builds; the rest follow in the order jit mode tries them (this program's own
-    predictions, which the static choice may trail: it is shrunk toward what wins on average)."""
+    The first is what static mode builds: the best of the model's predictions shrunk toward each list's training
+    mean. The shipped model shrinks all the way (shrink 0), so its first is the same list for every program, even
+    where this program's own prediction for that list is worse than -Oz. The rest follow in the order jit mode
+    tries them (this program's own predictions)."""
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
@@ -188,6 +202,7 @@ def print_ranking(
 
 
 def optimize_command(
+    ctx: typer.Context,
     program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Object file to write.")],
     mode: ModeOption = "static",
@@ -208,16 +223,25 @@ def optimize_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Write the object file built with the model's choice (never larger than -Oz)."""
+    if mode != "hybrid":
+        refuse_ignored(ctx, ("hot", "run", "hot_from"), "with --mode hybrid")
+    if mode == "static":
+        refuse_ignored(ctx, ("k",), "with --mode jit or hybrid")
+    if hot or run:
+        refuse_ignored(ctx, ("hot_from",), "when hot functions are predicted (without --hot or --run)")
+    if not validate:
+        refuse_ignored(ctx, ("validate_limit", "data_dir"), "with --validate")
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
     path = program_path(program)
     module = load_module(toolchain, path)
-    if mode == "hybrid":
-        _optimize_hybrid(toolchain, catalogue, model, module, path, output, hot, run, hot_from, k, cache_dir)
-        return
+    names = _hot_names(toolchain, module, path, hot, run, hot_from) if mode == "hybrid" else []
     with Evaluator(toolchain, open_store(cache_dir)) as evaluator:
         validation = list_validation(evaluator, limit=validate_limit, data_dir=data_dir) if validate else None
+        if mode == "hybrid":
+            _optimize_hybrid(evaluator, catalogue, model, module, names, output, k, validation)
+            return
         choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=validation)
         write_object(toolchain, module, choice.pipeline, evaluator.baselines["Oz"].options, output)
     change = 100 * (choice.size_bytes / choice.oz_size_bytes - 1)
@@ -227,26 +251,33 @@ def optimize_command(
         f"{'-Oz (backup)' if choice.passes is None else '-passes=' + choice.pipeline}",
         highlight=False, soft_wrap=True,
     )  # fmt: skip
-    for note in choice.notes:
-        console.print(f"[dim]{note}[/dim]", highlight=False)
+    _show_notes(choice.notes)
 
 
-def _optimize_hybrid(
-    toolchain: Toolchain, catalogue: Catalogue, model: ListModel, module: IRModule, source: Path, output: Path,
-    hot: str, run: str, hot_from: str, k: int, cache_dir: Path | None,
-) -> None:  # fmt: skip
+def _show_notes(notes: tuple[str, ...]) -> None:
+    for note in notes:
+        status_console.print(f"[dim]{note}[/dim]", highlight=False)
+
+
+def _hot_names(toolchain: Toolchain, module: IRModule, source: Path, hot: str, run: str, hot_from: str) -> list[str]:
+    """The functions hybrid mode tunes one by one: given, profiled, or else predicted."""
     if hot and run:
         raise InputError("give the hot functions (--hot f,g) or a command to profile (--run), not both")
     if run and not is_source(source):
         raise InputError(f"{source}: --run profiles a C/C++ source; give --hot for IR files")
     if hot or run:
-        names = hot.split(",") if hot else hot_functions(profile_counts(toolchain, source, run))
-    else:
-        names = predicted_hot_functions(toolchain, module, hot_from)
-        console.print(f"hot functions predicted by the {hot_from} estimate (no profile given): "
-                      f"{', '.join(names) or 'none'}", highlight=False)  # fmt: skip
-    with Evaluator(toolchain, open_store(cache_dir)) as evaluator:
-        data, choice = optimize_hybrid(evaluator, catalogue, model, module, names, k)
+        return hot.split(",") if hot else hot_functions(profile_counts(toolchain, source, run))
+    names = predicted_hot_functions(toolchain, module, hot_from)
+    status_console.print(f"hot functions predicted by the {hot_from} estimate (no profile given): "
+                         f"{', '.join(names) or 'none'}", highlight=False)  # fmt: skip
+    return names
+
+
+def _optimize_hybrid(
+    evaluator: Evaluator, catalogue: Catalogue, model: ListModel, module: IRModule, names: list[str], output: Path,
+    k: int, validation: ListValidation | None,
+) -> None:  # fmt: skip
+    data, choice = optimize_hybrid(evaluator, catalogue, model, module, names, k, validation)
     output.write_bytes(data)
     change = 100 * (choice.size_bytes / choice.oz_size_bytes - 1)
     kept = "per-function parts" if choice.split_kept else "-Oz (backup)"
@@ -254,9 +285,11 @@ def _optimize_hybrid(
                   f"{choice.compilations} compilations, {kept}", highlight=False, soft_wrap=True)  # fmt: skip
     for part, pipeline in choice.lists.items():
         console.print(f"  {part}: -passes={pipeline}", highlight=False, soft_wrap=True)
+    _show_notes(choice.notes)
 
 
 def evaluate_command(
+    ctx: typer.Context,
     dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
     model_dir: ModelOption = None,
     split: Annotated[str, typer.Option(help="Which split to evaluate on.")] = "test",
@@ -273,19 +306,27 @@ def evaluate_command(
         typer.Option(help="A local LLM Compiler model directory: adds its flag-tuning answers (`lift` extra)."),
     ] = None,
     csv_file: Annotated[Optional[Path], typer.Option("--csv", help="Per-program CSV.")] = None,  # noqa: UP045
-    json_file: Annotated[Optional[Path], typer.Option("--json", help="Everything as JSON.")] = None,  # noqa: UP045
+    json_file: JsonFileOption = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Evaluate a model on held-out programs against -Oz, -Os, -O3, the best single list and the autotuner."""
+    if json_file == STDOUT:
+        refuse_ignored(ctx, ("markdown",), "to the table (not with --json -)")
     evaluation, title = evaluate_dataset(
         dataset, model_dir or DEFAULT_MODEL_DIR, split=split, programs=programs, max_ir_kb=max_ir_kb,
         per_package=per_package or None,
         ks=tuple(int(k) for k in ks.split(",") if k), autotuner=autotuner, llm_compiler=llm_compiler, jobs=jobs or None,
         cache_dir=cache_dir, llvm=llvm,
     )  # fmt: skip
+    if csv_file is not None:
+        write_csv(evaluation, csv_file)
+    if json_file is not None:
+        save_text(json_file, evaluation_json(evaluation))
+    if json_file == STDOUT:
+        return
     table = method_rows(evaluation, title)
     if markdown:
         print(to_markdown(table))
@@ -297,7 +338,3 @@ def evaluate_command(
         f"size model MAPE: {mape}; {len(evaluation.skipped)} programs skipped",
         highlight=False,
     )
-    if csv_file is not None:
-        write_csv(evaluation, csv_file)
-    if json_file is not None:
-        write_json(evaluation, json_file)

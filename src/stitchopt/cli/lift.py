@@ -10,7 +10,17 @@ from typing import Annotated, Optional
 import typer
 from rich.progress import Progress
 
-from stitchopt.cli.options import LlvmOption, console, print_table, target_paths
+from stitchopt.cli.options import (
+    STDOUT,
+    JsonFileOption,
+    LlvmOption,
+    console,
+    print_table,
+    refuse_ignored,
+    save_text,
+    status_console,
+    target_paths,
+)
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.lifting.backends import Lifter, RetrievalLifter
@@ -31,6 +41,7 @@ def _modules(toolchain: Toolchain, target: str, limit: int, max_ir_kb: float) ->
 
 
 def lift_eval_command(
+    ctx: typer.Context,
     dataset: Annotated[str, typer.Option(help="Inputs: files, a directory or a bench:// URI (`?split=test`).")],
     backend: Annotated[str, typer.Option(help=f"One of {', '.join(BACKENDS)}.")] = "retrieval",
     reference: Annotated[
@@ -45,13 +56,19 @@ def lift_eval_command(
     reference_limit: Annotated[int, typer.Option(help="At most this many reference programs (0: all).")] = 0,
     max_ir_kb: Annotated[float, typer.Option(help="Skip IR files larger than this.")] = 60.0,
     max_new_tokens: Annotated[int, typer.Option(help="llm-compiler: longest answer.")] = 4096,
-    json_file: Annotated[Optional[Path], typer.Option("--json", help="Every result as JSON.")] = None,  # noqa: UP045
+    json_file: JsonFileOption = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
     llvm: LlvmOption = None,
 ) -> None:
     """Lift each input's -Oz assembly back to IR and judge it by round trip (parse, exact match, BLEU)."""
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
+    if backend == "llm-compiler":
+        refuse_ignored(ctx, ("reference", "reference_limit"), "to the retrieval backend")
+    else:
+        refuse_ignored(ctx, ("weights", "max_new_tokens"), "to the llm-compiler backend")
+    if json_file == STDOUT:
+        refuse_ignored(ctx, ("markdown",), "to the table (not with --json -)")
     require_metrics()
     toolchain = find_toolchain(llvm)
     lifter: Lifter
@@ -65,9 +82,13 @@ def lift_eval_command(
         references = make_pairs(toolchain, _modules(toolchain, reference, reference_limit, max_ir_kb))
         lifter = RetrievalLifter(references.pairs)
     pairs = make_pairs(toolchain, _modules(toolchain, dataset, limit, max_ir_kb), lifter.fits)
-    with Progress(console=console, transient=True) as progress:
+    with Progress(console=status_console, transient=True) as progress:
         task = progress.add_task(f"lifting with {backend}", total=len(pairs.pairs))
         evaluation = lift_eval(toolchain, pairs, lifter, on_pair=lambda _: progress.advance(task))
+    if json_file is not None:
+        save_text(json_file, json.dumps(asdict(evaluation), indent=1) + "\n")
+    if json_file == STDOUT:
+        return
     table = lift_rows([evaluation], f"{dataset}: lifting -Oz x86-64 assembly to IR")
     if markdown:
         print(to_markdown(table))
@@ -75,5 +96,3 @@ def lift_eval_command(
         print_table(to_rich(table))
     console.print(f"BLEU signature: {evaluation.bleu_signature or '-'}; {evaluation.split_modules} module(s) split "
                   f"per function; {evaluation.seconds:.1f} s", highlight=False)  # fmt: skip
-    if json_file is not None:
-        json_file.write_text(json.dumps(asdict(evaluation), indent=1) + "\n")

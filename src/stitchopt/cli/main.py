@@ -51,12 +51,15 @@ from stitchopt.cli.options import (
     open_store,
     parse_objective,
     print_table,
+    refuse_ignored,
+    status_console,
     target_paths,
 )
 from stitchopt.cli.report import report_command
 from stitchopt.cli.stitch import stitch_app
 from stitchopt.cli.validate import validate_command
 from stitchopt.comparison import compare, compare_many
+from stitchopt.core import Objective
 from stitchopt.datasets.catalog import program_path
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import StitchoptError
@@ -79,7 +82,7 @@ from stitchopt.reports.tables import (
     tuning_rows,
 )
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import compile_source, load_module
+from stitchopt.toolchain.frontend import compile_source, is_source, load_module
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
 from stitchopt.tune.broadcast import DEFAULT_TOP, broadcast
 from stitchopt.tune.driver import Budget, TuningRun
@@ -191,6 +194,7 @@ def passes(json_output: JsonOption = False, llvm: LlvmOption = None) -> None:
 
 @app.command("eval")
 def eval_command(
+    ctx: typer.Context,
     file: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
     passes: Annotated[
         str, typer.Option("--passes", "-p", help="Flat list 'sroa,instcombine' or a pipeline.")
@@ -204,12 +208,17 @@ def eval_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Measure a pass list on one program, beside clang's -O0, -Oz and -O3."""
+    if no_cache:
+        refuse_ignored(ctx, ("cache_dir",), "with the cache (without --no-cache)")
+    path = program_path(file)
+    if clang_args and not is_source(path):
+        raise StitchoptError(f"{path}: clang arguments after -- only apply to C/C++ sources: drop them")
     toolchain = find_toolchain(llvm)
     pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
     check_pipeline(toolchain, pipeline)
     store = None if no_cache else open_store(cache_dir)
     with Evaluator(toolchain, store, timeout=timeout, backend=backend) as evaluator:
-        comparison = compare(evaluator, program_path(file), pipeline, clang_args or [])
+        comparison = compare(evaluator, path, pipeline, clang_args or [])
     if json_output:
         print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison)}, indent=2))
         return
@@ -238,7 +247,7 @@ def demo(
     model = load_model(DEFAULT_MODEL_DIR, catalogue)
     with (
         Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator,
-        Progress(console=console, transient=True) as progress,
+        Progress(console=status_console, transient=True) as progress,
     ):
         comparisons = compare_many(evaluator, programs.values())
         task = progress.add_task("shipped model, static and jit", total=len(programs))
@@ -263,6 +272,7 @@ def demo(
 
 @app.command("tune")
 def tune_command(
+    ctx: typer.Context,
     targets: Annotated[list[str], typer.Argument(help="Files, directories or bench:// URIs.")],
     budget: Annotated[int, typer.Option(help="Evaluations per program.")] = 200,
     seconds: Annotated[Optional[float], typer.Option(help="Time limit per program.")] = None,  # noqa: UP045
@@ -295,14 +305,18 @@ def tune_command(
     """Search for pass lists that beat -Oz on each program; report only lists that pass validation."""
     if strategy not in STRATEGIES:
         raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
+    if no_minimize:
+        refuse_ignored(ctx, ("insertion",), "while minimizing (without --no-minimize)")
+    _refuse_unused_validation(ctx, no_validate)
     parsed_objective = parse_objective(objective)
+    program_run = _program_run(ctx, run_programs, run_args, inputs, perf_counter, parsed_objective)
     paths = target_paths(targets)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with (
         Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend, address=address) as evaluator,
         open(log, "w") if log else nullcontext() as trial_log,
-        Progress(console=console, transient=True, disable=json_output) as progress,
+        Progress(console=status_console, transient=True, disable=json_output) as progress,
     ):
         validation = None if no_validate else list_validation(
             evaluator, validate, limit=validate_limit, data_dir=data_dir
@@ -325,8 +339,7 @@ def tune_command(
         tuned = tune_programs(
             evaluator, catalogue, paths, strategy=strategy, objective=parsed_objective,
             budget=Budget(budget, seconds, patience), seed=seed, minimize_best=not no_minimize,
-            insertion=insertion, trial_log=trial_log, on_progress=show, validation=validation,
-            program_run=_program_run(run_programs, run_args, inputs, perf_counter),
+            insertion=insertion, trial_log=trial_log, on_progress=show, validation=validation, program_run=program_run,
         )
         record = run_record(evaluator, tuned, parsed_objective, strategy, catalogue)
     if output is not None:
@@ -336,10 +349,23 @@ def tune_command(
     _show_record(record, f"tune: {strategy}, {budget} evaluations, objective {objective}", json_output)
 
 
-def _program_run(run_programs: bool, run_args: str, inputs: Path | None, counter: str) -> ProgramRun | None:
+def _program_run(
+    ctx: typer.Context, run_programs: bool, run_args: str, inputs: Path | None, counter: str, objective: Objective
+) -> ProgramRun | None:
+    """How --run runs each program; its options without --run (or a perf counter without perf) are refused."""
+    if not run_programs:
+        refuse_ignored(ctx, ("run_args", "inputs", "perf_counter"), "with --run")
+        return None
+    if not objective.needs_runtime:
+        refuse_ignored(ctx, ("perf_counter",), "to an objective with a perf term")
     if counter not in COUNTERS:
         raise StitchoptError(f"unknown --perf-counter {counter!r}: use {', '.join(COUNTERS)}")
-    return ProgramRun(tuple(shlex.split(run_args)), inputs, counter) if run_programs else None
+    return ProgramRun(tuple(shlex.split(run_args)), inputs, counter)
+
+
+def _refuse_unused_validation(ctx: typer.Context, no_validate: bool) -> None:
+    if no_validate:
+        refuse_ignored(ctx, ("validate", "validate_limit", "data_dir"), "with validation (without --no-validate)")
 
 
 def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
@@ -351,15 +377,16 @@ def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
         console.print(f"[bold]{Path(program.program).stem}[/bold]: {program.replay}", highlight=False, soft_wrap=True)
     unvalidated = [p for p in record.programs if not p.validated]
     if unvalidated:
-        console.print(f"[yellow]{len(unvalidated)} answer(s) NOT validated: size searches reward miscompiles; "
-                      "check them with `stitchopt validate` before use.[/yellow]")
+        status_console.print(f"[yellow]{len(unvalidated)} answer(s) NOT validated: size searches reward miscompiles; "
+                             "check them with `stitchopt validate` before use.[/yellow]")  # fmt: skip
     for program in record.programs:
         if program.validation:
-            console.print(f"[dim]{Path(program.program).stem}: {program.validation}[/dim]", highlight=False)
+            status_console.print(f"[dim]{Path(program.program).stem}: {program.validation}[/dim]", highlight=False)
 
 
 @app.command("broadcast")
 def broadcast_command(
+    ctx: typer.Context,
     record_path: Annotated[Path, typer.Argument(help="A run record written by `tune -o`.")],
     top: Annotated[int, typer.Option(help="How many of the most frequent best lists to try.")] = DEFAULT_TOP,
     validate: ValidateOption = None,
@@ -370,7 +397,15 @@ def broadcast_command(
     run_args: RunArgsOption = "",
     inputs: InputsOption = None,
     perf_counter: PerfCounterOption = "auto",
-    output: OutputOption = None,
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "-o",
+            "--output",
+            help="Where to save the new run record (default: RUN.broadcast.json beside the input, numbered rather "
+            "than overwrite a file).",
+        ),
+    ] = None,
     json_output: JsonOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
@@ -379,7 +414,9 @@ def broadcast_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Try the run's most frequent best lists on every program; each keeps any improvement."""
+    _refuse_unused_validation(ctx, no_validate)
     record = RunRecord.load(record_path)
+    program_run = _program_run(ctx, run_programs, run_args, inputs, perf_counter, parse_objective(record.objective))
     toolchain = find_toolchain(llvm)
     with Evaluator(
         toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend, address=address
@@ -388,12 +425,22 @@ def broadcast_command(
             evaluator, validate, limit=validate_limit, data_dir=data_dir
         )
         outcome = broadcast(evaluator, load_catalogue(toolchain), record, top, validation=validation,
-                            program_run=_program_run(run_programs, run_args, inputs, perf_counter))
-    outcome.record.save(output or record_path)
-    if not json_output:
-        console.print(f"broadcast {len(outcome.candidates)} list(s): {outcome.changed} of "
-                      f"{len(record.programs)} best(s) changed")
+                            program_run=program_run)  # fmt: skip
+    destination = output or _beside(record_path)
+    outcome.record.save(destination)
+    status_console.print(f"broadcast {len(outcome.candidates)} list(s): {outcome.changed} of {len(record.programs)} "
+                         f"best(s) changed; run record -> {destination}", highlight=False)  # fmt: skip
     _show_record(outcome.record, f"broadcast of {len(outcome.candidates)} lists", json_output)
+
+
+def _beside(record_path: Path) -> Path:
+    """`run.broadcast.json` beside `run.json` (else `run.broadcast-2.json`, ...): never overwrite a file, the
+    input least of all (it is the only copy of what tune found)."""
+    candidate, n = record_path.with_name(f"{record_path.stem}.broadcast{record_path.suffix}"), 1
+    while candidate.exists():
+        n += 1
+        candidate = record_path.with_name(f"{record_path.stem}.broadcast-{n}{record_path.suffix}")
+    return candidate
 
 
 @app.command("pareto")
@@ -428,8 +475,10 @@ def minimize_command(
     with Evaluator(toolchain, open_store(cache_dir), backend=backend) as evaluator:
         module = load_module(toolchain, program_path(file))
         result = minimize(evaluator, module, names, catalogue, parsed_objective, insertion=insertion)
-    console.print(f"{len(names)} -> {len(result.passes)} passes, objective {result.score:.4f} (-Oz = 1), "
-                  f"{result.evaluations} evaluations{'' if result.complete else ' (budget ran out)'}")
+    status_console.print(
+        f"{len(names)} -> {len(result.passes)} passes, objective {result.score:.4f} (-Oz = 1), "
+        f"{result.evaluations} evaluations{'' if result.complete else ' (budget ran out)'}"
+    )
     print(",".join(result.passes))
 
 
@@ -466,7 +515,7 @@ def cache_warm(
     model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
     with (
         Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None) as evaluator,
-        Progress(console=console, transient=True) as progress,
+        Progress(console=status_console, transient=True) as progress,
     ):
         modules = [load_module(toolchain, path) for path in paths]
         task = progress.add_task("ranking", total=len(modules))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -17,7 +19,8 @@ from stitchopt.evaluator import BACKEND_ENV
 from stitchopt.toolchain.frontend import supported_suffixes
 from stitchopt.validate.suites import DATA_DIR_ENV
 
-console = Console()
+console = Console()  # results: tables, listings, answers
+status_console = Console(stderr=True)  # progress, notes and status lines: stdout keeps only results (and --json)
 TABLE_MIN_WIDTH = 100  # wide tables never lose columns; a narrow terminal wraps lines instead
 
 LlvmOption = Annotated[
@@ -33,6 +36,11 @@ CacheDirOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+STDOUT = Path("-")
+JsonFileOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option("--json", help="Everything as JSON to this file; - prints it on stdout instead of the tables."),
+]
 JobsOption = Annotated[int, typer.Option(help="Concurrent evaluations (default: all cores).")]
 ObjectiveOption = Annotated[
     str, typer.Option(help="Weighted terms: size, instructions, compile-time, perf (perf needs --run).")
@@ -98,6 +106,25 @@ def open_store(cache_dir: Path | None) -> EvaluationStore:
 def print_table(table: Table) -> None:
     """Tables get at least TABLE_MIN_WIDTH columns: a narrow terminal wraps lines rather than drop columns."""
     Console(width=max(console.width, TABLE_MIN_WIDTH)).print(table)
+
+
+def save_text(path: Path, text: str) -> None:
+    """`path`, or stdout when it is `-` (`--json -`): JSON for scripts, with no table around it."""
+    if path == STDOUT:
+        sys.stdout.write(text)
+    else:
+        path.write_text(text)
+
+
+def refuse_ignored(ctx: typer.Context, names: Sequence[str], applies: str) -> None:
+    """A one-line error (exit 2) for an option given where it would be ignored: an option accepted and silently
+    dropped makes the user believe it took effect."""
+    for param in ctx.command.params:
+        if not (param.name and param.name in names):
+            continue
+        source = ctx.get_parameter_source(param.name)
+        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):  # given, not defaulted
+            raise InputError(f"{max(param.opts, key=len)} only applies {applies}: drop it")
 
 
 def parse_objective(text: str) -> Objective:

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from stitchopt.cli.options import LlvmOption, console, print_table
+from stitchopt.cli.options import LlvmOption, print_table, refuse_ignored, status_console
 from stitchopt.errors import InputError
 from stitchopt.reports.build import KINDS, build_report
 from stitchopt.reports.document import FORMATS, generated_now, render
@@ -15,6 +15,7 @@ from stitchopt.reports.tables import to_rich
 
 
 def report_command(
+    ctx: typer.Context,
     kind: Annotated[str, typer.Argument(help="; ".join(f"{k}: {v}" for k, v in KINDS.items()))],
     inputs: Annotated[list[Path], typer.Argument(help="The files (or model directory) to report on.")],
     output: Annotated[
@@ -40,6 +41,10 @@ def report_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Plots and tables of runs, evaluations, models or validations, without re-running anything."""
+    if kind != "run":
+        refuse_ignored(ctx, ("log",), "to run reports")
+    if kind != "model":
+        refuse_ignored(ctx, ("evaluation", "study", "llvm"), "to model reports")
     chosen = fmt or (output.suffix.lstrip(".") if output is not None and output.suffix else "html")
     if chosen not in FORMATS:
         raise InputError(f"unknown format {chosen!r}: use one of {', '.join(FORMATS)}")
@@ -49,7 +54,7 @@ def report_command(
     )  # fmt: skip
     if output is not None:
         output.write_text(render(report, chosen, generated_now()))
-        console.print(f"wrote {output}", highlight=False)
+        status_console.print(f"wrote {output}", highlight=False)
     elif fmt is not None:
         print(render(report, chosen, generated_now()), end="")
     else:

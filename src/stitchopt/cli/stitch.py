@@ -11,7 +11,19 @@ import numpy as np
 import typer
 
 from stitchopt.cli.learn import print_ranking
-from stitchopt.cli.options import CacheDirOption, JsonOption, LlvmOption, console, open_store, print_table
+from stitchopt.cli.options import (
+    STDOUT,
+    CacheDirOption,
+    JsonFileOption,
+    JsonOption,
+    LlvmOption,
+    console,
+    open_store,
+    print_table,
+    refuse_ignored,
+    save_text,
+    status_console,
+)
 from stitchopt.datasets.catalog import program_path
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache
@@ -20,7 +32,7 @@ from stitchopt.models.labels import LabelSet
 from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.document import generated_now, to_html
-from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, load_report, pair_rows, write_json
+from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, load_report, pair_rows, study_json
 from stitchopt.reports.stitching_html import stitching_report
 from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import find_toolchain
@@ -32,6 +44,7 @@ stitch_app = typer.Typer(help="Model stitching: experts per representation joine
 
 @stitch_app.command("table")
 def table_command(
+    ctx: typer.Context,
     labels: Annotated[Path, typer.Argument(help="Labels of the train and validation splits (`stitchopt labels`).")],
     held_out: Annotated[Path, typer.Argument(help="Labels of held-out programs, same list pool: scores only.")],
     epochs: Annotated[int, typer.Option(help="Most training epochs per expert or layer.")] = 300,
@@ -46,7 +59,7 @@ def table_command(
         typer.Option(help="Also score the held-out programs without this package."),
     ] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown tables.")] = False,
-    json_file: Annotated[Optional[Path], typer.Option("--json", help="Everything as JSON.")] = None,  # noqa: UP045
+    json_file: JsonFileOption = None,
     llm_compiler: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option(help="A local LLM Compiler model directory: its hidden states become one more expert."),
@@ -55,6 +68,8 @@ def table_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Train one expert per representation, stitch every pair, grow stitched ensembles; print the tables."""
+    if json_file == STDOUT:
+        refuse_ignored(ctx, ("markdown", "exclude_package"), "to the tables (not with --json -)")
     _require_extra()
     from stitchopt.stitching.experts import TrainConfig
     from stitchopt.stitching.study import run_study
@@ -72,6 +87,10 @@ def table_command(
             toolchain, LabelSet.load(labels), LabelSet.load(held_out), coreset.lists,
             TrainConfig(epochs=epochs, seed=seed), hidden=hidden, cache=FeatureCache(store), pairs=pairs, extra=extra,
         )  # fmt: skip
+    if json_file is not None:
+        save_text(json_file, study_json(report))
+    if json_file == STDOUT:
+        return
     for rows in (expert_rows(report, exclude_package), pair_rows(report, exclude_package),
                  curve_rows(report, exclude_package)):  # fmt: skip
         if rows.rows:
@@ -81,8 +100,6 @@ def table_command(
                 print_table(to_rich(rows))
     for line in comparisons(report):
         console.print(line)
-    if json_file is not None:
-        write_json(report, json_file)
 
 
 def _require_extra() -> None:
@@ -159,4 +176,4 @@ def inspect_command(
 ) -> None:
     """Write one self-contained HTML page: penalties, transport plans, ensemble curve, experts (no extra needed)."""
     output.write_text(to_html(stitching_report(study, load_report(study), exclude_package), generated_now()))
-    console.print(f"wrote {output}")
+    status_console.print(f"wrote {output}")

@@ -22,6 +22,8 @@ from stitchopt.cli.options import (
     console,
     open_store,
     print_table,
+    refuse_ignored,
+    status_console,
 )
 from stitchopt.errors import StitchoptError
 from stitchopt.passes.catalogue import load_catalogue
@@ -36,6 +38,7 @@ from stitchopt.validate.verdicts import ValidationReport, VerdictStatus
 
 
 def validate_command(
+    ctx: typer.Context,
     program: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Argument(help="Your C/C++ program: compared with its -O0 and -O2 builds instead of a suite."),
@@ -71,6 +74,16 @@ def validate_command(
     """Build and run test programs with a pass list; exit status 0 only when every program passed."""
     if not passes:
         raise StitchoptError("give the pass list to validate with --passes, e.g. --passes 'default<Oz>'")
+    if program is None:
+        refuse_ignored(ctx, ("run_args", "inputs"), "to a PROGRAM (compared with its -O0 and -O2 builds)")
+    else:
+        refuse_ignored(ctx, ("suite", "limit", "seed", "data_dir"), "to suites (without a PROGRAM)")
+    if "csmith" not in (suite or []):
+        refuse_ignored(ctx, ("seed",), "to the csmith suite")
+    if not reduce:
+        refuse_ignored(ctx, ("reproducer",), "with --reduce")
+    if json_output:
+        refuse_ignored(ctx, ("show_passed",), "to the table (--json has every verdict)")
     toolchain = find_toolchain(llvm)
     pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
     limits = Limits(wall_seconds=run_timeout, cpu_seconds=max(1, int(run_timeout)))
@@ -87,8 +100,8 @@ def validate_command(
         reproducers: dict[int, str] = {}  # report index -> directory
         for chosen in suites:
             for note in chosen.discarded:
-                console.print(f"[dim]discarded {note}[/dim]", highlight=False)
-            with Progress(console=console, transient=True, disable=json_output) as progress:
+                status_console.print(f"[dim]discarded {note}[/dim]", highlight=False)
+            with Progress(console=status_console, transient=True, disable=json_output) as progress:
                 task = progress.add_task(f"validating on {chosen.name}", total=len(chosen.programs))
                 report = validator.validate(
                     chosen, pipeline, progress=lambda _verdict, task=task: progress.advance(task)  # type: ignore[misc]
@@ -98,7 +111,7 @@ def validate_command(
                 reduction = reduce_failure(validator, report, chosen.programs)
                 write_reproducer(validator, reduction, reproducer)
                 reproducers[len(reports) - 1] = str(reproducer.resolve())
-                console.print(
+                status_console.print(
                     f"reduced to {reduction.pipeline!r} on {reduction.program.name} ({reduction.tests} builds); "
                     f"reproducer in {reproducer}/",
                     highlight=False,

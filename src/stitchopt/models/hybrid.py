@@ -1,7 +1,8 @@
 """Hybrid mode: hot functions are tuned one by one (each tries the model's top k lists on its own, jit-style),
 the rest of the module gets the static choice; the parts are optimized apart, relinked (`toolchain.split`) and
 compiled once. The result is kept only when it is smaller than the whole module at -Oz, so hybrid mode is never
-worse than -Oz either.
+worse than -Oz either. With a validation, every list in the answer passed it (a part whose lists all fail
+gets -Oz), as in static and jit mode.
 
 Hotness comes from a profile of the user's run command (`-fprofile-instr-generate`, `llvm-profdata`): the
 fewest functions that together take `share` of all function entries.
@@ -9,6 +10,7 @@ fewest functions that together take `share` of all function entries.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 import tempfile
@@ -29,6 +31,8 @@ from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, first_error, module_from_bitcode
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.split import extract_function, relink, symbols, without_functions
+from stitchopt.tune.session import first_valid
+from stitchopt.tune.validation import ListValidation
 
 _COUNT_RE = re.compile(r"^  (\S.*):\n(?:    .*\n)*?    Function count: (\d+)", re.M)
 REST = "<rest of the module>"
@@ -41,6 +45,7 @@ class HybridChoice:
     oz_size_bytes: int
     split_kept: bool  # False when -Oz of the whole module was at least as small
     compilations: int
+    notes: tuple[str, ...] = ()  # what validation said, per part
 
 
 def profile_counts(
@@ -75,7 +80,13 @@ def hot_functions(counts: Mapping[str, int], share: float = 0.9, limit: int = 8)
 
 
 def optimize_hybrid(
-    evaluator: Evaluator, catalogue: Catalogue, model: ListModel, module: IRModule, hot: Sequence[str], k: int = 5
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    model: ListModel,
+    module: IRModule,
+    hot: Sequence[str],
+    k: int = 5,
+    validation: ListValidation | None = None,
 ) -> tuple[bytes, HybridChoice]:
     """The object bytes and what was chosen. `hot` names must be functions the module defines."""
     toolchain = evaluator.toolchain
@@ -86,16 +97,26 @@ def optimize_hybrid(
     oz = evaluator.baselines["Oz"]
     ranked = cached_rank(model, toolchain, module, evaluator.store)
     static = oz.pipeline if ranked[0].passes is None else tuned_pipeline(ranked[0].passes, catalogue)
-    tried = [oz.pipeline, *(tuned_pipeline(e.passes, catalogue) for e in ranked[:k] if e.passes is not None)]
+    notes: list[str] = []
+    if validation is not None and ranked[0].passes is not None:
+        verified = validation.check(static)
+        notes.append(f"{REST}: static list {verified.note}")
+        static = static if verified.passed else oz.pipeline
+    candidates = [e.passes for e in ranked[:k] if e.passes is not None]
+    tried = [oz.pipeline, *(tuned_pipeline(passes, catalogue) for passes in candidates)]
     chosen = {REST: static}
     compilations = 2  # the rest with the static list, the whole module at -Oz
     extracted = {f: extract_function(toolchain, module.bitcode, f) for f in hot}
     for function, bitcode in extracted.items():
         part = module_from_bitcode(toolchain, bitcode, function)
-        results = evaluator.evaluate_many([EvalRequest(part, p, oz.options) for p in tried])
+        part_oz, *results = evaluator.evaluate_many([EvalRequest(part, p, oz.options) for p in tried])
         compilations += len(tried)
-        sizes = [(r.size_bytes, p) for r, p in zip(results, tried, strict=True) if r.ok and r.size_bytes]
-        chosen[function] = min(sizes)[1] if sizes else oz.pipeline
+        baseline = part_oz.size_bytes if part_oz.ok and part_oz.size_bytes else math.inf  # any list beats a failure
+        sizes = sorted(((p, r.size_bytes) for p, r in zip(candidates, results, strict=True) if r.ok and r.size_bytes),
+                       key=lambda item: item[1])  # fmt: skip
+        passes, said = first_valid([(p, size / baseline) for p, size in sizes], catalogue, validation)
+        chosen[function] = oz.pipeline if passes is None else tuned_pipeline(passes, catalogue)
+        notes += [f"{function}: {note}" for note in said]
     parts = [_optimized(toolchain, bitcode, chosen[f], oz.options.opt_args()) for f, bitcode in extracted.items()]
     parts.append(_optimized(toolchain, without_functions(toolchain, module.bitcode, hot), static,
                             oz.options.opt_args()))  # fmt: skip
@@ -105,10 +126,10 @@ def optimize_hybrid(
     if oz_size is None:
         raise InputError(f"{module.name}: -Oz itself fails, so there is no backup to compare with")
     if size < oz_size:
-        return joined, HybridChoice(chosen, size, oz_size, True, compilations)
+        return joined, HybridChoice(chosen, size, oz_size, True, compilations, tuple(notes))
     whole = _object(toolchain, _optimized(toolchain, module.bitcode, oz.pipeline, oz.options.opt_args()),
                     oz.options.llc_flags())  # fmt: skip
-    return whole, HybridChoice(chosen, oz_size, oz_size, False, compilations)
+    return whole, HybridChoice(chosen, oz_size, oz_size, False, compilations, tuple(notes))
 
 
 def _optimized(toolchain: Toolchain, bitcode: bytes, pipeline: str, opt_args: Sequence[str]) -> bytes:

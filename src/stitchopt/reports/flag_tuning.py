@@ -40,9 +40,12 @@ def write_csv(evaluation: Evaluation, path: Path) -> None:
                              *("" if r is None else f"{r:.6f}" for r in ratios)])  # fmt: skip
 
 
+def evaluation_json(evaluation: Evaluation) -> str:
+    return json.dumps(asdict(evaluation), indent=1, default=lambda value: None) + "\n"
+
+
 def write_json(evaluation: Evaluation, path: Path) -> None:
-    data = asdict(evaluation)
-    path.write_text(json.dumps(data, indent=1, default=lambda value: None) + "\n")
+    path.write_text(evaluation_json(evaluation))
 
 
 def load_evaluation(path: Path) -> Evaluation:

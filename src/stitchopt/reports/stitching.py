@@ -103,8 +103,12 @@ def comparisons(report: StudyReport) -> list[str]:
     return lines
 
 
+def study_json(report: StudyReport) -> str:
+    return json.dumps(asdict(report), indent=1) + "\n"
+
+
 def write_json(report: StudyReport, path: Path) -> None:
-    path.write_text(json.dumps(asdict(report), indent=1) + "\n")
+    path.write_text(study_json(report))
 
 
 def load_report(path: Path) -> StudyReport:

@@ -1,0 +1,235 @@
+"""What every command promises: `--json` prints exactly one JSON document on stdout (status goes to stderr),
+options are never silently ignored, and nothing overwrites the user's input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import pytest
+import typer
+from typer.core import TyperGroup
+from typer.testing import CliRunner
+
+from stitchopt.cli.main import app
+from stitchopt.errors import StitchoptError
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+class Inputs:
+    """Files the invocations read, made once per module and only when an invocation names them: {run},
+    {labels}, {model} and {stitched} in an invocation's arguments (and {data}, {tmp})."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.data = DATA
+        self.env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp / "cache"), "COLUMNS": "200"}
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """In the module's directory: whatever a command writes by mistake (`--json -` as a file) stays there."""
+        return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True,
+                              env=self.env, cwd=self.tmp, timeout=300)  # fmt: skip
+
+    def made(self, *args: str) -> None:
+        done = self.cli(*args)
+        assert done.returncode == 0, done.stderr
+
+    @cached_property
+    def run(self) -> Path:
+        self.made("tune", str(DATA / "loop_sum.c"), "--budget", "4", "--no-validate", "--jobs", "1", "-o",
+                  str(self.tmp / "run.json"))  # fmt: skip
+        return self.tmp / "run.json"
+
+    @cached_property
+    def labels(self) -> Path:
+        """Labels of three demo programs (two train, one validation), built as a dataset in the module's cache."""
+        self.made("datasets", "build", "demo", "--limit", "3", "--jobs", "1")
+        self.made("labels", "bench://demo-v1", "-o", str(self.tmp / "labels.json.gz"), "--split", "train,validation",
+                  "--pool-programs", "1", "--pool-budget", "8", "--jobs", "2")  # fmt: skip
+        return self.tmp / "labels.json.gz"
+
+    @cached_property
+    def model(self) -> Path:
+        """A flag-tuning model with a two-list coreset: evaluations and studies of it stay small."""
+        self.made("train", str(self.labels), "-o", str(self.tmp / "model"), "--k", "2", "--no-validate")
+        return self.tmp / "model"
+
+    @cached_property
+    def stitched(self) -> Path:
+        self.made("stitch", "train", str(self.labels), "-o", str(self.tmp / "stitched"), "--model", str(self.model),
+                  "--epochs", "1", "--hidden", "4")  # fmt: skip
+        return self.tmp / "stitched"
+
+    def resolve(self, args: tuple[str, ...]) -> list[str]:
+        return [re.sub(r"\{(\w+)\}", lambda m: str(getattr(self, m.group(1))), arg) for arg in args]
+
+
+@dataclass(frozen=True)
+class Invocation:
+    args: tuple[str, ...]
+    status: int = 0  # validate exits 1 when a program failed
+    needs: tuple[str, ...] = ()  # modules of an optional extra
+
+
+# One small run of every command with --json (a `--json FILE` option gets `-`: the JSON on stdout).
+INVOCATIONS = {
+    "passes": Invocation(("passes", "--json")),
+    "eval": Invocation(("eval", "{data}/loop_sum.c", "-p", "sroa,instcombine", "--json")),
+    "tune": Invocation(("tune", "{data}/loop_sum.c", "--budget", "4", "--no-validate", "--jobs", "1", "--json")),
+    "broadcast": Invocation(("broadcast", "{run}", "-o", "{tmp}/broadcast.json", "--no-validate", "--jobs", "1",
+                             "--json")),
+    # a failing list with --reduce: the reduction's status line must not reach stdout
+    "validate": Invocation(("validate", "-p", "function(structurizecfg)", "--suite", "{data}/selftest", "--reduce",
+                            "--reproducer", "{tmp}/repro", "--jobs", "2", "--json"), status=1),
+    "predict": Invocation(("predict", "{data}/loop_sum.c", "--top", "3", "--json")),
+    "hot": Invocation(("hot", "{data}/hot_loop.c", "--json")),
+    "evaluate": Invocation(("evaluate", "bench://demo-v1", "--split", "train", "--programs", "1", "--ks", "2",
+                            "--model", "{model}", "--jobs", "1", "--json", "-")),
+    "lift-eval": Invocation(("lift-eval", "--dataset", "{data}/loop_sum.c", "--reference", "{data}/shapes.cpp",
+                             "--json", "-"), needs=("rapidfuzz", "sacrebleu")),
+    "stitch table": Invocation(("stitch", "table", "{labels}", "{labels}", "--model", "{model}", "--epochs", "1",
+                                "--hidden", "4", "--no-pairs", "--json", "-"), needs=("torch", "ot")),
+    "stitch predict": Invocation(("stitch", "predict", "{data}/loop_sum.c", "--model", "{stitched}", "--json"),
+                                 needs=("torch", "ot")),
+}  # fmt: skip
+NEEDS_LABELS = {"evaluate", "stitch table", "stitch predict"}  # a dataset, labels and models first: slow
+
+
+def json_commands() -> set[str]:
+    """Every command and subcommand with a --json option, found in the app itself (typer's own click)."""
+    found: set[str] = set()
+    pending = [("", typer.main.get_command(app))]
+    while pending:
+        path, command = pending.pop()
+        if isinstance(command, TyperGroup):
+            pending += [(f"{path} {name}".strip(), sub) for name, sub in command.commands.items()]
+        elif any("--json" in parameter.opts for parameter in command.params):
+            found.add(path)
+    return found
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
+    return Inputs(tmp_path_factory.mktemp("cli-contract"))
+
+
+def test_every_json_command_has_an_invocation() -> None:
+    assert json_commands() == set(INVOCATIONS), "give each command with --json an entry in INVOCATIONS"
+    assert all("--json" in invocation.args for invocation in INVOCATIONS.values())
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=[pytest.mark.slow] if n in NEEDS_LABELS else []) for n in INVOCATIONS]
+)
+def test_json_output_is_exactly_one_document_on_stdout(inputs: Inputs, name: str) -> None:
+    invocation = INVOCATIONS[name]
+    for module in invocation.needs:
+        pytest.importorskip(module)
+    done = inputs.cli(*inputs.resolve(invocation.args))
+    assert done.returncode == invocation.status, done.stderr
+    assert json.loads(done.stdout)  # raises on anything before or after the one document
+
+
+def test_minimize_prints_only_the_list_on_stdout(inputs: Inputs) -> None:
+    done = inputs.cli("minimize", str(DATA / "loop_sum.c"), "-p", "sroa,sroa,instcombine")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\n") == 1 and " " not in done.stdout, done.stdout  # `sroa,instcombine`, nothing else
+    assert "passes, objective" in done.stderr
+
+
+def test_broadcast_never_overwrites_its_input(inputs: Inputs, tmp_path: Path) -> None:
+    record = tmp_path / "run.json"
+    shutil.copy(inputs.run, record)
+    before = record.read_bytes()
+    for _ in range(2):
+        done = inputs.cli("broadcast", str(record), "--no-validate", "--jobs", "1")
+        assert done.returncode == 0, done.stderr
+    assert record.read_bytes() == before
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["run.broadcast-2.json", "run.broadcast.json", "run.json"]
+    assert "run record -> " in done.stderr and "best(s) changed" in done.stderr
+
+
+def _humaneval(directory: Path, expected: int) -> Path:
+    """A one-program HumanEval-X file: with `expected` 1 it passes; with 2 it fails even at -O0, so no program
+    can be judged and every list fails validation."""
+    directory.mkdir()
+    record = {"task_id": "CPP/0", "prompt": "int f(){", "canonical_solution": "return 1;}\n",
+              "test": f"#undef NDEBUG\n#include<assert.h>\nint main(){{assert(f()=={expected});}}\n"}  # fmt: skip
+    with gzip.open(directory / "humaneval_cpp.jsonl.gz", "wt") as handle:
+        handle.write(json.dumps(record) + "\n")
+    return directory
+
+
+def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> None:
+    hot = ("big_mul", "trim")
+    args = ["optimize", "bench://demo-v1/bigint", "-o", str(tmp_path / "out.o"), "--mode", "hybrid", "--hot",
+            ",".join(hot), "--k", "2", "--validate", "--data-dir"]  # fmt: skip
+    passing = inputs.cli(*args, str(_humaneval(tmp_path / "pass", 1)))
+    assert passing.returncode == 0, passing.stderr
+    assert "<rest of the module>: static list passed humaneval_cpp (1 programs)" in passing.stderr
+    rejecting = inputs.cli(*args, str(_humaneval(tmp_path / "fail", 2)))
+    assert rejecting.returncode == 0, rejecting.stderr
+    for part in ("<rest of the module>", *hot):
+        assert re.search(rf"^{re.escape(part)}: .*failed humaneval_cpp", rejecting.stderr, re.M), rejecting.stderr
+    lists = dict(line.strip().split(": -passes=") for line in rejecting.stdout.splitlines() if ": -passes=" in line)
+    assert set(lists) == {"<rest of the module>", *hot} and len(set(lists.values())) == 1  # -Oz for every part
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["optimize", "x.c", "-o", "x.o", "--hot", "f"], "--hot only applies with --mode hybrid"),
+        (["optimize", "x.c", "-o", "x.o", "--k", "3"], "--k only applies with --mode jit or hybrid"),
+        (["optimize", "x.c", "-o", "x.o", "--mode", "hybrid", "--hot", "f", "--hot-from", "model"],
+         "--hot-from only applies when hot functions are predicted"),
+        (["optimize", "x.c", "-o", "x.o", "--validate-limit", "3"], "--validate-limit only applies with --validate"),
+        (["tune", "x.c", "--no-minimize", "--insertion"], "--insertion only applies while minimizing"),
+        (["tune", "x.c", "--no-validate", "--validate", "csmith"], "--validate only applies with validation"),
+        (["tune", "x.c", "--no-validate", "--inputs", "dir"], "--inputs only applies with --run"),
+        (["tune", "x.c", "--no-validate", "--run", "--perf-counter", "seconds"],
+         "--perf-counter only applies to an objective with a perf term"),
+        (["broadcast", "run.json", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
+        (["eval", "x.c", "-p", "sroa", "--no-cache", "--cache-dir", "c"], "--cache-dir only applies with the cache"),
+        (["eval", "x.ll", "-p", "sroa", "--", "-DX"], "clang arguments after -- only apply to C/C++ sources"),
+        (["validate", "x.c", "-p", "sroa", "--suite", "csmith"], "--suite only applies to suites"),
+        (["validate", "-p", "sroa", "--run-args", "x"], "--run-args only applies to a PROGRAM"),
+        (["validate", "-p", "sroa", "--seed", "3"], "--seed only applies to the csmith suite"),
+        (["validate", "-p", "sroa", "--reproducer", "r"], "--reproducer only applies with --reduce"),
+        (["validate", "-p", "sroa", "--json", "--show-passed"], "--show-passed only applies to the table"),
+        (["labels", "bench://x-v1", "-o", "l", "--lists-from", "l0", "--seed", "2"], "--seed only applies to the pool"),
+        (["train", "l.json", "-o", "m", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
+        (["report", "evaluation", "e.json", "--log", "t.jsonl"], "--log only applies to run reports"),
+        (["report", "run", "r.json", "--study", "s.json"], "--study only applies to model reports"),
+        (["lift-eval", "--dataset", "d", "--weights", "w"], "--weights only applies to the llm-compiler backend"),
+        (["lift-eval", "--dataset", "d", "--backend", "llm-compiler", "--reference", "r"],
+         "--reference only applies to the retrieval backend"),
+        (["evaluate", "bench://x-v1", "--json", "-", "--markdown"], "--markdown only applies to the table"),
+        (["stitch", "table", "a", "b", "--json", "-", "--markdown"], "--markdown only applies to the tables"),
+        (["stitch", "table", "a", "b", "--json", "-", "--exclude-package", "numpy"],
+         "--exclude-package only applies to the tables"),
+    ],
+)  # fmt: skip
+def test_options_a_mode_would_ignore_are_refused(
+    args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused before any work (in process: main() turns the error into one line and exit status 2)."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args, env={"STITCHOPT_CACHE_DIR": str(tmp_path / "cache")})
+    assert isinstance(result.exception, StitchoptError), result.output
+    assert message in str(result.exception)
+
+
+def test_an_address_needs_the_ray_backend(inputs: Inputs) -> None:
+    done = inputs.cli("tune", str(DATA / "loop_sum.c"), "--no-validate", "--address", "localhost:6379")
+    assert done.returncode == 2 and "only applies to the ray backend" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
