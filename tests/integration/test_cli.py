@@ -86,7 +86,7 @@ def test_passes_and_doctor(cli) -> None:  # type: ignore[no-untyped-def]
     assert {e["name"] for e in listing["excluded"]} >= {"structurizecfg", "internalize"}
     doctor = cli("doctor")
     assert doctor.returncode == 0 and "LLVM 19" in doctor.stdout and "llvm-profdata" in doctor.stdout
-    assert all(part in doctor.stdout for part in ("chromium", "stitch extra", "lift extra"))
+    assert all(part in doctor.stdout for part in ("chromium", "stitch extra", "lift extra", "profile rt     found"))
 
 
 def test_validate_exit_status_says_whether_every_program_passed(cli) -> None:  # type: ignore[no-untyped-def]

@@ -84,6 +84,7 @@ from stitchopt.reports.tables import (
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import compile_source, is_source, load_module
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
+from stitchopt.toolchain.runtimes import profile_runtime, profile_runtime_package
 from stitchopt.tune.broadcast import DEFAULT_TOP, broadcast
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.minimize import minimize
@@ -127,6 +128,12 @@ def doctor(llvm: LlvmOption = None) -> None:
     console.print(f"  identity       {toolchain.identity}")
     for name, present in _optional_parts().items():
         console.print(f"  {name:<14} {'found' if present else 'missing'}")
+    runtime_found = profile_runtime(toolchain) is not None
+    console.print(
+        "  profile rt     found" if runtime_found else
+        f"  profile rt     missing: install {profile_runtime_package(toolchain)} (hot-path profiles and"
+        " `optimize --mode hybrid --run` link it)"
+    )  # fmt: skip
     probe = probe_native(toolchain)
     console.print(f"  native eval    {'available' if probe.available else 'unavailable'}: {probe.reason}")
     backend = select_backend(toolchain)

@@ -23,6 +23,7 @@ from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_LEVEL, FRONTEND_TIMEOUT_S, first_error
 from stitchopt.toolchain.process import run_tool
+from stitchopt.toolchain.runtimes import require_profile_runtime
 from stitchopt.validate.suites import SuiteProgram
 
 KIND = "hot-profile"
@@ -67,6 +68,7 @@ def instrumented_run(
 ) -> InstrumentedRun:  # fmt: skip
     """Build `source` with front-end instrumentation, run `argv` (`{exe}` stands for the program) in `work` under
     time and memory limits, and merge its counters into `work/run.profdata`."""
+    require_profile_runtime(toolchain)
     exe, raw, merged = work / "program", work / "run.profraw", work / "run.profdata"
     build = run_tool([*driver, "-O0", "-fprofile-instr-generate", str(source), "-o", str(exe), *link_args],
                      timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
