@@ -68,7 +68,13 @@ def test_a_miscompiling_list_is_caught_and_reduced(validator: Validator, humanev
 
 def test_fail_fast_stops_early(validator: Validator, humaneval: Suite) -> None:
     report = validator.validate(humaneval, MISCOMPILING, fail_fast=True)
-    assert not report.passed and report.failures
+    assert not report.passed and report.failures and not report.complete
+    full = validator.validate(humaneval, MISCOMPILING)
+    assert full.complete and len(full.verdicts) == len(humaneval.programs) == QUICK_PROGRAMS
+    # Programs already running when the first failure comes in still finish, but the queued ones are cancelled:
+    # fail-fast reports fewer verdicts than the full run of the same suite.
+    assert len(report.verdicts) < len(full.verdicts)
+    assert {v.program for v in report.verdicts} < {v.program for v in full.verdicts}
 
 
 def test_broken_records_are_excluded_not_counted(validator: Validator) -> None:
