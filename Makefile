@@ -1,10 +1,11 @@
 # `make demo` and `make test` work on a fresh Debian/Ubuntu machine: they install what is missing first.
-# The demo needs only the core package; the test suite adds every extra (PyTorch's CPU build first).
+# The demo needs only the core package and system packages; the test suite adds every extra (PyTorch's CPU
+# build first) and the packages only tests use.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup setup-test system-deps lint
+.PHONY: demo test setup setup-test system-deps system-deps-test lint
 
 demo: setup
 	$(BIN)/stitchopt demo
@@ -18,10 +19,13 @@ lint: setup-test
 
 setup: system-deps $(VENV)/.installed
 
-setup-test: setup $(VENV)/.installed-extras
+setup-test: system-deps-test $(VENV)/.installed-extras
 
 system-deps:
 	@bash scripts/install-system-deps.sh
+
+system-deps-test:
+	@bash scripts/install-system-deps.sh --test
 
 $(VENV)/.installed: pyproject.toml setup.py src/stitchopt/native/evaluator.cpp
 	$(PYTHON) -m venv $(VENV)

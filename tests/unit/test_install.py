@@ -21,11 +21,12 @@ def test_make_demo_installs_no_extras(tmp_path: Path) -> None:
     demo = _planned("demo", tmp_path / "venv")
     assert "pip install -q -e ." in demo
     assert "torch" not in demo and ".[" not in demo
+    assert "install-system-deps.sh\n" in demo  # without --test: no browser for the report test
 
 
 def test_make_test_installs_torch_through_the_cpu_build_script(tmp_path: Path) -> None:
     test = _planned("test", tmp_path / "venv")
-    assert "scripts/install-torch.sh" in test
+    assert "install-system-deps.sh --test" in test and "scripts/install-torch.sh" in test
     assert test.index("install-torch.sh") < test.index(".[dev")  # torch first: the extras' range would pull CUDA
     assert "torch==" not in test
 
