@@ -9,7 +9,7 @@ import pytest
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, EvalStatus, IRModule
 from stitchopt.errors import InputError
-from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.evaluator import BACKEND_ENV, EvalRequest, Evaluator
 from stitchopt.native.pool import NATIVE_ENV, probe_native
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import compile_source, load_module
@@ -125,8 +125,8 @@ def test_garbage_bitcode_is_refused(toolchain: Toolchain, tmp_path: Path) -> Non
 def test_native_evaluator_is_built_where_llvm_headers_exist(toolchain: Toolchain) -> None:
     """The other native tests skip where the extension is missing; this one keeps that from hiding a failed
     build: with LLVM's headers installed, `pip install` must have built it."""
-    if os.environ.get(NATIVE_ENV) == "off":
-        pytest.skip(f"{NATIVE_ENV}=off: a subprocess-only install")
+    if os.environ.get(NATIVE_ENV) == "off" or os.environ.get(BACKEND_ENV) == "subprocess":
+        pytest.skip(f"{NATIVE_ENV}=off or {BACKEND_ENV}=subprocess: the native evaluator is not wanted")
     llvm_config = toolchain.tools["opt"].resolve().parent / "llvm-config"
     if not llvm_config.is_file():
         pytest.skip("no llvm-config beside opt: a subprocess-only install")

@@ -114,15 +114,17 @@ def test_a_segfault_mid_optimization_replaces_the_worker(toolchain: Toolchain) -
     """SIGSEGV delivered while LLVM runs: recovered or fatal, the worker must not serve again."""
     module = load_module(toolchain, next(p for p in demo_programs().values() if p.stem == "c_lexer"))
     backend = NativeBackend(toolchain, jobs=1, timeout=60)
+    assert backend.evaluate(module, "function(sroa)").ok
+    (pid,) = backend.worker_pids()
+    segfault = threading.Timer(0.3, os.kill, (pid, signal.SIGSEGV))
     try:
-        assert backend.evaluate(module, "function(sroa)").ok
-        (pid,) = backend.worker_pids()
-        threading.Timer(0.3, os.kill, (pid, signal.SIGSEGV)).start()
+        segfault.start()
         result = backend.evaluate(module, ",".join(["default<O3>"] * 40))
         assert result.status is EvalStatus.CRASH and backend.restarts == 1
         assert backend.evaluate(module, "function(sroa)").ok
         assert backend.worker_pids() not in ([pid], [])
     finally:
+        segfault.cancel()
         backend.close()
 
 

@@ -177,7 +177,7 @@ def test_tune_broadcast_pareto_and_minimize_commands(tmp_path: Path) -> None:
     assert len((tmp_path / "run.csv").read_text().splitlines()) == 3
     done = cli("broadcast", str(run), "--validate", str(DATA / "selftest"))
     assert done.returncode == 0 and "best(s) changed" in done.stderr
-    assert len(RunRecord.load(run).programs) == 2
+    assert len(RunRecord.load(tmp_path / "run.broadcast.json").programs) == 2
     done = cli("pareto", str(log))
     assert done.returncode == 0 and "Pareto-optimal" in done.stdout
     done = cli("minimize", str(DATA / "loop_sum.c"), "-p", "sroa,sroa,instcombine")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.cache.store import EvalKey, EvaluationStore, remove_store
+from stitchopt.cache.store import SCHEMA_VERSION, EvalKey, EvaluationStore, remove_store
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus
 from stitchopt.errors import CacheError
 
@@ -59,6 +59,25 @@ def test_wal_mode_and_schema_version(tmp_path: Path) -> None:
         EvaluationStore(path)
     assert remove_store(path)
     EvaluationStore(path).close()  # a cleared cache opens again
+
+
+def test_a_v3_cache_is_upgraded_and_its_rows_still_read(tmp_path: Path) -> None:
+    """v4 only added result fields (the limits of failures): rows written by v3 lack them and read as None."""
+    path = tmp_path / "c.sqlite"
+    with EvaluationStore(path) as store:
+        store.put(_key(1), _result(1))
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    old_row = json.loads(db.execute("SELECT result_json FROM evaluations").fetchone()[0])
+    del old_row["time_limit_s"], old_row["memory_limit_bytes"]
+    db.execute("UPDATE evaluations SET result_json=?", (json.dumps(old_row),))
+    db.commit()
+    db.close()
+    with EvaluationStore(path) as store:
+        assert store.get(_key(1)) == _result(1)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    db.close()
 
 
 def test_corrupt_file_gives_a_clear_error(tmp_path: Path) -> None:

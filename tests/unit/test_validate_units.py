@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -158,3 +159,17 @@ def test_sandbox_applies_every_limit(tmp_path: Path) -> None:
     outcome = run_sandboxed(probe, limits=limits)
     expected = [(7, 7), (1 << 30, 1 << 30), (1 << 22, 1 << 22), (99, 99), (0, 0)]
     assert outcome.stdout.decode().splitlines() == [str(pair) for pair in expected]
+
+
+def test_limits_above_the_callers_hard_limit_are_lowered_not_fatal(tmp_path: Path) -> None:
+    """Under `ulimit -t 5` an unprivileged caller cannot grant 10 CPU seconds: the program still runs, with 5."""
+    probe = _script(tmp_path, "import resource\nprint(resource.getrlimit(resource.RLIMIT_CPU))\n")
+    caller = (
+        "import resource, sys\nfrom pathlib import Path\n"
+        "from stitchopt.validate.sandbox import Limits, run_sandboxed\n"
+        "resource.setrlimit(resource.RLIMIT_CPU, (5, 5))\n"
+        "outcome = run_sandboxed(Path(sys.argv[1]), limits=Limits(cpu_seconds=10))\n"
+        "print(outcome.returncode, outcome.stdout.decode().strip())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", caller, str(probe)], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "0 (5, 5)", done.stderr

@@ -24,8 +24,8 @@ from stitchopt.core import CompileOptions, EvalResult
 from stitchopt.errors import CacheError
 from stitchopt.toolchain.elf import ObjectSizes
 
-SCHEMA_VERSION = 3
-UPGRADABLE_VERSIONS = {2}  # older schemas that the current one only adds tables to
+SCHEMA_VERSION = 4  # 4: results keep the limits a failure happened under
+UPGRADABLE_VERSIONS = {2, 3}  # older schemas that the current one only adds tables or result fields to
 DEFAULT_MAX_BYTES = 1 << 30
 CACHE_DIR_ENV = "STITCHOPT_CACHE_DIR"
 DB_NAME = "evaluations.sqlite"

@@ -71,9 +71,10 @@ class _Worker:
     """One worker process and the modules it has already received."""
 
     def __init__(self, library: Path, memory_bytes: int | None) -> None:
+        argv = rlimited([sys.executable, "-m", "stitchopt.native.worker", str(library)], memory_limits(memory_bytes))
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by kill())
         self.process = subprocess.Popen(
-            rlimited([sys.executable, "-m", "stitchopt.native.worker", str(library)], memory_limits(memory_bytes)),
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -152,15 +153,15 @@ class NativeBackend:
             result, healthy = self._evaluate_on(worker, module, pipeline, options, codegen)
             return result
         finally:
-            if not healthy and worker is not None:  # hung, dead, or interrupted mid-conversation
+            if not healthy and worker is not None:  # hung, dead, crashed, or interrupted mid-conversation
                 self._retire(worker)
                 worker = None
-                self.restarts += 1
             self._idle.put(worker)
 
     def _retire(self, worker: _Worker) -> None:
         with self._live_lock:
             self._live.discard(worker)
+            self.restarts += 1
         worker.kill()
 
     def _evaluate_on(

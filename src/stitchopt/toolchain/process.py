@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -53,7 +54,19 @@ def rlimited(argv: Sequence[str], limits: Mapping[str, int]) -> list[str]:
     """
     if not limits:
         return list(argv)
-    return [_prlimit(), *(f"--{name}={value}" for name, value in limits.items()), "--", *argv]
+    return [_prlimit(), *(f"--{name}={_within_hard_limit(name, value)}" for name, value in limits.items()), "--",
+            *argv]  # fmt: skip
+
+
+_RESOURCES = {"as": resource.RLIMIT_AS, "cpu": resource.RLIMIT_CPU, "fsize": resource.RLIMIT_FSIZE,
+              "nproc": resource.RLIMIT_NPROC, "core": resource.RLIMIT_CORE}  # fmt: skip
+
+
+def _within_hard_limit(name: str, value: int) -> int:
+    """At most what this process may grant: prlimit refuses to raise a hard limit (an unprivileged user under
+    `ulimit -t` on a cluster) and would then run nothing, which would read as the program failing."""
+    hard = resource.getrlimit(_RESOURCES[name])[1]
+    return value if hard == resource.RLIM_INFINITY else min(value, hard)
 
 
 def memory_limits(memory_bytes: int | None) -> dict[str, int]:
