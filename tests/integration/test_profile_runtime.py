@@ -8,19 +8,18 @@ import sys
 from pathlib import Path
 
 from stitchopt.toolchain.discovery import REQUIRED_TOOLS, Toolchain
-from stitchopt.toolchain.runtimes import profile_runtime
+from stitchopt.toolchain.runtimes import profile_runtime_problem
 
 DATA = Path(__file__).parent.parent / "data"
 
 
-def test_the_profile_runtime_is_installed(toolchain: Toolchain) -> None:
-    """scripts/install-system-deps.sh installs it: hot paths and hybrid --run link it."""
-    found = profile_runtime(toolchain)
-    assert found is not None and found.is_file()
+def test_instrumented_programs_link(toolchain: Toolchain) -> None:
+    """scripts/install-system-deps.sh installs the profile runtime: hot paths and hybrid --run link it."""
+    assert profile_runtime_problem(toolchain) is None
 
 
 def _llvm_without_profile_runtime(toolchain: Toolchain, where: Path) -> Path:
-    """The real tools, but a clang whose resource directory has no runtimes."""
+    """The real tools, but a clang that looks for its runtimes in an empty directory when it instruments."""
     bindir, empty = where / "bin", where / "resource"
     (empty / "lib").mkdir(parents=True)
     bindir.mkdir()
@@ -29,7 +28,11 @@ def _llvm_without_profile_runtime(toolchain: Toolchain, where: Path) -> Path:
             (bindir / name).symlink_to(toolchain.tools[name])
     clang = bindir / "clang"
     real = toolchain.tool("clang")
-    clang.write_text(f'#!/bin/sh\n[ "$1" = -print-resource-dir ] && {{ echo {empty}; exit 0; }}\nexec {real} "$@"\n')
+    clang.write_text(
+        "#!/bin/sh\n"
+        f'case " $* " in *" -fprofile-instr-generate "*) exec {real} -resource-dir {empty} "$@";; esac\n'
+        f'exec {real} "$@"\n'
+    )
     clang.chmod(0o755)
     return bindir
 
