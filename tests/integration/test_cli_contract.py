@@ -39,14 +39,17 @@ class Inputs:
         return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True,
                               env=self.env, cwd=self.tmp, timeout=300)  # fmt: skip
 
-    def made(self, *args: str) -> None:
+    def made(self, *args: str, results: bool = False) -> None:
+        """A command that must succeed; unless it prints `results`, stdout stays empty (what it wrote where is a
+        status line, on stderr)."""
         done = self.cli(*args)
         assert done.returncode == 0, done.stderr
+        assert results or not done.stdout, done.stdout
 
     @cached_property
     def run(self) -> Path:
         self.made("tune", str(DATA / "loop_sum.c"), "--budget", "4", "--no-validate", "--jobs", "1", "-o",
-                  str(self.tmp / "run.json"))  # fmt: skip
+                  str(self.tmp / "run.json"), results=True)  # fmt: skip
         return self.tmp / "run.json"
 
     @cached_property
@@ -199,17 +202,27 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
         (["tune", "x.c", "--no-validate", "--run", "--perf-counter", "seconds"],
          "--perf-counter only applies to an objective with a perf term"),
         (["broadcast", "run.json", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
+        (["broadcast", "run.json", "--validate", "csmith", "--data-dir", "d"],
+         "--data-dir only applies to the humaneval suite"),
+        (["tune", "x.c", "--validate", "csmith", "--validate", "dir", "--data-dir", "d"],
+         "--data-dir only applies to the humaneval suite"),
         (["eval", "x.c", "-p", "sroa", "--no-cache", "--cache-dir", "c"], "--cache-dir only applies with the cache"),
         (["eval", "x.ll", "-p", "sroa", "--", "-DX"], "clang arguments after -- only apply to C/C++ sources"),
         (["validate", "x.c", "-p", "sroa", "--suite", "csmith"], "--suite only applies to suites"),
         (["validate", "-p", "sroa", "--run-args", "x"], "--run-args only applies to a PROGRAM"),
         (["validate", "-p", "sroa", "--seed", "3"], "--seed only applies to the csmith suite"),
         (["validate", "-p", "sroa", "--reproducer", "r"], "--reproducer only applies with --reduce"),
+        (["validate", "-p", "sroa", "--suite", "csmith", "--data-dir", "d"],
+         "--data-dir only applies to the humaneval suite"),
+        (["validate", "-p", "sroa", "--suite", "suite.jsonl", "--data-dir", "d"],
+         "--data-dir only applies to the humaneval suite"),
         (["validate", "-p", "sroa", "--json", "--show-passed"], "--show-passed only applies to the table"),
         (["labels", "bench://x-v1", "-o", "l", "--lists-from", "l0", "--seed", "2"], "--seed only applies to the pool"),
         (["train", "l.json", "-o", "m", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
         (["report", "evaluation", "e.json", "--log", "t.jsonl"], "--log only applies to run reports"),
         (["report", "run", "r.json", "--study", "s.json"], "--study only applies to model reports"),
+        (["report", "bogus", "x", "--log", "t.jsonl"], "unknown report kind 'bogus'"),
+        (["hot", "x.c", "--cache-dir", "c"], "--cache-dir only applies with --run"),
         (["lift-eval", "--dataset", "d", "--weights", "w"], "--weights only applies to the llm-compiler backend"),
         (["lift-eval", "--dataset", "d", "--backend", "llm-compiler", "--reference", "r"],
          "--reference only applies to the retrieval backend"),

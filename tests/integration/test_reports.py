@@ -79,9 +79,9 @@ def reports(
     cli("report", "model", str(DEFAULT_MODEL_DIR), "--evaluation", "evaluation.json", "--study", "study.json",
         "-o", "model.html")  # fmt: skip
     demo = cli("demo", "--report", "demo.html")
-    assert "geomean" in demo.stdout and "hash_table" in demo.stdout and f"report: {work / 'demo.html'}" in demo.stdout
+    assert "geomean" in demo.stdout and "hash_table" in demo.stdout and f"report: {work / 'demo.html'}" in demo.stderr
     again = cli("demo", "--report", "demo.html")
-    assert "0 evaluated" in again.stdout
+    assert "0 evaluated" in again.stderr
     return {kind: work / f"{kind}.html" for kind in KINDS} | {"work": work}
 
 

@@ -110,7 +110,7 @@ def build_command(
             split_above_bytes=split_above, on_unit=advance,
         )
     manifest = report.manifest
-    console.print(
+    status_console.print(
         f"{source.name}-v{source.version}: {report.built} unit(s) built, {report.failed} failed, {report.repaired} "
         f"repaired in {report.seconds:.0f} s; {len(manifest.entries)} entries, {report.bytes / 1e6:.1f} MB",
         highlight=False,
@@ -137,4 +137,4 @@ def export_command(
     write_parquet(rows, parquet)
     manifest.statistics = standardization(rows)
     manifest.save(directory)
-    console.print(f"{len(rows)} rows written to {parquet}")
+    status_console.print(f"{len(rows)} rows written to {parquet}", highlight=False)

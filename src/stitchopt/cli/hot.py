@@ -11,7 +11,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from stitchopt.cli.options import CacheDirOption, JsonOption, LlvmOption, console, open_store, print_table
+from stitchopt.cli.options import (
+    CacheDirOption,
+    JsonOption,
+    LlvmOption,
+    console,
+    open_store,
+    print_table,
+    refuse_ignored,
+)
 from stitchopt.datasets.catalog import program_path
 from stitchopt.errors import InputError
 from stitchopt.hotpath.blocks import ProgramBlocks, program_blocks
@@ -45,6 +53,7 @@ def _blocks(toolchain: Toolchain, path: Path, run: str, cache_dir: Path | None) 
 
 
 def hot_command(
+    ctx: typer.Context,
     program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
     run: Annotated[
         str, typer.Option("--run", "--profile", help="Profile this command ({exe} is the program) and compare.")
@@ -59,6 +68,8 @@ def hot_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Predicted hot functions and blocks (90% of executions), and the measured ones with --run."""
+    if not run:
+        refuse_ignored(ctx, ("cache_dir",), "with --run (it caches the profiles)")
     toolchain = find_toolchain(llvm)
     model = HotPathModel.from_pretrained(model_dir or DEFAULT_HOT_MODEL_DIR)
     blocks = _blocks(toolchain, program_path(program), run, cache_dir)

@@ -11,7 +11,6 @@ import typer
 from rich.progress import Progress, TaskID
 
 from stitchopt.cli.options import (
-    STDOUT,
     BackendOption,
     CacheDirOption,
     DataDirOption,
@@ -21,11 +20,12 @@ from stitchopt.cli.options import (
     LlvmOption,
     ValidateLimitOption,
     console,
+    json_replaces_tables,
     open_store,
     parse_objective,
     print_table,
+    refuse_beside_json_stdout,
     refuse_ignored,
-    save_text,
     status_console,
 )
 from stitchopt.core import IRModule
@@ -96,7 +96,7 @@ def labels_command(
             pool_budget=pool_budget, seed=seed, extra_lists=reused, broad=broad, on_stage=on_stage,
         )  # fmt: skip
     labels.save(output)
-    console.print(
+    status_console.print(
         f"{len(labels.programs)} programs x {len(labels.lists)} lists -> {output} "
         f"({labels.cpu_seconds / 3600:.2f} CPU hours of opt and llc)",
         highlight=False,
@@ -146,7 +146,7 @@ def train_command(
     coreset = report.coreset
     curve = ", ".join(f"K={i + 1}: {100 * c:+.2f}%" for i, c in enumerate(coreset.curve) if i + 1 in (1, 5, 10, 20, 50))
     mape = ", ".join(f"{name} {value:.3f}" for name, value in report.size_mape.items())
-    console.print(
+    status_console.print(
         f"model -> {output}: {len(model.lists)} lists ({len(coreset.rejected)} rejected by validation), "
         f"{model.trained_on['programs']} programs ({len(skipped)} skipped)\n"
         f"coreset coverage (geomean vs -Oz, training programs): {curve}; pool {100 * coreset.pool_best:+.2f}%\n"
@@ -313,8 +313,7 @@ def evaluate_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Evaluate a model on held-out programs against -Oz, -Os, -O3, the best single list and the autotuner."""
-    if json_file == STDOUT:
-        refuse_ignored(ctx, ("markdown",), "to the table (not with --json -)")
+    refuse_beside_json_stdout(ctx, json_file, ("markdown",), "to the table")
     evaluation, title = evaluate_dataset(
         dataset, model_dir or DEFAULT_MODEL_DIR, split=split, programs=programs, max_ir_kb=max_ir_kb,
         per_package=per_package or None,
@@ -323,9 +322,7 @@ def evaluate_command(
     )  # fmt: skip
     if csv_file is not None:
         write_csv(evaluation, csv_file)
-    if json_file is not None:
-        save_text(json_file, evaluation_json(evaluation))
-    if json_file == STDOUT:
+    if json_replaces_tables(json_file, evaluation_json(evaluation)):
         return
     table = method_rows(evaluation, title)
     if markdown:

@@ -11,13 +11,13 @@ import typer
 from rich.progress import Progress
 
 from stitchopt.cli.options import (
-    STDOUT,
     JsonFileOption,
     LlvmOption,
     console,
+    json_replaces_tables,
     print_table,
+    refuse_beside_json_stdout,
     refuse_ignored,
-    save_text,
     status_console,
     target_paths,
 )
@@ -67,8 +67,7 @@ def lift_eval_command(
         refuse_ignored(ctx, ("reference", "reference_limit"), "to the retrieval backend")
     else:
         refuse_ignored(ctx, ("weights", "max_new_tokens"), "to the llm-compiler backend")
-    if json_file == STDOUT:
-        refuse_ignored(ctx, ("markdown",), "to the table (not with --json -)")
+    refuse_beside_json_stdout(ctx, json_file, ("markdown",), "to the table")
     require_metrics()
     toolchain = find_toolchain(llvm)
     lifter: Lifter
@@ -85,9 +84,7 @@ def lift_eval_command(
     with Progress(console=status_console, transient=True) as progress:
         task = progress.add_task(f"lifting with {backend}", total=len(pairs.pairs))
         evaluation = lift_eval(toolchain, pairs, lifter, on_pair=lambda _: progress.advance(task))
-    if json_file is not None:
-        save_text(json_file, json.dumps(asdict(evaluation), indent=1) + "\n")
-    if json_file == STDOUT:
+    if json_replaces_tables(json_file, json.dumps(asdict(evaluation), indent=1) + "\n"):
         return
     table = lift_rows([evaluation], f"{dataset}: lifting -Oz x86-64 assembly to IR")
     if markdown:

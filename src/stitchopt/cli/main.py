@@ -51,6 +51,7 @@ from stitchopt.cli.options import (
     open_store,
     parse_objective,
     print_table,
+    refuse_data_dir_without_humaneval,
     refuse_ignored,
     status_console,
     target_paths,
@@ -84,7 +85,7 @@ from stitchopt.reports.tables import (
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import compile_source, is_source, load_module
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
-from stitchopt.toolchain.runtimes import profile_runtime, profile_runtime_package
+from stitchopt.toolchain.runtimes import profile_runtime_package, profile_runtime_problem
 from stitchopt.tune.broadcast import DEFAULT_TOP, broadcast
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.minimize import minimize
@@ -126,13 +127,14 @@ def doctor(llvm: LlvmOption = None) -> None:
         console.print(f"  {name:<14} {path}")
     console.print(f"  target triple  {toolchain.default_triple}")
     console.print(f"  identity       {toolchain.identity}")
-    for name, present in _optional_parts().items():
-        console.print(f"  {name:<14} {'found' if present else 'missing'}")
-    runtime_found = profile_runtime(toolchain) is not None
+    for name, (present, purpose) in _system_parts().items():
+        console.print(f"  {name:<14} {'found' if present else 'missing':<8} {purpose}", markup=False, highlight=False,
+                      soft_wrap=True)  # fmt: skip
+    problem = profile_runtime_problem(toolchain)
     console.print(
-        "  profile rt     found" if runtime_found else
+        "  profile rt     found" if problem is None else
         f"  profile rt     missing: install {profile_runtime_package(toolchain)} (hot-path profiles and"
-        " `optimize --mode hybrid --run` link it)"
+        f" `optimize --mode hybrid --run` link it; {problem})"
     )  # fmt: skip
     probe = probe_native(toolchain)
     console.print(f"  native eval    {'available' if probe.available else 'unavailable'}: {probe.reason}")
@@ -141,15 +143,24 @@ def doctor(llvm: LlvmOption = None) -> None:
     backend.close()
 
 
-def _optional_parts() -> dict[str, bool]:
-    """System tools and extras some commands need (found without importing anything heavy)."""
+def _system_parts() -> dict[str, tuple[bool, str]]:
+    """System tools and extras, each with whether it is found (without importing anything heavy) and what it is
+    for."""
+    found = shutil.which
     return {
-        "csmith": shutil.which("csmith") is not None,
-        "csmith.h": any(Path(p).is_file() for p in ("/usr/include/csmith/csmith.h", "/usr/include/csmith.h")),
-        "chromium": shutil.which("chromium") is not None and shutil.which("chromedriver") is not None,
-        "stitch extra": all(importlib.util.find_spec(m) is not None for m in ("torch", "ot", "sklearn")),
-        "lift extra": all(importlib.util.find_spec(m) is not None for m in ("transformers", "sacrebleu", "rapidfuzz")),
-    }
+        "prlimit": (found("prlimit") is not None,
+                    "required: resource limits of tools and test programs (util-linux)"),
+        "valgrind": (found("valgrind") is not None, "optional: instruction counts for the perf objective"),
+        "csmith": (found("csmith") is not None, "optional: the csmith validation suite"),
+        "csmith.h": (any(Path(p).is_file() for p in ("/usr/include/csmith/csmith.h", "/usr/include/csmith.h")),
+                     "optional: building csmith programs (libcsmith-dev)"),
+        "chromium": (found("chromium") is not None and found("chromedriver") is not None,
+                     "optional: the HTML reports' browser test (chromium, chromium-driver)"),
+        "stitch extra": (all(importlib.util.find_spec(m) is not None for m in ("torch", "ot", "sklearn")),
+                         "optional: stitchopt stitch (stitchopt[stitch])"),
+        "lift extra": (all(importlib.util.find_spec(m) is not None for m in ("transformers", "sacrebleu", "rapidfuzz")),
+                       "optional: stitchopt lift-eval (stitchopt[lift])"),
+    }  # fmt: skip
 
 
 @app.command()
@@ -271,7 +282,7 @@ def demo(
         else:
             print_table(to_rich(table))
     counters = evaluator.counters
-    console.print(
+    status_console.print(
         f"[dim]{counters.evaluated} evaluated ({evaluator.backend.name} backend), {counters.cache_hits} from the "
         f"cache[/dim]\nreport: {report.resolve()}"
     )
@@ -314,7 +325,7 @@ def tune_command(
         raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     if no_minimize:
         refuse_ignored(ctx, ("insertion",), "while minimizing (without --no-minimize)")
-    _refuse_unused_validation(ctx, no_validate)
+    _refuse_unused_validation(ctx, no_validate, validate)
     parsed_objective = parse_objective(objective)
     program_run = _program_run(ctx, run_programs, run_args, inputs, perf_counter, parsed_objective)
     paths = target_paths(targets)
@@ -370,9 +381,10 @@ def _program_run(
     return ProgramRun(tuple(shlex.split(run_args)), inputs, counter)
 
 
-def _refuse_unused_validation(ctx: typer.Context, no_validate: bool) -> None:
+def _refuse_unused_validation(ctx: typer.Context, no_validate: bool, suites: list[str] | None) -> None:
     if no_validate:
         refuse_ignored(ctx, ("validate", "validate_limit", "data_dir"), "with validation (without --no-validate)")
+    refuse_data_dir_without_humaneval(ctx, suites)
 
 
 def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
@@ -421,7 +433,7 @@ def broadcast_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Try the run's most frequent best lists on every program; each keeps any improvement."""
-    _refuse_unused_validation(ctx, no_validate)
+    _refuse_unused_validation(ctx, no_validate, validate)
     record = RunRecord.load(record_path)
     program_run = _program_run(ctx, run_programs, run_args, inputs, perf_counter, parse_objective(record.objective))
     toolchain = find_toolchain(llvm)
@@ -528,7 +540,7 @@ def cache_warm(
         task = progress.add_task("ranking", total=len(modules))
         report = warm_caches(evaluator, catalogue, model, modules, k=k, common=common,
                              on_unit=lambda done, _: progress.update(task, completed=done))  # fmt: skip
-    console.print(
+    status_console.print(
         f"{report.units} unit(s) ranked, {report.requests:,} compilations asked for, {report.compiled:,} not "
         f"cached before, {report.seconds:.1f} s; common lists: {len(report.common_lists)}",
         highlight=False,
@@ -539,7 +551,8 @@ def cache_warm(
 def cache_clear(cache_dir: CacheDirOption = None) -> None:
     """Delete the evaluation cache (also one written by an incompatible stitchopt)."""
     removed = remove_store((cache_dir or default_cache_dir()) / DB_NAME)
-    console.print(f"removed {len(removed)} file(s)" + (f" from {removed[0].parent}" if removed else ""))
+    status_console.print(f"removed {len(removed)} file(s)" + (f" from {removed[0].parent}" if removed else ""),
+                         highlight=False)  # fmt: skip
 
 
 def main() -> None:

@@ -127,6 +127,26 @@ def refuse_ignored(ctx: typer.Context, names: Sequence[str], applies: str) -> No
             raise InputError(f"{max(param.opts, key=len)} only applies {applies}: drop it")
 
 
+def refuse_data_dir_without_humaneval(ctx: typer.Context, suites: Sequence[str] | None) -> None:
+    """--data-dir only locates the HumanEval-X data: refused when suites are named and none is humaneval (with
+    none named, the default suite is humaneval when its data is found)."""
+    if suites and "humaneval" not in suites:
+        refuse_ignored(ctx, ("data_dir",), "to the humaneval suite")
+
+
+def refuse_beside_json_stdout(ctx: typer.Context, json_file: Path | None, names: Sequence[str], applies: str) -> None:
+    """With `--json -` stdout holds the JSON alone, so options of the tables (`names`) would be ignored."""
+    if json_file == STDOUT:
+        refuse_ignored(ctx, names, f"{applies} (not with --json -)")
+
+
+def json_replaces_tables(json_file: Path | None, text: str) -> bool:
+    """Saves `text` where `--json FILE` says; True when it went to stdout, where no table may follow it."""
+    if json_file is not None:
+        save_text(json_file, text)
+    return json_file == STDOUT
+
+
 def parse_objective(text: str) -> Objective:
     """`--objective size=1,compile-time=0.1` as an Objective; a malformed one is a one-line error."""
     try:

@@ -9,7 +9,7 @@ import typer
 
 from stitchopt.cli.options import LlvmOption, print_table, refuse_ignored, status_console
 from stitchopt.errors import InputError
-from stitchopt.reports.build import KINDS, build_report
+from stitchopt.reports.build import KINDS, build_report, check_kind
 from stitchopt.reports.document import FORMATS, generated_now, render
 from stitchopt.reports.tables import to_rich
 
@@ -41,6 +41,7 @@ def report_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Plots and tables of runs, evaluations, models or validations, without re-running anything."""
+    check_kind(kind)  # an unknown kind first: the refusals below would misname the problem
     if kind != "run":
         refuse_ignored(ctx, ("log",), "to run reports")
     if kind != "model":

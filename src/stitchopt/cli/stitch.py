@@ -12,16 +12,15 @@ import typer
 
 from stitchopt.cli.learn import print_ranking
 from stitchopt.cli.options import (
-    STDOUT,
     CacheDirOption,
     JsonFileOption,
     JsonOption,
     LlvmOption,
     console,
+    json_replaces_tables,
     open_store,
     print_table,
-    refuse_ignored,
-    save_text,
+    refuse_beside_json_stdout,
     status_console,
 )
 from stitchopt.datasets.catalog import program_path
@@ -68,8 +67,7 @@ def table_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Train one expert per representation, stitch every pair, grow stitched ensembles; print the tables."""
-    if json_file == STDOUT:
-        refuse_ignored(ctx, ("markdown", "exclude_package"), "to the tables (not with --json -)")
+    refuse_beside_json_stdout(ctx, json_file, ("markdown", "exclude_package"), "to the tables")
     _require_extra()
     from stitchopt.stitching.experts import TrainConfig
     from stitchopt.stitching.study import run_study
@@ -87,9 +85,7 @@ def table_command(
             toolchain, LabelSet.load(labels), LabelSet.load(held_out), coreset.lists,
             TrainConfig(epochs=epochs, seed=seed), hidden=hidden, cache=FeatureCache(store), pairs=pairs, extra=extra,
         )  # fmt: skip
-    if json_file is not None:
-        save_text(json_file, study_json(report))
-    if json_file == STDOUT:
+    if json_replaces_tables(json_file, study_json(report)):
         return
     for rows in (expert_rows(report, exclude_package), pair_rows(report, exclude_package),
                  curve_rows(report, exclude_package)):  # fmt: skip
@@ -140,8 +136,8 @@ def train_command(
     trained.save_pretrained(output)
     for ensemble in grown:
         change = 100 * geomean_change(np.array(ensemble.validation))
-        console.print(f"k={len(ensemble.members)}  validation {change:+.2f}%  {' + '.join(ensemble.members)}")
-    console.print(f"model -> {output}: {' + '.join(trained.members)}, {len(trained.lists)} lists")
+        status_console.print(f"k={len(ensemble.members)}  validation {change:+.2f}%  {' + '.join(ensemble.members)}")
+    status_console.print(f"model -> {output}: {' + '.join(trained.members)}, {len(trained.lists)} lists")
 
 
 @stitch_app.command("predict")

@@ -22,6 +22,7 @@ from stitchopt.cli.options import (
     console,
     open_store,
     print_table,
+    refuse_data_dir_without_humaneval,
     refuse_ignored,
     status_console,
 )
@@ -78,6 +79,7 @@ def validate_command(
         refuse_ignored(ctx, ("run_args", "inputs"), "to a PROGRAM (compared with its -O0 and -O2 builds)")
     else:
         refuse_ignored(ctx, ("suite", "limit", "seed", "data_dir"), "to suites (without a PROGRAM)")
+    refuse_data_dir_without_humaneval(ctx, suite)
     if "csmith" not in (suite or []):
         refuse_ignored(ctx, ("seed",), "to the csmith suite")
     if not reduce:

@@ -26,6 +26,11 @@ KINDS = {
 }
 
 
+def check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise InputError(f"unknown report kind {kind!r}: use one of {', '.join(KINDS)}")
+
+
 def model_identity(directory: Path, llvm: Path | None = None) -> str:
     """The identity predictions are cached under, or why it cannot be computed here (no LLVM, no torch)."""
     try:
@@ -45,8 +50,7 @@ def build_report(
     llvm: Path | None = None,
 ) -> Report:
     """`output_dir`: where the report goes (links to reproducers are made relative to it)."""
-    if kind not in KINDS:
-        raise InputError(f"unknown report kind {kind!r}: use one of {', '.join(KINDS)}")
+    check_kind(kind)
     if not inputs:
         raise InputError(f"a {kind} report needs {KINDS[kind]}")
     if kind == "run":
