@@ -27,7 +27,7 @@ system-deps:
 system-deps-test:
 	@bash scripts/install-system-deps.sh --test
 
-$(VENV)/.installed: pyproject.toml setup.py src/stitchopt/native/evaluator.cpp
+$(VENV)/.installed: pyproject.toml setup.py src/stitchopt/evaluation/native/evaluator.cpp
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e .

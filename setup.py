@@ -45,8 +45,8 @@ def native_extensions() -> list[Extension]:
     bindir, libdir = ask("--bindir")[0], ask("--libdir")[0]
     return [
         Extension(
-            "stitchopt.native._evaluator",
-            sources=["src/stitchopt/native/evaluator.cpp"],
+            "stitchopt.evaluation.native._evaluator",
+            sources=["src/stitchopt/evaluation/native/evaluator.cpp"],
             language="c++",
             define_macros=[("STITCHOPT_LLVM_BINDIR", f'"{bindir}"')],
             extra_compile_args=[*ask("--cxxflags"), "-O2", "-g0"],

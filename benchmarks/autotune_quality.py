@@ -22,21 +22,21 @@ from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import Objective
-from stitchopt.datasets.catalog import dataset_benchmarks, is_dataset_uri, round_robin
+from stitchopt.datasets.benchmarks import dataset_benchmarks, is_dataset_uri, round_robin
 from stitchopt.datasets.demo import demo_programs
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import load_module, supported_suffixes
+from stitchopt.tune.acceptance import ProgramRun, list_validation, program_guard, self_check_for, validation_for
 from stitchopt.tune.broadcast import broadcast
 from stitchopt.tune.driver import Budget, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.session import first_valid, replay_command
 from stitchopt.tune.strategies import make_strategy
-from stitchopt.tune.validation import ProgramRun, list_validation, program_guard, self_check_for, validation_for
 
 
 def geomean_change(scores: list[float]) -> str:

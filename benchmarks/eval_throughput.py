@@ -21,7 +21,7 @@ from pathlib import Path
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import EvalResult
 from stitchopt.datasets.demo import demo_programs
-from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import nest
 from stitchopt.reports.tables import Rows, to_markdown

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from stitchopt.models.evaluation import Evaluation, ProgramOutcome, evaluate_dataset, summarize
+from stitchopt.learning.evaluation import Evaluation, ProgramOutcome, evaluate_dataset, summarize
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
 from stitchopt.reports.flag_tuning import method_rows, write_csv, write_json
 from stitchopt.reports.tables import to_markdown

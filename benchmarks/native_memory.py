@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from stitchopt.datasets.demo import demo_programs
-from stitchopt.native.pool import NativeBackend
+from stitchopt.evaluation.native.pool import NativeBackend
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import load_module

@@ -17,9 +17,8 @@ from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import Objective
 from stitchopt.features.base import FeatureCache
 from stitchopt.features.by_name import default_representations
-from stitchopt.models.labels import LabelSet
-from stitchopt.models.objective_grid import DEFAULT_GRID, objective_grid
-from stitchopt.models.train import labeled_features
+from stitchopt.learning.objective_grid import DEFAULT_GRID, objective_grid
+from stitchopt.models.labelset import LabelSet, labeled_features
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain

@@ -11,8 +11,8 @@ import pytest
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
 from stitchopt.errors import ToolchainError
-from stitchopt.evaluator import BACKEND_ENV, Evaluator
-from stitchopt.native.pool import probe_native
+from stitchopt.evaluation.evaluator import BACKEND_ENV, Evaluator
+from stitchopt.evaluation.native.pool import probe_native
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import load_module

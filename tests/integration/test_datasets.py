@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from stitchopt.datasets.benchmarks import dataset_programs, open_source, program_path
 from stitchopt.datasets.build import build_dataset, dataset_dir
-from stitchopt.datasets.catalog import dataset_programs, open_source, program_path
 from stitchopt.datasets.index import index_rows, standardization, write_parquet
 from stitchopt.datasets.manifest import Manifest
 from stitchopt.datasets.normalize import normalized_sha256, split_functions
@@ -19,7 +19,7 @@ from stitchopt.datasets.sources.local import LocalSource
 from stitchopt.datasets.sources.pypi import PypiPackage, PypiSource
 from stitchopt.datasets.splits import split_of
 from stitchopt.errors import DatasetError
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import compile_source
 

@@ -9,8 +9,8 @@ import pytest
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, EvalStatus, IRModule
 from stitchopt.errors import InputError
-from stitchopt.evaluator import BACKEND_ENV, EvalRequest, Evaluator
-from stitchopt.native.pool import NATIVE_ENV, probe_native
+from stitchopt.evaluation.evaluator import BACKEND_ENV, EvalRequest, Evaluator
+from stitchopt.evaluation.native.pool import NATIVE_ENV, probe_native
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import compile_source, load_module
 

@@ -11,17 +11,18 @@ import numpy as np
 import pytest
 
 from stitchopt.cache.store import EvaluationStore
-from stitchopt.datasets.catalog import Benchmark
+from stitchopt.datasets.benchmarks import Benchmark
 from stitchopt.datasets.demo import demo_programs
-from stitchopt.evaluator import Evaluator
-from stitchopt.models.evaluation import evaluate_model
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.evaluation import evaluate_model
+from stitchopt.learning.labels import broad_lists, build_labels
+from stitchopt.learning.optimize import choose
+from stitchopt.learning.train import train_from_labels
+from stitchopt.learning.warm import warm_caches
 from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.labels import LabelSet, broad_lists, build_labels
-from stitchopt.models.optimize import choose
+from stitchopt.models.labelset import LabelSet
 from stitchopt.models.prediction_cache import KIND as PREDICTION
 from stitchopt.models.prediction_cache import cached_rank
-from stitchopt.models.train import train_from_labels
-from stitchopt.models.warm import warm_caches
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import check_pipeline, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain

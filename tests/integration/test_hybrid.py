@@ -9,9 +9,9 @@ import pytest
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import InputError
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.hybrid import REST, hot_functions, optimize_hybrid, profile_counts
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
-from stitchopt.models.hybrid import REST, hot_functions, optimize_hybrid, profile_counts
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes

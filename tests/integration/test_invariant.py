@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from stitchopt.datasets.demo import demo_programs
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import load_module

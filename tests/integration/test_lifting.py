@@ -14,11 +14,12 @@ import pytest
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
-from stitchopt.datasets.catalog import Benchmark
+from stitchopt.datasets.benchmarks import Benchmark
 from stitchopt.datasets.demo import demo_programs
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.evaluation import evaluate_model
 from stitchopt.lifting.backends import RetrievalLifter, defined_functions, rename_functions
-from stitchopt.lifting.harness import lift_eval, lift_rows
+from stitchopt.lifting.harness import lift_eval
 from stitchopt.lifting.llm_compiler import (
     DISASSEMBLY,
     FLAG_TUNING,
@@ -28,9 +29,9 @@ from stitchopt.lifting.llm_compiler import (
 )
 from stitchopt.lifting.pairs import PairSet, make_pairs
 from stitchopt.lifting.roundtrip import normalize_asm, round_trip
-from stitchopt.models.evaluation import evaluate_model
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
 from stitchopt.passes.catalogue import Catalogue
+from stitchopt.reports.lifting import lift_rows
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module

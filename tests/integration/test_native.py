@@ -16,14 +16,14 @@ import pytest
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.datasets.demo import demo_programs
-from stitchopt.evaluator import EvalRequest, Evaluator
-from stitchopt.native.pool import NativeBackend
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
+from stitchopt.evaluation.native.pool import NativeBackend
+from stitchopt.evaluation.subprocess_backend import SubprocessBackend
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import nest
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module
-from stitchopt.toolchain.subprocess_backend import SubprocessBackend
 
 DATA = Path(__file__).parent.parent / "data"
 

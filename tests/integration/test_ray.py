@@ -8,11 +8,11 @@ import pytest
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.evaluation.subprocess_backend import SubprocessBackend
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import nest
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.subprocess_backend import SubprocessBackend
 from stitchopt.tune.driver import Budget, tune
 from stitchopt.tune.strategies import make_strategy
 

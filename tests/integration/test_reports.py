@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from stitchopt.cache.store import EvaluationStore
-from stitchopt.datasets.catalog import Benchmark
+from stitchopt.datasets.benchmarks import Benchmark
 from stitchopt.datasets.demo import demo_programs
-from stitchopt.evaluator import Evaluator
-from stitchopt.models.evaluation import evaluate_model
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.evaluation import evaluate_model
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.reports.flag_tuning import write_json

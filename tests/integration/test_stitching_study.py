@@ -12,17 +12,17 @@ pytest.importorskip("ot")
 
 from stitchopt.cache.store import EvaluationStore  # noqa: E402
 from stitchopt.core import Objective  # noqa: E402
-from stitchopt.datasets.catalog import Benchmark  # noqa: E402
+from stitchopt.datasets.benchmarks import Benchmark  # noqa: E402
 from stitchopt.datasets.demo import demo_programs  # noqa: E402
 from stitchopt.errors import InputError  # noqa: E402
-from stitchopt.evaluator import Evaluator  # noqa: E402
+from stitchopt.evaluation.evaluator import Evaluator  # noqa: E402
 from stitchopt.features.base import FeatureCache  # noqa: E402
 from stitchopt.features.by_name import default_representations  # noqa: E402
+from stitchopt.learning.labels import build_labels  # noqa: E402
+from stitchopt.learning.objective_grid import objective_grid  # noqa: E402
+from stitchopt.learning.optimize import choose  # noqa: E402
+from stitchopt.learning.train import labeled_features  # noqa: E402
 from stitchopt.models.flag_model import load_model  # noqa: E402
-from stitchopt.models.labels import build_labels  # noqa: E402
-from stitchopt.models.objective_grid import objective_grid  # noqa: E402
-from stitchopt.models.optimize import choose  # noqa: E402
-from stitchopt.models.train import labeled_features  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
 from stitchopt.reports.document import to_html  # noqa: E402
 from stitchopt.reports.stitching import (  # noqa: E402

@@ -19,11 +19,12 @@ import pytest
 from stitchopt.cache.store import DB_NAME, EvaluationStore
 from stitchopt.core import IRModule, Objective
 from stitchopt.errors import InputError
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.acceptance import ProgramRun, Verified, list_validation, program_guard
 from stitchopt.tune.broadcast import broadcast
 from stitchopt.tune.driver import Budget, TuningRun, tune
 from stitchopt.tune.minimize import minimize
@@ -31,7 +32,6 @@ from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.runtime import attach_runtime_meter
 from stitchopt.tune.session import tune_programs
 from stitchopt.tune.strategies import flatten_pipeline, make_strategy
-from stitchopt.tune.validation import ProgramRun, Verified, list_validation, program_guard
 
 DATA = Path(__file__).parent.parent / "data"
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.datasets.wrapper import (
+from stitchopt.toolchain.commands import (
     Mode,
     Source,
     expand_response_files,

@@ -20,12 +20,12 @@ from stitchopt.cli.options import (
     print_table,
     status_console,
 )
+from stitchopt.datasets.benchmarks import DATASET_NAMES, open_source
 from stitchopt.datasets.build import build_dataset, dataset_dir
-from stitchopt.datasets.catalog import DATASET_NAMES, open_source
 from stitchopt.datasets.index import index_rows, standardization, write_parquet
 from stitchopt.datasets.manifest import Manifest
 from stitchopt.errors import DatasetError
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.discovery import find_toolchain
 
 datasets_app = typer.Typer(help="Build and inspect benchmark datasets.", no_args_is_help=True)

@@ -20,7 +20,7 @@ from stitchopt.cli.options import (
     print_table,
     refuse_ignored,
 )
-from stitchopt.datasets.catalog import program_path
+from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError
 from stitchopt.hotpath.blocks import ProgramBlocks, program_blocks
 from stitchopt.hotpath.evaluate import lstm, score, static_frequency

@@ -29,25 +29,28 @@ from stitchopt.cli.options import (
     status_console,
 )
 from stitchopt.core import IRModule
-from stitchopt.datasets.catalog import program_path, select_benchmarks
+from stitchopt.datasets.benchmarks import program_path, select_benchmarks
 from stitchopt.errors import InputError
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.hotpath.predict import DEFAULT_HOTNESS_SOURCE, predicted_hot_functions
+from stitchopt.learning.evaluation import evaluate_dataset
+from stitchopt.learning.hybrid import hot_functions, optimize_hybrid, profile_counts
+from stitchopt.learning.kinds import load_model
+from stitchopt.learning.labels import build_labels
+from stitchopt.learning.optimize import choose
+from stitchopt.learning.train import train_from_labels
 from stitchopt.models.coreset import DEFAULT_K
-from stitchopt.models.evaluation import evaluate_dataset
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, OZ, ListModel, RankedList, load_model
-from stitchopt.models.hybrid import hot_functions, optimize_hybrid, profile_counts
-from stitchopt.models.labels import LabelSet, build_labels
-from stitchopt.models.optimize import choose
+from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
+from stitchopt.models.labelset import LabelSet
+from stitchopt.models.list_model import OZ, ListModel, RankedList
 from stitchopt.models.prediction_cache import cached_rank
-from stitchopt.models.train import train_from_labels
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.reports.flag_tuning import evaluation_json, method_rows, write_csv
 from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import is_source, load_module, write_object
-from stitchopt.tune.validation import ListValidation, list_validation
+from stitchopt.tune.acceptance import ListValidation, list_validation
 
 
 def labels_command(

@@ -24,10 +24,11 @@ from stitchopt.cli.options import (
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.lifting.backends import Lifter, RetrievalLifter
-from stitchopt.lifting.harness import lift_eval, lift_rows
+from stitchopt.lifting.harness import lift_eval
 from stitchopt.lifting.llm_compiler import LLMCompiler
 from stitchopt.lifting.pairs import make_pairs
 from stitchopt.lifting.roundtrip import require_metrics
+from stitchopt.reports.lifting import lift_rows
 from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import IR_SUFFIXES, load_module

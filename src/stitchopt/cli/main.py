@@ -59,16 +59,17 @@ from stitchopt.cli.options import (
 from stitchopt.cli.report import report_command
 from stitchopt.cli.stitch import stitch_app
 from stitchopt.cli.validate import validate_command
-from stitchopt.comparison import compare, compare_many
 from stitchopt.core import Objective
-from stitchopt.datasets.catalog import program_path
+from stitchopt.datasets.benchmarks import program_path
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import StitchoptError
-from stitchopt.evaluator import BACKEND_ENV, Evaluator, select_backend
-from stitchopt.models.corpus_choices import choose_for_corpus
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, load_model
-from stitchopt.models.warm import warm_caches
-from stitchopt.native.pool import probe_native
+from stitchopt.evaluation.comparison import compare, compare_many
+from stitchopt.evaluation.evaluator import BACKEND_ENV, Evaluator, select_backend
+from stitchopt.evaluation.native.pool import probe_native
+from stitchopt.learning.corpus_choices import choose_for_corpus
+from stitchopt.learning.kinds import load_model
+from stitchopt.learning.warm import warm_caches
+from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, is_explicit_pipeline, pipeline_from_text, split_top_level
 from stitchopt.reports.demo_report import choice_rows, demo_report
@@ -86,6 +87,7 @@ from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import compile_source, is_source, load_module
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
 from stitchopt.toolchain.runtimes import profile_runtime_package, profile_runtime_problem
+from stitchopt.tune.acceptance import ProgramRun, list_validation
 from stitchopt.tune.broadcast import DEFAULT_TOP, broadcast
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.minimize import minimize
@@ -94,7 +96,6 @@ from stitchopt.tune.record import RunRecord
 from stitchopt.tune.runtime import COUNTERS
 from stitchopt.tune.session import run_record, tune_programs
 from stitchopt.tune.strategies import STRATEGIES
-from stitchopt.tune.validation import ProgramRun, list_validation
 
 app = typer.Typer(
     help="Choose LLVM optimization pass lists that make programs smaller and faster.",

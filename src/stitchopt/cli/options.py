@@ -13,9 +13,9 @@ from rich.table import Table
 
 from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, default_cache_dir
 from stitchopt.core import Objective
-from stitchopt.datasets.catalog import dataset_programs, is_dataset_uri, program_path
+from stitchopt.datasets.benchmarks import dataset_programs, is_dataset_uri, program_path
 from stitchopt.errors import InputError
-from stitchopt.evaluator import BACKEND_ENV
+from stitchopt.evaluation.evaluator import BACKEND_ENV
 from stitchopt.toolchain.frontend import supported_suffixes
 from stitchopt.validate.suites import DATA_DIR_ENV
 

@@ -23,11 +23,11 @@ from stitchopt.cli.options import (
     refuse_beside_json_stdout,
     status_console,
 )
-from stitchopt.datasets.catalog import program_path
+from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
-from stitchopt.models.labels import LabelSet
+from stitchopt.models.labelset import LabelSet
 from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.document import generated_now, to_html

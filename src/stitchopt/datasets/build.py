@@ -21,8 +21,8 @@ from stitchopt.datasets.manifest import Entry, Manifest
 from stitchopt.datasets.normalize import normalized_sha256, split_functions
 from stitchopt.datasets.sources.base import BuiltIR, Source
 from stitchopt.datasets.splits import split_of
-from stitchopt.datasets.wrapper import is_probe_source
 from stitchopt.errors import DatasetError
+from stitchopt.toolchain.commands import is_probe_source
 from stitchopt.toolchain.discovery import Toolchain
 
 UnitCallback = Callable[[str, str | None], None]  # (unit, failure reason or None)

@@ -13,7 +13,7 @@ from typing import Any
 
 from stitchopt.datasets.manifest import Manifest
 from stitchopt.errors import DatasetError
-from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.toolchain.frontend import load_module
 
 NUMERIC_COLUMNS = ("ir_instruction_count", "size_o0", "size_oz")

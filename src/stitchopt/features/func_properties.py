@@ -13,10 +13,10 @@ import re
 
 import numpy as np
 
+from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError, ToolchainError
 from stitchopt.features.base import FloatVector
 from stitchopt.features.module import IRModule
-from stitchopt.toolchain.frontend import first_error
 from stitchopt.toolchain.process import run_tool
 
 FUNCTION_FEATURES = (

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import first_error
 from stitchopt.toolchain.process import run_tool
 
 BITCODE_MAGIC = b"BC\xc0\xde"

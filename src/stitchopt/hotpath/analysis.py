@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import first_error
 from stitchopt.toolchain.process import run_tool
 
 ANALYSIS_TIMEOUT_S = 300.0

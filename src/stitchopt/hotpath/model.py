@@ -16,7 +16,7 @@ import numpy as np
 from stitchopt import __version__
 from stitchopt.errors import InputError
 from stitchopt.hotpath.blocks import FEATURES, ProgramBlocks
-from stitchopt.models.flag_model import read_model_directory, save_model_directory
+from stitchopt.models.directory import read_model_directory, save_model_directory
 
 FORMAT = 1
 KIND = "hot-path-lstm"

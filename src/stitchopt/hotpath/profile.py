@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
+from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import FRONTEND_LEVEL, FRONTEND_TIMEOUT_S, first_error
+from stitchopt.toolchain.frontend import FRONTEND_LEVEL, FRONTEND_TIMEOUT_S
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.runtimes import require_profile_runtime
 from stitchopt.validate.suites import SuiteProgram

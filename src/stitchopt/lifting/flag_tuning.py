@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from stitchopt.core import IRModule
 from stitchopt.lifting.llm_compiler import LLMCompiler
-from stitchopt.models.evaluation import Proposer
+from stitchopt.models.list_model import Proposer
 from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import PassNames
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
-from stitchopt.tune.strategies import PassNames
 
 
 def llm_compiler_proposer(toolchain: Toolchain, catalogue: Catalogue, backend: LLMCompiler) -> Proposer:

@@ -4,13 +4,12 @@ table shaped like LLM Compiler's (round trips, BLEU, exact match) plus parse rat
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from stitchopt.lifting.backends import Lifter
 from stitchopt.lifting.pairs import PairSet
 from stitchopt.lifting.roundtrip import bleu, round_trip
-from stitchopt.reports.tables import Rows
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain
 
@@ -57,15 +56,3 @@ def lift_eval(
     score, signature = bleu(hypotheses, references) if hypotheses else (0.0, "")
     return LiftEvaluation(lifter.name, tuple(results), score, signature, pairs.split_modules, len(pairs.too_long),
                           time.perf_counter() - start)  # fmt: skip
-
-
-def lift_rows(evaluations: Sequence[LiftEvaluation], title: str) -> Rows:
-    rows = []
-    for e in evaluations:
-        trips = sum(r.round_trips for r in e.results)
-        distance = sum(r.edit_distance for r in e.results) / len(e.results) if e.results else 1.0
-        rows.append([e.backend, str(len(e.results)), f"{trips} ({100 * trips / max(len(e.results), 1):.0f}%)",
-                     f"{e.bleu:.3f}", f"{100 * e.share('exact'):.1f}%", f"{100 * e.share('parses'):.0f}%",
-                     f"{distance:.3f}", str(e.too_long)])  # fmt: skip
-    headers = ["backend", "inputs", "round trips", "BLEU", "exact match", "parses", "edit distance", "did not fit"]
-    return Rows(title, headers, rows)

@@ -9,11 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from stitchopt.core import CompileOptions, IRModule
+from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.hotpath.ir_blocks import parse_functions
 from stitchopt.toolchain.baselines import Baseline, load_baselines
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, disassemble, first_error
+from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, disassemble
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.split import extract_function
 

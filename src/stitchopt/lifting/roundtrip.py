@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from stitchopt.core import CompileOptions
+from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.lifting.pairs import lower
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, first_error
+from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S
 from stitchopt.toolchain.process import run_tool
 
 _COMMENT_RE = re.compile(r"\s*#.*$")

@@ -9,12 +9,10 @@ keeps only the lists whose passes this LLVM's catalogue has.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -24,89 +22,16 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import Representation, Standardizer
 from stitchopt.features.by_name import representation
 from stitchopt.features.module import IRModule as FeatureModule
+from stitchopt.models.directory import model_identity, read_model_directory, save_model_directory
+from stitchopt.models.list_model import RankedList
 from stitchopt.models.ranker import ListRanker
 from stitchopt.models.size_model import SizeModel
 from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import PassNames
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.tune.strategies import PassNames
 
 MODEL_FORMAT = 1
-CONFIG_NAME = "config.json"
-WEIGHTS_NAME = "weights.npz"
-OZ = "-Oz"
 DEFAULT_MODEL_DIR = Path(__file__).parent / "default"  # shipped in the package: `optimize` works out of the box
-
-
-@dataclass(frozen=True)
-class RankedList:
-    """One candidate: `passes` is None for -Oz itself. Ratios are predicted object size over -Oz's."""
-
-    passes: PassNames | None
-    predicted_ratio: float
-    predicted_size: float | None = None
-
-    @property
-    def label(self) -> str:
-        return OZ if self.passes is None else ",".join(self.passes)
-
-
-def model_identity(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> str:
-    """A hash of everything a model predicts from (configuration and weights), for caching predictions."""
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
-    for name, array in sorted(arrays.items()):
-        digest.update(name.encode())
-        digest.update(np.ascontiguousarray(array, dtype=np.float32).tobytes())
-    return digest.hexdigest()[:16]
-
-
-def save_model_directory(directory: Path, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """`config.json` and `weights.npz` (plain arrays, never pickled): the layout of every model directory."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / CONFIG_NAME).write_text(json.dumps(config, indent=1) + "\n")
-    save: Any = np.savez_compressed  # numpy's stubs read **arrays as its allow_pickle flag
-    save(directory / WEIGHTS_NAME, **arrays)
-
-
-def read_model_directory(
-    directory: Path, what: str = "stitchopt model"
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """What `save_model_directory` wrote: the configuration and the arrays (as float64)."""
-    try:
-        config = json.loads((directory / CONFIG_NAME).read_text())
-        with np.load(directory / WEIGHTS_NAME, allow_pickle=False) as weights:
-            arrays = {k: np.asarray(weights[k], dtype=np.float64) for k in weights.files}
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{directory}: not a {what} directory ({exc})") from exc
-    return config, arrays
-
-
-class ListModel(Protocol):
-    """What the modes (static, jit, hybrid) need of a model: its lists, a ranking, and an identity for caching.
-    The shipped `FlagModel` and a stitched model (`stitching.model.StitchedModel`) both are one."""
-
-    @property
-    def lists(self) -> tuple[PassNames, ...]: ...
-
-    @property
-    def identity(self) -> str: ...
-
-    def rank(self, toolchain: Toolchain, module: IRModule) -> list[RankedList]: ...
-
-
-def load_model(directory: Path, catalogue: Catalogue) -> ListModel:
-    """A model directory of either kind; a stitched one needs the `stitch` extra (imported only then)."""
-    try:
-        kind = json.loads((directory / CONFIG_NAME).read_text()).get("kind")
-    except (OSError, ValueError, AttributeError) as exc:
-        raise InputError(f"{directory}: not a stitchopt model directory ({exc})") from exc
-    if kind != "stitched":
-        return FlagModel.from_pretrained(directory, catalogue)
-    try:
-        from stitchopt.stitching.model import StitchedModel
-    except ImportError as exc:
-        raise InputError(f"{directory} is a stitched model, which needs PyTorch ({exc}): "
-                         "pip install 'stitchopt[stitch]'") from exc  # fmt: skip
-    return StitchedModel.from_pretrained(directory, catalogue)
 
 
 @dataclass

@@ -11,7 +11,7 @@ import json
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
-from stitchopt.models.flag_model import ListModel, RankedList
+from stitchopt.models.list_model import ListModel, RankedList
 from stitchopt.toolchain.discovery import Toolchain
 
 KIND = "prediction"

@@ -20,6 +20,12 @@ import numpy as np
 FAILED_LOG_RATIO = float(np.log(2.0))  # a list that failed counts as doubling the size: never ranked first
 _CLIP = 1.0
 
+# The hyper-parameter grid that package-grouped cross-validation chooses from.
+NEIGHBORS = (4, 8, 16)
+RIDGES = (1.0, 10.0, 100.0)
+BLENDS = (0.0, 0.25, 0.5, 0.75, 1.0)
+SHRINKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
 
 def log_ratio_targets(ratios: np.ndarray) -> np.ndarray:
     """Training targets from size ratios to -Oz (inf = failed), clipped so one outlier cannot dominate."""

@@ -13,6 +13,8 @@ from stitchopt.passes.catalogue import DEFAULT_PIPELINES, Catalogue, CataloguePa
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
 
+PassNames = tuple[str, ...]  # a flat pass list, as searches propose it and models rank it
+
 LOOP_ADAPTORS = ("loop", "loop-mssa")
 _EXPLICIT_FORM = {
     Level.MODULE: "module({})",

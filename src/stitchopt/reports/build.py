@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stitchopt.errors import InputError, StitchoptError
-from stitchopt.models.flag_model import load_model
+from stitchopt.learning.kinds import load_model
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.document import Report
 from stitchopt.reports.evaluation_report import evaluation_report

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stitchopt.comparison import Comparison
-from stitchopt.models.corpus_choices import CorpusChoice
+from stitchopt.evaluation.comparison import Comparison
+from stitchopt.learning.corpus_choices import CorpusChoice
 from stitchopt.reports.document import Report, Section
 from stitchopt.reports.figures import change_figures, geomean_percent, list_figures
 from stitchopt.reports.sources import program_set_identity

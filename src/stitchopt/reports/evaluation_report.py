@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from stitchopt.models.evaluation import Evaluation
+from stitchopt.learning.evaluation import Evaluation
 from stitchopt.reports.document import Figure, Report, Section
 from stitchopt.reports.figures import change_figures
 from stitchopt.reports.flag_tuning import method_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from stitchopt.comparison import geomean
+from stitchopt.evaluation.comparison import geomean
 from stitchopt.reports.document import Figure
 from stitchopt.reports.svg import bar_chart, histogram
 from stitchopt.reports.tables import Rows

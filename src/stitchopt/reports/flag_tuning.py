@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from stitchopt.errors import InputError
-from stitchopt.models.evaluation import Evaluation, MethodSummary, ProgramOutcome
+from stitchopt.learning.evaluation import Evaluation, MethodSummary, ProgramOutcome
 from stitchopt.reports.tables import Rows
 
 

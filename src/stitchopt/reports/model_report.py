@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from stitchopt.errors import InputError
-from stitchopt.models.evaluation import Evaluation
-from stitchopt.models.flag_model import CONFIG_NAME
+from stitchopt.learning.evaluation import Evaluation
+from stitchopt.models.directory import CONFIG_NAME
 from stitchopt.reports.document import Report, Section
 from stitchopt.reports.evaluation_report import evaluation_sections
 from stitchopt.reports.figures import list_figures

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stitchopt.comparison import geomean
 from stitchopt.errors import InputError
+from stitchopt.evaluation.comparison import geomean
 from stitchopt.reports.document import Figure, Report, Section
 from stitchopt.reports.figures import change_figures, list_figures
 from stitchopt.reports.sources import file_identity, program_set_identity

@@ -10,8 +10,8 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from stitchopt.comparison import PASS_LIST_LABEL, Comparison, geomean
 from stitchopt.core import EvalResult
+from stitchopt.evaluation.comparison import PASS_LIST_LABEL, Comparison, geomean
 from stitchopt.toolchain.baselines import REPORTED_BASELINES
 from stitchopt.tune.record import ProgramRecord
 

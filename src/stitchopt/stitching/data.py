@@ -18,9 +18,9 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import AnyRepresentation, Standardizer
 from stitchopt.features.by_name import default_representations
 from stitchopt.features.tokens import IRTokens
-from stitchopt.models.labels import LabelSet
+from stitchopt.models.labelset import LabelSet
 from stitchopt.models.ranker import log_ratio_targets
-from stitchopt.tune.strategies import PassNames
+from stitchopt.passes.pipeline import PassNames
 
 
 @dataclass(frozen=True)

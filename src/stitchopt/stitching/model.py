@@ -23,18 +23,18 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Standardizer, compute
 from stitchopt.features.module import IRModule as FeatureModule
 from stitchopt.features.tokens import IRTokens
-from stitchopt.models.flag_model import RankedList, model_identity, read_model_directory, save_model_directory
-from stitchopt.models.labels import LabelSet
+from stitchopt.models.directory import model_identity, read_model_directory, save_model_directory
+from stitchopt.models.labelset import LabelSet, labeled_features
+from stitchopt.models.list_model import RankedList
 from stitchopt.models.ranker import geomean_change
-from stitchopt.models.train import labeled_features
 from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import PassNames
 from stitchopt.stitching.data import expert_data, expert_representations
 from stitchopt.stitching.ensemble import StitchedEnsemble
 from stitchopt.stitching.experts import DEFAULT_HIDDEN, TrainConfig, count_expert, predict, sequence_expert
 from stitchopt.stitching.layers import StitchingLayer
 from stitchopt.stitching.study import GrownEnsemble, fit_experts, grow_ensembles
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.tune.strategies import PassNames
 
 KIND = "stitched"
 FORMAT = 1

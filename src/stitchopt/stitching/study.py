@@ -18,9 +18,9 @@ import torch
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Representation
 from stitchopt.features.tokens import IRTokens
-from stitchopt.models.labels import LabelSet
-from stitchopt.models.ranker import ListRanker, geomean_change, static_choices
-from stitchopt.models.train import BLENDS, NEIGHBORS, RIDGES, SHRINKS, labeled_features
+from stitchopt.models.labelset import LabelSet, labeled_features
+from stitchopt.models.ranker import BLENDS, NEIGHBORS, RIDGES, SHRINKS, ListRanker, geomean_change, static_choices
+from stitchopt.passes.pipeline import PassNames
 from stitchopt.stitching.alignment import align
 from stitchopt.stitching.data import ExpertData, expert_data, expert_representations
 from stitchopt.stitching.ensemble import StitchedEnsemble, initial_layer, stitch_ensemble
@@ -47,7 +47,6 @@ from stitchopt.stitching.results import (
     StudyReport,
 )
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.tune.strategies import PassNames
 
 
 def choices(predicted: torch.Tensor | np.ndarray, data: ExpertData) -> Choices:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stitchopt.core import CompileOptions, IRModule
+from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import ToolRun, run_tool
@@ -28,15 +29,6 @@ _TRIPLE_RE = re.compile(r'^target triple = "([^"]*)"', re.MULTILINE)
 
 def supported_suffixes() -> list[str]:
     return sorted(C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES)
-
-
-def first_error(stderr: str) -> str:
-    """The first line of a tool's diagnostics that says "error" (else the first line), without the tool's
-    path that LLVM tools put in front."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    chosen = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no diagnostic")
-    head, sep, tail = chosen.partition(": ")
-    return tail if sep and head.startswith("/") else chosen
 
 
 def _check_readable(path: Path) -> None:

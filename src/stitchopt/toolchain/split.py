@@ -14,9 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, first_error
+from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S
 from stitchopt.toolchain.process import run_tool
 
 _NAME = r'(?:"(?:[^"\\]|\\.)*"|[-\w$.]+)'

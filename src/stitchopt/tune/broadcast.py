@@ -11,16 +11,15 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from stitchopt.core import Objective
-from stitchopt.datasets.catalog import program_path
-from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.datasets.benchmarks import program_path
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.acceptance import ListValidation, ProgramRun, program_guard, self_check_for, validation_for
 from stitchopt.tune.record import RunRecord
 from stitchopt.tune.runtime import attach_runtime_meter
 from stitchopt.tune.session import replay_command
-from stitchopt.tune.strategies import PassNames
-from stitchopt.tune.validation import ListValidation, ProgramRun, program_guard, self_check_for, validation_for
 
 DEFAULT_TOP = 100
 

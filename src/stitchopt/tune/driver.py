@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from stitchopt.core import EvalResult, IRModule, Objective
-from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
-from stitchopt.tune.strategies import PassNames, Strategy
-from stitchopt.tune.validation import GuardCheck
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
+from stitchopt.tune.acceptance import GuardCheck
+from stitchopt.tune.strategies import Strategy
 
 BATCH_SIZE = 8  # proposals per ask(); fixed so that results do not depend on the number of workers
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stitchopt.core import IRModule, Objective
-from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
-from stitchopt.tune.strategies import PassNames
-from stitchopt.tune.validation import GuardCheck
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
+from stitchopt.tune.acceptance import GuardCheck
 
 
 @dataclass(frozen=True)

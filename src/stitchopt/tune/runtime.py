@@ -25,10 +25,10 @@ from pathlib import Path
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, EvalResult, IRModule
 from stitchopt.errors import InputError, ToolchainError
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import is_source
-from stitchopt.tune.validation import ProgramRun
+from stitchopt.tune.acceptance import ProgramRun
 from stitchopt.validate.builder import ProgramBuilder
 from stitchopt.validate.sandbox import Limits, RunOutcome
 from stitchopt.validate.selection import differential_suite

@@ -14,22 +14,22 @@ from typing import IO
 
 from stitchopt.core import EvalResult, Objective
 from stitchopt.errors import InputError
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.frontend import load_module
-from stitchopt.tune.driver import Budget, TuningRun, tune
-from stitchopt.tune.minimize import minimize
-from stitchopt.tune.record import ProgramRecord, RunRecord
-from stitchopt.tune.runtime import attach_runtime_meter
-from stitchopt.tune.strategies import PassNames, make_strategy
-from stitchopt.tune.validation import (
+from stitchopt.tune.acceptance import (
     ListValidation,
     ProgramRun,
     program_guard,
     self_check_for,
     validation_for,
 )
+from stitchopt.tune.driver import Budget, TuningRun, tune
+from stitchopt.tune.minimize import minimize
+from stitchopt.tune.record import ProgramRecord, RunRecord
+from stitchopt.tune.runtime import attach_runtime_meter
+from stitchopt.tune.strategies import make_strategy
 
 
 @dataclass(frozen=True)

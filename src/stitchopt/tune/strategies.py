@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from stitchopt.passes.catalogue import Catalogue
-
-PassNames = tuple[str, ...]
+from stitchopt.passes.pipeline import PassNames
 
 
 class Strategy(Protocol):

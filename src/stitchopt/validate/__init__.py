@@ -1,1 +1,2 @@
-"""Proof that a pass list does not break programs: self-test suites, differential testing, guards, reducers."""
+"""Testing pass lists on programs: self-test suites, differential testing, guards and reducers (evidence that a
+list is safe, not proof)."""

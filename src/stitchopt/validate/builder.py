@@ -17,15 +17,14 @@ from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, EvalStatus
+from stitchopt.diagnostics import first_line
+from stitchopt.evaluation.subprocess_backend import classify
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_LEVEL
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, ToolRun, run_tool
-from stitchopt.toolchain.subprocess_backend import classify
 from stitchopt.validate.sandbox import Limits, RunOutcome, run_sandboxed
 from stitchopt.validate.suites import Check, SuiteProgram
 from stitchopt.validate.verdicts import Verdict, VerdictStatus
-
-DETAIL_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -42,15 +41,6 @@ class References:
     def from_json(cls, data: bytes) -> References:
         raw = json.loads(data)
         return cls(tuple(RunOutcome.from_dict(o) for o in raw["outcomes"]), raw["excluded"])
-
-
-def first_line(text: str) -> str:
-    """The most telling line of a diagnostic: the first error or failed assertion, else the pass LLVM crashed
-    in (the last "Running pass" of its stack dump), else the first line."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [line for line in lines if "error" in line.lower() or "assert" in line.lower()]
-    crashed_in = [line.split(".", 1)[-1].strip() for line in lines if "Running pass" in line][-1:]
-    return (errors or crashed_in or lines or [""])[0][:DETAIL_CHARS]
 
 
 class ProgramBuilder:

@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass
 
 from stitchopt.core import CompileOptions, IRModule
+from stitchopt.diagnostics import first_line
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, run_tool
-from stitchopt.validate.builder import first_line
 
 _NAME = r'(?:"[^"]*"|[-a-zA-Z$._0-9]+)'
 _DEFINE_RE = re.compile(rf"^define\s+(.*?)@({_NAME})\(")

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from stitchopt.diagnostics import first_line
 from stitchopt.passes.pipeline import split_top_level
 from stitchopt.toolchain.process import run_tool
-from stitchopt.validate.builder import first_line
 from stitchopt.validate.runner import Validator
 from stitchopt.validate.suites import SuiteProgram
 from stitchopt.validate.verdicts import ValidationReport, Verdict

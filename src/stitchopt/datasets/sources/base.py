@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from stitchopt.diagnostics import first_line
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_LEVEL, FRONTEND_TIMEOUT_S
 from stitchopt.toolchain.process import run_tool
-from stitchopt.validate.builder import first_line
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.datasets.sources.base import BuiltIR, frontend_ir
-from stitchopt.datasets.wrapper import parse_command
 from stitchopt.errors import DatasetError
+from stitchopt.toolchain.commands import parse_command
 from stitchopt.toolchain.discovery import Toolchain
 
 _LANGUAGES = {".c": "c", ".cc": "c++", ".cpp": "c++", ".cxx": "c++", ".c++": "c++", ".C": "c++"}

@@ -19,9 +19,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from stitchopt.datasets.recording import RECORD_CLANG_ENV
 from stitchopt.datasets.sources.base import BuiltIR
 from stitchopt.datasets.sources.sdist import fetch_sdist
-from stitchopt.datasets.wrapper import RECORD_CLANG_ENV
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool

@@ -24,10 +24,10 @@ from typing import IO, Any
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.errors import ToolchainError
-from stitchopt.native.library import SO_COMPILE_ERROR, SO_OK, SO_SIGNAL, NativeLibrary, built_library
-from stitchopt.native.protocol import Deadline, WorkerGone, receive, send
+from stitchopt.evaluation.backend import CodegenLookup, Emitted, complete_with_codegen, tail
+from stitchopt.evaluation.native.library import SO_COMPILE_ERROR, SO_OK, SO_SIGNAL, NativeLibrary, built_library
+from stitchopt.evaluation.native.protocol import Deadline, WorkerGone, receive, send
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.measure import CodegenLookup, Emitted, complete_with_codegen, tail
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, STDERR_TAIL_CHARS, memory_limits, rlimited
 
 START_TIMEOUT_S = 60.0
@@ -71,7 +71,8 @@ class _Worker:
     """One worker process and the modules it has already received."""
 
     def __init__(self, library: Path, memory_bytes: int | None) -> None:
-        argv = rlimited([sys.executable, "-m", "stitchopt.native.worker", str(library)], memory_limits(memory_bytes))
+        worker = [sys.executable, "-m", "stitchopt.evaluation.native.worker", str(library)]
+        argv = rlimited(worker, memory_limits(memory_bytes))
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by kill())
         self.process = subprocess.Popen(
             argv,

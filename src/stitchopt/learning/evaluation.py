@@ -19,20 +19,20 @@ from pathlib import Path
 import numpy as np
 
 from stitchopt.cache.store import DB_NAME, EvaluationStore, default_cache_dir
-from stitchopt.comparison import geomean
 from stitchopt.core import EvalResult, IRModule
-from stitchopt.datasets.catalog import Benchmark, select_benchmarks
-from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.datasets.benchmarks import Benchmark, select_benchmarks
+from stitchopt.evaluation.comparison import geomean
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
+from stitchopt.learning.labels import distrust_suspicious
+from stitchopt.learning.train import size_errors
 from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.labels import distrust_suspicious
-from stitchopt.models.train import size_errors
+from stitchopt.models.list_model import Proposer
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.record import RunRecord
-from stitchopt.tune.strategies import PassNames
 
 DEFAULT_KS = (5, 10)
 
@@ -127,9 +127,6 @@ def evaluate_model(
         tuple(outcomes), summarize(outcomes), errors,
         float(np.median(times)) if times else 0.0, max(times, default=0.0), skipped, sources,
     )  # fmt: skip
-
-
-Proposer = Callable[[IRModule], "PassNames | None"]  # one list for a module, or None (nothing usable)
 
 
 def _proposed(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
-from stitchopt.models.flag_model import load_model
+from stitchopt.learning.kinds import load_model
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline

@@ -13,8 +13,8 @@ import hashlib
 import re
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
+from stitchopt.evaluation.backend import CRASH_MARKERS, CodegenLookup, Emitted, complete_with_codegen, tail
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.measure import CRASH_MARKERS, CodegenLookup, Emitted, complete_with_codegen, tail
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, ToolRun, run_tool
 
 # Run on the optimized module: prints each function's properties, among them its instruction count.

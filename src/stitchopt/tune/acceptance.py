@@ -15,7 +15,7 @@ from pathlib import Path
 
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
-from stitchopt.evaluator import Evaluator
+from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.frontend import is_source
 from stitchopt.validate.guards import Guard
 from stitchopt.validate.runner import Validator

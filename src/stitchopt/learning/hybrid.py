@@ -19,20 +19,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.core import IRModule
+from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
-from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.hotpath.profile import instrumented_run
-from stitchopt.models.flag_model import ListModel
+from stitchopt.models.list_model import ListModel
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
-from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, first_error, module_from_bitcode
+from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, module_from_bitcode
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.split import extract_function, relink, symbols, without_functions
+from stitchopt.tune.acceptance import ListValidation
 from stitchopt.tune.session import first_valid
-from stitchopt.tune.validation import ListValidation
 
 _COUNT_RE = re.compile(r"^  (\S.*):\n(?:    .*\n)*?    Function count: (\d+)", re.M)
 REST = "<rest of the module>"

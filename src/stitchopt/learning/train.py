@@ -7,33 +7,33 @@ import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import Objective
-from stitchopt.datasets.catalog import program_path
-from stitchopt.errors import InputError, StitchoptError
-from stitchopt.features.base import AnyRepresentation, FeatureCache, Representation, Standardizer, extract_all
+from stitchopt.errors import InputError
+from stitchopt.features.base import FeatureCache, Representation, Standardizer
 from stitchopt.features.by_name import default_representations
-from stitchopt.features.module import IRModule as FeatureModule
 from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
 from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.labels import LabeledProgram, LabelSet
-from stitchopt.models.ranker import ListRanker, jit_change, log_ratio_targets, static_change
+from stitchopt.models.labelset import LabelSet, labeled_features
+from stitchopt.models.ranker import (
+    BLENDS,
+    NEIGHBORS,
+    RIDGES,
+    SHRINKS,
+    ListRanker,
+    jit_change,
+    log_ratio_targets,
+    static_change,
+)
 from stitchopt.models.size_model import SizeModel, mape, size_targets
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import load_module
-from stitchopt.tune.validation import ListValidation
+from stitchopt.tune.acceptance import ListValidation
 
-NEIGHBORS = (4, 8, 16)
-RIDGES = (1.0, 10.0, 100.0)
-BLENDS = (0.0, 0.25, 0.5, 0.75, 1.0)
-SHRINKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 JIT_K = 10  # the jit budget whose ordering breaks ties between hyper-parameters
 FOLDS = 5
 SIZE = Objective()
@@ -132,47 +132,6 @@ def _choose_hyper_parameters(
                 best = (score, {"neighbors": neighbors, "ridge": ridge, "blend": blend, "shrink": shrink})
     assert best is not None
     return best[1], best[0][0]
-
-
-@dataclass(frozen=True)
-class LabeledFeatures:
-    labels: LabelSet  # only the programs whose IR was found with the labeled hash
-    outputs: dict[str, list[npt.NDArray[Any]]]  # representation name -> one output per kept program
-    skipped: dict[str, str]  # uri -> why
-
-    @property
-    def features(self) -> np.ndarray:
-        """programs x features: the outputs of every (fixed-length) representation, concatenated per program."""
-        return np.array([np.concatenate(row) for row in zip(*self.outputs.values(), strict=True)])
-
-
-def labeled_features(
-    toolchain: Toolchain,
-    labels: LabelSet,
-    representations: Sequence[AnyRepresentation],
-    cache: FeatureCache | None = None,
-) -> LabeledFeatures:
-    """Each representation's output for the labeled programs. IR comes from the dataset (built if missing); a
-    program whose IR hash differs from the labeled one (another dataset build or LLVM) is skipped, never
-    silently mislabeled."""
-    outputs: dict[str, list[npt.NDArray[Any]]] = {r.name: [] for r in representations}
-    kept: list[LabeledProgram] = []
-    skipped: dict[str, str] = {}
-    for program in labels.programs:
-        try:
-            loaded = load_module(toolchain, program_path(program.uri))
-        except StitchoptError as exc:
-            skipped[program.uri] = str(exc).splitlines()[0]
-            continue
-        if loaded.sha256 != program.ir_sha256:
-            skipped[program.uri] = "IR differs from the labeled IR"
-            continue
-        module = FeatureModule.from_bytes(toolchain, loaded.bitcode, program.uri)
-        for name, output in extract_all(representations, module, cache).items():
-            outputs[name].append(output)
-        kept.append(program)
-    keep = {id(p) for p in kept}
-    return LabeledFeatures(labels.subset(lambda p: id(p) in keep), outputs, skipped)
 
 
 def train_from_labels(

@@ -10,30 +10,22 @@ itself is rebuilt from the dataset's pinned manifest).
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any
-
-import numpy as np
+from dataclasses import dataclass, replace
 
 from stitchopt.core import EvalResult, EvalStatus, IRModule, Objective
-from stitchopt.datasets.catalog import Benchmark
-from stitchopt.errors import InputError
-from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.datasets.benchmarks import Benchmark
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
+from stitchopt.models.labelset import OZ, LabeledProgram, LabelSet
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.acceptance import program_guard
 from stitchopt.tune.driver import Budget, tune
 from stitchopt.tune.minimize import minimize
-from stitchopt.tune.strategies import PassNames, make_strategy
-from stitchopt.tune.validation import program_guard
+from stitchopt.tune.strategies import make_strategy
 
-LABELS_FORMAT = 1
 BASELINES = ("O0", "Oz", "O3")
-OZ = "default<Oz>"
 # A list this much smaller than -Oz on one program is checked by that program's IR guards before it counts:
 # wins that look too good are usually miscompiles (whole functions folded away).
 SUSPICIOUS_RATIO = 0.9
@@ -49,96 +41,6 @@ BEFORE_OZ = (
     "mergefunc", "attributor", "function-attrs", "ipsccp", "globalopt", "deadargelim", "argpromotion",
     "scc-oz-module-inliner", "partial-inliner", "inline", "sroa", "mem2reg", "simplifycfg", "instcombine",
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class LabeledProgram:
-    """One program's measurements: object bytes, optimized IR instructions and compile seconds (opt + llc) per
-    pool list (None: failed). Files written before compile seconds were recorded load with them empty."""
-
-    uri: str
-    ir_sha256: str
-    package: str
-    split: str
-    baseline_sizes: dict[str, int]
-    baseline_instructions: dict[str, int]
-    sizes: tuple[int | None, ...]
-    instructions: tuple[int | None, ...]
-    baseline_seconds: dict[str, float] = field(default_factory=dict)
-    seconds: tuple[float | None, ...] = ()
-
-    def result(self, column: int | None) -> EvalResult:
-        """A list's measurements (None: -Oz) as an `EvalResult`, for scoring with an `Objective`."""
-        if column is None:
-            return EvalResult(EvalStatus.OK, OZ, size_bytes=self.baseline_sizes["Oz"],
-                              ir_instruction_count=self.baseline_instructions["Oz"],
-                              opt_seconds=self.baseline_seconds.get("Oz", 0.0))  # fmt: skip
-        if self.sizes[column] is None:
-            return EvalResult(EvalStatus.COMPILE_ERROR, "")
-        spent = self.seconds[column] if column < len(self.seconds) else None
-        return EvalResult(EvalStatus.OK, "", size_bytes=self.sizes[column],
-                          ir_instruction_count=self.instructions[column], opt_seconds=spent or 0.0)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class LabelSet:
-    toolchain: str  # `Toolchain.identity` of the LLVM that measured
-    catalogue: str  # `Catalogue.identity`: the lists use these spellings
-    dataset: str
-    lists: tuple[PassNames, ...]
-    programs: tuple[LabeledProgram, ...]
-    cpu_seconds: float  # opt + llc time of every evaluation behind these labels, search included
-
-    def ratios(self) -> np.ndarray:
-        """programs x lists: object size over the -Oz size; infinite where the list failed."""
-        matrix = np.full((len(self.programs), len(self.lists)), np.inf)
-        for row, program in enumerate(self.programs):
-            oz = program.baseline_sizes["Oz"]
-            for column, size in enumerate(program.sizes):
-                if size is not None:
-                    matrix[row, column] = size / oz
-        return matrix
-
-    def objective_values(self, objective: Objective) -> np.ndarray:
-        """programs x lists: `objective` of each list relative to -Oz (1.0 is -Oz; infinite where it failed)."""
-        if objective.needs_runtime:
-            raise InputError("labels hold no runtimes: train for size, instructions and compile-time only")
-        timed = any(name == "compile-time" and weight > 0 for name, weight in objective.weights)
-        if timed and not all(p.seconds and p.baseline_seconds for p in self.programs):
-            raise InputError("these labels have no compile times: relabel with this stitchopt (`stitchopt labels`)")
-        return np.array([
-            [objective.score(p.result(column), p.result(None)) for column in range(len(self.lists))]
-            for p in self.programs
-        ]).reshape(len(self.programs), len(self.lists))  # fmt: skip
-
-    def subset(self, keep: Callable[[LabeledProgram], bool]) -> LabelSet:
-        return LabelSet(
-            self.toolchain, self.catalogue, self.dataset, self.lists,
-            tuple(p for p in self.programs if keep(p)), self.cpu_seconds,
-        )  # fmt: skip
-
-    def save(self, path: Path) -> None:
-        data = {"format": LABELS_FORMAT, **asdict(self), "lists": [list(passes) for passes in self.lists]}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with gzip.open(path, "wt", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
-
-    @classmethod
-    def load(cls, path: Path) -> LabelSet:
-        try:
-            with gzip.open(path, "rt", encoding="utf-8") as handle:
-                data: dict[str, Any] = json.load(handle)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{path}: not a stitchopt labels file ({exc})") from exc
-        if data.get("format") != LABELS_FORMAT:
-            raise InputError(f"{path}: labels format {data.get('format')}, this stitchopt reads {LABELS_FORMAT}")
-        programs = tuple(
-            LabeledProgram(**{**p, "sizes": tuple(p["sizes"]), "instructions": tuple(p["instructions"]),
-                              "seconds": tuple(p.get("seconds", ()))})  # fmt: skip
-            for p in data["programs"]
-        )
-        lists = tuple(tuple(passes) for passes in data["lists"])
-        return cls(data["toolchain"], data["catalogue"], data["dataset"], lists, programs, data["cpu_seconds"])
 
 
 def broad_lists(catalogue: Catalogue, searched: Sequence[PassNames] = ()) -> tuple[PassNames, ...]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.core import EvalResult, IRModule
-from stitchopt.evaluator import EvalRequest, Evaluator
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.toolchain.baselines import REPORTED_BASELINES
 from stitchopt.toolchain.frontend import FRONTEND_LEVEL, is_source, load_module
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from stitchopt.core import CompileOptions, EvalResult, IRModule
 from stitchopt.errors import ToolchainError
+from stitchopt.evaluation.backend import CodegenLookup
+from stitchopt.evaluation.subprocess_backend import SubprocessBackend
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.measure import CodegenLookup
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
-from stitchopt.toolchain.subprocess_backend import SubprocessBackend
 
 
 def _evaluate_on_node(

@@ -9,13 +9,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from stitchopt.evaluator import Evaluator
-from stitchopt.models.flag_model import ListModel
-from stitchopt.models.optimize import Choice, choose
-from stitchopt.models.warm import warm_caches
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.optimize import Choice, choose
+from stitchopt.learning.warm import warm_caches
+from stitchopt.models.list_model import ListModel
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.frontend import load_module
-from stitchopt.tune.validation import ProgramRun, self_check_for
+from stitchopt.tune.acceptance import ProgramRun, self_check_for
 
 
 @dataclass(frozen=True)

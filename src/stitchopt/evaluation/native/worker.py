@@ -1,6 +1,6 @@
 """A long-lived process that holds the native evaluator and serves one evaluation at a time.
 
-Run by `NativeBackend` as `python -m stitchopt.native.worker LIBRARY`. LLVM's fatal errors and crashes come
+Run by `NativeBackend` as `python -m stitchopt.evaluation.native.worker LIBRARY`. LLVM's fatal errors and crashes come
 back as statuses; after a signal-level crash the worker answers and then exits, because a process that was
 interrupted by SIGSEGV or SIGABRT anywhere (inside malloc, holding a lock) may give wrong answers later.
 Anything worse (a hang, a stack overflow) is handled by the parent killing this process.
@@ -15,8 +15,8 @@ from contextlib import suppress
 from pathlib import Path
 
 from stitchopt.core import CompileOptions
-from stitchopt.native.library import SO_OK, SO_SIGNAL, NativeLibrary
-from stitchopt.native.protocol import WorkerGone, receive, send
+from stitchopt.evaluation.native.library import SO_OK, SO_SIGNAL, NativeLibrary
+from stitchopt.evaluation.native.protocol import WorkerGone, receive, send
 
 MAX_MODULES = 64  # inputs kept parsed-ready (as bitcode) so the parent sends each one once
 

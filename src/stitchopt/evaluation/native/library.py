@@ -12,7 +12,7 @@ from pathlib import Path
 
 from stitchopt.core import CompileOptions
 
-EXTENSION_MODULE = "stitchopt.native._evaluator"
+EXTENSION_MODULE = "stitchopt.evaluation.native._evaluator"
 SO_OK, SO_COMPILE_ERROR, SO_CRASH, SO_SIGNAL = 0, 1, 2, 3  # SO_SIGNAL: recovered, but the process is suspect
 
 

@@ -17,14 +17,14 @@ from typing import Protocol
 from stitchopt.cache.store import CodegenKey, EvalKey, EvaluationStore
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.errors import StitchoptError
-from stitchopt.native.pool import NativeBackend, probe_native
+from stitchopt.evaluation.backend import Backend
+from stitchopt.evaluation.native.pool import NativeBackend, probe_native
+from stitchopt.evaluation.ray_backend import RayBackend
+from stitchopt.evaluation.subprocess_backend import SubprocessBackend
 from stitchopt.toolchain.baselines import Baseline, load_baselines
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import ObjectSizes
-from stitchopt.toolchain.measure import Backend
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
-from stitchopt.toolchain.ray_backend import RayBackend
-from stitchopt.toolchain.subprocess_backend import SubprocessBackend
 
 BACKEND_ENV = "STITCHOPT_BACKEND"
 BACKEND_NAMES = ("auto", "native", "subprocess", "ray")

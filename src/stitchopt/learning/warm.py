@@ -15,12 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from stitchopt.core import IRModule
-from stitchopt.evaluator import EvalRequest, Evaluator
-from stitchopt.models.flag_model import ListModel
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
+from stitchopt.models.list_model import ListModel
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
-from stitchopt.tune.strategies import PassNames
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 
 
 @dataclass(frozen=True)

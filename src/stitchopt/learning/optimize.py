@@ -12,14 +12,13 @@ from dataclasses import dataclass
 
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
-from stitchopt.evaluator import EvalRequest, Evaluator
-from stitchopt.models.flag_model import ListModel, RankedList
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
+from stitchopt.models.list_model import ListModel, RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
+from stitchopt.tune.acceptance import ListValidation
 from stitchopt.tune.session import first_valid
-from stitchopt.tune.strategies import PassNames
-from stitchopt.tune.validation import ListValidation
 
 MODES = ("static", "jit")
 

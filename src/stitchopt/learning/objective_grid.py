@@ -13,9 +13,9 @@ import numpy as np
 
 from stitchopt.core import Objective
 from stitchopt.features.base import Representation
-from stitchopt.models.labels import LabelSet
+from stitchopt.learning.train import train_flag_model
+from stitchopt.models.labelset import LabelSet
 from stitchopt.models.ranker import geomean_change
-from stitchopt.models.train import train_flag_model
 
 DEFAULT_GRID = (
     "size=1", "size=1,compile-time=0.1", "size=1,compile-time=0.3", "size=1,compile-time=1",

@@ -1,0 +1,23 @@
+"""Tools' diagnostics reduced to the one line a user reads: every layer reports failures this way."""
+
+from __future__ import annotations
+
+DETAIL_CHARS = 300
+
+
+def first_error(stderr: str) -> str:
+    """The first line of a tool's diagnostics that says "error" (else the first line), without the tool's
+    path that LLVM tools put in front."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    chosen = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no diagnostic")
+    head, sep, tail = chosen.partition(": ")
+    return tail if sep and head.startswith("/") else chosen
+
+
+def first_line(text: str) -> str:
+    """The most telling line of a diagnostic: the first error or failed assertion, else the pass LLVM crashed
+    in (the last "Running pass" of its stack dump), else the first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower() or "assert" in line.lower()]
+    crashed_in = [line.split(".", 1)[-1].strip() for line in lines if "Running pass" in line][-1:]
+    return (errors or crashed_in or lines or [""])[0][:DETAIL_CHARS]

@@ -1,0 +1,55 @@
+"""Model directories: `config.json` plus `weights.npz` (plain arrays, never pickled), the layout every model
+kind (closed-form, stitched, hot-path) is saved in, and the identity predictions are cached under."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stitchopt.errors import InputError
+
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "weights.npz"
+
+
+def model_identity(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> str:
+    """A hash of everything a model predicts from (configuration and weights), for caching predictions."""
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
+    for name, array in sorted(arrays.items()):
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(array, dtype=np.float32).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def save_model_directory(directory: Path, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """`config.json` and `weights.npz` (plain arrays, never pickled): the layout of every model directory."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / CONFIG_NAME).write_text(json.dumps(config, indent=1) + "\n")
+    save: Any = np.savez_compressed  # numpy's stubs read **arrays as its allow_pickle flag
+    save(directory / WEIGHTS_NAME, **arrays)
+
+
+def read_model_directory(
+    directory: Path, what: str = "stitchopt model"
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """What `save_model_directory` wrote: the configuration and the arrays (as float64)."""
+    try:
+        config = json.loads((directory / CONFIG_NAME).read_text())
+        with np.load(directory / WEIGHTS_NAME, allow_pickle=False) as weights:
+            arrays = {k: np.asarray(weights[k], dtype=np.float64) for k in weights.files}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{directory}: not a {what} directory ({exc})") from exc
+    return config, arrays
+
+
+def model_kind(directory: Path) -> str | None:
+    """The `kind` a directory's configuration names (None: the closed-form flag model)."""
+    try:
+        kind = json.loads((directory / CONFIG_NAME).read_text()).get("kind")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise InputError(f"{directory}: not a stitchopt model directory ({exc})") from exc
+    return None if kind is None else str(kind)

@@ -1,0 +1,112 @@
+"""Data flows downward only: every import in the package, module-level or inside a function, goes to a package
+of the same layer or below (the layers are read from docs/design.md), and neither packages nor modules form a
+cycle."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import stitchopt
+
+SOURCE = Path(stitchopt.__file__).parent
+DESIGN = SOURCE.parents[1] / "docs" / "design.md"
+
+
+def _layers() -> dict[str, int]:
+    block = re.search(r"<!-- layers -->\s*```\n(.*?)```", DESIGN.read_text(), re.S)
+    assert block is not None, "docs/design.md lost its <!-- layers --> block"
+    return {name: level for level, line in enumerate(block[1].splitlines()) for name in line.split()}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SOURCE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package(module: str) -> str:
+    """The top-level part of stitchopt a module belongs to (`__init__` for the package itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, module) of every stitchopt import, wherever it stands; `from a import b` names `a.b` when that is
+    a module, else `a`."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "stitchopt":
+            for alias in node.names:
+                yield node.lineno, f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            yield from ((node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "stitchopt")
+
+
+MODULES = {_module_name(path): path for path in SOURCE.rglob("*.py")}
+
+
+def _resolved(target: str) -> str:
+    """The module an import names: itself, or the module that defines the imported name."""
+    return target if target in MODULES else target.rsplit(".", 1)[0]
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for name, path in MODULES.items():
+        graph[name].update(found for _, target in _imports(path) if (found := _resolved(target)) != name)
+    return graph
+
+
+def _cycle(graph: Mapping[str, set[str]]) -> list[str]:
+    """One cycle of the graph (its nodes in order, the first repeated at the end), or [] when it has none."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for succ in sorted(graph.get(node, ())):
+            if state.get(succ) == 1:
+                return [*path[path.index(succ):], succ]
+            if succ not in state and (found := visit(succ)):
+                return found
+        state[node] = 2
+        path.pop()
+        return []
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)):
+            return found
+    return []
+
+
+def test_every_package_is_in_a_layer() -> None:
+    packages = {_package(name) for name in _graph()}
+    assert packages - _layers().keys() == set(), "add new packages to the layers block of docs/design.md"
+
+
+def test_no_import_goes_up_a_layer() -> None:
+    layers = _layers()
+    upward = []
+    for name, path in MODULES.items():
+        source = _package(name)
+        for line, target in _imports(path):
+            wanted = _package(_resolved(target))
+            if layers[wanted] > layers[source]:
+                upward.append(f"{path.relative_to(SOURCE)}:{line} ({source}) imports {target} ({wanted})")
+    assert upward == []
+
+
+def test_neither_packages_nor_modules_form_a_cycle() -> None:
+    modules = _graph()
+    packages: dict[str, set[str]] = {}
+    for name, targets in modules.items():
+        packages.setdefault(_package(name), set()).update(_package(t) for t in targets if _package(t) != _package(name))
+    assert _cycle(packages) == []
+    assert _cycle(modules) == []
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) == []
