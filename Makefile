@@ -5,16 +5,21 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup setup-test system-deps system-deps-test lint
+.PHONY: demo test test-fast setup setup-test system-deps system-deps-test lint
 
 demo: setup
-	$(BIN)/stitchopt demo
+	$(BIN)/stitchopt demo -o demo-report.html
 
 test: setup-test
 	$(BIN)/python -m pytest -q
 
+# The edit loop: everything not marked slow (under 3 minutes on 2 cores).
+test-fast: setup-test
+	$(BIN)/python -m pytest -q -m "not slow"
+
 lint: setup-test
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks setup.py
+	$(BIN)/ruff check src tests benchmarks setup.py
 	$(BIN)/mypy
 
 setup: system-deps $(VENV)/.installed
