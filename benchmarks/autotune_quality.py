@@ -96,8 +96,15 @@ def main() -> None:
         for strategy in args.strategies.split(","):
             start, evaluated = time.monotonic(), evaluator.counters.evaluated
             runs = [
-                tune(evaluator, m, make_strategy(strategy, catalogue, args.seed, oz.pipeline), catalogue, objective,
-                     Budget(budgets[-1]), guard=guard)
+                tune(
+                    evaluator,
+                    m,
+                    make_strategy(strategy, catalogue, args.seed, oz.pipeline),
+                    catalogue,
+                    objective,
+                    Budget(budgets[-1]),
+                    guard=guard,
+                )
                 for m, guard in zip(modules, guards, strict=True)
             ]
             search_seconds = time.monotonic() - start
@@ -109,8 +116,9 @@ def main() -> None:
             for path, module, run, guard in zip(paths, modules, runs, guards, strict=True):
                 candidates = list(reversed(run.bests))
                 if run.best_passes is not None:
-                    mz = minimize(evaluator, module, run.best_passes, catalogue, objective, insertion=False,
-                                  guard=guard)
+                    mz = minimize(
+                        evaluator, module, run.best_passes, catalogue, objective, insertion=False, guard=guard
+                    )
                     if mz.score <= run.best_score:
                         candidates.insert(0, (mz.passes, mz.score))
                 after_min.append(candidates[0][1] if candidates else 1.0)
@@ -119,11 +127,24 @@ def main() -> None:
                 answers.append(chosen)
                 if chosen is not None:
                     lengths.append(len(chosen))
-            record = RunRecord(toolchain.identity, str(objective), strategy, tuple(
-                ProgramRecord(str(path), chosen, tuned_pipeline(chosen, catalogue) if chosen else oz.pipeline,
-                              None, None, budgets[-1], replay_command(evaluator, oz.pipeline), validated=True)
-                for path, chosen in zip(paths, answers, strict=True)
-            ))
+            record = RunRecord(
+                toolchain.identity,
+                str(objective),
+                strategy,
+                tuple(
+                    ProgramRecord(
+                        str(path),
+                        chosen,
+                        tuned_pipeline(chosen, catalogue) if chosen else oz.pipeline,
+                        None,
+                        None,
+                        budgets[-1],
+                        replay_command(evaluator, oz.pipeline),
+                        validated=True,
+                    )
+                    for path, chosen in zip(paths, answers, strict=True)
+                ),
+            )
             validated = [
                 objective.score(evaluator.evaluate(m, p.pipeline, oz.options), ref)
                 for m, p, ref in zip(modules, record.programs, references, strict=True)
@@ -134,17 +155,34 @@ def main() -> None:
                 for m, p, ref in zip(modules, outcome.record.programs, references, strict=True)
             ]
             rows[-1][3:8] = [
-                geomean_change(after_min), geomean_change(validated), geomean_change(after_broadcast),
-                str(rejected), f"{sum(lengths) / len(lengths):.1f}" if lengths else "-",
+                geomean_change(after_min),
+                geomean_change(validated),
+                geomean_change(after_broadcast),
+                str(rejected),
+                f"{sum(lengths) / len(lengths):.1f}" if lengths else "-",
             ]
             suspicious = sum(run.suspicious for run in runs)
-            print(f"{strategy}: search {search_seconds:.0f} s, {suspicious} suspicious candidates, {rejected} "
-                  f"lists rejected by validation, broadcast changed {outcome.changed} of {len(paths)}", flush=True)
+            print(
+                f"{strategy}: search {search_seconds:.0f} s, {suspicious} suspicious candidates, {rejected} "
+                f"lists rejected by validation, broadcast changed {outcome.changed} of {len(paths)}",
+                flush=True,
+            )
         evaluator.close()
-    headers = ["strategy", "evaluations/program", "guarded search", "+ minimize", "validated",
-               "+ broadcast (validated)", "lists rejected", "mean answer length", "evaluations/s"]
-    print(f"\n{args.corpus}: {len(paths)} programs, seed {args.seed}, LLVM {toolchain.version_string}, "
-          f"objective {objective}, validation: {validation.describe()}\n")
+    headers = [
+        "strategy",
+        "evaluations/program",
+        "guarded search",
+        "+ minimize",
+        "validated",
+        "+ broadcast (validated)",
+        "lists rejected",
+        "mean answer length",
+        "evaluations/s",
+    ]
+    print(
+        f"\n{args.corpus}: {len(paths)} programs, seed {args.seed}, LLVM {toolchain.version_string}, "
+        f"objective {objective}, validation: {validation.describe()}\n"
+    )
     print(to_markdown(Rows("autotune", headers, rows)))
 
 

@@ -97,23 +97,44 @@ def main() -> None:
     toolchain = find_toolchain()
     batch = random_search_requests(toolchain, args.lists_per_program, args.seed)
     startup = startup_seconds(toolchain, _empty_module(toolchain))
-    runs = {(backend, jobs): measure(toolchain, batch, backend, jobs, startup)
-            for backend in ("subprocess", "native") for jobs in (1, 2)}
+    runs = {
+        (backend, jobs): measure(toolchain, batch, backend, jobs, startup)
+        for backend in ("subprocess", "native")
+        for jobs in (1, 2)
+    }
     rows = [
-        [backend, str(jobs), f"{r['cold']:.1f}", f"{r['cold_rate']:.1f}", f"{r['warm_rate']:,.0f}",
-         f"{r['skip_rate']:.1%}", f"{r['overhead']:.1%}"]
+        [
+            backend,
+            str(jobs),
+            f"{r['cold']:.1f}",
+            f"{r['cold_rate']:.1f}",
+            f"{r['warm_rate']:,.0f}",
+            f"{r['skip_rate']:.1%}",
+            f"{r['overhead']:.1%}",
+        ]
         for (backend, jobs), r in runs.items()
     ]
-    headers = ["backend", "workers", "cold wall s", "cold evals/s", "warm evals/s", "codegen skipped",
-               "overhead vs LLVM time"]
-    print(f"LLVM {toolchain.version_string}; {len(demo_programs())} demo programs x {args.lists_per_program} random "
-          f"lists of 1-50 passes (seed {args.seed}) = {len(batch)} evaluations; process start-up: opt "
-          f"{startup[0] * 1000:.0f} ms, llc {startup[1] * 1000:.0f} ms\n")
+    headers = [
+        "backend",
+        "workers",
+        "cold wall s",
+        "cold evals/s",
+        "warm evals/s",
+        "codegen skipped",
+        "overhead vs LLVM time",
+    ]
+    print(
+        f"LLVM {toolchain.version_string}; {len(demo_programs())} demo programs x {args.lists_per_program} random "
+        f"lists of 1-50 passes (seed {args.seed}) = {len(batch)} evaluations; process start-up: opt "
+        f"{startup[0] * 1000:.0f} ms, llc {startup[1] * 1000:.0f} ms\n"
+    )
     print(to_markdown(Rows("throughput", headers, rows)))
     native_vs_subprocess = [runs["native", j]["cold_rate"] / runs["subprocess", j]["cold_rate"] for j in (1, 2)]
     scaling = runs["native", 2]["cold_rate"] / runs["native", 1]["cold_rate"]
-    print(f"\nnative / subprocess: {native_vs_subprocess[0]:.2f}x (1 worker), {native_vs_subprocess[1]:.2f}x "
-          f"(2 workers); native 2 workers / 1 worker: {scaling:.2f}x")
+    print(
+        f"\nnative / subprocess: {native_vs_subprocess[0]:.2f}x (1 worker), {native_vs_subprocess[1]:.2f}x "
+        f"(2 workers); native 2 workers / 1 worker: {scaling:.2f}x"
+    )
 
 
 def _empty_module(toolchain: Toolchain) -> bytes:

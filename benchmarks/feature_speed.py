@@ -28,7 +28,7 @@ from stitchopt.features.autophase import Autophase
 from stitchopt.features.base import AnyRepresentation, compute
 from stitchopt.features.func_properties import FunctionProperties
 from stitchopt.features.histogram import OpcodeTypeHistogram
-from stitchopt.features.module import IRModule
+from stitchopt.features.module import FeatureModule
 from stitchopt.features.tokens import IRTokens
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
@@ -73,7 +73,7 @@ def main() -> None:
     for payload in data:
         runs = []
         for _ in range(args.repeats):
-            module = IRModule.from_bytes(toolchain, payload)
+            module = FeatureModule.from_bytes(toolchain, payload)
             start = clock()
             text = module.text
             runs.append(clock() - start)

@@ -47,24 +47,32 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     evaluation, title = evaluate_dataset(
-        args.dataset, args.model, split=args.split, programs=args.programs, max_ir_kb=args.max_ir_kb,
+        args.dataset,
+        args.model,
+        split=args.split,
+        programs=args.programs,
+        max_ir_kb=args.max_ir_kb,
         per_package=args.per_package or None,
-        ks=tuple(int(k) for k in args.ks.split(",") if k), autotuner=args.autotuner,
-    )  # fmt: skip
+        ks=tuple(int(k) for k in args.ks.split(",") if k),
+        autotuner=args.autotuner,
+    )
     print(to_markdown(method_rows(evaluation, title)))
     print()
     subsets = {f"package {p}": by_package(evaluation, p) for p in sorted({package_of(o) for o in evaluation.programs})}
     if args.exclude_package:
-        subsets[f"without {args.exclude_package}"] = [o for o in evaluation.programs
-                                                      if package_of(o) != args.exclude_package]  # fmt: skip
+        subsets[f"without {args.exclude_package}"] = [
+            o for o in evaluation.programs if package_of(o) != args.exclude_package
+        ]
     subsets["programs the autotuner ran on"] = [o for o in evaluation.programs if "autotuner" in o.ratios]
     for name, outcomes in subsets.items():
         if outcomes:
             subset = replace(evaluation, programs=tuple(outcomes), methods=summarize(outcomes))
             print(to_markdown(method_rows(subset, f"{name} ({len(outcomes)} programs)")))
             print()
-    print(f"inference (features + prediction, one process): median {evaluation.inference_ms_median:.1f} ms, "
-          f"max {evaluation.inference_ms_max:.1f} ms")  # fmt: skip
+    print(
+        f"inference (features + prediction, one process): median {evaluation.inference_ms_median:.1f} ms, "
+        f"max {evaluation.inference_ms_max:.1f} ms"
+    )
     print("size model MAPE (held-out): " + ", ".join(f"{k} {v:.3f}" for k, v in evaluation.size_mape.items()))
     print(f"{len(evaluation.skipped)} programs skipped; wall time {time.perf_counter() - start:.0f} s")
     if args.csv:

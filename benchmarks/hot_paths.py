@@ -22,8 +22,17 @@ from stitchopt.toolchain.discovery import find_toolchain
 
 
 def _row(s: Scores, split: str) -> list[str]:
-    return [s.method, split, str(s.programs), f"{s.blocks:,}", f"{100 * s.accuracy:.1f}%", f"{100 * s.precision:.1f}%",
-            f"{100 * s.recall:.1f}%", f"{100 * s.f1:.1f}", f"{100 * s.top_functions:.0f}%"]  # fmt: skip
+    return [
+        s.method,
+        split,
+        str(s.programs),
+        f"{s.blocks:,}",
+        f"{100 * s.accuracy:.1f}%",
+        f"{100 * s.precision:.1f}%",
+        f"{100 * s.recall:.1f}%",
+        f"{100 * s.f1:.1f}",
+        f"{100 * s.top_functions:.0f}%",
+    ]
 
 
 def main() -> None:
@@ -39,8 +48,9 @@ def main() -> None:
     toolchain = find_toolchain()
     start = time.perf_counter()
     with EvaluationStore(default_cache_dir() / DB_NAME) as store:
-        programs = corpus_programs(toolchain, store, csmith=args.csmith, humaneval=args.humaneval,
-                                   data_dir=args.data_dir, jobs=args.jobs)  # fmt: skip
+        programs = corpus_programs(
+            toolchain, store, csmith=args.csmith, humaneval=args.humaneval, data_dir=args.data_dir, jobs=args.jobs
+        )
         corpus = profile_corpus(toolchain, programs, store, jobs=args.jobs)
     profiled = time.perf_counter() - start
     train, validation = corpus.split("train"), corpus.split("validation")
@@ -48,8 +58,12 @@ def main() -> None:
     model = train_lstm(train, validation, LSTMConfig(hidden=args.hidden, seed=args.seed))
     lstm_seconds = time.perf_counter() - start
     boosted = train_boosted(train, validation, seed=args.seed)
-    methods = [("LSTM (ours)", lstm(model)), ("gradient-boosted trees", boosted),
-               ("LLVM static block frequency", static_frequency), ("loop-depth heuristic", loop_depth)]  # fmt: skip
+    methods = [
+        ("LSTM (ours)", lstm(model)),
+        ("gradient-boosted trees", boosted),
+        ("LLVM static block frequency", static_frequency),
+        ("loop-depth heuristic", loop_depth),
+    ]
     rows = []
     for split, origin in (("test", None), *(("test", o) for o in SOURCES)):
         chosen = corpus.split(split, origin)
@@ -57,9 +71,11 @@ def main() -> None:
             rows += [_row(score(name, predict, chosen), origin or "all held out") for name, predict in methods]
     headers = ["method", "programs", "n", "blocks", "accuracy", "precision", "recall", "F1", "top-5 functions"]
     print(to_markdown(Rows("Hot blocks (90% of executions) on held-out programs", headers, rows)))
-    print(f"\ncorpus: {len(corpus.programs)} profiled programs ({len(train)} train, {len(validation)} validation, "
-          f"{len(corpus.split('test'))} test), {len(corpus.failed)} failed; profiling {profiled:.0f} s, "
-          f"LSTM training {lstm_seconds:.0f} s ({model.trained_on['functions']} functions)")
+    print(
+        f"\ncorpus: {len(corpus.programs)} profiled programs ({len(train)} train, {len(validation)} validation, "
+        f"{len(corpus.split('test'))} test), {len(corpus.failed)} failed; profiling {profiled:.0f} s, "
+        f"LSTM training {lstm_seconds:.0f} s ({model.trained_on['functions']} functions)"
+    )
     for failure in corpus.failed:
         print(f"  failed: {failure}")
     if args.save_model is not None:

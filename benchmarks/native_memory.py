@@ -1,6 +1,6 @@
 """Resident memory of one native worker over many evaluations (it must stay flat).
 
-    python benchmarks/native_memory.py [--evaluations 10000]
+python benchmarks/native_memory.py [--evaluations 10000]
 """
 
 from __future__ import annotations

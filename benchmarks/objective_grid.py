@@ -36,15 +36,27 @@ def main() -> None:
     with EvaluationStore() as store:
         data = labeled_features(toolchain, LabelSet.load(args.labels), representations, FeatureCache(store))
     rows = objective_grid(
-        data.labels, data.features, representations, llvm_version=load_catalogue(toolchain).llvm_version,
-        objectives=[Objective.parse(text) for text in args.objectives.split(";")], k=args.k,
-    )  # fmt: skip
+        data.labels,
+        data.features,
+        representations,
+        llvm_version=load_catalogue(toolchain).llvm_version,
+        objectives=[Objective.parse(text) for text in args.objectives.split(";")],
+        k=args.k,
+    )
     table = Rows(
         f"Static choice on the validation split ({sum(p.split == 'validation' for p in data.labels.programs)} "
         "programs), geomean vs -Oz",
         ["objective", "object size", "compile time (opt + llc)", "programs not at -Oz", "Pareto front"],
-        [[r.objective, f"{100 * r.size_change:+.2f}%", f"{100 * r.compile_time_change:+.1f}%",
-          f"{100 * r.changed:.0f}%", "yes" if r.pareto else ""] for r in rows],  # fmt: skip
+        [
+            [
+                r.objective,
+                f"{100 * r.size_change:+.2f}%",
+                f"{100 * r.compile_time_change:+.1f}%",
+                f"{100 * r.changed:.0f}%",
+                "yes" if r.pareto else "",
+            ]
+            for r in rows
+        ],
     )
     print(to_markdown(table))
     print(f"\ntotal {time.perf_counter() - start:.0f} s")

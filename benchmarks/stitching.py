@@ -59,10 +59,15 @@ def main() -> None:
     lists = FlagModel.from_pretrained(args.model, load_catalogue(toolchain)).lists
     with EvaluationStore() as store:
         report = run_study(
-            toolchain, LabelSet.load(args.labels), LabelSet.load(args.held_out), lists,
-            TrainConfig(epochs=args.epochs, seed=args.seed), hidden=args.hidden, cache=FeatureCache(store),
+            toolchain,
+            LabelSet.load(args.labels),
+            LabelSet.load(args.held_out),
+            lists,
+            TrainConfig(epochs=args.epochs, seed=args.seed),
+            hidden=args.hidden,
+            cache=FeatureCache(store),
             pairs=not args.no_pairs,
-        )  # fmt: skip
+        )
     exclude = args.exclude_package
     for rows in (expert_rows(report, exclude), pair_rows(report, exclude), curve_rows(report, exclude)):
         if rows.rows:

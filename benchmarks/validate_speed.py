@@ -53,19 +53,26 @@ def main() -> None:
         validator = Validator(toolchain, store, jobs=args.jobs)
         for spec in args.suites.split(","):
             start = time.perf_counter()
-            suite = select_suite(spec, validator.builder, limit=args.csmith if spec == "csmith" else None,
-                                 jobs=args.jobs)
+            suite = select_suite(
+                spec, validator.builder, limit=args.csmith if spec == "csmith" else None, jobs=args.jobs
+            )
             validator.prepare(suite)  # IR and references, timed apart from the lists
             setup = f"{time.perf_counter() - start:.1f}"
             for label, pipeline in lists.items():
                 cold = validator.validate(suite, pipeline)
                 warm = validator.validate(suite, pipeline)
                 counts = Counter(v.status.value for v in cold.verdicts)
-                table.rows.append([
-                    suite.name, str(len(suite.programs)), setup, label,
-                    f"{cold.seconds:.1f}", f"{warm.seconds:.2f}",
-                    ", ".join(f"{n} {status}" for status, n in sorted(counts.items())),
-                ])
+                table.rows.append(
+                    [
+                        suite.name,
+                        str(len(suite.programs)),
+                        setup,
+                        label,
+                        f"{cold.seconds:.1f}",
+                        f"{warm.seconds:.2f}",
+                        ", ".join(f"{n} {status}" for status, n in sorted(counts.items())),
+                    ]
+                )
                 setup = ""
     print(to_markdown(table))
 

@@ -29,9 +29,7 @@ def _failures(toolchain: Toolchain, module: IRModule, pipelines: list[str]) -> l
     return [(p, r.stderr_tail(300)) for p, r in zip(pipelines, runs, strict=True) if r.returncode != 0 or r.timed_out]
 
 
-def test_every_catalogue_pass_runs_alone(
-    toolchain: Toolchain, catalogue: Catalogue, loop_sum: IRModule
-) -> None:
+def test_every_catalogue_pass_runs_alone(toolchain: Toolchain, catalogue: Catalogue, loop_sum: IRModule) -> None:
     pipelines = [nest([entry]) for entry in catalogue.passes] + list(DEFAULT_PIPELINES)
     assert _failures(toolchain, loop_sum, pipelines) == []
 

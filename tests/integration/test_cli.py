@@ -59,9 +59,9 @@ def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-
         (["eval", "bench://demo-v1/nothing", "-p", "sroa"], "no benchmark"),
         (["ir", str(DATA / "loop_sum.c"), "-o", "x.txt"], "must end in .bc"),
         (["doctor", "--llvm", str(DATA)], "unusable LLVM"),
-        (["validate", "-p", "sroa", "--suite", "nowhere.jsonl"], "nowhere.jsonl: no such suite"),
-        (["validate", "-p", "sroa", "--suite", "humaneval", "--data-dir", str(DATA)], "no HumanEval-X data at"),
-        (["validate", "-p", "function(nope)", "--suite", str(DATA / "selftest")], "unknown function pass 'nope'"),
+        (["validate", "-p", "sroa", "--validate", "nowhere.jsonl"], "nowhere.jsonl: no such suite"),
+        (["validate", "-p", "sroa", "--validate", "humaneval", "--data-dir", str(DATA)], "no HumanEval-X data at"),
+        (["validate", "-p", "function(nope)", "--validate", str(DATA / "selftest")], "unknown function pass 'nope'"),
         (["validate", str(DATA / "loop_sum.c"), "-p", "sroa", "--inputs", "absent"], "--inputs must be a directory"),
         (["stitch", "inspect", str(DATA / "loop_sum.c")], "not a stitching study"),
     ],
@@ -93,13 +93,13 @@ def test_passes_and_doctor(cli) -> None:  # type: ignore[no-untyped-def]
 
 def test_validate_exit_status_says_whether_every_program_passed(cli) -> None:  # type: ignore[no-untyped-def]
     suite = str(DATA / "selftest")
-    good = cli("validate", "-p", "default<Oz>", "--suite", suite, "--json")
+    good = cli("validate", "-p", "default<Oz>", "--validate", suite, "--json")
     assert good.returncode == 0, good.stderr
     (report,) = json.loads(good.stdout)
     verdicts = {v["program"]: v["status"] for v in report["verdicts"]}
     assert report["passed"]
     assert verdicts == {"broken.c": "excluded", "running_balance.cpp": "passed", "sums.c": "passed"}
-    bad = cli("validate", "-p", "function(structurizecfg)", "--suite", suite)
+    bad = cli("validate", "-p", "function(structurizecfg)", "--validate", suite)
     assert bad.returncode == 1 and "running_balance.cpp │ test-failed" in bad.stdout and "FAILED" in bad.stdout
 
 

@@ -1,5 +1,6 @@
 """What every command promises: `--json` prints exactly one JSON document on stdout (status goes to stderr),
-options are never silently ignored, and nothing overwrites the user's input."""
+options are never silently ignored, nothing overwrites the user's input, shared options are declared alike
+(`stitchopt.cli.options`), and the exit status says what happened."""
 
 from __future__ import annotations
 
@@ -13,14 +14,19 @@ import sys
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import typer
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
-from stitchopt.cli.main import app
+from stitchopt import __version__
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.cli.main import DEBUG_ENV, app, exit_status
 from stitchopt.errors import StitchoptError
+from stitchopt.evaluation.evaluator import Evaluator
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -35,9 +41,15 @@ class Inputs:
         self.env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp / "cache"), "COLUMNS": "200"}
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """In the module's directory: whatever a command writes by mistake (`--json -` as a file) stays there."""
-        return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True,
-                              env=self.env, cwd=self.tmp, timeout=300)  # fmt: skip
+        """In the module's directory: whatever a command writes by mistake stays there."""
+        return subprocess.run(
+            [sys.executable, "-m", "stitchopt", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.tmp,
+            timeout=300,
+        )
 
     def made(self, *args: str, results: bool = False) -> None:
         """A command that must succeed; unless it prints `results`, stdout stays empty (what it wrote where is a
@@ -48,16 +60,38 @@ class Inputs:
 
     @cached_property
     def run(self) -> Path:
-        self.made("tune", str(DATA / "loop_sum.c"), "--budget", "4", "--no-validate", "--jobs", "1", "-o",
-                  str(self.tmp / "run.json"), results=True)  # fmt: skip
+        self.made(
+            "tune",
+            str(DATA / "loop_sum.c"),
+            "--budget",
+            "4",
+            "--no-validate",
+            "--jobs",
+            "1",
+            "-o",
+            str(self.tmp / "run.json"),
+            results=True,
+        )
         return self.tmp / "run.json"
 
     @cached_property
     def labels(self) -> Path:
         """Labels of three demo programs (two train, one validation), built as a dataset in the module's cache."""
         self.made("datasets", "build", "demo", "--limit", "3", "--jobs", "1")
-        self.made("labels", "bench://demo-v1", "-o", str(self.tmp / "labels.json.gz"), "--split", "train,validation",
-                  "--pool-programs", "1", "--pool-budget", "8", "--jobs", "2")  # fmt: skip
+        self.made(
+            "labels",
+            "bench://demo-v1",
+            "-o",
+            str(self.tmp / "labels.json.gz"),
+            "--split",
+            "train,validation",
+            "--pool-programs",
+            "1",
+            "--pool-budget",
+            "8",
+            "--jobs",
+            "2",
+        )
         return self.tmp / "labels.json.gz"
 
     @cached_property
@@ -68,8 +102,19 @@ class Inputs:
 
     @cached_property
     def stitched(self) -> Path:
-        self.made("stitch", "train", str(self.labels), "-o", str(self.tmp / "stitched"), "--model", str(self.model),
-                  "--epochs", "1", "--hidden", "4")  # fmt: skip
+        self.made(
+            "stitch",
+            "train",
+            str(self.labels),
+            "-o",
+            str(self.tmp / "stitched"),
+            "--model",
+            str(self.model),
+            "--epochs",
+            "1",
+            "--hidden",
+            "4",
+        )
         return self.tmp / "stitched"
 
     def resolve(self, args: tuple[str, ...]) -> list[str]:
@@ -83,41 +128,94 @@ class Invocation:
     needs: tuple[str, ...] = ()  # modules of an optional extra
 
 
-# One small run of every command with --json (a `--json FILE` option gets `-`: the JSON on stdout).
+# One small run of every command with --json.
 INVOCATIONS = {
     "passes": Invocation(("passes", "--json")),
     "eval": Invocation(("eval", "{data}/loop_sum.c", "-p", "sroa,instcombine", "--json")),
     "tune": Invocation(("tune", "{data}/loop_sum.c", "--budget", "4", "--no-validate", "--jobs", "1", "--json")),
-    "broadcast": Invocation(("broadcast", "{run}", "-o", "{tmp}/broadcast.json", "--no-validate", "--jobs", "1",
-                             "--json")),
+    "broadcast": Invocation(
+        ("broadcast", "{run}", "-o", "{tmp}/broadcast.json", "--no-validate", "--jobs", "1", "--json")
+    ),
     # a failing list with --reduce: the reduction's status line must not reach stdout
-    "validate": Invocation(("validate", "-p", "function(structurizecfg)", "--suite", "{data}/selftest", "--reduce",
-                            "--reproducer", "{tmp}/repro", "--jobs", "2", "--json"), status=1),
+    "validate": Invocation(
+        (
+            "validate",
+            "-p",
+            "function(structurizecfg)",
+            "--validate",
+            "{data}/selftest",
+            "--reduce",
+            "--reproducer",
+            "{tmp}/repro",
+            "--jobs",
+            "2",
+            "--json",
+        ),
+        status=1,
+    ),
     "predict": Invocation(("predict", "{data}/loop_sum.c", "--top", "3", "--json")),
     "hot": Invocation(("hot", "{data}/hot_loop.c", "--json")),
-    "evaluate": Invocation(("evaluate", "bench://demo-v1", "--split", "train", "--programs", "1", "--ks", "2",
-                            "--model", "{model}", "--jobs", "1", "--json", "-")),
-    "lift-eval": Invocation(("lift-eval", "--dataset", "{data}/loop_sum.c", "--reference", "{data}/shapes.cpp",
-                             "--json", "-"), needs=("rapidfuzz", "sacrebleu")),
-    "stitch table": Invocation(("stitch", "table", "{labels}", "{labels}", "--model", "{model}", "--epochs", "1",
-                                "--hidden", "4", "--no-pairs", "--json", "-"), needs=("torch", "ot")),
-    "stitch predict": Invocation(("stitch", "predict", "{data}/loop_sum.c", "--model", "{stitched}", "--json"),
-                                 needs=("torch", "ot")),
-}  # fmt: skip
+    "evaluate": Invocation(
+        (
+            "evaluate",
+            "bench://demo-v1",
+            "--split",
+            "train",
+            "--programs",
+            "1",
+            "--ks",
+            "2",
+            "--model",
+            "{model}",
+            "--jobs",
+            "1",
+            "--json",
+        )
+    ),
+    "lift-eval": Invocation(
+        ("lift-eval", "{data}/loop_sum.c", "--reference", "{data}/shapes.cpp", "--json"),
+        needs=("rapidfuzz", "sacrebleu"),
+    ),
+    "stitch table": Invocation(
+        (
+            "stitch",
+            "table",
+            "{labels}",
+            "{labels}",
+            "--model",
+            "{model}",
+            "--epochs",
+            "1",
+            "--hidden",
+            "4",
+            "--no-pairs",
+            "--json",
+        ),
+        needs=("torch", "ot"),
+    ),
+    "stitch predict": Invocation(
+        ("stitch", "predict", "{data}/loop_sum.c", "--model", "{stitched}", "--json"), needs=("torch", "ot")
+    ),
+}
 NEEDS_LABELS = {"evaluate", "stitch table", "stitch predict"}  # a dataset, labels and models first: slow
 
 
-def json_commands() -> set[str]:
-    """Every command and subcommand with a --json option, found in the app itself (typer's own click)."""
-    found: set[str] = set()
+def commands() -> dict[str, Any]:
+    """Every command and subcommand ("tune", "stitch table"), found in the app itself (typer's own click)."""
+    found: dict[str, Any] = {}
     pending = [("", typer.main.get_command(app))]
     while pending:
         path, command = pending.pop()
         if isinstance(command, TyperGroup):
             pending += [(f"{path} {name}".strip(), sub) for name, sub in command.commands.items()]
-        elif any("--json" in parameter.opts for parameter in command.params):
-            found.add(path)
+        else:
+            found[path] = command
     return found
+
+
+def declared(spelling: str) -> dict[str, Any]:
+    """The option spelled so, by the commands that have it."""
+    return {name: p for name, command in commands().items() for p in command.params if spelling in p.opts}
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +224,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
 
 
 def test_every_json_command_has_an_invocation() -> None:
-    assert json_commands() == set(INVOCATIONS), "give each command with --json an entry in INVOCATIONS"
+    assert set(declared("--json")) == set(INVOCATIONS), "give each command with --json an entry in INVOCATIONS"
     assert all("--json" in invocation.args for invocation in INVOCATIONS.values())
 
 
@@ -166,8 +264,12 @@ def _humaneval(directory: Path, expected: int) -> Path:
     """A one-program HumanEval-X file: with `expected` 1 it passes; with 2 it fails even at -O0, so no program
     can be judged and every list fails validation."""
     directory.mkdir()
-    record = {"task_id": "CPP/0", "prompt": "int f(){", "canonical_solution": "return 1;}\n",
-              "test": f"#undef NDEBUG\n#include<assert.h>\nint main(){{assert(f()=={expected});}}\n"}  # fmt: skip
+    record = {
+        "task_id": "CPP/0",
+        "prompt": "int f(){",
+        "canonical_solution": "return 1;}\n",
+        "test": f"#undef NDEBUG\n#include<assert.h>\nint main(){{assert(f()=={expected});}}\n",
+    }
     with gzip.open(directory / "humaneval_cpp.jsonl.gz", "wt") as handle:
         handle.write(json.dumps(record) + "\n")
     return directory
@@ -175,8 +277,21 @@ def _humaneval(directory: Path, expected: int) -> Path:
 
 def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> None:
     hot = ("big_mul", "trim")
-    args = ["optimize", "bench://demo-v1/bigint", "-o", str(tmp_path / "out.o"), "--mode", "hybrid", "--hot",
-            ",".join(hot), "--k", "2", "--validate", "--data-dir"]  # fmt: skip
+    args = [
+        "optimize",
+        "bench://demo-v1/bigint",
+        "-o",
+        str(tmp_path / "out.o"),
+        "--mode",
+        "hybrid",
+        "--hot",
+        ",".join(hot),
+        "--k",
+        "2",
+        "--validate",
+        "humaneval",
+        "--data-dir",
+    ]
     passing = inputs.cli(*args, str(_humaneval(tmp_path / "pass", 1)))
     assert passing.returncode == 0, passing.stderr
     assert "<rest of the module>: static list passed humaneval_cpp (1 programs)" in passing.stderr
@@ -193,45 +308,73 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
     [
         (["optimize", "x.c", "-o", "x.o", "--hot", "f"], "--hot only applies with --mode hybrid"),
         (["optimize", "x.c", "-o", "x.o", "--k", "3"], "--k only applies with --mode jit or hybrid"),
-        (["optimize", "x.c", "-o", "x.o", "--mode", "hybrid", "--hot", "f", "--hot-from", "model"],
-         "--hot-from only applies when hot functions are predicted"),
+        (
+            ["optimize", "x.c", "-o", "x.o", "--mode", "hybrid", "--hot", "f", "--hot-from", "model"],
+            "--hot-from only applies when hot functions are predicted",
+        ),
         (["optimize", "x.c", "-o", "x.o", "--validate-limit", "3"], "--validate-limit only applies with --validate"),
         (["tune", "x.c", "--no-minimize", "--insertion"], "--insertion only applies while minimizing"),
         (["tune", "x.c", "--no-validate", "--validate", "csmith"], "--validate only applies with validation"),
         (["tune", "x.c", "--no-validate", "--inputs", "dir"], "--inputs only applies with --run"),
-        (["tune", "x.c", "--no-validate", "--run", "--perf-counter", "seconds"],
-         "--perf-counter only applies to an objective with a perf term"),
+        (
+            ["tune", "x.c", "--no-validate", "--run", "{exe}", "--perf-counter", "seconds"],
+            "--perf-counter only applies to an objective with a perf term",
+        ),
         (["broadcast", "run.json", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
-        (["broadcast", "run.json", "--validate", "csmith", "--data-dir", "d"],
-         "--data-dir only applies to the humaneval suite"),
-        (["tune", "x.c", "--validate", "csmith", "--validate", "dir", "--data-dir", "d"],
-         "--data-dir only applies to the humaneval suite"),
+        (
+            ["broadcast", "run.json", "--validate", "csmith", "--data-dir", "d"],
+            "--data-dir only applies to the humaneval suite",
+        ),
+        (
+            ["tune", "x.c", "--validate", "csmith", "--validate", "dir", "--data-dir", "d"],
+            "--data-dir only applies to the humaneval suite",
+        ),
         (["eval", "x.c", "-p", "sroa", "--no-cache", "--cache-dir", "c"], "--cache-dir only applies with the cache"),
         (["eval", "x.ll", "-p", "sroa", "--", "-DX"], "clang arguments after -- only apply to C/C++ sources"),
-        (["validate", "x.c", "-p", "sroa", "--suite", "csmith"], "--suite only applies to suites"),
-        (["validate", "-p", "sroa", "--run-args", "x"], "--run-args only applies to a PROGRAM"),
+        (["validate", "x.c", "-p", "sroa", "--validate", "csmith"], "--validate only applies to suites"),
+        (["validate", "-p", "sroa", "--run", "{exe} x"], "--run only applies to a PROGRAM"),
+        (["validate", "x.c", "-p", "sroa", "--run", "valgrind {exe}"], "--run must start with {exe}"),
+        (["tune", "x.c", "--no-validate", "--run", "{exe} 'x"], '--run "{exe} \'x": No closing quotation'),
         (["validate", "-p", "sroa", "--seed", "3"], "--seed only applies to the csmith suite"),
         (["validate", "-p", "sroa", "--reproducer", "r"], "--reproducer only applies with --reduce"),
-        (["validate", "-p", "sroa", "--suite", "csmith", "--data-dir", "d"],
-         "--data-dir only applies to the humaneval suite"),
-        (["validate", "-p", "sroa", "--suite", "suite.jsonl", "--data-dir", "d"],
-         "--data-dir only applies to the humaneval suite"),
+        (
+            ["validate", "-p", "sroa", "--validate", "csmith", "--data-dir", "d"],
+            "--data-dir only applies to the humaneval suite",
+        ),
+        (
+            ["validate", "-p", "sroa", "--validate", "suite.jsonl", "--data-dir", "d"],
+            "--data-dir only applies to the humaneval suite",
+        ),
         (["validate", "-p", "sroa", "--json", "--show-passed"], "--show-passed only applies to the table"),
         (["labels", "bench://x-v1", "-o", "l", "--lists-from", "l0", "--seed", "2"], "--seed only applies to the pool"),
         (["train", "l.json", "-o", "m", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
+        (
+            ["train", "l.json", "-o", "m", "--no-validate", "--validate", "csmith"],
+            "--validate only applies with validation",
+        ),
+        (
+            ["optimize", "x.c", "-o", "x.o", "--validate", "csmith", "--data-dir", "d"],
+            "--data-dir only applies to the humaneval suite",
+        ),
         (["report", "evaluation", "e.json", "--log", "t.jsonl"], "--log only applies to run reports"),
         (["report", "run", "r.json", "--study", "s.json"], "--study only applies to model reports"),
         (["report", "bogus", "x", "--log", "t.jsonl"], "unknown report kind 'bogus'"),
         (["hot", "x.c", "--cache-dir", "c"], "--cache-dir only applies with --run"),
-        (["lift-eval", "--dataset", "d", "--weights", "w"], "--weights only applies to the llm-compiler backend"),
-        (["lift-eval", "--dataset", "d", "--backend", "llm-compiler", "--reference", "r"],
-         "--reference only applies to the retrieval backend"),
-        (["evaluate", "bench://x-v1", "--json", "-", "--markdown"], "--markdown only applies to the table"),
-        (["stitch", "table", "a", "b", "--json", "-", "--markdown"], "--markdown only applies to the tables"),
-        (["stitch", "table", "a", "b", "--json", "-", "--exclude-package", "numpy"],
-         "--exclude-package only applies to the tables"),
+        (["lift-eval", "d", "--weights", "w"], "--weights only applies to the llm-compiler lifter"),
+        (
+            ["lift-eval", "d", "--lifter", "llm-compiler", "--reference", "r"],
+            "--reference only applies to the retrieval lifter",
+        ),
+        (["evaluate", "bench://x-v1", "--json", "--format", "md"], "--json and --format both print on stdout"),
+        (["evaluate", "bench://x-v1", "-o", "e.html"], "format 'html' not supported here: use one of json, csv, md"),
+        (["lift-eval", "d", "--format", "csv"], "format 'csv' not supported here: use one of json, md"),
+        (["demo", "--format", "pdf"], "format 'pdf' not supported here: use one of html, md"),
+        (
+            ["stitch", "table", "a", "b", "--json", "--exclude-package", "numpy"],
+            "--exclude-package only applies to the tables",
+        ),
     ],
-)  # fmt: skip
+)
 def test_options_a_mode_would_ignore_are_refused(
     args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -246,3 +389,150 @@ def test_an_address_needs_the_ray_backend(inputs: Inputs) -> None:
     done = inputs.cli("tune", str(DATA / "loop_sum.c"), "--no-validate", "--address", "localhost:6379")
     assert done.returncode == 2 and "only applies to the ray backend" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+# The conventions of `stitchopt.cli.options`, over every command.
+EVALUATES = {
+    "labels",
+    "train",
+    "optimize",
+    "evaluate",
+    "eval",
+    "demo",
+    "tune",
+    "broadcast",
+    "minimize",
+    "cache warm",
+    "datasets export",
+}
+VALIDATES = {"tune", "broadcast", "train", "optimize", "validate"}
+RUNS = {"tune", "broadcast", "validate", "optimize", "hot"}
+FILE_OPTIONS = {"--csv", "--markdown", "--report", "--parquet"}  # files are written with -o, in --format
+
+
+def test_files_are_written_with_o_and_json_is_a_flag() -> None:
+    for name, command in commands().items():
+        options = {spelling: p for p in command.params for spelling in p.opts}
+        assert "--json" not in options or options["--json"].is_flag, name
+        assert not FILE_OPTIONS & set(options), name
+        assert "--output" not in options or options["--output"] is options.get("-o"), name
+        assert "--format" not in options or "-o" in options, name
+
+
+def test_shared_options_are_declared_alike() -> None:
+    validate = declared("--validate")
+    assert set(validate) == VALIDATES
+    assert {(p.multiple, p.type_descriptor.annotation, p.help) for p in validate.values()} == {
+        (True, list[str], validate["tune"].help)
+    }
+    run = declared("--run")
+    assert set(run) == RUNS
+    assert all(not p.is_flag and not p.multiple and p.type_descriptor.annotation is str for p in run.values())
+    for spelling in ("--jobs", "--cache-dir", "--llvm"):
+        assert set(declared(spelling)) >= EVALUATES, spelling
+    assert set(declared("--backend")) == EVALUATES  # anywhere else it would be ignored
+
+
+class Reached(Exception):
+    """Raised in place of building the Evaluator: the command got that far, with these arguments."""
+
+
+BROADCAST_RECORD = {"toolchain": "llvm", "objective": "size=1", "strategy": "local", "programs": []}
+# Just enough of each command to reach its Evaluator (the rest is faked where a built dataset would be needed).
+REACHES = {
+    "labels": ["labels", "bench://demo-v1", "-o", "l.json.gz"],
+    "train": ["train", "labels.json.gz", "-o", "model", "--no-validate"],
+    "optimize": ["optimize", "{data}/loop_sum.c", "-o", "x.o"],
+    "evaluate": ["evaluate", "bench://demo-v1"],
+    "eval": ["eval", "{data}/loop_sum.c", "-p", "sroa"],
+    "demo": ["demo"],
+    "tune": ["tune", "{data}/loop_sum.c", "--no-validate"],
+    "broadcast": ["broadcast", "run.json", "--no-validate"],
+    "minimize": ["minimize", "{data}/loop_sum.c", "-p", "sroa"],
+    "cache warm": ["cache", "warm", "{data}/loop_sum.c"],
+    "datasets export": ["datasets", "export", "demo", "-o", "index.parquet"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EVALUATES))
+def test_evaluator_options_reach_the_evaluator(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+
+    def spy(_self: Evaluator, _toolchain: object, store: EvaluationStore, **options: Any) -> None:
+        seen.update(options, store=store)
+        raise Reached
+
+    monkeypatch.setattr(Evaluator, "__init__", spy)
+    monkeypatch.setattr("stitchopt.cli.learn.select_benchmarks", lambda *_args, **_kw: [])
+    monkeypatch.setattr("stitchopt.learning.evaluation.select_benchmarks", lambda *_args, **_kw: [])
+    monkeypatch.setattr("stitchopt.cli.datasets.Manifest.load", lambda _dir: SimpleNamespace(entries=[None]))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.json").write_text(json.dumps(BROADCAST_RECORD))
+    args = [arg.replace("{data}", str(DATA)) for arg in REACHES[name]]
+    cache = tmp_path / "cache"
+    result = CliRunner().invoke(app, [*args, "--jobs", "3", "--backend", "subprocess", "--cache-dir", str(cache)])
+    assert isinstance(result.exception, Reached), result.output
+    assert seen["jobs"] == 3 and seen["backend"] == "subprocess" and cache in Path(seen["store"].path).parents
+
+
+def test_version_names_stitchopt_its_llvm_and_the_shipped_model(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert exit_status(["--version"]) == 0
+    version, llvm, model = capsys.readouterr().out.splitlines()
+    assert version == f"stitchopt {__version__}" and llvm.startswith("LLVM 19.")
+    assert re.fullmatch(r"model: shipped default model [0-9a-f]{16}, made by stitchopt \S+ for LLVM 19\.\S+ .*", model)
+    monkeypatch.setenv("STITCHOPT_LLVM", str(tmp_path))
+    assert exit_status(["--version"]) == 0
+    llvm = capsys.readouterr().out.splitlines()[1]
+    assert llvm.startswith("LLVM: not found (unusable LLVM: ") and str(tmp_path) in llvm
+
+
+def _boom(*_args: object, **_kw: object) -> None:
+    raise RuntimeError("boom\nsecond line")
+
+
+def test_exit_status_says_what_went_wrong(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(DEBUG_ENV, "0")  # and restored afterwards: --debug sets it
+    assert exit_status(["tune", "x.c", "--bogus"]) == 2
+    assert "No such option: --bogus" in capsys.readouterr().err
+    assert exit_status(["eval", str(tmp_path / "missing.c"), "-p", "sroa"]) == 2
+    assert capsys.readouterr().err == f"stitchopt: error: {tmp_path / 'missing.c'}: no such file\n"
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(DATA / "selftest" / "running_balance.cpp", suite)  # structurizecfg miscompiles it
+    assert (
+        exit_status(
+            [
+                "validate",
+                "-p",
+                "function(structurizecfg)",
+                "--validate",
+                str(suite),
+                "--cache-dir",
+                str(tmp_path / "cache"),
+            ]
+        )
+        == 1
+    )
+    capsys.readouterr()
+    monkeypatch.setattr("stitchopt.cli.report.build_report", _boom)
+    internal = f"stitchopt: internal error: RuntimeError: boom (run with --debug or {DEBUG_ENV}=1 for the traceback)\n"
+    assert exit_status(["report", "run", "r.json"]) == 3
+    assert capsys.readouterr().err == internal
+    for debug_args, env in ((["--debug"], "0"), ([], "1")):
+        monkeypatch.setenv(DEBUG_ENV, env)
+        assert exit_status([*debug_args, "report", "run", "r.json"]) == 3
+        err = capsys.readouterr().err
+        assert err.startswith("Traceback") and "in _boom" in err and err.endswith(internal)
+
+
+def test_ctrl_c_is_one_line_and_status_130(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupt(*_args: object, **_kw: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("stitchopt.cli.report.build_report", interrupt)
+    assert exit_status(["report", "run", "r.json"]) == 130
+    assert capsys.readouterr().err == "stitchopt: interrupted\n"

@@ -90,8 +90,9 @@ def test_normalization_and_per_function_split(toolchain: Toolchain) -> None:
     assert {"checksum", "main"} <= set(parts) and all(p[:2] == b"BC" for p in parts.values())
 
 
-def test_failed_units_are_logged_and_the_build_goes_on(toolchain: Toolchain, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_units_are_logged_and_the_build_goes_on(
+    toolchain: Toolchain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing listens: fails at once
     source = PypiSource((PypiPackage("lz4", "4.4.5", "compression"), PypiPackage("xxhash", "4.1.0", "hashing")))
     report = build_dataset(source, toolchain, root=tmp_path)

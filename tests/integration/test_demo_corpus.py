@@ -28,6 +28,7 @@ def test_uris_resolve_and_round_trip() -> None:
 @pytest.mark.parametrize("path", PROGRAMS.values(), ids=lambda p: p.stem)
 def test_program_passes_its_own_checks(path: Path, toolchain: Toolchain, tmp_path: Path) -> None:
     binary = tmp_path / path.stem
-    subprocess.run([toolchain.tool("clang"), "-Oz", "-std=c11", "-Wall", "-Werror", str(path), "-o", str(binary)],
-                   check=True)
+    subprocess.run(
+        [toolchain.tool("clang"), "-Oz", "-std=c11", "-Wall", "-Werror", str(path), "-o", str(binary)], check=True
+    )
     assert subprocess.run([str(binary)], capture_output=True, timeout=30).returncode == 0

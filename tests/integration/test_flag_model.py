@@ -154,8 +154,9 @@ def test_wrapper_builds_objects_with_the_model_and_keeps_the_compilers_on_failur
 
     def compile_with(model: str, output: str) -> subprocess.CompletedProcess[str]:
         argv = [str(wrapper), "-O2", "-c", str(source), "-o", output]
-        return subprocess.run(argv, cwd=tmp_path, env={**base, "STITCHOPT_MODEL": model}, capture_output=True,
-                              text=True, timeout=300)  # fmt: skip
+        return subprocess.run(
+            argv, cwd=tmp_path, env={**base, "STITCHOPT_MODEL": model}, capture_output=True, text=True, timeout=300
+        )
 
     plain = subprocess.run([toolchain.tool("clang"), "-O2", "-c", str(source), "-o", "plain.o"], cwd=tmp_path)
     assert plain.returncode == 0

@@ -48,8 +48,9 @@ def test_profiles_map_onto_every_block_of_the_unoptimized_ir(hot_loop: ProgramBl
 
 
 def test_labels_take_the_fewest_blocks_covering_ninety_percent(hot_loop: ProgramBlocks) -> None:
-    by_function = dict(zip((f.name for f in hot_loop.functions), split_by_function(hot_loop, hot_blocks(hot_loop)),
-                           strict=True))  # fmt: skip
+    by_function = dict(
+        zip((f.name for f in hot_loop.functions), split_by_function(hot_loop, hot_blocks(hot_loop)), strict=True)
+    )
     assert by_function["mix"].all() and not by_function["main"].any() and not by_function["report"].any()
     assert 0 < by_function["work"].sum() < len(by_function["work"])  # the loop, not the entry or the exit
     assert hot_functions(hot_loop) == ["work", "mix"]
@@ -99,8 +100,9 @@ def test_hot_command_and_hybrid_mode_use_the_shipped_model(tmp_path: Path) -> No
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env,
-                              timeout=300)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env, timeout=300
+        )
 
     predicted = cli("hot", str(DATA / "hot_loop.c"))
     assert predicted.returncode == 0 and "work" in predicted.stdout, predicted.stderr

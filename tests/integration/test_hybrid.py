@@ -32,10 +32,10 @@ def test_hot_functions_cover_the_share_of_entries() -> None:
 
 
 def test_profile_finds_the_functions_a_run_enters(toolchain: Toolchain) -> None:
-    counts = profile_counts(toolchain, _source(), "{exe}")
+    counts = profile_counts(toolchain, _source())
     assert counts["main"] == 1 and len(counts) >= 3 and max(counts.values()) > 1
     with pytest.raises(InputError, match="profiling build failed"):
-        profile_counts(toolchain, Path(__file__).parents[1] / "data" / "malformed.c", "{exe}")
+        profile_counts(toolchain, Path(__file__).parents[1] / "data" / "malformed.c")
 
 
 def test_hybrid_object_is_never_larger_than_oz_and_names_every_part(
@@ -43,7 +43,7 @@ def test_hybrid_object_is_never_larger_than_oz_and_names_every_part(
 ) -> None:
     model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
     module = load_module(toolchain, _source())
-    hot = hot_functions(profile_counts(toolchain, _source(), "{exe}"), limit=2)
+    hot = hot_functions(profile_counts(toolchain, _source()), limit=2)
     with EvaluationStore(tmp_path / "cache.sqlite") as store, Evaluator(toolchain, store, jobs=2) as evaluator:
         data, choice = optimize_hybrid(evaluator, catalogue, model, module, hot, k=2)
     assert set(choice.lists) == {*hot, REST} and choice.size_bytes <= choice.oz_size_bytes

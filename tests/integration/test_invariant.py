@@ -22,9 +22,7 @@ def _clang_object(toolchain: Toolchain, source: Path, level: str, tmp_path: Path
 
 
 @pytest.mark.parametrize("source", FIXTURES, ids=lambda p: p.name)
-def test_baselines_equal_clang(
-    source: Path, toolchain: Toolchain, evaluator: Evaluator, tmp_path: Path
-) -> None:
+def test_baselines_equal_clang(source: Path, toolchain: Toolchain, evaluator: Evaluator, tmp_path: Path) -> None:
     for level in ("Oz", "O0", "O3"):
         baseline = evaluator.baselines[level]
         module = load_module(toolchain, source, level=level)

@@ -61,7 +61,7 @@ def test_pairs_round_trip_exactly_from_their_own_reference_ir(toolchain: Toolcha
         assert trip.parses and trip.exact and trip.edit_distance == 0.0
     broken = round_trip(toolchain, "define i32 @f( {", pairs.pairs[0].asm, options)
     assert not broken.parses and not broken.exact and broken.edit_distance == 1.0 and broken.error
-    assert normalize_asm("  movl $1, %eax   # comment\n\n\t.ident \"clang\"\n") == ["movl $1, %eax"]
+    assert normalize_asm('  movl $1, %eax   # comment\n\n\t.ident "clang"\n') == ["movl $1, %eax"]
 
 
 def test_modules_too_long_for_the_context_are_split_per_function(toolchain: Toolchain, modules: list[IRModule]) -> None:
@@ -89,14 +89,20 @@ def test_llm_answers_are_parsed_robustly() -> None:
     assert extract_code("<code>define void @f()") == "define void @f()\n"  # cut off by the token budget
     assert extract_code("```llvm\nret void\n```") == "ret void\n"
     assert parse_passes("Run passes -reg2mem -instcombine -simplifycfg to reduce instruction count from 9 to 4") == (
-        "reg2mem", "instcombine", "simplifycfg")  # fmt: skip
+        "reg2mem",
+        "instcombine",
+        "simplifycfg",
+    )
     assert parse_passes("opt -p 'sroa,gvn' does it.") == ("sroa", "gvn")
     assert parse_passes("no idea") == ()
-    emulated = parse_emulation("<code>define i32 @g() {\n  ret i32 0\n}</code>\n\nThe output code has instruction "
-                               "count 1 and binary size 16 bytes.")  # fmt: skip
+    emulated = parse_emulation(
+        "<code>define i32 @g() {\n  ret i32 0\n}</code>\n\nThe output code has instruction "
+        "count 1 and binary size 16 bytes."
+    )
     assert emulated.instruction_count == 1 and emulated.size_bytes == 16 and "@g" in emulated.ir
     assert FLAG_TUNING.format(ir="X") == (
-        "[INST] Tell me how to optimize this LLVM-IR for object file size:\n\n<code>X</code> [/INST]")  # fmt: skip
+        "[INST] Tell me how to optimize this LLVM-IR for object file size:\n\n<code>X</code> [/INST]"
+    )
     assert DISASSEMBLY.format(asm="A") == "[INST] Disassemble this code to LLVM-IR:\n\n<code>A</code> [/INST]"
 
 
@@ -109,16 +115,27 @@ def _tiny_llama(directory: Path) -> None:
     tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<unk>", "<s>", "</s>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # fmt: skip
-    tokenizer.train_from_iterator([DISASSEMBLY.format(asm="movl $1, %eax\nretq"), "define i32 @f() { ret i32 0 }"],
-                                  trainer)  # fmt: skip
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<s>", eos_token="</s>",
-                                                unk_token="<unk>")  # fmt: skip
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<unk>", "<s>", "</s>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tokenizer.train_from_iterator(
+        [DISASSEMBLY.format(asm="movl $1, %eax\nretq"), "define i32 @f() { ret i32 0 }"], trainer
+    )
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
     fast.save_pretrained(directory)
-    config = transformers.LlamaConfig(vocab_size=len(fast), hidden_size=16, intermediate_size=32,
-                                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
-                                      max_position_embeddings=4096, bos_token_id=1, eos_token_id=2)  # fmt: skip
+    config = transformers.LlamaConfig(
+        vocab_size=len(fast),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     torch.manual_seed(0)
     transformers.LlamaForCausalLM(config).save_pretrained(directory)
 
@@ -137,8 +154,10 @@ def test_llm_compiler_backend_runs_a_local_model_and_never_downloads(
     small = PairSet(pairs.pairs[:1], 0, ())
     result = lift_eval(toolchain, small, backend)
     assert len(result.results) == 1 and not result.results[0].exact  # random weights: garbage, judged as such
-    assert backend.fits(pairs.pairs[0]) == (backend.count_tokens(DISASSEMBLY.format(asm=pairs.pairs[0].asm))
-                                            + backend.count_tokens(pairs.pairs[0].ir) <= 4096)  # fmt: skip
+    assert backend.fits(pairs.pairs[0]) == (
+        backend.count_tokens(DISASSEMBLY.format(asm=pairs.pairs[0].asm)) + backend.count_tokens(pairs.pairs[0].ir)
+        <= 4096
+    )
     with Evaluator(toolchain, store, jobs=2) as evaluator:
         model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
         program = Benchmark(str(DATA / "loop_sum.c"), DATA / "loop_sum.c", "loop_sum", "test")
@@ -147,7 +166,7 @@ def test_llm_compiler_backend_runs_a_local_model_and_never_downloads(
     (outcome,) = evaluation.programs
     assert outcome.ratios["LLM + backup"] <= 1.0 and outcome.compilations["LLM + backup"] in (1, 2)
     from stitchopt.features.base import Representation
-    from stitchopt.features.module import IRModule as FeatureModule
+    from stitchopt.features.module import FeatureModule
     from stitchopt.lifting.llm_expert import LLMCompilerRepresentation
 
     representation = LLMCompilerRepresentation(backend)
@@ -157,7 +176,20 @@ def test_llm_compiler_backend_runs_a_local_model_and_never_downloads(
     assert vector.shape == (16,) == (len(representation.feature_names()),) and np.isfinite(vector).all()
     assert np.array_equal(vector, representation.extract(module))
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    missing = subprocess.run([sys.executable, "-m", "stitchopt", "lift-eval", "--dataset", str(DATA / "loop_sum.c"),
-                              "--backend", "llm-compiler", "--weights", str(tmp_path / "none")],
-                             capture_output=True, text=True, env=env)  # fmt: skip
+    missing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stitchopt",
+            "lift-eval",
+            str(DATA / "loop_sum.c"),
+            "--lifter",
+            "llm-compiler",
+            "--weights",
+            str(tmp_path / "none"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert missing.returncode == 2 and "never downloads weights" in missing.stderr

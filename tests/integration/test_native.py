@@ -186,8 +186,9 @@ def test_worker_memory_stays_flat(toolchain: Toolchain, loop_sum: IRModule) -> N
         backend.close()
 
 
-def test_codegen_is_skipped_for_identical_optimized_ir(toolchain: Toolchain, tmp_path: Path,
-                                                       loop_sum: IRModule) -> None:
+def test_codegen_is_skipped_for_identical_optimized_ir(
+    toolchain: Toolchain, tmp_path: Path, loop_sum: IRModule
+) -> None:
     """Two lists that yield the same IR share one codegen, in memory and through the store across runs."""
     store = EvaluationStore(tmp_path / "c.sqlite")
     with store, Evaluator(toolchain, store, backend="native", jobs=1) as first:

@@ -38,8 +38,11 @@ def _llvm_without_profile_runtime(toolchain: Toolchain, where: Path) -> Path:
 
 
 def test_a_missing_profile_runtime_is_one_line_naming_the_package(toolchain: Toolchain, tmp_path: Path) -> None:
-    env = {**os.environ, "STITCHOPT_LLVM": str(_llvm_without_profile_runtime(toolchain, tmp_path)),
-           "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+    env = {
+        **os.environ,
+        "STITCHOPT_LLVM": str(_llvm_without_profile_runtime(toolchain, tmp_path)),
+        "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"),
+    }
 
     def stitchopt(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env)

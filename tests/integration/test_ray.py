@@ -34,6 +34,8 @@ def test_ray_backend_matches_the_reference_and_tunes(
     for pipeline, remote in zip(pipelines, on_ray, strict=True):
         local = reference.evaluate(loop_sum, pipeline, options)
         assert (remote.status, remote.size_bytes, remote.ir_instruction_count) == (
-            local.status, local.size_bytes, local.ir_instruction_count
+            local.status,
+            local.size_bytes,
+            local.ir_instruction_count,
         )
     assert run.evaluations == 16 and run.best_score <= 1.0

@@ -31,8 +31,14 @@ pytestmark = pytest.mark.slow
 DATA = Path(__file__).parent.parent / "data"
 ARTIFACTS = Path(os.environ.get("STITCHOPT_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts"))
 KINDS = ("run", "evaluation", "model", "validation", "demo")
-BROWSER_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--window-size=1200,2200")  # fmt: skip
+BROWSER_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--window-size=1200,2200",
+)
 
 
 def _study() -> StudyReport:
@@ -40,35 +46,69 @@ def _study() -> StudyReport:
     names = ("autophase", "histogram")
     experts = [ExpertRow(n, 0.01, (0.98, 1.0), (0.99, 1.0), 10, 1.0) for n in names]
     experts.append(ExpertRow("ranker (kNN + ridge)", 0.01, (0.97, 1.0), (0.99, 1.0), 0, 0.1))
-    pairs = [PairRow(a, b, init, 0.001 * (i + 1), 0.5, (0.99, 1.0), 1.0)
-             for i, init in enumerate(("lstsq", "ot")) for a in names for b in names if a != b]  # fmt: skip
+    pairs = [
+        PairRow(a, b, init, 0.001 * (i + 1), 0.5, (0.99, 1.0), 1.0)
+        for i, init in enumerate(("lstsq", "ot"))
+        for a in names
+        for b in names
+        if a != b
+    ]
     curve = [CurveRow(names[:k], (0.99, 1.0), (0.98, 1.0), 0.01, 1.0) for k in (1, 2)]
     plan = [[0.25, 0.0], [0.0, 0.75]]
-    return StudyReport({"train": 2, "validation": 2, "held_out": 2}, 3, (0.95, 1.0), ("p", "q"), ("p", "q"),
-                       experts, pairs, curve, [PairAlignment(names[0], names[1], 0.5, 0.4, plan, 0.01)])  # fmt: skip
+    return StudyReport(
+        {"train": 2, "validation": 2, "held_out": 2},
+        3,
+        (0.95, 1.0),
+        ("p", "q"),
+        ("p", "q"),
+        experts,
+        pairs,
+        curve,
+        [PairAlignment(names[0], names[1], 0.5, 0.4, plan, 0.01)],
+    )
 
 
 @pytest.fixture(scope="module")
-def reports(
-    toolchain: Toolchain, catalogue: Catalogue, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Path]:
+def reports(toolchain: Toolchain, catalogue: Catalogue, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     work = tmp_path_factory.mktemp("reports")
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(work / "cache"), "COLUMNS": "200"}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env,
-                              cwd=work, timeout=600)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env, cwd=work, timeout=600
+        )
         assert done.returncode in (0, 1), done.stderr
         return done
 
     programs = [str(p) for p in demo_programs().values() if p.stem in ("trie", "ring_buffer")]
     for strategy in ("random", "local"):
-        cli("tune", *programs, "--strategy", strategy, "--budget", "12", "--no-validate", "-o", f"run_{strategy}.json",
-            "--log", f"trials_{strategy}.jsonl")  # fmt: skip
+        cli(
+            "tune",
+            *programs,
+            "--strategy",
+            strategy,
+            "--budget",
+            "12",
+            "--no-validate",
+            "-o",
+            f"run_{strategy}.json",
+            "--log",
+            f"trials_{strategy}.jsonl",
+        )
     for name in ("run.html", "again.html"):
         cli("report", "run", "run_random.json", "run_local.json", "--log", "trials_random.jsonl", "-o", name)
-    cli("validate", "-p", "function(structurizecfg)", "--suite", str(DATA / "selftest"), "--reduce",
-        "--reproducer", "repro", "-o", "validation.json")  # fmt: skip
+    cli(
+        "validate",
+        "-p",
+        "function(structurizecfg)",
+        "--validate",
+        str(DATA / "selftest"),
+        "--reduce",
+        "--reproducer",
+        "repro",
+        "-o",
+        "validation.json",
+    )
     cli("report", "validation", "validation.json", "-o", "validation.html")
     model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
     benchmarks = [Benchmark(p, Path(p), Path(p).stem, "test") for p in programs]
@@ -76,11 +116,20 @@ def reports(
         write_json(evaluate_model(evaluator, catalogue, model, benchmarks, ks=(3,)), work / "evaluation.json")
     cli("report", "evaluation", "evaluation.json", "-o", "evaluation.html")
     write_study(_study(), work / "study.json")
-    cli("report", "model", str(DEFAULT_MODEL_DIR), "--evaluation", "evaluation.json", "--study", "study.json",
-        "-o", "model.html")  # fmt: skip
-    demo = cli("demo", "--report", "demo.html")
-    assert "geomean" in demo.stdout and "hash_table" in demo.stdout and f"report: {work / 'demo.html'}" in demo.stderr
-    again = cli("demo", "--report", "demo.html")
+    cli(
+        "report",
+        "model",
+        str(DEFAULT_MODEL_DIR),
+        "--evaluation",
+        "evaluation.json",
+        "--study",
+        "study.json",
+        "-o",
+        "model.html",
+    )
+    demo = cli("demo", "-o", "demo.html")
+    assert "geomean" in demo.stdout and "hash_table" in demo.stdout and "wrote demo.html" in demo.stderr
+    again = cli("demo", "-o", "demo.html")
     assert "0 evaluated" in again.stderr
     return {kind: work / f"{kind}.html" for kind in KINDS} | {"work": work}
 
@@ -112,15 +161,16 @@ def test_markdown_and_csv_carry_the_same_tables(reports: dict[str, Path]) -> Non
         change = f"{100 * method['geomean_change']:+.2f}"
         assert f"| {method['method']} | {change} |" in markdown and f"{method['method']},{change}" in table
     bad = subprocess.run([*command, "pdf"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "unknown format 'pdf'" in bad.stderr
+    assert bad.returncode == 2 and "format 'pdf' not supported here: use one of html, md, csv" in bad.stderr
 
 
 def _chromium() -> tuple[str, str]:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = shutil.which("chromedriver")
     if browser is None or driver is None:
-        pytest.skip("no headless Chromium here: install Debian's chromium and chromium-driver (make test does, as "
-                    "root)")  # fmt: skip
+        pytest.skip(
+            "no headless Chromium here: install Debian's chromium and chromium-driver (make test does, as root)"
+        )
     return browser, driver
 
 

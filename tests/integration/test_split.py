@@ -36,8 +36,10 @@ def test_functions_optimized_apart_and_relinked_keep_every_symbol_and_the_behavi
         run_tool([str(toolchain.tool("opt")), f"-passes={pipeline}", "-", "-o", "-"], stdin=part).stdout
         for part, pipeline in zip(parts, ("default<O3>", "instcombine,simplifycfg"), strict=True)
     ]  # each hot function with its own list, the rest with another
-    rest = run_tool([str(toolchain.tool("opt")), "-passes=default<Oz>", "-", "-o", "-"],
-                    stdin=without_functions(toolchain, module.bitcode, hot)).stdout  # fmt: skip
+    rest = run_tool(
+        [str(toolchain.tool("opt")), "-passes=default<Oz>", "-", "-o", "-"],
+        stdin=without_functions(toolchain, module.bitcode, hot),
+    ).stdout
     joined = relink(toolchain, [*parts, rest], original.exported)
     again = symbols(toolchain, joined, "joined")
     assert again.defined == original.defined and again.exported == original.exported  # every symbol, same linkage

@@ -18,11 +18,11 @@ from stitchopt.errors import InputError  # noqa: E402
 from stitchopt.evaluation.evaluator import Evaluator  # noqa: E402
 from stitchopt.features.base import FeatureCache  # noqa: E402
 from stitchopt.features.by_name import default_representations  # noqa: E402
+from stitchopt.learning.kinds import load_model  # noqa: E402
 from stitchopt.learning.labels import build_labels  # noqa: E402
 from stitchopt.learning.objective_grid import objective_grid  # noqa: E402
 from stitchopt.learning.optimize import choose  # noqa: E402
 from stitchopt.learning.train import labeled_features  # noqa: E402
-from stitchopt.models.flag_model import load_model  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
 from stitchopt.reports.document import to_html  # noqa: E402
 from stitchopt.reports.stitching import (  # noqa: E402
@@ -64,16 +64,34 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
             hidden=8,
             cache=FeatureCache(store),
         )
-        trained, grown = train_stitched(toolchain, catalogue, labels.subset(lambda p: p.split != "test"),
-                                        labels.lists[:3], TrainConfig(epochs=2, batch=2), hidden=8,
-                                        cache=FeatureCache(store))  # fmt: skip
+        trained, grown = train_stitched(
+            toolchain,
+            catalogue,
+            labels.subset(lambda p: p.split != "test"),
+            labels.lists[:3],
+            TrainConfig(epochs=2, batch=2),
+            hidden=8,
+            cache=FeatureCache(store),
+        )
         known = labels.subset(lambda p: p.split != "test")
         counts = labeled_features(toolchain, known, default_representations(), FeatureCache(store))
-        grid = objective_grid(counts.labels, counts.features, default_representations(), llvm_version="19",
-                              objectives=[Objective(), Objective.parse("size=1,compile-time=1")], k=3)  # fmt: skip
+        grid = objective_grid(
+            counts.labels,
+            counts.features,
+            default_representations(),
+            llvm_version="19",
+            objectives=[Objective(), Objective.parse("size=1,compile-time=1")],
+            k=3,
+        )
         with pytest.raises(InputError, match="validation split"):
-            run_study(toolchain, labels.subset(lambda p: p.split == "train"), labels, labels.lists[:3],
-                      TrainConfig(epochs=1), cache=FeatureCache(store))  # fmt: skip
+            run_study(
+                toolchain,
+                labels.subset(lambda p: p.split == "train"),
+                labels,
+                labels.lists[:3],
+                TrainConfig(epochs=1),
+                cache=FeatureCache(store),
+            )
     experts = len(report.experts) - 1  # the closed-form ranker is the last row
     assert report.programs == {"train": 3, "validation": 1, "held out": 2}
     assert experts == 4 and report.experts[-1].name.startswith("ranker")

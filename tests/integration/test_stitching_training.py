@@ -30,8 +30,11 @@ def _task(programs: int = 96, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor
     a = rng.standard_normal((programs, 6))
     b = a @ rng.standard_normal((6, 5)) + 0.05 * rng.standard_normal((programs, 5))
     targets = np.tanh(a @ rng.standard_normal((6, 4)) / 2)
-    return (torch.tensor(a, dtype=torch.float32), torch.tensor(b, dtype=torch.float32),
-            torch.tensor(targets, dtype=torch.float32))  # fmt: skip
+    return (
+        torch.tensor(a, dtype=torch.float32),
+        torch.tensor(b, dtype=torch.float32),
+        torch.tensor(targets, dtype=torch.float32),
+    )
 
 
 def test_least_squares_recovers_an_affine_map() -> None:

@@ -36,15 +36,22 @@ from stitchopt.tune.strategies import flatten_pipeline, make_strategy
 DATA = Path(__file__).parent.parent / "data"
 
 
-def _run(toolchain: Toolchain, catalogue: Catalogue, module: IRModule, store: EvaluationStore, evaluations: int,
-         strategy: str = "local") -> TuningRun:
+def _run(
+    toolchain: Toolchain,
+    catalogue: Catalogue,
+    module: IRModule,
+    store: EvaluationStore,
+    evaluations: int,
+    strategy: str = "local",
+) -> TuningRun:
     with Evaluator(toolchain, store) as evaluator:
         searcher = make_strategy(strategy, catalogue, 5, evaluator.baselines["Oz"].pipeline)
         return tune(evaluator, module, searcher, catalogue, budget=Budget(evaluations))
 
 
-def test_runs_within_budget_and_never_worse_than_oz(toolchain: Toolchain, catalogue: Catalogue,
-                                                     loop_sum: IRModule, store: EvaluationStore) -> None:
+def test_runs_within_budget_and_never_worse_than_oz(
+    toolchain: Toolchain, catalogue: Catalogue, loop_sum: IRModule, store: EvaluationStore
+) -> None:
     for strategy in ("random", "greedy", "local"):
         run = _run(toolchain, catalogue, loop_sum, store, 24, strategy)
         assert run.evaluations == 24 and len(run.curve) == 24
@@ -73,9 +80,26 @@ def test_killed_tune_command_resumes_from_the_cache_with_the_same_answer(tmp_pat
     budget, killed_after = 240, 24
 
     def tune_command(cache_dir: Path, output: Path) -> tuple[list[str], dict[str, str]]:
-        return ([sys.executable, "-m", "stitchopt", "tune", str(DATA / "loop_sum.c"), "--budget", str(budget),
-                 "--seed", "3", "--jobs", "2", "--no-validate", "--json", "-o", str(output)],
-                {**os.environ, "STITCHOPT_CACHE_DIR": str(cache_dir)})
+        return (
+            [
+                sys.executable,
+                "-m",
+                "stitchopt",
+                "tune",
+                str(DATA / "loop_sum.c"),
+                "--budget",
+                str(budget),
+                "--seed",
+                "3",
+                "--jobs",
+                "2",
+                "--no-validate",
+                "--json",
+                "-o",
+                str(output),
+            ],
+            {**os.environ, "STITCHOPT_CACHE_DIR": str(cache_dir)},
+        )
 
     reference_cache, cache = tmp_path / "reference", tmp_path / "resumed"
     reference_record, record = tmp_path / "reference.json", tmp_path / "resumed.json"
@@ -107,8 +131,9 @@ def test_killed_tune_command_resumes_from_the_cache_with_the_same_answer(tmp_pat
     assert answer.evaluations == budget and answer.passes is not None
 
 
-def test_minimizer_never_worsens_and_reaches_a_fixed_point(toolchain: Toolchain, catalogue: Catalogue,
-                                                           loop_sum: IRModule, store: EvaluationStore) -> None:
+def test_minimizer_never_worsens_and_reaches_a_fixed_point(
+    toolchain: Toolchain, catalogue: Catalogue, loop_sum: IRModule, store: EvaluationStore
+) -> None:
     with Evaluator(toolchain, store) as evaluator:
         oz = evaluator.baselines["Oz"]
         oz_flat = flatten_pipeline(oz.pipeline, catalogue)
@@ -126,9 +151,24 @@ def test_minimizer_never_worsens_and_reaches_a_fixed_point(toolchain: Toolchain,
 def test_tune_command_reports_replayable_validated_results(tmp_path: Path) -> None:
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run(
-        [sys.executable, "-m", "stitchopt", "tune", str(DATA / "loop_sum.c"), "--budget", "16", "--json",
-         "--log", str(tmp_path / "trials.jsonl"), "--validate", str(DATA / "selftest")],
-        capture_output=True, text=True, env=env, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "stitchopt",
+            "tune",
+            str(DATA / "loop_sum.c"),
+            "--budget",
+            "16",
+            "--json",
+            "--log",
+            str(tmp_path / "trials.jsonl"),
+            "--validate",
+            str(DATA / "selftest"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     (answer,) = json.loads(done.stdout)
@@ -137,44 +177,79 @@ def test_tune_command_reports_replayable_validated_results(tmp_path: Path) -> No
     assert "-passes=" in answer["replay"] and answer["replay"].count("&&") == 1
     trials = [json.loads(line) for line in (tmp_path / "trials.jsonl").read_text().splitlines()]
     assert len(trials) == 16 and {"pipeline", "size_bytes", "score", "best_score", "suspicious"} <= set(trials[0])
-    bad = subprocess.run([sys.executable, "-m", "stitchopt", "tune", str(DATA / "loop_sum.c"), "--strategy", "x"],
-                         capture_output=True, text=True, env=env, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "stitchopt", "tune", str(DATA / "loop_sum.c"), "--strategy", "x"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "unknown strategy" in bad.stderr
 
 
-def test_broadcast_gives_every_program_the_common_best_lists(toolchain: Toolchain, catalogue: Catalogue,
-                                                             store: EvaluationStore) -> None:
+def test_broadcast_gives_every_program_the_common_best_lists(
+    toolchain: Toolchain, catalogue: Catalogue, store: EvaluationStore
+) -> None:
     shapes = DATA / "shapes.cpp"
     with Evaluator(toolchain, store) as evaluator:
         run = _run(toolchain, catalogue, load_module(toolchain, DATA / "loop_sum.c"), store, 24)
         assert run.best_passes is not None
         oz = evaluator.baselines["Oz"]
         shapes_oz = evaluator.evaluate(load_module(toolchain, shapes), oz.pipeline, oz.options)
-        record = RunRecord("llvm", "size=1", "local", (
-            ProgramRecord(str(DATA / "loop_sum.c"), run.best_passes, tuned_pipeline(run.best_passes, catalogue),
-                          run.best_result.size_bytes, run.oz.size_bytes, 24, "replay"),
-            ProgramRecord(str(shapes), None, oz.pipeline, shapes_oz.size_bytes, shapes_oz.size_bytes, 0, "replay"),
-        ))
+        record = RunRecord(
+            "llvm",
+            "size=1",
+            "local",
+            (
+                ProgramRecord(
+                    str(DATA / "loop_sum.c"),
+                    run.best_passes,
+                    tuned_pipeline(run.best_passes, catalogue),
+                    run.best_result.size_bytes,
+                    run.oz.size_bytes,
+                    24,
+                    "replay",
+                ),
+                ProgramRecord(str(shapes), None, oz.pipeline, shapes_oz.size_bytes, shapes_oz.size_bytes, 0, "replay"),
+            ),
+        )
         outcome = broadcast(evaluator, catalogue, record)
     assert outcome.candidates == (run.best_passes,)
     before = {p.program: p.size_bytes for p in record.programs}
     for program in outcome.record.programs:
         assert program.size_bytes <= before[program.program]  # type: ignore[operator]
-    assert outcome.changed == sum(p.passes != q.passes for p, q in zip(record.programs, outcome.record.programs,
-                                                                       strict=True))
+    assert outcome.changed == sum(
+        p.passes != q.passes for p, q in zip(record.programs, outcome.record.programs, strict=True)
+    )
 
 
 def test_tune_broadcast_pareto_and_minimize_commands(tmp_path: Path) -> None:
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env,
-                              timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env, timeout=300
+        )
 
     run, log = tmp_path / "run.json", tmp_path / "trials.jsonl"
-    assert cli("tune", str(DATA / "loop_sum.c"), str(DATA / "shapes.cpp"), "--budget", "16", "-o", str(run),
-               "--log", str(log), "--csv", str(tmp_path / "run.csv"), "--no-validate").returncode == 0
-    assert len((tmp_path / "run.csv").read_text().splitlines()) == 3
+    assert (
+        cli(
+            "tune",
+            str(DATA / "loop_sum.c"),
+            str(DATA / "shapes.cpp"),
+            "--budget",
+            "16",
+            "-o",
+            str(run),
+            "--log",
+            str(log),
+            "--no-validate",
+        ).returncode
+        == 0
+    )
+    assert cli("report", "run", str(run), "-o", str(tmp_path / "run.csv")).returncode == 0  # what `tune --csv` was
+    answers = (tmp_path / "run.csv").read_text().split("answers\n", 1)[1]
+    assert [row.split(",")[0] for row in answers.splitlines()[1:4]] == ["loop_sum", "shapes", "geomean (2)"]
     done = cli("broadcast", str(run), "--validate", str(DATA / "selftest"))
     assert done.returncode == 0 and "best(s) changed" in done.stderr
     assert len(RunRecord.load(tmp_path / "run.broadcast.json").programs) == 2
@@ -185,14 +260,25 @@ def test_tune_broadcast_pareto_and_minimize_commands(tmp_path: Path) -> None:
     assert cli("broadcast", str(tmp_path / "missing.json")).returncode == 2
 
 
-def test_patience_and_time_budgets_stop_early(toolchain: Toolchain, catalogue: Catalogue, loop_sum: IRModule,
-                                             store: EvaluationStore) -> None:
+def test_patience_and_time_budgets_stop_early(
+    toolchain: Toolchain, catalogue: Catalogue, loop_sum: IRModule, store: EvaluationStore
+) -> None:
     with Evaluator(toolchain, store) as evaluator:
         oz_pipeline = evaluator.baselines["Oz"].pipeline
-        patient = tune(evaluator, loop_sum, make_strategy("random", catalogue, 1, oz_pipeline), catalogue,
-                       budget=Budget(500, patience=8))
-        hurried = tune(evaluator, loop_sum, make_strategy("random", catalogue, 2, oz_pipeline), catalogue,
-                       budget=Budget(500, seconds=0.3))
+        patient = tune(
+            evaluator,
+            loop_sum,
+            make_strategy("random", catalogue, 1, oz_pipeline),
+            catalogue,
+            budget=Budget(500, patience=8),
+        )
+        hurried = tune(
+            evaluator,
+            loop_sum,
+            make_strategy("random", catalogue, 2, oz_pipeline),
+            catalogue,
+            budget=Budget(500, seconds=0.3),
+        )
     assert patient.evaluations < 500
     assert patient.evaluations - min(i + 1 for i, s in enumerate(patient.curve) if s == patient.best_score) >= 8
     assert hurried.evaluations < 500 and hurried.seconds < 5
@@ -207,8 +293,15 @@ def test_guards_reject_candidates_and_the_search_never_climbs_from_them(
         assert guard(evaluator.baselines["Oz"].pipeline) == []
         searcher = make_strategy("random", catalogue, 3, evaluator.baselines["Oz"].pipeline)
         log = io.StringIO()
-        run = tune(evaluator, loop_sum, searcher, catalogue, budget=Budget(48), trial_log=log,
-                   guard=lambda pipeline: ["distrusted"])
+        run = tune(
+            evaluator,
+            loop_sum,
+            searcher,
+            catalogue,
+            budget=Budget(48),
+            trial_log=log,
+            guard=lambda pipeline: ["distrusted"],
+        )
     assert run.suspicious > 0 and run.bests == [] and run.best_passes is None and run.best_score == 1.0
     flagged = [json.loads(line) for line in log.getvalue().splitlines() if json.loads(line)["suspicious"]]
     assert len(flagged) == run.suspicious and all(t["score"] is None for t in flagged)
@@ -230,12 +323,14 @@ def test_answers_are_validated_and_a_failing_list_gives_way_to_the_next_best(
 ) -> None:
     with Evaluator(toolchain, store) as evaluator:
         suite = list_validation(evaluator, [str(DATA / "selftest")])
-        (answer,) = tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], budget=Budget(24), validation=suite,
-                                  program_run=ProgramRun())
+        (answer,) = tune_programs(
+            evaluator, catalogue, [DATA / "loop_sum.c"], budget=Budget(24), validation=suite, program_run=ProgramRun()
+        )
         assert answer.validated and "passed selftest (3 programs) + loop_sum.c (1 programs)" in answer.validation
         rejecting = _RejectFirst()
-        (fallback,) = tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], budget=Budget(24),
-                                    validation=rejecting)  # type: ignore[arg-type]
+        (fallback,) = tune_programs(
+            evaluator, catalogue, [DATA / "loop_sum.c"], budget=Budget(24), validation=rejecting
+        )  # type: ignore[arg-type]
     assert rejecting.seen[0] == answer.pipeline and fallback.passes != answer.passes
     assert fallback.validation.startswith(f"{len(answer.passes or ())}-pass list failed")
 
@@ -247,8 +342,9 @@ def test_perf_objective_measures_runtime_and_rejects_lists_that_change_behaviour
     with Evaluator(toolchain, store) as evaluator:
         with pytest.raises(InputError, match="needs programs to run"):
             tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], objective=objective, budget=Budget(4))
-        (answer,) = tune_programs(evaluator, catalogue, [DATA / "loop_sum.c"], objective=objective,
-                                  budget=Budget(8), program_run=ProgramRun())
+        (answer,) = tune_programs(
+            evaluator, catalogue, [DATA / "loop_sum.c"], objective=objective, budget=Budget(8), program_run=ProgramRun()
+        )
         assert answer.run.oz.runtime is not None and answer.result.runtime is not None
         assert answer.runtime_unit in ("instructions (valgrind)", "seconds (median of 5 runs)")
         module = load_module(toolchain, DATA / "loop_sum.c")

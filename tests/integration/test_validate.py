@@ -100,8 +100,12 @@ def test_csmith_checksums_match_o0(validator: Validator) -> None:
     assert len(suite.programs) == 5
     assert validator.validate(suite, "default<Oz>").passed
     broken = validator.validate(suite, f"{MISCOMPILING},default<O3>")
-    assert {v.status for v in broken.failures} <= {VerdictStatus.WRONG_OUTPUT, VerdictStatus.OPT_FAILED,
-                                                   VerdictStatus.CRASHED, VerdictStatus.TIMEOUT}
+    assert {v.status for v in broken.failures} <= {
+        VerdictStatus.WRONG_OUTPUT,
+        VerdictStatus.OPT_FAILED,
+        VerdictStatus.CRASHED,
+        VerdictStatus.TIMEOUT,
+    }
 
 
 def test_differential_testing_of_a_user_program(validator: Validator, tmp_path: Path) -> None:

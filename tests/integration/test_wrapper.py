@@ -146,9 +146,7 @@ def test_launcher_mode_and_commands_that_record_nothing(
     assert [Path(str(r["source"])).name for r in records(tmp_path)] == ["util.c", "main.c"]
 
 
-def test_compile_error_passes_through_and_records_nothing(
-    project: Path, tmp_path: Path, env: dict[str, str]
-) -> None:
+def test_compile_error_passes_through_and_records_nothing(project: Path, tmp_path: Path, env: dict[str, str]) -> None:
     (project / "bad.c").write_text("int f(void) { return missing; }\n")
     done = run([wrapper("stitchopt-cc", tmp_path), "-c", "bad.c", "-o", "bad.o"], project, env)
     assert done.returncode == 1 and "missing" in done.stderr

@@ -68,7 +68,7 @@ def _cycle(graph: Mapping[str, set[str]]) -> list[str]:
         path.append(node)
         for succ in sorted(graph.get(node, ())):
             if state.get(succ) == 1:
-                return [*path[path.index(succ):], succ]
+                return [*path[path.index(succ) :], succ]
             if succ not in state and (found := visit(succ)):
                 return found
         state[node] = 2

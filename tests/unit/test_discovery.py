@@ -12,9 +12,7 @@ from stitchopt.toolchain.discovery import ENV_VAR, REQUIRED_TOOLS, Toolchain, fi
 
 def _fake_tool(directory: Path, name: str, version: str) -> None:
     path = directory / name
-    path.write_text(
-        f"#!/bin/sh\necho 'LLVM version {version}'\necho '  Default target: x86_64-pc-linux-gnu'\n"
-    )
+    path.write_text(f"#!/bin/sh\necho 'LLVM version {version}'\necho '  Default target: x86_64-pc-linux-gnu'\n")
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
 
 
@@ -46,9 +44,7 @@ def test_refuses_unsupported_version(tmp_path: Path) -> None:
         find_toolchain(tmp_path)
 
 
-def test_environment_variable_wins(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toolchain: Toolchain
-) -> None:
+def test_environment_variable_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toolchain: Toolchain) -> None:
     monkeypatch.setenv(ENV_VAR, str(tmp_path))
     with pytest.raises(ToolchainError, match=ENV_VAR):
         find_toolchain()

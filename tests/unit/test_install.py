@@ -34,8 +34,12 @@ def test_make_test_installs_torch_through_the_cpu_build_script(tmp_path: Path) -
 @pytest.mark.slow
 def test_the_torch_install_picks_a_cpu_build() -> None:
     pip = Path(sys.executable).with_name("pip")
-    run = subprocess.run(["bash", str(ROOT / "scripts/install-torch.sh"), str(pip), "--print"],
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        ["bash", str(ROOT / "scripts/install-torch.sh"), str(pip), "--print"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     if "no CPU build of torch is reachable" in run.stderr:
         pytest.skip("neither PyTorch's CPU index nor a +cpu wheel is reachable from this machine")

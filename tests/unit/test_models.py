@@ -18,11 +18,13 @@ INF = np.inf
 
 
 def test_greedy_coreset_covers_complementary_lists_first() -> None:
-    ratios = np.array([
-        [0.90, 1.00, 0.93, INF],
-        [1.00, 0.90, 0.93, INF],
-        [1.00, 1.00, 0.93, 0.50],
-    ])  # fmt: skip
+    ratios = np.array(
+        [
+            [0.90, 1.00, 0.93, INF],
+            [1.00, 0.90, 0.93, INF],
+            [1.00, 1.00, 0.93, 0.50],
+        ]
+    )
     coreset = select_coreset(ratios, k=2)
     assert coreset.indices == (3, 2)  # the single big win, then the list that is good everywhere
     assert coreset.curve[-1] == pytest.approx(np.exp(np.log([0.93, 0.93, 0.5]).mean()) - 1)
@@ -88,8 +90,16 @@ def test_size_model_picks_the_better_regression_per_target_and_ignores_failed_li
 
 
 def test_labels_round_trip_and_reject_other_files(tmp_path: Path) -> None:
-    program = LabeledProgram("bench://x-v1/a.c", "ab" * 32, "x", "train", {"O0": 200, "Oz": 100, "O3": 150},
-                             {"O0": 20, "Oz": 10, "O3": 15}, (90, None), (9, None))  # fmt: skip
+    program = LabeledProgram(
+        "bench://x-v1/a.c",
+        "ab" * 32,
+        "x",
+        "train",
+        {"O0": 200, "Oz": 100, "O3": 150},
+        {"O0": 20, "Oz": 10, "O3": 15},
+        (90, None),
+        (9, None),
+    )
     labels = LabelSet("llvm", "cat", "bench://x-v1", (("sroa",), ("instcombine", "gvn")), (program,), 12.5)
     labels.save(tmp_path / "labels.json.gz")
     loaded = LabelSet.load(tmp_path / "labels.json.gz")
@@ -101,9 +111,18 @@ def test_labels_round_trip_and_reject_other_files(tmp_path: Path) -> None:
 
 
 def test_objective_values_weigh_size_and_compile_time_against_oz() -> None:
-    timed = LabeledProgram("bench://x-v1/a.c", "ab" * 32, "x", "train", {"O0": 200, "Oz": 100, "O3": 150},
-                           {"O0": 20, "Oz": 10, "O3": 15}, (90, 100, None), (9, 10, None),
-                           {"O0": 0.1, "Oz": 0.4, "O3": 0.5}, (0.8, 0.2, None))  # fmt: skip
+    timed = LabeledProgram(
+        "bench://x-v1/a.c",
+        "ab" * 32,
+        "x",
+        "train",
+        {"O0": 200, "Oz": 100, "O3": 150},
+        {"O0": 20, "Oz": 10, "O3": 15},
+        (90, 100, None),
+        (9, 10, None),
+        {"O0": 0.1, "Oz": 0.4, "O3": 0.5},
+        (0.8, 0.2, None),
+    )
     labels = LabelSet("llvm", "cat", "bench://x-v1", (("a",), ("b",), ("c",)), (timed,), 1.0)
     assert np.allclose(labels.objective_values(Objective()), labels.ratios())
     both = labels.objective_values(Objective.parse("size=1,compile-time=1"))

@@ -60,8 +60,12 @@ def test_renderings_hold_the_same_numbers_and_only_the_timestamp_changes() -> No
     markdown = to_md(report)
     assert "| x,y | -1.00 |" in markdown and "[repro](r/README.md)" in markdown and "`llvm-19`" in markdown
     blocks = to_csv(report).split("\n\n")
-    assert list(csv.reader(io.StringIO(blocks[1]))) == [["# A section: numbers"], ["program", "% vs -Oz"],
-                                                        ["x,y", "-1.00"], ["z", "+2.00"]]  # fmt: skip
+    assert list(csv.reader(io.StringIO(blocks[1]))) == [
+        ["# A section: numbers"],
+        ["program", "% vs -Oz"],
+        ["x,y", "-1.00"],
+        ["z", "+2.00"],
+    ]
 
 
 def _program(
@@ -73,10 +77,16 @@ def _program(
 def test_run_report_reads_curves_and_answers_from_the_records(tmp_path: Path) -> None:
     assert improvements([1.0, 0.9, 0.9, 0.8, 0.8]) == ((1, 1.0), (2, 0.9), (4, 0.8), (5, 0.8))
     assert best_at(((2, 0.9), (4, 0.8)), 1) == 1.0 and best_at(((2, 0.9), (4, 0.8)), 3) == 0.9
-    record = RunRecord("llvm-19", "size=1", "local", (
-        _program("a.c", 90, ("sroa", "gvn"), ((1, 0.95), (10, 0.9))),
-        _program("b.c", 100, None, ((1, 1.0),)),
-    ), "catalogue-1")  # fmt: skip
+    record = RunRecord(
+        "llvm-19",
+        "size=1",
+        "local",
+        (
+            _program("a.c", 90, ("sroa", "gvn"), ((1, 0.95), (10, 0.9))),
+            _program("b.c", 100, None, ((1, 1.0),)),
+        ),
+        "catalogue-1",
+    )
     record.save(tmp_path / "run.json")
     report = run_report([(tmp_path / "run.json", RunRecord.load(tmp_path / "run.json"))])
     titles = [s.title for s in report.sections]
@@ -88,10 +98,20 @@ def test_run_report_reads_curves_and_answers_from_the_records(tmp_path: Path) ->
 
 
 def test_validation_report_links_reproducers_relative_to_the_page(tmp_path: Path) -> None:
-    verdicts = [{"program": "p1", "status": "wrong-output", "detail": "stdout differs", "seconds": 0.1},
-                {"program": "p2", "status": "passed", "detail": "", "seconds": 0.1}]  # fmt: skip
-    entry = {"suite": "selftest", "pipeline": "sroa", "toolchain": "llvm-19", "passed": False, "complete": True,
-             "seconds": 1.0, "verdicts": verdicts, "reproducer": str(tmp_path / "repro")}  # fmt: skip
+    verdicts = [
+        {"program": "p1", "status": "wrong-output", "detail": "stdout differs", "seconds": 0.1},
+        {"program": "p2", "status": "passed", "detail": "", "seconds": 0.1},
+    ]
+    entry = {
+        "suite": "selftest",
+        "pipeline": "sroa",
+        "toolchain": "llvm-19",
+        "passed": False,
+        "complete": True,
+        "seconds": 1.0,
+        "verdicts": verdicts,
+        "reproducer": str(tmp_path / "repro"),
+    }
     (tmp_path / "v.json").write_text(json.dumps([entry]))
     report = validation_report([tmp_path / "v.json"], tmp_path / "out")
     suite = report.sections[1]
@@ -100,7 +120,7 @@ def test_validation_report_links_reproducers_relative_to_the_page(tmp_path: Path
     assert report.title == "Validation: 0 of 1 suite runs passed"
 
 
-@pytest.mark.parametrize("text", ["not json", "[{\"suite\": 1}]", "{}"])
+@pytest.mark.parametrize("text", ["not json", '[{"suite": 1}]', "{}"])
 def test_malformed_inputs_are_one_line_input_errors(tmp_path: Path, text: str) -> None:
     (tmp_path / "bad.json").write_text(text)
     with pytest.raises(InputError, match="not a stitchopt validation file"):

@@ -78,17 +78,71 @@ def test_cxx_driver_compiles_c_files_as_cxx() -> None:
 
 def test_dropped_and_kept_flags() -> None:
     dropped = [
-        "-O3", "-Os", "-g", "-gdwarf-4", "-ggdb3", "-Wall", "-Werror", "-Werror=format", "-Wl,-rpath,/x",
-        "-Wa,--noexecstack", "-flto", "-flto=thin", "-save-temps", "-save-temps=obj", "-fsyntax-only", "-c", "-S",
-        "-w", "-pedantic", "-lm", "-L/usr/lib", "-L", "dir", "-shared", "-pie", "-static", "-rdynamic",
-        "-Xlinker", "--gc-sections", "-ofoo.o",
-    ]  # fmt: skip
+        "-O3",
+        "-Os",
+        "-g",
+        "-gdwarf-4",
+        "-ggdb3",
+        "-Wall",
+        "-Werror",
+        "-Werror=format",
+        "-Wl,-rpath,/x",
+        "-Wa,--noexecstack",
+        "-flto",
+        "-flto=thin",
+        "-save-temps",
+        "-save-temps=obj",
+        "-fsyntax-only",
+        "-c",
+        "-S",
+        "-w",
+        "-pedantic",
+        "-lm",
+        "-L/usr/lib",
+        "-L",
+        "dir",
+        "-shared",
+        "-pie",
+        "-static",
+        "-rdynamic",
+        "-Xlinker",
+        "--gc-sections",
+        "-ofoo.o",
+    ]
     kept = [
-        "-DX", "-D", "Y=2", "-UZ", "-U", "W", "-Iinc", "-I", "inc2", "-isystem", "sys", "-include", "pre.h",
-        "-iquote", "q", "-std=gnu++17", "-fPIC", "-fno-exceptions", "-fsanitize=address", "-m32", "-march=x86-64",
-        "--target=aarch64-linux-gnu", "-target", "riscv64", "-pthread", "-Wp,-D_FORTIFY_SOURCE=2",
-        "-mllvm", "-some-option", "-Xclang", "-fno-pch-timestamp", "-gcc-toolchain", "/opt/gcc",
-    ]  # fmt: skip
+        "-DX",
+        "-D",
+        "Y=2",
+        "-UZ",
+        "-U",
+        "W",
+        "-Iinc",
+        "-I",
+        "inc2",
+        "-isystem",
+        "sys",
+        "-include",
+        "pre.h",
+        "-iquote",
+        "q",
+        "-std=gnu++17",
+        "-fPIC",
+        "-fno-exceptions",
+        "-fsanitize=address",
+        "-m32",
+        "-march=x86-64",
+        "--target=aarch64-linux-gnu",
+        "-target",
+        "riscv64",
+        "-pthread",
+        "-Wp,-D_FORTIFY_SOURCE=2",
+        "-mllvm",
+        "-some-option",
+        "-Xclang",
+        "-fno-pch-timestamp",
+        "-gcc-toolchain",
+        "/opt/gcc",
+    ]
     parsed = parse_command([*dropped, *kept, "a.cpp"])
     assert parsed.ir_flags == tuple(kept)
     assert parsed.sources == (Source("a.cpp", "c++"),)
@@ -122,9 +176,22 @@ def test_recursive_response_file_stops(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["cc", "gcc", "clang", "c++", "g++", "clang++", "clang-19", "clang++-19", "gcc-12", "/usr/bin/cc",
-             "x86_64-linux-gnu-gcc-12", "aarch64-linux-gnu-g++"],
-)  # fmt: skip
+    "name",
+    [
+        "cc",
+        "gcc",
+        "clang",
+        "c++",
+        "g++",
+        "clang++",
+        "clang-19",
+        "clang++-19",
+        "gcc-12",
+        "/usr/bin/cc",
+        "x86_64-linux-gnu-gcc-12",
+        "aarch64-linux-gnu-g++",
+    ],
+)
 def test_compiler_names(name: str) -> None:
     assert looks_like_compiler(name)
 
@@ -171,7 +238,20 @@ def test_configure_probes_are_not_recorded() -> None:
 
 def test_ir_command_pins_language_and_driver() -> None:
     c = ir_command("clang", ("-DX",), Source("a.c", "c"), "out.bc")
-    assert c == ["clang", "-DX", "-Oz", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c", "-w", "-o", "out.bc",
-                 "-x", "c", "a.c"]  # fmt: skip
+    assert c == [
+        "clang",
+        "-DX",
+        "-Oz",
+        "-Xclang",
+        "-disable-llvm-passes",
+        "-emit-llvm",
+        "-c",
+        "-w",
+        "-o",
+        "out.bc",
+        "-x",
+        "c",
+        "a.c",
+    ]
     cxx = ir_command("clang", (), Source("a.cc", "c++"), "out.bc")
     assert cxx[1] == "--driver-mode=g++" and cxx[-3:] == ["-x", "c++", "a.cc"]

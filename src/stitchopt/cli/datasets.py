@@ -11,12 +11,14 @@ from rich.progress import Progress
 from rich.table import Table
 
 from stitchopt.cli.options import (
+    BackendOption,
     CacheDirOption,
     DataDirOption,
     JobsOption,
     LlvmOption,
     console,
-    open_store,
+    open_evaluator,
+    output_option,
     print_table,
     status_console,
 )
@@ -25,7 +27,6 @@ from stitchopt.datasets.build import build_dataset, dataset_dir
 from stitchopt.datasets.index import index_rows, standardization, write_parquet
 from stitchopt.datasets.manifest import Manifest
 from stitchopt.errors import DatasetError
-from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.discovery import find_toolchain
 
 datasets_app = typer.Typer(help="Build and inspect benchmark datasets.", no_args_is_help=True)
@@ -74,8 +75,10 @@ def info_command(name: NameArgument, cache_dir: CacheDirOption = None, data_dir:
     console.print(f"source: {manifest.source}\nlicence: {manifest.licence}", highlight=False)
     splits = Counter(e.split for e in manifest.entries)
     packages = Counter(e.package for e in manifest.entries)
-    console.print(f"{len(manifest.entries)} entries from {len(packages)} packages: "
-                  + ", ".join(f"{n} {s}" for s, n in sorted(splits.items())))
+    console.print(
+        f"{len(manifest.entries)} entries from {len(packages)} packages: "
+        + ", ".join(f"{n} {s}" for s, n in sorted(splits.items()))
+    )
     for unit, reason in sorted(manifest.failures.items()):
         console.print(f"[dim]failed {unit}: {reason}[/dim]", highlight=False)
 
@@ -106,8 +109,14 @@ def build_command(
                 progress.console.print(f"[yellow]skipped {unit}: {failure}[/yellow]", highlight=False)
 
         report = build_dataset(
-            source, toolchain, limit=limit, jobs=jobs or 2, root=_location(cache_dir), retry_failed=retry_failed,
-            split_above_bytes=split_above, on_unit=advance,
+            source,
+            toolchain,
+            limit=limit,
+            jobs=jobs or 2,
+            root=_location(cache_dir),
+            retry_failed=retry_failed,
+            split_above_bytes=split_above,
+            on_unit=advance,
         )
     manifest = report.manifest
     status_console.print(
@@ -120,9 +129,10 @@ def build_command(
 @datasets_app.command("export")
 def export_command(
     name: NameArgument,
-    parquet: Annotated[Path, typer.Option(help="Write the index (URI, package, split, sizes) here.")],
+    output: Annotated[Path, output_option("Parquet file to write the index (URI, package, split, sizes) to.")],
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
     data_dir: DataDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
@@ -132,9 +142,9 @@ def export_command(
     manifest = Manifest.load(directory)
     if manifest is None or not manifest.entries:
         raise DatasetError(f"{source.name}-v{source.version} is not built: run `stitchopt datasets build {name}`")
-    with Evaluator(find_toolchain(llvm), open_store(cache_dir), jobs=jobs or None) as evaluator:
+    with open_evaluator(find_toolchain(llvm), cache_dir, jobs, backend) as evaluator:
         rows = index_rows(manifest, directory, evaluator)
-    write_parquet(rows, parquet)
+    write_parquet(rows, output)
     manifest.statistics = standardization(rows)
     manifest.save(directory)
-    status_console.print(f"{len(rows)} rows written to {parquet}", highlight=False)
+    status_console.print(f"{len(rows)} rows written to {output}", highlight=False)

@@ -4,7 +4,6 @@ run command, how that compares with a measured profile."""
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Optional
@@ -19,6 +18,8 @@ from stitchopt.cli.options import (
     open_store,
     print_table,
     refuse_ignored,
+    run_arguments,
+    run_option,
 )
 from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError
@@ -39,10 +40,7 @@ def _blocks(toolchain: Toolchain, path: Path, run: str, cache_dir: Path | None) 
         if run:
             raise InputError(f"{path}: --run profiles a C/C++ source; IR files get predictions only")
         return module_blocks(toolchain, load_module(toolchain, path))  # malformed IR: one-line error here
-    words = shlex.split(run)
-    if run and (not words or words[0] != "{exe}"):
-        raise InputError("--run must start with {exe}, the profiled program: e.g. --run '{exe} input.txt'")
-    program = source_program(path, run_args=tuple(words[1:]))
+    program = source_program(path, run_args=run_arguments(run) if run else ())
     if not run:
         return program_blocks(toolchain, path.name, front_end_ir(toolchain, program, path))
     with open_store(cache_dir) as store:
@@ -55,9 +53,7 @@ def _blocks(toolchain: Toolchain, path: Path, run: str, cache_dir: Path | None) 
 def hot_command(
     ctx: typer.Context,
     program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
-    run: Annotated[
-        str, typer.Option("--run", "--profile", help="Profile this command ({exe} is the program) and compare.")
-    ] = "",
+    run: Annotated[str, run_option("Profile this run and compare the measured hot functions with the predicted")] = "",
     model_dir: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--model", help="Hot-path model directory (default: the one shipped with stitchopt)."),
@@ -84,16 +80,22 @@ def hot_command(
         return
     headers = ["function", "predicted hot blocks", "P(hot) sum", "hot path", *(["measured share"] if measured else [])]
     table = [
-        [row.name, f"{len(row.hot_blocks)} of {row.blocks}", f"{row.score:.1f}",
-         " -> ".join(f"%{label}" for label in row.hot_path[:8]) + (" ..." if len(row.hot_path) > 8 else ""),
-         *([f"{100 * measured[row.name]:.1f}%"] if measured else [])]
+        [
+            row.name,
+            f"{len(row.hot_blocks)} of {row.blocks}",
+            f"{row.score:.1f}",
+            " -> ".join(f"%{label}" for label in row.hot_path[:8]) + (" ..." if len(row.hot_path) > 8 else ""),
+            *([f"{100 * measured[row.name]:.1f}%"] if measured else []),
+        ]
         for row in ranked[:top]
-    ]  # fmt: skip
+    ]
     print_table(to_rich(Rows(f"{program}: predicted hotness", headers, table)))
     if blocks.profiled:
         for name, predictor in (("hot-path model", lstm(model)), ("LLVM static frequency", static_frequency)):
             s = score(name, predictor, [blocks])
-            console.print(f"{name}: accuracy {100 * s.accuracy:.1f}%, precision {100 * s.precision:.1f}%, recall "
-                          f"{100 * s.recall:.1f}%, F1 {100 * s.f1:.1f}, top-5 functions {100 * s.top_functions:.0f}%",
-                          highlight=False)  # fmt: skip
+            console.print(
+                f"{name}: accuracy {100 * s.accuracy:.1f}%, precision {100 * s.precision:.1f}%, recall "
+                f"{100 * s.recall:.1f}%, F1 {100 * s.f1:.1f}, top-5 functions {100 * s.top_functions:.0f}%",
+                highlight=False,
+            )
         console.print(f"measured hot functions: {', '.join(hot_functions(blocks))}", highlight=False)

@@ -15,18 +15,24 @@ from stitchopt.cli.options import (
     CacheDirOption,
     DataDirOption,
     JobsOption,
-    JsonFileOption,
     JsonOption,
     LlvmOption,
+    NoValidateOption,
     ValidateLimitOption,
+    ValidateOption,
     console,
-    json_replaces_tables,
+    destination,
+    format_option,
+    open_evaluator,
     open_store,
+    output_option,
     parse_objective,
     print_table,
-    refuse_beside_json_stdout,
     refuse_ignored,
+    run_arguments,
+    run_option,
     status_console,
+    validation_choice,
 )
 from stitchopt.core import IRModule
 from stitchopt.datasets.benchmarks import program_path, select_benchmarks
@@ -46,17 +52,17 @@ from stitchopt.models.list_model import OZ, ListModel, RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
-from stitchopt.reports.flag_tuning import evaluation_json, method_rows, write_csv
+from stitchopt.reports.flag_tuning import evaluation_csv, evaluation_json, method_rows
 from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import is_source, load_module, write_object
-from stitchopt.tune.acceptance import ListValidation, list_validation
+from stitchopt.tune.acceptance import ListValidation
 
 
 def labels_command(
     ctx: typer.Context,
     dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Labels file to write (.json.gz).")],
+    output: Annotated[Path, output_option("Labels file to write (.json.gz).")],
     split: Annotated[str, typer.Option(help="Splits to label, comma-separated.")] = "train,validation",
     programs: Annotated[int, typer.Option(help="Label at most this many programs (round-robin by package).")] = 0,
     max_ir_kb: Annotated[float, typer.Option(help="Skip programs whose IR file is larger.")] = 100.0,
@@ -84,7 +90,7 @@ def labels_command(
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with (
-        Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend) as evaluator,
+        open_evaluator(toolchain, cache_dir, jobs, backend) as evaluator,
         Progress(console=status_console, transient=True) as progress,
     ):
         tasks: dict[str, TaskID] = {}
@@ -95,9 +101,17 @@ def labels_command(
             progress.update(tasks[stage], completed=done)
 
         labels = build_labels(
-            evaluator, catalogue, chosen, dataset=dataset, pool_programs=0 if reused else pool_programs,
-            pool_budget=pool_budget, seed=seed, extra_lists=reused, broad=broad, on_stage=on_stage,
-        )  # fmt: skip
+            evaluator,
+            catalogue,
+            chosen,
+            dataset=dataset,
+            pool_programs=0 if reused else pool_programs,
+            pool_budget=pool_budget,
+            seed=seed,
+            extra_lists=reused,
+            broad=broad,
+            on_stage=on_stage,
+        )
     labels.save(output)
     status_console.print(
         f"{len(labels.programs)} programs x {len(labels.lists)} lists -> {output} "
@@ -112,37 +126,46 @@ ModelOption = Annotated[
 ]
 ModeOption = Annotated[
     str,
-    typer.Option(help="static: top-1 and -Oz (the shipped model's top-1 is the same list for every program); jit: "
-                 "the top k lists and -Oz; hybrid: jit per hot function (--hot, --run, or else predicted by the "
-                 "hot-path model), static for the rest."),
-]  # fmt: skip
+    typer.Option(
+        help="static: top-1 and -Oz (the shipped model's top-1 is the same list for every program); jit: "
+        "the top k lists and -Oz; hybrid: jit per hot function (--hot, --run, or else predicted by the "
+        "hot-path model), static for the rest."
+    ),
+]
 KOption = Annotated[int, typer.Option("--k", help="Lists compiled in jit mode.")]
+EVALUATE_FORMATS = ("json", "csv", "md")
 
 
 def train_command(
     ctx: typer.Context,
     labels_file: Annotated[Path, typer.Argument(help="Labels from `stitchopt labels`.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Model directory to write.")],
+    output: Annotated[Path, output_option("Model directory to write.")],
     k: Annotated[int, typer.Option("--k", help="Coreset size.")] = DEFAULT_K,
     objective: Annotated[
         str, typer.Option(help="What the model minimizes, relative to -Oz: size, instructions, compile-time terms.")
     ] = "size=1",
-    validate: Annotated[bool, typer.Option(help="Validate each coreset list (HumanEval-X or Csmith).")] = True,
+    validate: ValidateOption = None,
     validate_limit: ValidateLimitOption = None,
+    no_validate: NoValidateOption = False,
     data_dir: DataDirOption = None,
+    jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Choose the coreset, fit the ranker and the size model, and save the model directory."""
-    if not validate:
-        refuse_ignored(ctx, ("validate_limit", "data_dir"), "with validation (without --no-validate)")
+    """Choose the coreset (each list validated, unless --no-validate), fit the ranker and the size model, and save
+    the model directory."""
+    validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    store = open_store(cache_dir)
-    with Evaluator(toolchain, store) as evaluator:
-        validation = list_validation(evaluator, limit=validate_limit, data_dir=data_dir) if validate else None
+    with open_evaluator(toolchain, cache_dir, jobs, backend) as evaluator:
         model, report, skipped = train_from_labels(
-            toolchain, catalogue, LabelSet.load(labels_file), k=k, store=store, validation=validation,
+            toolchain,
+            catalogue,
+            LabelSet.load(labels_file),
+            k=k,
+            store=evaluator.store,
+            validation=validation.open(evaluator),
             objective=parse_objective(objective),
         )
     model.save_pretrained(output)
@@ -189,71 +212,80 @@ def print_ranking(
 ) -> None:
     """Ranked lists as `-passes=` strings with predicted changes (and sizes when the model predicts them)."""
     rows = [
-        {"rank": i + 1, "predicted_change_vs_oz": e.predicted_ratio - 1, "predicted_size_bytes": e.predicted_size,
-         "passes": OZ if e.passes is None else tuned_pipeline(e.passes, catalogue)}
+        {
+            "rank": i + 1,
+            "predicted_change_vs_oz": e.predicted_ratio - 1,
+            "predicted_size_bytes": e.predicted_size,
+            "passes": OZ if e.passes is None else tuned_pipeline(e.passes, catalogue),
+        }
         for i, e in enumerate(ranked)
-    ]  # fmt: skip
+    ]
     if json_output:
         print(json.dumps({"program": program, "inference_ms": elapsed_ms, "ranked": rows}, indent=1))
         return
     for i, e in enumerate(ranked):
         size = "" if e.predicted_size is None else f"~{e.predicted_size:,.0f} B  "
         passes = OZ if e.passes is None else "-passes=" + tuned_pipeline(e.passes, catalogue)
-        console.print(f"{i + 1:>3}  {100 * (e.predicted_ratio - 1):+6.2f}%  {size}{passes}", highlight=False,
-                      soft_wrap=True)  # fmt: skip
+        console.print(
+            f"{i + 1:>3}  {100 * (e.predicted_ratio - 1):+6.2f}%  {size}{passes}", highlight=False, soft_wrap=True
+        )
     console.print(f"[dim]inference {elapsed_ms:.1f} ms[/dim]")
 
 
 def optimize_command(
     ctx: typer.Context,
     program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Object file to write.")],
+    output: Annotated[Path, output_option("Object file to write.")],
     mode: ModeOption = "static",
     k: KOption = 5,
-    validate: Annotated[bool, typer.Option(help="Only use lists that pass the validation suite.")] = False,
+    validate: ValidateOption = None,
     validate_limit: ValidateLimitOption = None,
     hot: Annotated[str, typer.Option(help="hybrid: hot functions, comma-separated.")] = "",
-    run: Annotated[
-        str, typer.Option(help="hybrid: profile this command ({exe} is the program) to find the hot functions.")
-    ] = "",
+    run: Annotated[str, run_option("hybrid: profile this run to find the hot functions")] = "",
     hot_from: Annotated[
-        str, typer.Option(help="hybrid without --hot or --run: predict hot functions with the hot-path 'model' or "
-                               "LLVM's 'static' block frequencies.")
+        str,
+        typer.Option(
+            help="hybrid without --hot or --run: predict hot functions with the hot-path 'model' or "
+            "LLVM's 'static' block frequencies."
+        ),
     ] = DEFAULT_HOTNESS_SOURCE,
     data_dir: DataDirOption = None,
     model_dir: ModelOption = None,
+    jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Write the object file built with the model's choice (never larger than -Oz)."""
+    """Write the object file built with the model's choice (never larger than -Oz; with --validate, only lists that
+    pass the suites)."""
     if mode != "hybrid":
         refuse_ignored(ctx, ("hot", "run", "hot_from"), "with --mode hybrid")
     if mode == "static":
         refuse_ignored(ctx, ("k",), "with --mode jit or hybrid")
     if hot or run:
         refuse_ignored(ctx, ("hot_from",), "when hot functions are predicted (without --hot or --run)")
-    if not validate:
-        refuse_ignored(ctx, ("validate_limit", "data_dir"), "with --validate")
+    validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate=None)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
     path = program_path(program)
     module = load_module(toolchain, path)
     names = _hot_names(toolchain, module, path, hot, run, hot_from) if mode == "hybrid" else []
-    with Evaluator(toolchain, open_store(cache_dir)) as evaluator:
-        validation = list_validation(evaluator, limit=validate_limit, data_dir=data_dir) if validate else None
+    with open_evaluator(toolchain, cache_dir, jobs, backend) as evaluator:
+        checks = validation.open(evaluator)
         if mode == "hybrid":
-            _optimize_hybrid(evaluator, catalogue, model, module, names, output, k, validation)
+            _optimize_hybrid(evaluator, catalogue, model, module, names, output, k, checks)
             return
-        choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=validation)
+        choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=checks)
         write_object(toolchain, module, choice.pipeline, evaluator.baselines["Oz"].options, output)
     change = 100 * (choice.size_bytes / choice.oz_size_bytes - 1)
     console.print(
         f"{output}: {choice.size_bytes:,} B ({change:+.2f}% vs -Oz {choice.oz_size_bytes:,} B), "
         f"{choice.compilations} compilations, inference {choice.inference_ms:.1f} ms\n"
         f"{'-Oz (backup)' if choice.passes is None else '-passes=' + choice.pipeline}",
-        highlight=False, soft_wrap=True,
-    )  # fmt: skip
+        highlight=False,
+        soft_wrap=True,
+    )
     _show_notes(choice.notes)
 
 
@@ -269,30 +301,41 @@ def _hot_names(toolchain: Toolchain, module: IRModule, source: Path, hot: str, r
     if run and not is_source(source):
         raise InputError(f"{source}: --run profiles a C/C++ source; give --hot for IR files")
     if hot or run:
-        return hot.split(",") if hot else hot_functions(profile_counts(toolchain, source, run))
+        return hot.split(",") if hot else hot_functions(profile_counts(toolchain, source, run_arguments(run)))
     names = predicted_hot_functions(toolchain, module, hot_from)
-    status_console.print(f"hot functions predicted by the {hot_from} estimate (no profile given): "
-                         f"{', '.join(names) or 'none'}", highlight=False)  # fmt: skip
+    status_console.print(
+        f"hot functions predicted by the {hot_from} estimate (no profile given): {', '.join(names) or 'none'}",
+        highlight=False,
+    )
     return names
 
 
 def _optimize_hybrid(
-    evaluator: Evaluator, catalogue: Catalogue, model: ListModel, module: IRModule, names: list[str], output: Path,
-    k: int, validation: ListValidation | None,
-) -> None:  # fmt: skip
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    model: ListModel,
+    module: IRModule,
+    names: list[str],
+    output: Path,
+    k: int,
+    validation: ListValidation | None,
+) -> None:
     data, choice = optimize_hybrid(evaluator, catalogue, model, module, names, k, validation)
     output.write_bytes(data)
     change = 100 * (choice.size_bytes / choice.oz_size_bytes - 1)
     kept = "per-function parts" if choice.split_kept else "-Oz (backup)"
-    console.print(f"{output}: {choice.size_bytes:,} B ({change:+.2f}% vs -Oz {choice.oz_size_bytes:,} B), "
-                  f"{choice.compilations} compilations, {kept}", highlight=False, soft_wrap=True)  # fmt: skip
+    console.print(
+        f"{output}: {choice.size_bytes:,} B ({change:+.2f}% vs -Oz {choice.oz_size_bytes:,} B), "
+        f"{choice.compilations} compilations, {kept}",
+        highlight=False,
+        soft_wrap=True,
+    )
     for part, pipeline in choice.lists.items():
         console.print(f"  {part}: -passes={pipeline}", highlight=False, soft_wrap=True)
     _show_notes(choice.notes)
 
 
 def evaluate_command(
-    ctx: typer.Context,
     dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
     model_dir: ModelOption = None,
     split: Annotated[str, typer.Option(help="Which split to evaluate on.")] = "test",
@@ -308,30 +351,47 @@ def evaluate_command(
         Optional[Path],  # noqa: UP045
         typer.Option(help="A local LLM Compiler model directory: adds its flag-tuning answers (`lift` extra)."),
     ] = None,
-    csv_file: Annotated[Optional[Path], typer.Option("--csv", help="Per-program CSV.")] = None,  # noqa: UP045
-    json_file: JsonFileOption = None,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        output_option(
+            "Write the evaluation here: json (read by `stitchopt report evaluation`), csv (one row per "
+            "program) or md (the table)."
+        ),
+    ] = None,
+    fmt: Annotated[Optional[str], format_option(EVALUATE_FORMATS)] = None,  # noqa: UP045
+    json_output: JsonOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Evaluate a model on held-out programs against -Oz, -Os, -O3, the best single list and the autotuner."""
-    refuse_beside_json_stdout(ctx, json_file, ("markdown",), "to the table")
+    shown = destination(output, fmt, EVALUATE_FORMATS, json_output)
     evaluation, title = evaluate_dataset(
-        dataset, model_dir or DEFAULT_MODEL_DIR, split=split, programs=programs, max_ir_kb=max_ir_kb,
+        dataset,
+        model_dir or DEFAULT_MODEL_DIR,
+        split=split,
+        programs=programs,
+        max_ir_kb=max_ir_kb,
         per_package=per_package or None,
-        ks=tuple(int(k) for k in ks.split(",") if k), autotuner=autotuner, llm_compiler=llm_compiler, jobs=jobs or None,
-        cache_dir=cache_dir, llvm=llvm,
-    )  # fmt: skip
-    if csv_file is not None:
-        write_csv(evaluation, csv_file)
-    if json_replaces_tables(json_file, evaluation_json(evaluation)):
-        return
+        ks=tuple(int(k) for k in ks.split(",") if k),
+        autotuner=autotuner,
+        llm_compiler=llm_compiler,
+        jobs=jobs or None,
+        backend=backend,
+        cache_dir=cache_dir,
+        llvm=llvm,
+    )
     table = method_rows(evaluation, title)
-    if markdown:
-        print(to_markdown(table))
-    else:
-        print_table(to_rich(table))
+    renderers = {
+        "json": lambda: evaluation_json(evaluation),
+        "csv": lambda: evaluation_csv(evaluation),
+        "md": lambda: to_markdown(table) + "\n",
+    }
+    shown.write(lambda chosen: renderers[chosen]())
+    if not shown.tables:
+        return
+    print_table(to_rich(table))
     mape = ", ".join(f"{name} {value:.3f}" for name, value in evaluation.size_mape.items())
     console.print(
         f"inference: median {evaluation.inference_ms_median:.1f} ms, max {evaluation.inference_ms_max:.1f} ms; "

@@ -1,4 +1,4 @@
-"""`stitchopt lift-eval`: lifting assembly back to IR, judged by round trip, per backend."""
+"""`stitchopt lift-eval`: lifting assembly back to IR, judged by round trip, per lifter."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import typer
 from rich.progress import Progress
 
 from stitchopt.cli.options import (
-    JsonFileOption,
+    JsonOption,
     LlvmOption,
     console,
-    json_replaces_tables,
+    destination,
+    format_option,
+    output_option,
     print_table,
-    refuse_beside_json_stdout,
     refuse_ignored,
     status_console,
     target_paths,
@@ -33,7 +34,8 @@ from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import IR_SUFFIXES, load_module
 
-BACKENDS = ("retrieval", "llm-compiler")
+LIFTERS = ("retrieval", "llm-compiler")
+FORMATS = ("json", "md")
 
 
 def _modules(toolchain: Toolchain, target: str, limit: int, max_ir_kb: float) -> list[IRModule]:
@@ -43,8 +45,8 @@ def _modules(toolchain: Toolchain, target: str, limit: int, max_ir_kb: float) ->
 
 def lift_eval_command(
     ctx: typer.Context,
-    dataset: Annotated[str, typer.Option(help="Inputs: files, a directory or a bench:// URI (`?split=test`).")],
-    backend: Annotated[str, typer.Option(help=f"One of {', '.join(BACKENDS)}.")] = "retrieval",
+    dataset: Annotated[str, typer.Argument(help="Inputs: a file, a directory or a bench:// URI (`?split=test`).")],
+    lifter_name: Annotated[str, typer.Option("--lifter", help=f"One of {', '.join(LIFTERS)}.")] = "retrieval",
     reference: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(help="retrieval: the programs whose (assembly, IR) pairs are searched (never the inputs)."),
@@ -57,40 +59,49 @@ def lift_eval_command(
     reference_limit: Annotated[int, typer.Option(help="At most this many reference programs (0: all).")] = 0,
     max_ir_kb: Annotated[float, typer.Option(help="Skip IR files larger than this.")] = 60.0,
     max_new_tokens: Annotated[int, typer.Option(help="llm-compiler: longest answer.")] = 4096,
-    json_file: JsonFileOption = None,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        output_option("Write the evaluation here: json (every pair's scores) or md (the table)."),
+    ] = None,
+    fmt: Annotated[Optional[str], format_option(FORMATS)] = None,  # noqa: UP045
+    json_output: JsonOption = False,
     llvm: LlvmOption = None,
 ) -> None:
     """Lift each input's -Oz assembly back to IR and judge it by round trip (parse, exact match, BLEU)."""
-    if backend not in BACKENDS:
-        raise InputError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
-    if backend == "llm-compiler":
-        refuse_ignored(ctx, ("reference", "reference_limit"), "to the retrieval backend")
+    if lifter_name not in LIFTERS:
+        raise InputError(f"unknown lifter {lifter_name!r}: use one of {', '.join(LIFTERS)}")
+    if lifter_name == "llm-compiler":
+        refuse_ignored(ctx, ("reference", "reference_limit"), "to the retrieval lifter")
     else:
-        refuse_ignored(ctx, ("weights", "max_new_tokens"), "to the llm-compiler backend")
-    refuse_beside_json_stdout(ctx, json_file, ("markdown",), "to the table")
+        refuse_ignored(ctx, ("weights", "max_new_tokens"), "to the llm-compiler lifter")
+    shown = destination(output, fmt, FORMATS, json_output)
     require_metrics()
     toolchain = find_toolchain(llvm)
     lifter: Lifter
-    if backend == "llm-compiler":
+    if lifter_name == "llm-compiler":
         if weights is None:
-            raise InputError("the llm-compiler backend needs --weights DIR (a local copy of the model)")
+            raise InputError("the llm-compiler lifter needs --weights DIR (a local copy of the model)")
         lifter = LLMCompiler(weights, max_new_tokens=max_new_tokens)
     else:
         if reference is None:
-            raise InputError("the retrieval backend needs --reference: programs to search (not the inputs)")
+            raise InputError("the retrieval lifter needs --reference: programs to search (not the inputs)")
         references = make_pairs(toolchain, _modules(toolchain, reference, reference_limit, max_ir_kb))
         lifter = RetrievalLifter(references.pairs)
     pairs = make_pairs(toolchain, _modules(toolchain, dataset, limit, max_ir_kb), lifter.fits)
     with Progress(console=status_console, transient=True) as progress:
-        task = progress.add_task(f"lifting with {backend}", total=len(pairs.pairs))
+        task = progress.add_task(f"lifting with {lifter_name}", total=len(pairs.pairs))
         evaluation = lift_eval(toolchain, pairs, lifter, on_pair=lambda _: progress.advance(task))
-    if json_replaces_tables(json_file, json.dumps(asdict(evaluation), indent=1) + "\n"):
-        return
     table = lift_rows([evaluation], f"{dataset}: lifting -Oz x86-64 assembly to IR")
-    if markdown:
-        print(to_markdown(table))
-    else:
-        print_table(to_rich(table))
-    console.print(f"BLEU signature: {evaluation.bleu_signature or '-'}; {evaluation.split_modules} module(s) split "
-                  f"per function; {evaluation.seconds:.1f} s", highlight=False)  # fmt: skip
+    shown.write(
+        lambda chosen: (
+            json.dumps(asdict(evaluation), indent=1) + "\n" if chosen == "json" else to_markdown(table) + "\n"
+        )
+    )
+    if not shown.tables:
+        return
+    print_table(to_rich(table))
+    console.print(
+        f"BLEU signature: {evaluation.bleu_signature or '-'}; {evaluation.split_modules} module(s) split "
+        f"per function; {evaluation.seconds:.1f} s",
+        highlight=False,
+    )

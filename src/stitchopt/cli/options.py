@@ -1,11 +1,21 @@
-"""Options and helpers shared by the CLI's commands."""
+"""The CLI's conventions, declared once: every command takes its shared options from here, so an option means
+the same everywhere (`tests/unit/test_cli_conventions.py` checks it over every command).
+
+- `--json` is a flag: one JSON document on stdout, status and progress on stderr.
+- A file is written with `-o/--output FILE`, in `--format` (default: the file's suffix, else the command's
+  natural format); `--format` without `-o` prints that format on stdout instead of the tables.
+- `--validate SUITE` (repeatable) names validation suites; `--run '{exe} ARGS'` is how the program is run.
+- Commands that evaluate take `--jobs --backend --cache-dir --llvm` and pass them to the Evaluator.
+"""
 
 from __future__ import annotations
 
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -15,40 +25,30 @@ from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, defau
 from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import dataset_programs, is_dataset_uri, program_path
 from stitchopt.errors import InputError
-from stitchopt.evaluation.evaluator import BACKEND_ENV
+from stitchopt.evaluation.evaluator import BACKEND_ENV, Evaluator
+from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import supported_suffixes
+from stitchopt.tune.acceptance import ListValidation, list_validation
 from stitchopt.validate.suites import DATA_DIR_ENV
 
 console = Console()  # results: tables, listings, answers
 status_console = Console(stderr=True)  # progress, notes and status lines: stdout keeps only results (and --json)
 TABLE_MIN_WIDTH = 100  # wide tables never lose columns; a narrow terminal wraps lines instead
+FILE_FORMATS = ("json", "csv", "md", "html")  # every format a command may write; each command supports some
+EXE = "{exe}"  # stands for the built program in a --run command
 
 LlvmOption = Annotated[
     Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
-    typer.Option(
-        "--llvm", help="LLVM bin directory (default: $STITCHOPT_LLVM, then versioned installs, then PATH)."
-    ),
+    typer.Option("--llvm", help="LLVM bin directory (default: $STITCHOPT_LLVM, then versioned installs, then PATH)."),
 ]
 CacheDirOption = Annotated[
     Optional[Path],  # noqa: UP045
-    typer.Option(
-        "--cache-dir", help=f"Evaluation cache directory (default: ${CACHE_DIR_ENV} or the user cache)."
-    ),
+    typer.Option("--cache-dir", help=f"Evaluation cache directory (default: ${CACHE_DIR_ENV} or the user cache)."),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-STDOUT = Path("-")
-JsonFileOption = Annotated[
-    Optional[Path],  # noqa: UP045
-    typer.Option("--json", help="Everything as JSON to this file; - prints it on stdout instead of the tables."),
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Machine-readable output: one JSON document on stdout (status on stderr).")
 ]
-JobsOption = Annotated[int, typer.Option(help="Concurrent evaluations (default: all cores).")]
-ObjectiveOption = Annotated[
-    str, typer.Option(help="Weighted terms: size, instructions, compile-time, perf (perf needs --run).")
-]
-OutputOption = Annotated[
-    Optional[Path],  # noqa: UP045
-    typer.Option("-o", "--output", help="Where to save the run record (read by broadcast)."),
-]
+JobsOption = Annotated[int, typer.Option("--jobs", help="Concurrent evaluations (default: all cores).")]
 BackendOption = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--backend", help=f"auto (default), native, subprocess or ray (or ${BACKEND_ENV})."),
@@ -57,13 +57,17 @@ AddressOption = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--address", help="With --backend ray: the cluster to join (default: Ray's own, else a local one)."),
 ]
+ObjectiveOption = Annotated[
+    str, typer.Option(help="Weighted terms: size, instructions, compile-time, perf (perf needs --run).")
+]
 
 ValidateOption = Annotated[
     Optional[list[str]],  # noqa: UP045
     typer.Option(
         "--validate",
-        help="Suite a reported list must pass: humaneval, csmith, a directory or a .jsonl file (repeatable; "
-        "default humaneval when its data is found, else csmith).",
+        help="Validation suite: humaneval, csmith, a directory of self-testing programs or a .jsonl(.gz) file "
+        "(repeatable). Where validation is on by default, the default is humaneval when its data is found, else "
+        "csmith; elsewhere giving a suite turns validation on.",
     ),
 ]
 ValidateLimitOption = Annotated[
@@ -78,18 +82,19 @@ DataDirOption = Annotated[
     typer.Option("--data-dir", help=f"Where humaneval_cpp.jsonl.gz is (default ${DATA_DIR_ENV})."),
 ]
 
+
+def run_option(purpose: str) -> Any:
+    """`--run`, the command string that runs the program (`run_arguments` reads it), saying what the run is for."""
+    return typer.Option("--run", help=f"{purpose}: a command where {EXE} is the built program, e.g. '{EXE} -v in.txt'.")
+
+
 RunOption = Annotated[
-    bool,
-    typer.Option(
-        "--run", help="Also run each C/C++ program (its main) with the answer and compare with its -O0/-O2 builds."
-    ),
+    str, run_option("Also run each C/C++ program (its main) with the answer and compare with its -O0/-O2 builds")
 ]
-RunArgsOption = Annotated[str, typer.Option(help="Arguments for the program; {input} stands for each input file.")]
 InputsOption = Annotated[
     Optional[Path],  # noqa: UP045
-    typer.Option(help="Directory of inputs for the program (fed on stdin, or as {input})."),
+    typer.Option(help="Directory of inputs for --run (each fed on stdin, or substituted for {input})."),
 ]
-
 PerfCounterOption = Annotated[
     str,
     typer.Option(
@@ -99,21 +104,35 @@ PerfCounterOption = Annotated[
 ]
 
 
+def output_option(what: str) -> Any:
+    """`-o/--output`, saying what this command writes there (typer's OptionInfo)."""
+    return typer.Option("-o", "--output", help=what)
+
+
+def format_option(formats: Sequence[str]) -> Any:
+    """`--format`, naming the formats this command writes; the first is its natural one."""
+    return typer.Option(
+        "--format",
+        help=f"{', '.join(formats)}: the -o file's format (default: its suffix, else {formats[0]}); without -o, "
+        "printed on stdout instead of the tables.",
+    )
+
+
 def open_store(cache_dir: Path | None) -> EvaluationStore:
     return EvaluationStore((cache_dir or default_cache_dir()) / DB_NAME)
+
+
+def open_evaluator(
+    toolchain: Toolchain, cache_dir: Path | None, jobs: int, backend: str | None, address: str | None = None
+) -> Evaluator:
+    """The Evaluator every evaluating command uses: its --cache-dir, --jobs (0: all cores), --backend (and
+    --address for Ray)."""
+    return Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend, address=address)
 
 
 def print_table(table: Table) -> None:
     """Tables get at least TABLE_MIN_WIDTH columns: a narrow terminal wraps lines rather than drop columns."""
     Console(width=max(console.width, TABLE_MIN_WIDTH)).print(table)
-
-
-def save_text(path: Path, text: str) -> None:
-    """`path`, or stdout when it is `-` (`--json -`): JSON for scripts, with no table around it."""
-    if path == STDOUT:
-        sys.stdout.write(text)
-    else:
-        path.write_text(text)
 
 
 def refuse_ignored(ctx: typer.Context, names: Sequence[str], applies: str) -> None:
@@ -134,17 +153,82 @@ def refuse_data_dir_without_humaneval(ctx: typer.Context, suites: Sequence[str] 
         refuse_ignored(ctx, ("data_dir",), "to the humaneval suite")
 
 
-def refuse_beside_json_stdout(ctx: typer.Context, json_file: Path | None, names: Sequence[str], applies: str) -> None:
-    """With `--json -` stdout holds the JSON alone, so options of the tables (`names`) would be ignored."""
-    if json_file == STDOUT:
-        refuse_ignored(ctx, names, f"{applies} (not with --json -)")
+@dataclass(frozen=True)
+class Destination:
+    """Where results go: JSON on stdout (--json), a format in -o's file or on stdout (--format), else tables."""
+
+    output: Path | None
+    fmt: str | None  # None: neither -o nor --format
+    json_output: bool = False
+
+    @property
+    def tables(self) -> bool:
+        """Whether stdout is free for the tables (nothing else was printed there)."""
+        return not self.json_output and (self.fmt is None or self.output is not None)
+
+    def write(self, render: Callable[[str], str]) -> None:
+        """`render(format)` (text ending in a newline) wherever the options say."""
+        if self.json_output:
+            sys.stdout.write(render("json"))
+        if self.fmt is None:
+            return
+        if self.output is None:
+            sys.stdout.write(render(self.fmt))
+            return
+        self.output.write_text(render(self.fmt))
+        status_console.print(f"wrote {self.output}", highlight=False)
 
 
-def json_replaces_tables(json_file: Path | None, text: str) -> bool:
-    """Saves `text` where `--json FILE` says; True when it went to stdout, where no table may follow it."""
-    if json_file is not None:
-        save_text(json_file, text)
-    return json_file == STDOUT
+def destination(output: Path | None, fmt: str | None, formats: Sequence[str], json_output: bool = False) -> Destination:
+    """-o, --format and --json checked against the formats this command writes (natural one first)."""
+    if fmt is None and output is None:
+        return Destination(None, None, json_output)
+    if json_output and output is None:
+        raise InputError("--json and --format both print on stdout: give -o FILE for the --format one")
+    suffix = output.suffix.lstrip(".") if output is not None else ""
+    chosen = fmt or (suffix if suffix in FILE_FORMATS else formats[0])
+    if chosen not in formats:
+        raise InputError(f"format {chosen!r} not supported here: use one of {', '.join(formats)}")
+    return Destination(output, chosen, json_output)
+
+
+@dataclass(frozen=True)
+class ValidationChoice:
+    """--validate SUITE..., --validate-limit and --data-dir as one choice: on or off, and on which suites."""
+
+    enabled: bool
+    suites: list[str] | None
+    limit: int | None
+    data_dir: Path | None
+
+    def open(self, evaluator: Evaluator) -> ListValidation | None:
+        if not self.enabled:
+            return None
+        return list_validation(evaluator, self.suites, limit=self.limit, data_dir=self.data_dir)
+
+
+def validation_choice(
+    ctx: typer.Context, suites: list[str] | None, limit: int | None, data_dir: Path | None, no_validate: bool | None
+) -> ValidationChoice:
+    """`no_validate` None: validation is off unless suites are named; else it is on unless --no-validate. Options
+    that would be ignored are refused."""
+    enabled = bool(suites) if no_validate is None else not no_validate
+    if not enabled:
+        applies = "with --validate" if no_validate is None else "with validation (without --no-validate)"
+        refuse_ignored(ctx, ("validate", "validate_limit", "data_dir"), applies)
+    refuse_data_dir_without_humaneval(ctx, suites)
+    return ValidationChoice(enabled, suites, limit, data_dir)
+
+
+def run_arguments(run: str) -> tuple[str, ...]:
+    """The program's arguments in a `--run '{exe} ARGS'` command (shell quoting); a bad command is one line."""
+    try:
+        words = shlex.split(run)
+    except ValueError as exc:
+        raise InputError(f"--run {run!r}: {exc} (quote it as in a shell)") from exc
+    if not words or words[0] != EXE:
+        raise InputError(f"--run must start with {EXE}, the program: e.g. --run '{EXE} input.txt'")
+    return tuple(words[1:])
 
 
 def parse_objective(text: str) -> Objective:

@@ -13,14 +13,15 @@ import typer
 from stitchopt.cli.learn import print_ranking
 from stitchopt.cli.options import (
     CacheDirOption,
-    JsonFileOption,
     JsonOption,
     LlvmOption,
     console,
-    json_replaces_tables,
+    destination,
+    format_option,
     open_store,
+    output_option,
     print_table,
-    refuse_beside_json_stdout,
+    refuse_ignored,
     status_console,
 )
 from stitchopt.datasets.benchmarks import program_path
@@ -37,8 +38,10 @@ from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import load_module
 
-stitch_app = typer.Typer(help="Model stitching: experts per representation joined by stitching layers.",
-                         no_args_is_help=True)  # fmt: skip
+TABLE_FORMATS = ("json", "md")
+stitch_app = typer.Typer(
+    help="Model stitching: experts per representation joined by stitching layers.", no_args_is_help=True
+)
 
 
 @stitch_app.command("table")
@@ -57,8 +60,14 @@ def table_command(
         Optional[str],  # noqa: UP045
         typer.Option(help="Also score the held-out programs without this package."),
     ] = None,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown tables.")] = False,
-    json_file: JsonFileOption = None,
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        output_option(
+            "Write the study here: json (read by `stitch inspect` and `report model --study`) or md (the tables)."
+        ),
+    ] = None,
+    fmt: Annotated[Optional[str], format_option(TABLE_FORMATS)] = None,  # noqa: UP045
+    json_output: JsonOption = False,
     llm_compiler: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option(help="A local LLM Compiler model directory: its hidden states become one more expert."),
@@ -67,7 +76,9 @@ def table_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Train one expert per representation, stitch every pair, grow stitched ensembles; print the tables."""
-    refuse_beside_json_stdout(ctx, json_file, ("markdown", "exclude_package"), "to the tables")
+    shown = destination(output, fmt, TABLE_FORMATS, json_output)
+    if not shown.tables and shown.fmt != "md":
+        refuse_ignored(ctx, ("exclude_package",), "to the tables (not to the JSON study)")
     _require_extra()
     from stitchopt.stitching.experts import TrainConfig
     from stitchopt.stitching.study import run_study
@@ -82,18 +93,32 @@ def table_command(
         extra.append(LLMCompilerRepresentation(LLMCompiler(llm_compiler)))
     with open_store(cache_dir) as store:
         report = run_study(
-            toolchain, LabelSet.load(labels), LabelSet.load(held_out), coreset.lists,
-            TrainConfig(epochs=epochs, seed=seed), hidden=hidden, cache=FeatureCache(store), pairs=pairs, extra=extra,
-        )  # fmt: skip
-    if json_replaces_tables(json_file, study_json(report)):
+            toolchain,
+            LabelSet.load(labels),
+            LabelSet.load(held_out),
+            coreset.lists,
+            TrainConfig(epochs=epochs, seed=seed),
+            hidden=hidden,
+            cache=FeatureCache(store),
+            pairs=pairs,
+            extra=extra,
+        )
+    tables = [
+        rows
+        for rows in (
+            expert_rows(report, exclude_package),
+            pair_rows(report, exclude_package),
+            curve_rows(report, exclude_package),
+        )
+        if rows.rows
+    ]
+    shown.write(
+        lambda chosen: study_json(report) if chosen == "json" else "".join(to_markdown(rows) + "\n" for rows in tables)
+    )
+    if not shown.tables:
         return
-    for rows in (expert_rows(report, exclude_package), pair_rows(report, exclude_package),
-                 curve_rows(report, exclude_package)):  # fmt: skip
-        if rows.rows:
-            if markdown:
-                print(to_markdown(rows))
-            else:
-                print_table(to_rich(rows))
+    for rows in tables:
+        print_table(to_rich(rows))
     for line in comparisons(report):
         console.print(line)
 
@@ -110,7 +135,7 @@ def _require_extra() -> None:
 @stitch_app.command("train")
 def train_command(
     labels: Annotated[Path, typer.Argument(help="Labels of the train and validation splits (`stitchopt labels`).")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Model directory to write.")],
+    output: Annotated[Path, output_option("Model directory to write.")],
     model: Annotated[Path, typer.Option(help="Flag-tuning model whose coreset lists the experts rank.")] = (
         DEFAULT_MODEL_DIR
     ),
@@ -130,9 +155,14 @@ def train_command(
     lists = FlagModel.from_pretrained(model, catalogue).lists
     with open_store(cache_dir) as store:
         trained, grown = train_stitched(
-            toolchain, catalogue, LabelSet.load(labels), lists, TrainConfig(epochs=epochs, seed=seed), hidden=hidden,
+            toolchain,
+            catalogue,
+            LabelSet.load(labels),
+            lists,
+            TrainConfig(epochs=epochs, seed=seed),
+            hidden=hidden,
             cache=FeatureCache(store),
-        )  # fmt: skip
+        )
     trained.save_pretrained(output)
     for ensemble in grown:
         change = 100 * geomean_change(np.array(ensemble.validation))
@@ -163,8 +193,8 @@ def predict_command(
 
 @stitch_app.command("inspect")
 def inspect_command(
-    study: Annotated[Path, typer.Argument(help="A study written by `stitchopt stitch table --json`.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="HTML page to write.")] = Path("stitching.html"),
+    study: Annotated[Path, typer.Argument(help="A study written by `stitchopt stitch table -o study.json`.")],
+    output: Annotated[Path, output_option("HTML page to write.")] = Path("stitching.html"),
     exclude_package: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(help="Also score the held-out programs without this package."),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -12,18 +11,22 @@ from rich.progress import Progress
 from rich.table import Table
 
 from stitchopt.cli.options import (
+    EXE,
     CacheDirOption,
     DataDirOption,
     InputsOption,
     JobsOption,
     JsonOption,
     LlvmOption,
-    RunArgsOption,
+    ValidateOption,
     console,
     open_store,
+    output_option,
     print_table,
     refuse_data_dir_without_humaneval,
     refuse_ignored,
+    run_arguments,
+    run_option,
     status_console,
 )
 from stitchopt.errors import StitchoptError
@@ -45,68 +48,69 @@ def validate_command(
         typer.Argument(help="Your C/C++ program: compared with its -O0 and -O2 builds instead of a suite."),
     ] = None,
     passes: Annotated[str, typer.Option("--passes", "-p", help="Flat list 'sroa,instcombine' or a pipeline.")] = "",
-    suite: Annotated[
-        Optional[list[str]],  # noqa: UP045
-        typer.Option(help="humaneval, csmith, a directory of self-testing programs or a .jsonl(.gz) file; repeatable."),
-    ] = None,
+    suites: ValidateOption = None,
     limit: Annotated[
         Optional[int],  # noqa: UP045
         typer.Option(help="Use the first N programs of each suite (csmith: N programs)."),
     ] = None,
     seed: Annotated[int, typer.Option(help="First Csmith seed.")] = 1,
-    run_args: RunArgsOption = "",
+    run: Annotated[str, run_option("How PROGRAM runs (compared with its -O0 and -O2 builds)")] = "",
     inputs: InputsOption = None,
     data_dir: DataDirOption = None,
     reduce: Annotated[bool, typer.Option("--reduce", help="Shrink a failing list and write a reproducer.")] = False,
-    reproducer: Annotated[
-        Path, typer.Option(help="Where --reduce writes the reproducer directory.")
-    ] = Path("stitchopt-reproducer"),
+    reproducer: Annotated[Path, typer.Option(help="Where --reduce writes the reproducer directory.")] = Path(
+        "stitchopt-reproducer"
+    ),
     run_timeout: Annotated[float, typer.Option(help="Seconds each test program may run.")] = 10.0,
     show_passed: Annotated[bool, typer.Option("--show-passed", help="List passing programs too.")] = False,
     json_output: JsonOption = False,
     output: Annotated[
         Optional[Path],  # noqa: UP045
-        typer.Option("-o", "--output", help="Write the verdicts as JSON here (`stitchopt report validation`)."),
+        output_option("Write the verdicts as JSON here (read by `stitchopt report validation`)."),
     ] = None,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Build and run test programs with a pass list; exit status 0 only when every program passed."""
+    """Build and run test programs with a pass list (--validate suites, default humaneval, or PROGRAM); exit status
+    0 only when every program passed, 1 when one failed."""
     if not passes:
         raise StitchoptError("give the pass list to validate with --passes, e.g. --passes 'default<Oz>'")
     if program is None:
-        refuse_ignored(ctx, ("run_args", "inputs"), "to a PROGRAM (compared with its -O0 and -O2 builds)")
+        refuse_ignored(ctx, ("run", "inputs"), "to a PROGRAM (compared with its -O0 and -O2 builds)")
     else:
-        refuse_ignored(ctx, ("suite", "limit", "seed", "data_dir"), "to suites (without a PROGRAM)")
-    refuse_data_dir_without_humaneval(ctx, suite)
-    if "csmith" not in (suite or []):
+        refuse_ignored(ctx, ("suites", "limit", "seed", "data_dir"), "to suites (without a PROGRAM)")
+    refuse_data_dir_without_humaneval(ctx, suites)
+    if "csmith" not in (suites or []):
         refuse_ignored(ctx, ("seed",), "to the csmith suite")
     if not reduce:
         refuse_ignored(ctx, ("reproducer",), "with --reduce")
     if json_output:
         refuse_ignored(ctx, ("show_passed",), "to the table (--json has every verdict)")
+    run_args = run_arguments(run or EXE)
     toolchain = find_toolchain(llvm)
     pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
     limits = Limits(wall_seconds=run_timeout, cpu_seconds=max(1, int(run_timeout)))
     with open_store(cache_dir) as store:
         validator = Validator(toolchain, store, jobs=jobs or None, limits=limits)
         if program is not None:
-            suites = [differential_suite(program, shlex.split(run_args), inputs)]
+            chosen_suites = [differential_suite(program, run_args, inputs)]
         else:
-            suites = [
+            chosen_suites = [
                 select_suite(spec, validator.builder, limit=limit, seed=seed, data_dir=data_dir, jobs=validator.jobs)
-                for spec in suite or ["humaneval"]
+                for spec in suites or ["humaneval"]
             ]
         reports = []
         reproducers: dict[int, str] = {}  # report index -> directory
-        for chosen in suites:
+        for chosen in chosen_suites:
             for note in chosen.discarded:
                 status_console.print(f"[dim]discarded {note}[/dim]", highlight=False)
             with Progress(console=status_console, transient=True, disable=json_output) as progress:
                 task = progress.add_task(f"validating on {chosen.name}", total=len(chosen.programs))
                 report = validator.validate(
-                    chosen, pipeline, progress=lambda _verdict, task=task: progress.advance(task)  # type: ignore[misc]
+                    chosen,
+                    pipeline,
+                    progress=lambda _verdict, task=task: progress.advance(task),  # type: ignore[misc]
                 )
             reports.append(report)
             if reduce and report.failures:

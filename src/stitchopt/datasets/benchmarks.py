@@ -133,8 +133,9 @@ def select_benchmarks(
     """Programs of some splits of a built dataset, IR files up to `max_ir_kb`, round-robin over packages with
     at most `per_package` of each, the first `limit`: how labels and evaluations pick their programs."""
     chosen = [
-        b for b in dataset_benchmarks(dataset)
+        b
+        for b in dataset_benchmarks(dataset)
         if b.split in splits and (max_ir_kb is None or b.path.stat().st_size <= max_ir_kb * 1024)
-    ]  # fmt: skip
+    ]
     ordered = round_robin(chosen, per_package)
     return ordered[:limit] if limit else ordered

@@ -31,17 +31,19 @@ def index_rows(manifest: Manifest, directory: Path, evaluator: Evaluator) -> lis
     rows = []
     for index, entry in enumerate(manifest.entries):
         at_o0, at_oz = results[2 * index], results[2 * index + 1]
-        rows.append({
-            "uri": str(manifest.uri(entry)),
-            "dataset": manifest.dataset,
-            "package": entry.package,
-            "split": entry.split,
-            "language": entry.language,
-            "ir_instruction_count": at_o0.ir_instruction_count,
-            "size_o0": at_o0.size_bytes,
-            "size_oz": at_oz.size_bytes,
-            "sha256": entry.sha256,
-        })
+        rows.append(
+            {
+                "uri": str(manifest.uri(entry)),
+                "dataset": manifest.dataset,
+                "package": entry.package,
+                "split": entry.split,
+                "language": entry.language,
+                "ir_instruction_count": at_o0.ir_instruction_count,
+                "size_o0": at_o0.size_bytes,
+                "size_oz": at_oz.size_bytes,
+                "sha256": entry.sha256,
+            }
+        )
     return rows
 
 

@@ -42,9 +42,7 @@ def load_levels(evaluator: Evaluator, path: Path, extra_args: Sequence[str] = ()
         module = load_module(toolchain, path)
         return dict.fromkeys(REPORTED_BASELINES, module)
     with ThreadPoolExecutor(max_workers=len(REPORTED_BASELINES)) as pool:
-        modules = pool.map(
-            lambda level: load_module(toolchain, path, extra_args, level=level), REPORTED_BASELINES
-        )
+        modules = pool.map(lambda level: load_module(toolchain, path, extra_args, level=level), REPORTED_BASELINES)
         return dict(zip(REPORTED_BASELINES, modules, strict=True))
 
 

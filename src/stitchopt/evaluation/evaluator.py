@@ -163,9 +163,7 @@ class Evaluator:
             options=request.options,
         )
 
-    def evaluate(
-        self, module: IRModule, pipeline: str, options: CompileOptions = CompileOptions()
-    ) -> EvalResult:
+    def evaluate(self, module: IRModule, pipeline: str, options: CompileOptions = CompileOptions()) -> EvalResult:
         return self.evaluate_many([EvalRequest(module, pipeline, options)])[0]
 
     def evaluate_many(
@@ -186,9 +184,7 @@ class Evaluator:
                 pending.setdefault(key, []).append(index)
         if pending:
             with ThreadPoolExecutor(max_workers=min(self.jobs, len(pending))) as pool:
-                futures = {
-                    pool.submit(self._measure, requests[indices[0]]): key for key, indices in pending.items()
-                }
+                futures = {pool.submit(self._measure, requests[indices[0]]): key for key, indices in pending.items()}
                 try:
                     for future in as_completed(futures):
                         key = futures[future]

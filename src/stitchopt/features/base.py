@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.errors import InputError
-from stitchopt.features.module import IRModule
+from stitchopt.features.module import FeatureModule
 
 FloatVector = npt.NDArray[np.float64]
 IntSequence = npt.NDArray[np.int32]
@@ -34,7 +34,7 @@ class Representation(Protocol):
 
     def feature_names(self) -> tuple[str, ...]: ...
 
-    def extract(self, module: IRModule) -> FloatVector: ...
+    def extract(self, module: FeatureModule) -> FloatVector: ...
 
 
 @runtime_checkable
@@ -50,13 +50,13 @@ class SequenceRepresentation(Protocol):
     @property
     def vocabulary_size(self) -> int: ...
 
-    def encode(self, module: IRModule) -> IntSequence: ...
+    def encode(self, module: FeatureModule) -> IntSequence: ...
 
 
 AnyRepresentation = Representation | SequenceRepresentation
 
 
-def compute(representation: AnyRepresentation, module: IRModule) -> npt.NDArray[Any]:
+def compute(representation: AnyRepresentation, module: FeatureModule) -> npt.NDArray[Any]:
     """Run one representation, whichever protocol it follows."""
     if isinstance(representation, Representation):
         return representation.extract(module)
@@ -144,17 +144,17 @@ class FeatureCache:
         self.store = store
 
     @staticmethod
-    def key(representation: AnyRepresentation, module: IRModule) -> tuple[str, str, str, str]:
+    def key(representation: AnyRepresentation, module: FeatureModule) -> tuple[str, str, str, str]:
         return (representation.name, str(representation.version), module.toolchain.identity, module.sha256)
 
-    def get(self, representation: AnyRepresentation, module: IRModule) -> npt.NDArray[Any] | None:
+    def get(self, representation: AnyRepresentation, module: FeatureModule) -> npt.NDArray[Any] | None:
         data = self.store.get_artifact(self.KIND, *self.key(representation, module))
         return None if data is None else _from_bytes(data)
 
-    def put(self, representation: AnyRepresentation, module: IRModule, array: npt.NDArray[Any]) -> None:
+    def put(self, representation: AnyRepresentation, module: FeatureModule, array: npt.NDArray[Any]) -> None:
         self.store.put_artifact(self.KIND, _to_bytes(array), *self.key(representation, module))
 
-    def get_or_compute(self, representation: AnyRepresentation, module: IRModule) -> npt.NDArray[Any]:
+    def get_or_compute(self, representation: AnyRepresentation, module: FeatureModule) -> npt.NDArray[Any]:
         cached = self.get(representation, module)
         if cached is not None:
             return cached
@@ -164,7 +164,7 @@ class FeatureCache:
 
 
 def extract_all(
-    representations: Iterable[AnyRepresentation], module: IRModule, cache: FeatureCache | None = None
+    representations: Iterable[AnyRepresentation], module: FeatureModule, cache: FeatureCache | None = None
 ) -> dict[str, npt.NDArray[Any]]:
     """Every representation's output for one module, by representation name (names must be unique)."""
     results: dict[str, npt.NDArray[Any]] = {}

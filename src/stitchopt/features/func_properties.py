@@ -16,23 +16,55 @@ import numpy as np
 from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError, ToolchainError
 from stitchopt.features.base import FloatVector
-from stitchopt.features.module import IRModule
+from stitchopt.features.module import FeatureModule
 from stitchopt.toolchain.process import run_tool
 
 FUNCTION_FEATURES = (
-    "BasicBlockCount", "BlocksReachedFromConditionalInstruction", "Uses", "DirectCallsToDefinedFunctions",
-    "LoadInstCount", "StoreInstCount", "MaxLoopDepth", "TopLevelLoopCount", "TotalInstructionCount",
-    "BasicBlocksWithSingleSuccessor", "BasicBlocksWithTwoSuccessors", "BasicBlocksWithMoreThanTwoSuccessors",
-    "BasicBlocksWithSinglePredecessor", "BasicBlocksWithTwoPredecessors", "BasicBlocksWithMoreThanTwoPredecessors",
-    "BigBasicBlocks", "MediumBasicBlocks", "SmallBasicBlocks", "CastInstructionCount",
-    "FloatingPointInstructionCount", "IntegerInstructionCount", "ConstantIntOperandCount",
-    "ConstantFPOperandCount", "ConstantOperandCount", "InstructionOperandCount", "BasicBlockOperandCount",
-    "GlobalValueOperandCount", "InlineAsmOperandCount", "ArgumentOperandCount", "UnknownOperandCount",
-    "CriticalEdgeCount", "ControlFlowEdgeCount", "UnconditionalBranchCount", "IntrinsicCount", "DirectCallCount",
-    "IndirectCallCount", "CallReturnsIntegerCount", "CallReturnsFloatCount", "CallReturnsPointerCount",
-    "CallReturnsVectorIntCount", "CallReturnsVectorFloatCount", "CallReturnsVectorPointerCount",
-    "CallWithManyArgumentsCount", "CallWithPointerArgumentCount",
-)  # fmt: skip
+    "BasicBlockCount",
+    "BlocksReachedFromConditionalInstruction",
+    "Uses",
+    "DirectCallsToDefinedFunctions",
+    "LoadInstCount",
+    "StoreInstCount",
+    "MaxLoopDepth",
+    "TopLevelLoopCount",
+    "TotalInstructionCount",
+    "BasicBlocksWithSingleSuccessor",
+    "BasicBlocksWithTwoSuccessors",
+    "BasicBlocksWithMoreThanTwoSuccessors",
+    "BasicBlocksWithSinglePredecessor",
+    "BasicBlocksWithTwoPredecessors",
+    "BasicBlocksWithMoreThanTwoPredecessors",
+    "BigBasicBlocks",
+    "MediumBasicBlocks",
+    "SmallBasicBlocks",
+    "CastInstructionCount",
+    "FloatingPointInstructionCount",
+    "IntegerInstructionCount",
+    "ConstantIntOperandCount",
+    "ConstantFPOperandCount",
+    "ConstantOperandCount",
+    "InstructionOperandCount",
+    "BasicBlockOperandCount",
+    "GlobalValueOperandCount",
+    "InlineAsmOperandCount",
+    "ArgumentOperandCount",
+    "UnknownOperandCount",
+    "CriticalEdgeCount",
+    "ControlFlowEdgeCount",
+    "UnconditionalBranchCount",
+    "IntrinsicCount",
+    "DirectCallCount",
+    "IndirectCallCount",
+    "CallReturnsIntegerCount",
+    "CallReturnsFloatCount",
+    "CallReturnsPointerCount",
+    "CallReturnsVectorIntCount",
+    "CallReturnsVectorFloatCount",
+    "CallReturnsVectorPointerCount",
+    "CallWithManyArgumentsCount",
+    "CallWithPointerArgumentCount",
+)
 MAX_FEATURES = ("BasicBlockCount", "TotalInstructionCount", "MaxLoopDepth")
 FEATURE_NAMES = (*FUNCTION_FEATURES, "num_functions", *(f"max_{name}" for name in MAX_FEATURES))
 DEFAULT_TIMEOUT_S = 60.0
@@ -75,7 +107,7 @@ class FunctionProperties:
     def feature_names(self) -> tuple[str, ...]:
         return FEATURE_NAMES
 
-    def per_function(self, module: IRModule) -> dict[str, dict[str, int]]:
+    def per_function(self, module: FeatureModule) -> dict[str, dict[str, int]]:
         """Run the printer pass on the module; raise a one-line error when `opt` fails or times out."""
         argv = [
             module.toolchain.tool("opt"),
@@ -100,6 +132,6 @@ class FunctionProperties:
             raise InputError(f"{module.name}: opt cannot analyse the module: {error}; check it with llvm-as")
         return parse_function_properties(run.stderr_text)
 
-    def extract(self, module: IRModule) -> FloatVector:
+    def extract(self, module: FeatureModule) -> FloatVector:
         totals = aggregate(self.per_function(module))
         return np.array([totals[name] for name in FEATURE_NAMES], dtype=np.float64)

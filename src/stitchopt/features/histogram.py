@@ -29,15 +29,31 @@ from stitchopt.features.irtext import (
     aggregate_parts,
     read_type,
 )
-from stitchopt.features.module import IRModule
+from stitchopt.features.module import FeatureModule
 
 TYPE_BINS = (
-    "i1", "i8", "i16", "i32", "i64", "int_other", "float", "double", "pointer", "vector", "aggregate", "void", "other",
-)  # fmt: skip
+    "i1",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "int_other",
+    "float",
+    "double",
+    "pointer",
+    "vector",
+    "aggregate",
+    "void",
+    "other",
+)
 MODULE_COUNTS = (
-    "defined_functions", "declared_functions", "global_variables", "string_constants",
-    "constant_data_bytes", "variable_data_bytes",
-)  # fmt: skip
+    "defined_functions",
+    "declared_functions",
+    "global_variables",
+    "string_constants",
+    "constant_data_bytes",
+    "variable_data_bytes",
+)
 FEATURE_NAMES = (
     *(f"op_{op}" for op in OPCODES),
     *(f"type_{name}" for name in TYPE_BINS),
@@ -217,6 +233,6 @@ class OpcodeTypeHistogram:
     def feature_names(self) -> tuple[str, ...]:
         return FEATURE_NAMES
 
-    def extract(self, module: IRModule) -> FloatVector:
+    def extract(self, module: FeatureModule) -> FloatVector:
         counts = histogram_counts(module.text)
         return np.array([counts[name] for name in FEATURE_NAMES], dtype=np.float64)

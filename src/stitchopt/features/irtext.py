@@ -13,22 +13,69 @@ import re
 # Every LLVM 19 instruction opcode as the IR printer spells it, in `llvm/IR/Instruction.def` order
 # (terminators, unary, binary, memory, casts, funclet pads, other).
 TERMINATOR_OPS = (
-    "ret", "br", "switch", "indirectbr", "invoke", "resume", "unreachable",
-    "cleanupret", "catchret", "catchswitch", "callbr",
-)  # fmt: skip
+    "ret",
+    "br",
+    "switch",
+    "indirectbr",
+    "invoke",
+    "resume",
+    "unreachable",
+    "cleanupret",
+    "catchret",
+    "catchswitch",
+    "callbr",
+)
 BINARY_OPS = (
-    "add", "fadd", "sub", "fsub", "mul", "fmul", "udiv", "sdiv", "fdiv", "urem", "srem", "frem",
-    "shl", "lshr", "ashr", "and", "or", "xor",
-)  # fmt: skip
+    "add",
+    "fadd",
+    "sub",
+    "fsub",
+    "mul",
+    "fmul",
+    "udiv",
+    "sdiv",
+    "fdiv",
+    "urem",
+    "srem",
+    "frem",
+    "shl",
+    "lshr",
+    "ashr",
+    "and",
+    "or",
+    "xor",
+)
 MEMORY_OPS = ("alloca", "load", "store", "getelementptr", "fence", "cmpxchg", "atomicrmw")
 CAST_OPS = (
-    "trunc", "zext", "sext", "fptoui", "fptosi", "uitofp", "sitofp", "fptrunc", "fpext",
-    "ptrtoint", "inttoptr", "bitcast", "addrspacecast",
-)  # fmt: skip
+    "trunc",
+    "zext",
+    "sext",
+    "fptoui",
+    "fptosi",
+    "uitofp",
+    "sitofp",
+    "fptrunc",
+    "fpext",
+    "ptrtoint",
+    "inttoptr",
+    "bitcast",
+    "addrspacecast",
+)
 OTHER_OPS = (
-    "icmp", "fcmp", "phi", "call", "select", "va_arg", "extractelement", "insertelement", "shufflevector",
-    "extractvalue", "insertvalue", "landingpad", "freeze",
-)  # fmt: skip
+    "icmp",
+    "fcmp",
+    "phi",
+    "call",
+    "select",
+    "va_arg",
+    "extractelement",
+    "insertelement",
+    "shufflevector",
+    "extractvalue",
+    "insertvalue",
+    "landingpad",
+    "freeze",
+)
 OPCODES = (*TERMINATOR_OPS, "fneg", *BINARY_OPS, *MEMORY_OPS, *CAST_OPS, "cleanuppad", "catchpad", *OTHER_OPS)
 OPCODE_SET = frozenset(OPCODES)
 

@@ -24,7 +24,7 @@ TOOL_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True, eq=False)
-class IRModule:
+class FeatureModule:
     """Bitcode or textual IR bytes; the canonical text is computed on first use, once, and kept."""
 
     toolchain: Toolchain = field(repr=False)
@@ -34,11 +34,11 @@ class IRModule:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @classmethod
-    def from_bytes(cls, toolchain: Toolchain, data: bytes, name: str = "<module>") -> IRModule:
+    def from_bytes(cls, toolchain: Toolchain, data: bytes, name: str = "<module>") -> FeatureModule:
         return cls(toolchain, bytes(data), name)
 
     @classmethod
-    def from_path(cls, toolchain: Toolchain, path: str | Path) -> IRModule:
+    def from_path(cls, toolchain: Toolchain, path: str | Path) -> FeatureModule:
         path = Path(path)
         try:
             data = path.read_bytes()

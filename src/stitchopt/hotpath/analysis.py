@@ -34,8 +34,11 @@ def without_profile(ir_text: str) -> str:
 
 def analyse(toolchain: Toolchain, ir_text: str) -> dict[str, FunctionAnalysis]:
     """Frequencies and loops of every defined function (one `opt` run)."""
-    done = run_tool([toolchain.tool("opt"), "-passes=function(print<block-freq>,print<loops>)", "-disable-output",
-                     "-"], stdin=ir_text.encode(), timeout=ANALYSIS_TIMEOUT_S)  # fmt: skip
+    done = run_tool(
+        [toolchain.tool("opt"), "-passes=function(print<block-freq>,print<loops>)", "-disable-output", "-"],
+        stdin=ir_text.encode(),
+        timeout=ANALYSIS_TIMEOUT_S,
+    )
     if done.returncode != 0 or done.timed_out:
         raise InputError(f"opt could not analyse the module: {first_error(done.stderr_text) or 'timed out'}")
     frequencies: dict[str, list[float]] = {}
@@ -64,8 +67,10 @@ def analyse(toolchain: Toolchain, ir_text: str) -> dict[str, FunctionAnalysis]:
                     headers[current].add(label)
     return {
         name: FunctionAnalysis(
-            tuple(freqs), tuple(counts[name]) if len(counts[name]) == len(freqs) and freqs else None,
-            depths.get(name, {}), frozenset(headers.get(name, set())),
-        )  # fmt: skip
+            tuple(freqs),
+            tuple(counts[name]) if len(counts[name]) == len(freqs) and freqs else None,
+            depths.get(name, {}),
+            frozenset(headers.get(name, set())),
+        )
         for name, freqs in frequencies.items()
     }

@@ -15,23 +15,75 @@ from stitchopt.hotpath.ir_blocks import Function, parse_functions
 from stitchopt.toolchain.discovery import Toolchain
 
 OPCODE_GROUPS = {
-    "load": {"load"}, "store": {"store"}, "call": {"call", "invoke", "callbr"},
-    "branch": {"br", "switch", "indirectbr"}, "return": {"ret"}, "compare": {"icmp", "fcmp"},
-    "arithmetic": {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor",
-                   "fadd", "fsub", "fmul", "fdiv", "frem", "fneg"},
-    "address": {"getelementptr"}, "phi": {"phi"}, "alloca": {"alloca"},
-    "cast": {"trunc", "zext", "sext", "fptrunc", "fpext", "fptoui", "fptosi", "uitofp", "sitofp", "ptrtoint",
-             "inttoptr", "bitcast", "addrspacecast"},
+    "load": {"load"},
+    "store": {"store"},
+    "call": {"call", "invoke", "callbr"},
+    "branch": {"br", "switch", "indirectbr"},
+    "return": {"ret"},
+    "compare": {"icmp", "fcmp"},
+    "arithmetic": {
+        "add",
+        "sub",
+        "mul",
+        "udiv",
+        "sdiv",
+        "urem",
+        "srem",
+        "shl",
+        "lshr",
+        "ashr",
+        "and",
+        "or",
+        "xor",
+        "fadd",
+        "fsub",
+        "fmul",
+        "fdiv",
+        "frem",
+        "fneg",
+    },
+    "address": {"getelementptr"},
+    "phi": {"phi"},
+    "alloca": {"alloca"},
+    "cast": {
+        "trunc",
+        "zext",
+        "sext",
+        "fptrunc",
+        "fpext",
+        "fptoui",
+        "fptosi",
+        "uitofp",
+        "sitofp",
+        "ptrtoint",
+        "inttoptr",
+        "bitcast",
+        "addrspacecast",
+    },
     "select": {"select"},
-}  # fmt: skip
+}
 FEATURES = (
-    "log instructions", *(f"share {group}" for group in OPCODE_GROUPS), "log calls (not intrinsics)",
-    "successors", "predecessors", "is entry", "returns", "unreachable", "loop depth", "loop header",
-    "log static frequency in function", "log static frequency in program", "position in function",
-    "log blocks in function", "is main", "log static call sites of function", "log static calls of function",
-    "inline or template code (linkonce_odr)", "static frequency percentile in program",
+    "log instructions",
+    *(f"share {group}" for group in OPCODE_GROUPS),
+    "log calls (not intrinsics)",
+    "successors",
+    "predecessors",
+    "is entry",
+    "returns",
+    "unreachable",
+    "loop depth",
+    "loop header",
+    "log static frequency in function",
+    "log static frequency in program",
+    "position in function",
+    "log blocks in function",
+    "is main",
+    "log static call sites of function",
+    "log static calls of function",
+    "inline or template code (linkonce_odr)",
+    "static frequency percentile in program",
     "log share of program static frequency",
-)  # fmt: skip
+)
 MAX_ESTIMATE = 1e12
 PROPAGATION_ROUNDS = 8
 
@@ -72,15 +124,18 @@ def call_estimates(functions: list[Function], analyses: Mapping[str, FunctionAna
     estimate = {f.name: 1.0 for f in functions}
     for _ in range(PROPAGATION_ROUNDS):
         estimate = {
-            f.name: min(MAX_ESTIMATE, (0.0 if sites[f.name] else 1.0) +
-                        sum(estimate[caller] * freq for caller, freq in sites[f.name]))
+            f.name: min(
+                MAX_ESTIMATE,
+                (0.0 if sites[f.name] else 1.0) + sum(estimate[caller] * freq for caller, freq in sites[f.name]),
+            )
             for f in functions
-        }  # fmt: skip
+        }
     return estimate
 
 
-def _block_features(function: Function, analysis: FunctionAnalysis, estimate: float, call_sites: int,
-                    calls: float) -> np.ndarray:  # fmt: skip
+def _block_features(
+    function: Function, analysis: FunctionAnalysis, estimate: float, call_sites: int, calls: float
+) -> np.ndarray:
     index = function.index()
     predecessors = [0] * len(function.blocks)
     for block in function.blocks:
@@ -94,14 +149,28 @@ def _block_features(function: Function, analysis: FunctionAnalysis, estimate: fl
         shares = [sum(op in group for op in block.opcodes) / count for group in OPCODE_GROUPS.values()]
         intrinsics = sum(c.startswith("llvm.") for c in block.callees)
         freq = analysis.frequencies[i] if i < len(analysis.frequencies) else 0.0
-        rows.append([
-            math.log1p(count), *shares, math.log1p(max(len(block.callees) - intrinsics, 0)),
-            len(block.successors), predecessors[i], float(i == 0), float("ret" in block.opcodes),
-            float("unreachable" in block.opcodes), analysis.loop_depth.get(block.label, 0),
-            float(block.label in analysis.loop_headers), math.log(freq + 1e-9), math.log(freq * estimate + 1e-9),
-            i / last, math.log1p(len(function.blocks)), float(function.name == "main"), math.log1p(call_sites),
-            math.log1p(calls), float(function.linkage.startswith("linkonce")),
-        ])  # fmt: skip
+        rows.append(
+            [
+                math.log1p(count),
+                *shares,
+                math.log1p(max(len(block.callees) - intrinsics, 0)),
+                len(block.successors),
+                predecessors[i],
+                float(i == 0),
+                float("ret" in block.opcodes),
+                float("unreachable" in block.opcodes),
+                analysis.loop_depth.get(block.label, 0),
+                float(block.label in analysis.loop_headers),
+                math.log(freq + 1e-9),
+                math.log(freq * estimate + 1e-9),
+                i / last,
+                math.log1p(len(function.blocks)),
+                float(function.name == "main"),
+                math.log1p(call_sites),
+                math.log1p(calls),
+                float(function.linkage.startswith("linkonce")),
+            ]
+        )
     return np.array(rows, dtype=np.float64).reshape(len(function.blocks), len(FEATURES) - 2)
 
 
@@ -123,22 +192,30 @@ def program_blocks(toolchain: Toolchain, name: str, plain_ir: str, annotated_ir:
     result = []
     for function in functions:
         analysis = analyses[function.name]
-        features = _block_features(function, analysis, estimates[function.name], site_counts[function.name],
-                                   call_weights[function.name])  # fmt: skip
+        features = _block_features(
+            function, analysis, estimates[function.name], site_counts[function.name], call_weights[function.name]
+        )
         index = function.index()
         measured = counted.get(function.name)
         counts = None
         if annotated_ir is not None:
             # functions the run never entered carry no counts: zero executions
             values = measured.counts if measured is not None else None
-            counts = np.array(values if values and len(values) == len(function.blocks) else [0] * len(function.blocks),
-                              dtype=np.float64)  # fmt: skip
-        result.append(FunctionBlocks(
-            function.name, tuple(b.label for b in function.blocks), features,
-            np.array(analysis.frequencies, dtype=np.float64) * estimates[function.name],
-            np.array([analysis.loop_depth.get(b.label, 0) for b in function.blocks], dtype=np.float64),
-            tuple(tuple(index[s] for s in b.successors if s in index) for b in function.blocks), counts,
-        ))  # fmt: skip
+            counts = np.array(
+                values if values and len(values) == len(function.blocks) else [0] * len(function.blocks),
+                dtype=np.float64,
+            )
+        result.append(
+            FunctionBlocks(
+                function.name,
+                tuple(b.label for b in function.blocks),
+                features,
+                np.array(analysis.frequencies, dtype=np.float64) * estimates[function.name],
+                np.array([analysis.loop_depth.get(b.label, 0) for b in function.blocks], dtype=np.float64),
+                tuple(tuple(index[s] for s in b.successors if s in index) for b in function.blocks),
+                counts,
+            )
+        )
     return ProgramBlocks(name, tuple(_with_program_columns(result)))
 
 

@@ -14,9 +14,11 @@ from stitchopt.hotpath.labels import DEFAULT_SHARE, hot_blocks
 
 
 def train_boosted(
-    programs: Sequence[ProgramBlocks], validation: Sequence[ProgramBlocks], seed: int = 0,
+    programs: Sequence[ProgramBlocks],
+    validation: Sequence[ProgramBlocks],
+    seed: int = 0,
     share: float = DEFAULT_SHARE,
-) -> Predictor:  # fmt: skip
+) -> Predictor:
     """Fit on `programs`; the hot cut-off is chosen on `validation`, as for the LSTM."""
     features = np.concatenate([f.features for p in programs for f in p.functions])
     labels = np.concatenate([hot_blocks(p, share) for p in programs])
@@ -25,8 +27,13 @@ def train_boosted(
     def probabilities(program: ProgramBlocks) -> list[np.ndarray]:
         return [classifier.predict_proba(f.features)[:, 1] for f in program.functions]
 
-    threshold = best_threshold([np.concatenate(probabilities(p)) for p in validation],
-                               [hot_blocks(p, share) for p in validation]) if validation else 0.5  # fmt: skip
+    threshold = (
+        best_threshold(
+            [np.concatenate(probabilities(p)) for p in validation], [hot_blocks(p, share) for p in validation]
+        )
+        if validation
+        else 0.5
+    )
 
     def predict(program: ProgramBlocks) -> Prediction:
         return from_probabilities(program, probabilities(program), threshold)

@@ -38,9 +38,15 @@ class CorpusProgram:
 
 
 def corpus_programs(
-    toolchain: Toolchain, store: EvaluationStore | None, *, csmith: int = 100, humaneval: int | None = None,
-    data_dir: Path | None = None, seed: int = 1, jobs: int = 1,
-) -> list[CorpusProgram]:  # fmt: skip
+    toolchain: Toolchain,
+    store: EvaluationStore | None,
+    *,
+    csmith: int = 100,
+    humaneval: int | None = None,
+    data_dir: Path | None = None,
+    seed: int = 1,
+    jobs: int = 1,
+) -> list[CorpusProgram]:
     programs = [CorpusProgram("demo", source_program(path)) for path in sorted(demo_programs().values())]
     programs += [CorpusProgram("humaneval", p) for p in load_suite("humaneval", data_dir).limited(humaneval).programs]
     if csmith:
@@ -55,14 +61,21 @@ class ProfiledCorpus:
     failed: tuple[str, ...]  # name: why
 
     def split(self, name: str, origin: str | None = None) -> list[ProgramBlocks]:
-        return [blocks for program, blocks in self.programs
-                if program.split == name and (origin is None or program.origin == origin)]  # fmt: skip
+        return [
+            blocks
+            for program, blocks in self.programs
+            if program.split == name and (origin is None or program.origin == origin)
+        ]
 
 
 def profile_corpus(
-    toolchain: Toolchain, programs: Sequence[CorpusProgram], store: EvaluationStore | None, *, jobs: int = 1,
+    toolchain: Toolchain,
+    programs: Sequence[CorpusProgram],
+    store: EvaluationStore | None,
+    *,
+    jobs: int = 1,
     on_program: Callable[[int], None] | None = None,
-) -> ProfiledCorpus:  # fmt: skip
+) -> ProfiledCorpus:
     """Profile every program (cached in the store); programs that do not build, run or profile are listed
     in `failed`, and programs whose run executed no block are left out."""
 

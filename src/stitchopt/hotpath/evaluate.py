@@ -34,7 +34,7 @@ def static_frequency(program: ProgramBlocks, share: float = DEFAULT_SHARE) -> Pr
 
 def loop_depth(program: ProgramBlocks, share: float = DEFAULT_SHARE) -> Prediction:
     """Each loop level counts ten times the one around it; calls are ignored."""
-    estimate = np.concatenate([10.0 ** f.loop_depth for f in program.functions])
+    estimate = np.concatenate([10.0**f.loop_depth for f in program.functions])
     return Prediction(covering(estimate, share), function_totals(program, estimate))
 
 
@@ -95,5 +95,13 @@ def score(method: str, predictor: Predictor, programs: Sequence[ProgramBlocks], 
     precision = hits / predicted.sum() if predicted.sum() else 0.0
     recall = hits / truth.sum() if truth.sum() else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return Scores(method, len(programs), len(truth), float((truth == predicted).mean()), precision, recall, f1,
-                  float(np.mean(overlaps)) if overlaps else math.nan)  # fmt: skip
+    return Scores(
+        method,
+        len(programs),
+        len(truth),
+        float((truth == predicted).mean()),
+        precision,
+        recall,
+        f1,
+        float(np.mean(overlaps)) if overlaps else math.nan,
+    )

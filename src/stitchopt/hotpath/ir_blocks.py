@@ -13,8 +13,19 @@ _TARGET_RE = re.compile(r'label %("(?:[^"\\]|\\.)*"|[-\w$.]+)')
 _CALLEE_RE = re.compile(r'\b(?:call|invoke)\b[^@]*?@("(?:[^"\\]|\\.)*"|[-\w$.]+)\(')
 _ASSIGN_RE = re.compile(r"^\s*%\S+\s*=\s*")
 _PREFIXES = {"tail", "musttail", "notail"}
-TERMINATORS = {"br", "switch", "ret", "unreachable", "indirectbr", "invoke", "resume", "callbr", "cleanupret",
-               "catchret", "catchswitch"}  # fmt: skip
+TERMINATORS = {
+    "br",
+    "switch",
+    "ret",
+    "unreachable",
+    "indirectbr",
+    "invoke",
+    "resume",
+    "callbr",
+    "cleanupret",
+    "catchret",
+    "catchswitch",
+}
 
 
 @dataclass(frozen=True)
@@ -53,8 +64,18 @@ def _entry_label(define: str) -> str:
     return str(max(numbered) + 1) if numbered else "0"
 
 
-_LINKAGES = ("private", "internal", "available_externally", "linkonce_odr", "linkonce", "weak_odr", "weak",
-             "common", "appending", "extern_weak")  # fmt: skip
+_LINKAGES = (
+    "private",
+    "internal",
+    "available_externally",
+    "linkonce_odr",
+    "linkonce",
+    "weak_odr",
+    "weak",
+    "common",
+    "appending",
+    "extern_weak",
+)
 
 
 def _linkage(define: str) -> str:

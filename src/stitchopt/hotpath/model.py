@@ -39,8 +39,8 @@ def lstm_direction(inputs: np.ndarray, weights: dict[str, np.ndarray], suffix: s
     outputs = np.empty((len(inputs), hidden))
     for t in range(len(inputs)):
         gates = projected[t] + w_hh @ h
-        i, f, o = (_sigmoid(gates[k * hidden:(k + 1) * hidden]) for k in (0, 1, 3))
-        c = f * c + i * np.tanh(gates[2 * hidden:3 * hidden])
+        i, f, o = (_sigmoid(gates[k * hidden : (k + 1) * hidden]) for k in (0, 1, 3))
+        c = f * c + i * np.tanh(gates[2 * hidden : 3 * hidden])
         h = o * np.tanh(c)
         outputs[t] = h
     return outputs
@@ -72,8 +72,15 @@ class HotPathModel:
         return [self.function_probabilities(f.features) for f in program.functions]
 
     def save_pretrained(self, directory: Path) -> None:
-        config = {"kind": KIND, "format": FORMAT, "stitchopt": __version__, "features": list(FEATURES),
-                  "hidden": self.hidden, "threshold": self.threshold, "trained_on": self.trained_on}  # fmt: skip
+        config = {
+            "kind": KIND,
+            "format": FORMAT,
+            "stitchopt": __version__,
+            "features": list(FEATURES),
+            "hidden": self.hidden,
+            "threshold": self.threshold,
+            "trained_on": self.trained_on,
+        }
         arrays = {"mean": self.mean, "scale": self.scale, **{k: v.astype(np.float32) for k, v in self.weights.items()}}
         save_model_directory(directory, config, arrays)
 
@@ -81,7 +88,9 @@ class HotPathModel:
     def from_pretrained(cls, directory: Path = DEFAULT_HOT_MODEL_DIR) -> HotPathModel:
         config, arrays = read_model_directory(directory, "hot-path model")
         if config.get("kind") != KIND or config.get("features") != list(FEATURES):
-            raise InputError(f"{directory}: a hot-path model for other block features; retrain it with "
-                             "`python benchmarks/hot_paths.py --save-model DIR`")  # fmt: skip
+            raise InputError(
+                f"{directory}: a hot-path model for other block features; retrain it with "
+                "`python benchmarks/hot_paths.py --save-model DIR`"
+            )
         mean, scale = arrays.pop("mean"), arrays.pop("scale")
         return cls(mean, scale, arrays, config.get("trained_on", {}), float(config.get("threshold", DEFAULT_THRESHOLD)))

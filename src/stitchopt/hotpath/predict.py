@@ -38,8 +38,11 @@ def hotness(model: HotPathModel, program: ProgramBlocks) -> list[FunctionHotness
     rows = []
     for function, probabilities in zip(program.functions, model.predict(program), strict=True):
         hot = tuple(label for label, p in zip(function.labels, probabilities, strict=True) if p >= model.threshold)
-        rows.append(FunctionHotness(function.name, float(probabilities.sum()), hot, _path(function, probabilities),
-                                    len(function.labels)))  # fmt: skip
+        rows.append(
+            FunctionHotness(
+                function.name, float(probabilities.sum()), hot, _path(function, probabilities), len(function.labels)
+            )
+        )
     return sorted(rows, key=lambda row: (-len(row.hot_blocks), -row.score, row.name))
 
 

@@ -43,15 +43,32 @@ def _suffix(program: SuiteProgram) -> str:
 
 
 def _driver(toolchain: Toolchain, program: SuiteProgram) -> list[str]:
-    return [toolchain.tool("clang"), *(["--driver-mode=g++"] if program.language == "c++" else []), "-w",
-            *program.compile_args]  # fmt: skip
+    return [
+        toolchain.tool("clang"),
+        *(["--driver-mode=g++"] if program.language == "c++" else []),
+        "-w",
+        *program.compile_args,
+    ]
 
 
 def front_end_ir(toolchain: Toolchain, program: SuiteProgram, source: Path, profile: Path | None = None) -> str:
     """Unoptimized IR text as the autotuner's front end makes it (optionally annotated with `profile`)."""
     use = [f"-fprofile-instr-use={profile}"] if profile is not None else []
-    done = run_tool([*_driver(toolchain, program), f"-{FRONTEND_LEVEL}", "-Xclang", "-disable-llvm-passes", *use,
-                     "-emit-llvm", "-S", str(source), "-o", "-"], timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    done = run_tool(
+        [
+            *_driver(toolchain, program),
+            f"-{FRONTEND_LEVEL}",
+            "-Xclang",
+            "-disable-llvm-passes",
+            *use,
+            "-emit-llvm",
+            "-S",
+            str(source),
+            "-o",
+            "-",
+        ],
+        timeout=FRONTEND_TIMEOUT_S,
+    )
     if done.returncode != 0 or done.timed_out:
         raise InputError(f"{program.name}: front end failed: {first_error(done.stderr_text) or 'timed out'}")
     return done.stdout.decode(errors="replace")
@@ -64,24 +81,40 @@ class InstrumentedRun:
 
 
 def instrumented_run(
-    toolchain: Toolchain, driver: Sequence[str], source: Path, link_args: Sequence[str], argv: Sequence[str],
-    work: Path, *, stdin: bytes | None = None, timeout: float = RUN_TIMEOUT_S,
-) -> InstrumentedRun:  # fmt: skip
+    toolchain: Toolchain,
+    driver: Sequence[str],
+    source: Path,
+    link_args: Sequence[str],
+    argv: Sequence[str],
+    work: Path,
+    *,
+    stdin: bytes | None = None,
+    timeout: float = RUN_TIMEOUT_S,
+) -> InstrumentedRun:
     """Build `source` with front-end instrumentation, run `argv` (`{exe}` stands for the program) in `work` under
     time and memory limits, and merge its counters into `work/run.profdata`."""
     require_profile_runtime(toolchain)
     exe, raw, merged = work / "program", work / "run.profraw", work / "run.profdata"
-    build = run_tool([*driver, "-O0", "-fprofile-instr-generate", str(source), "-o", str(exe), *link_args],
-                     timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    build = run_tool(
+        [*driver, "-O0", "-fprofile-instr-generate", str(source), "-o", str(exe), *link_args],
+        timeout=FRONTEND_TIMEOUT_S,
+    )
     if build.returncode != 0:
         raise InputError(f"{source.name}: profiling build failed: {first_error(build.stderr_text)}")
     command = [str(exe) if word == "{exe}" else word for word in argv] or [str(exe)]
-    done = run_tool(command, stdin=stdin, timeout=timeout, memory_bytes=RUN_MEMORY_BYTES, cwd=str(work),
-                    env={**os.environ, "LLVM_PROFILE_FILE": str(raw)})  # fmt: skip
+    done = run_tool(
+        command,
+        stdin=stdin,
+        timeout=timeout,
+        memory_bytes=RUN_MEMORY_BYTES,
+        cwd=str(work),
+        env={**os.environ, "LLVM_PROFILE_FILE": str(raw)},
+    )
     if not raw.is_file():
         return InstrumentedRun(None, done.timed_out)
-    merge = run_tool([toolchain.tool("llvm-profdata"), "merge", "-o", str(merged), str(raw)],
-                     timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    merge = run_tool(
+        [toolchain.tool("llvm-profdata"), "merge", "-o", str(merged), str(raw)], timeout=FRONTEND_TIMEOUT_S
+    )
     if merge.returncode != 0:
         raise InputError(f"llvm-profdata merge failed: {first_error(merge.stderr_text)}")
     return InstrumentedRun(merged, done.timed_out)
@@ -93,8 +126,16 @@ def profile_program(toolchain: Toolchain, program: SuiteProgram, timeout: float 
         work = Path(scratch)
         source = work / f"program{_suffix(program)}"
         source.write_text(program.source)
-        run = instrumented_run(toolchain, _driver(toolchain, program), source, program.link_args,
-                               ["{exe}", *program.run_args], work, stdin=program.stdin, timeout=timeout)  # fmt: skip
+        run = instrumented_run(
+            toolchain,
+            _driver(toolchain, program),
+            source,
+            program.link_args,
+            ["{exe}", *program.run_args],
+            work,
+            stdin=program.stdin,
+            timeout=timeout,
+        )
         plain = front_end_ir(toolchain, program, source)
         annotated = front_end_ir(toolchain, program, source, run.profile) if run.profile is not None else None
         return ProfiledModule(plain, annotated)
@@ -102,8 +143,17 @@ def profile_program(toolchain: Toolchain, program: SuiteProgram, timeout: float 
 
 def program_key(program: SuiteProgram) -> str:
     """Everything that decides the profile: source, flags, arguments and input."""
-    parts = [program.language, program.source, *program.compile_args, "\0", *program.link_args, "\0",
-             *program.run_args, "\0", (program.stdin or b"").hex()]  # fmt: skip
+    parts = [
+        program.language,
+        program.source,
+        *program.compile_args,
+        "\0",
+        *program.link_args,
+        "\0",
+        *program.run_args,
+        "\0",
+        (program.stdin or b"").hex(),
+    ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

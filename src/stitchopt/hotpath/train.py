@@ -50,17 +50,18 @@ def function_examples(programs: Sequence[ProgramBlocks], share: float) -> list[t
     return examples
 
 
-def _batches(examples: list[tuple[np.ndarray, np.ndarray]], mean: np.ndarray, scale: np.ndarray,
-             order: Sequence[int], size: int) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:  # fmt: skip
+def _batches(
+    examples: list[tuple[np.ndarray, np.ndarray]], mean: np.ndarray, scale: np.ndarray, order: Sequence[int], size: int
+) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     batches = []
     for start in range(0, len(order), size):
-        chosen = [examples[i] for i in order[start:start + size]]
+        chosen = [examples[i] for i in order[start : start + size]]
         longest = max(len(x) for x, _ in chosen)
         x = np.zeros((len(chosen), longest, len(FEATURES)))
         y = np.full((len(chosen), longest), -1.0)
         for row, (features, labels) in enumerate(chosen):
-            x[row, :len(features)] = (features - mean) / scale
-            y[row, :len(labels)] = labels
+            x[row, : len(features)] = (features - mean) / scale
+            y[row, : len(labels)] = labels
         lengths = torch.tensor([len(f) for f, _ in chosen])
         batches.append((torch.tensor(x, dtype=torch.float32), torch.tensor(y, dtype=torch.float32), lengths))
     return batches
@@ -104,11 +105,18 @@ def train_lstm(
                 break
     assert best_state is not None
     weights = {k: v.numpy().astype(np.float64) for k, v in best_state.items()}
-    trained_on = {"programs": len(train), "functions": len(examples), "validation_programs": len(validation),
-                  "share": config.share, "hidden": config.hidden, "seed": config.seed}  # fmt: skip
+    trained_on = {
+        "programs": len(train),
+        "functions": len(examples),
+        "validation_programs": len(validation),
+        "share": config.share,
+        "hidden": config.hidden,
+        "seed": config.seed,
+    }
     model = HotPathModel(mean, scale, weights, trained_on)
     if validation:
-        model.threshold = best_threshold([np.concatenate(model.predict(p)) for p in validation],
-                                         [hot_blocks(p, config.share) for p in validation])  # fmt: skip
+        model.threshold = best_threshold(
+            [np.concatenate(model.predict(p)) for p in validation], [hot_blocks(p, config.share) for p in validation]
+        )
         model.trained_on["threshold chosen on"] = "validation F1"
     return model

@@ -114,7 +114,8 @@ def evaluate_model(
             ratios["autotuner"] = min(autotuner[str(benchmark.path)], 1.0)
         for name, propose in (proposers or {}).items():
             ratios[f"{name} + backup"], compilations[f"{name} + backup"] = _proposed(
-                evaluator, catalogue, module, propose(module), oz)  # fmt: skip
+                evaluator, catalogue, module, propose(module), oz
+            )
         outcomes.append(ProgramOutcome(benchmark.uri, oz.size_bytes, ratios, compilations, inference_ms))
         predicted_sizes.append(model.predict_sizes(features)[0])
         actual_sizes.append(_actual_sizes(o0, oz, o3, [measured[p] for p in model.lists]))
@@ -124,9 +125,14 @@ def evaluate_model(
     times = [o.inference_ms for o in outcomes]
     sources = {"toolchain": evaluator.toolchain.identity, "catalogue": catalogue.identity, "model": model.identity}
     return Evaluation(
-        tuple(outcomes), summarize(outcomes), errors,
-        float(np.median(times)) if times else 0.0, max(times, default=0.0), skipped, sources,
-    )  # fmt: skip
+        tuple(outcomes),
+        summarize(outcomes),
+        errors,
+        float(np.median(times)) if times else 0.0,
+        max(times, default=0.0),
+        skipped,
+        sources,
+    )
 
 
 def _proposed(
@@ -169,8 +175,14 @@ def _actual_sizes(o0: EvalResult, oz: EvalResult, o3: EvalResult, lists: list[Ev
     def value(number: int | None) -> float:
         return float(number) if number else math.nan
 
-    return [value(o0.size_bytes), value(o0.ir_instruction_count), value(oz.size_bytes),
-            value(oz.ir_instruction_count), value(o3.size_bytes), *(value(r.size_bytes) for r in lists)]  # fmt: skip
+    return [
+        value(o0.size_bytes),
+        value(o0.ir_instruction_count),
+        value(oz.size_bytes),
+        value(oz.ir_instruction_count),
+        value(o3.size_bytes),
+        *(value(r.size_bytes) for r in lists),
+    ]
 
 
 def summarize(outcomes: Sequence[ProgramOutcome]) -> tuple[MethodSummary, ...]:
@@ -187,11 +199,17 @@ def summarize(outcomes: Sequence[ProgramOutcome]) -> tuple[MethodSummary, ...]:
         share = None
         if autotuner_gain and method != "autotuner":
             share = (_gain([o.ratios[method] for o in tuned if method in o.ratios]) or 0.0) / autotuner_gain
-        summaries.append(MethodSummary(
-            method, -(_gain(list(ratios)) or 0.0) if ratios.size else 0.0, float((ratios < 1).mean()),
-            float((ratios == 1).mean()), float((ratios > 1).mean()),
-            float(np.mean(compilations)) if compilations else None, share,
-        ))  # fmt: skip
+        summaries.append(
+            MethodSummary(
+                method,
+                -(_gain(list(ratios)) or 0.0) if ratios.size else 0.0,
+                float((ratios < 1).mean()),
+                float((ratios == 1).mean()),
+                float((ratios > 1).mean()),
+                float(np.mean(compilations)) if compilations else None,
+                share,
+            )
+        )
     return tuple(summaries)
 
 
@@ -222,6 +240,7 @@ def evaluate_dataset(
     autotuner: Path | None = None,
     llm_compiler: Path | None = None,
     jobs: int | None = None,
+    backend: str | None = None,
     cache_dir: Path | None = None,
     llvm: Path | None = None,
 ) -> tuple[Evaluation, str]:
@@ -238,7 +257,7 @@ def evaluate_dataset(
 
         proposers["LLM Compiler"] = llm_compiler_proposer(toolchain, catalogue, LLMCompiler(llm_compiler))
     store = EvaluationStore((cache_dir or default_cache_dir()) / DB_NAME)
-    with Evaluator(toolchain, store, jobs=jobs) as evaluator:
+    with Evaluator(toolchain, store, jobs=jobs, backend=backend) as evaluator:
         evaluation = evaluate_model(evaluator, catalogue, model, chosen, ks=ks, autotuner=ratios, proposers=proposers)
     packages = len({b.package for b in chosen})
     title = f"{dataset} split={split}: {len(evaluation.programs)} programs from {packages} packages"

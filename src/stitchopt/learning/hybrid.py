@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -50,16 +49,28 @@ class HybridChoice:
 
 
 def profile_counts(
-    toolchain: Toolchain, source: Path, run: str, extra_args: Sequence[str] = (), timeout: float = 120.0
+    toolchain: Toolchain,
+    source: Path,
+    run_args: Sequence[str] = (),
+    extra_args: Sequence[str] = (),
+    timeout: float = 120.0,
 ) -> dict[str, int]:
-    """Function entry counts of one run of `run` (a shell-style command; `{exe}` stands for the program)."""
+    """Function entry counts of one run of the program with `run_args`."""
     with tempfile.TemporaryDirectory(prefix="stitchopt-profile-") as scratch:
-        done = instrumented_run(toolchain, [toolchain.tool("clang"), *extra_args], source, ["-lm"], shlex.split(run),
-                                Path(scratch), timeout=timeout)  # fmt: skip
+        done = instrumented_run(
+            toolchain,
+            [toolchain.tool("clang"), *extra_args],
+            source,
+            ["-lm"],
+            ["{exe}", *run_args],
+            Path(scratch),
+            timeout=timeout,
+        )
         if done.timed_out or done.profile is None:
             raise InputError(f"{source}: the profiling run {'timed out' if done.timed_out else 'wrote no profile'}")
-        shown = run_tool([toolchain.tool("llvm-profdata"), "show", "--all-functions", str(done.profile)],
-                         timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+        shown = run_tool(
+            [toolchain.tool("llvm-profdata"), "show", "--all-functions", str(done.profile)], timeout=FRONTEND_TIMEOUT_S
+        )
         if shown.returncode != 0:
             raise InputError(f"llvm-profdata show failed: {first_error(shown.stderr_text)}")
     text = shown.stdout.decode(errors="replace")
@@ -113,14 +124,17 @@ def optimize_hybrid(
         part_oz, *results = evaluator.evaluate_many([EvalRequest(part, p, oz.options) for p in tried])
         compilations += len(tried)
         baseline = part_oz.size_bytes if part_oz.ok and part_oz.size_bytes else math.inf  # any list beats a failure
-        sizes = sorted(((p, r.size_bytes) for p, r in zip(candidates, results, strict=True) if r.ok and r.size_bytes),
-                       key=lambda item: item[1])  # fmt: skip
+        sizes = sorted(
+            ((p, r.size_bytes) for p, r in zip(candidates, results, strict=True) if r.ok and r.size_bytes),
+            key=lambda item: item[1],
+        )
         passes, said = first_valid([(p, size / baseline) for p, size in sizes], catalogue, validation)
         chosen[function] = oz.pipeline if passes is None else tuned_pipeline(passes, catalogue)
         notes += [f"{function}: {note}" for note in said]
     parts = [_optimized(toolchain, bitcode, chosen[f], oz.options.opt_args()) for f, bitcode in extracted.items()]
-    parts.append(_optimized(toolchain, without_functions(toolchain, module.bitcode, hot), static,
-                            oz.options.opt_args()))  # fmt: skip
+    parts.append(
+        _optimized(toolchain, without_functions(toolchain, module.bitcode, hot), static, oz.options.opt_args())
+    )
     joined = _object(toolchain, relink(toolchain, parts, original.exported), oz.options.llc_flags())
     size = object_sizes(joined).size_bytes
     oz_size = evaluator.evaluate(module, oz.pipeline, oz.options).size_bytes  # cached: ranking measured it
@@ -128,22 +142,29 @@ def optimize_hybrid(
         raise InputError(f"{module.name}: -Oz itself fails, so there is no backup to compare with")
     if size < oz_size:
         return joined, HybridChoice(chosen, size, oz_size, True, compilations, tuple(notes))
-    whole = _object(toolchain, _optimized(toolchain, module.bitcode, oz.pipeline, oz.options.opt_args()),
-                    oz.options.llc_flags())  # fmt: skip
+    whole = _object(
+        toolchain, _optimized(toolchain, module.bitcode, oz.pipeline, oz.options.opt_args()), oz.options.llc_flags()
+    )
     return whole, HybridChoice(chosen, oz_size, oz_size, False, compilations, tuple(notes))
 
 
 def _optimized(toolchain: Toolchain, bitcode: bytes, pipeline: str, opt_args: Sequence[str]) -> bytes:
-    run = run_tool([str(toolchain.tool("opt")), *opt_args, f"-passes={pipeline}", "-", "-o", "-"], stdin=bitcode,
-                   timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    run = run_tool(
+        [str(toolchain.tool("opt")), *opt_args, f"-passes={pipeline}", "-", "-o", "-"],
+        stdin=bitcode,
+        timeout=FRONTEND_TIMEOUT_S,
+    )
     if run.returncode != 0 or run.timed_out:
         raise InputError(f"opt failed on a part: {'timed out' if run.timed_out else first_error(run.stderr_text)}")
     return run.stdout
 
 
 def _object(toolchain: Toolchain, bitcode: bytes, llc_flags: Sequence[str]) -> bytes:
-    run = run_tool([str(toolchain.tool("llc")), *llc_flags, "-filetype=obj", "-", "-o", "-"], stdin=bitcode,
-                   timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    run = run_tool(
+        [str(toolchain.tool("llc")), *llc_flags, "-filetype=obj", "-", "-o", "-"],
+        stdin=bitcode,
+        timeout=FRONTEND_TIMEOUT_S,
+    )
     if run.returncode != 0 or run.timed_out:
         raise InputError(f"llc failed: {'timed out' if run.timed_out else first_error(run.stderr_text)}")
     return run.stdout

@@ -19,6 +19,7 @@ def load_model(directory: Path, catalogue: Catalogue) -> ListModel:
     try:
         from stitchopt.stitching.model import StitchedModel
     except ImportError as exc:
-        raise InputError(f"{directory} is a stitched model, which needs PyTorch ({exc}): "
-                         "pip install 'stitchopt[stitch]'") from exc  # fmt: skip
+        raise InputError(
+            f"{directory} is a stitched model, which needs PyTorch ({exc}): pip install 'stitchopt[stitch]'"
+        ) from exc
     return StitchedModel.from_pretrained(directory, catalogue)

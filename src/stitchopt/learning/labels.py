@@ -32,15 +32,53 @@ SUSPICIOUS_RATIO = 0.9
 # Passes that can shrink code after -Oz has run (merging, outlining, interprocedural clean-up, inlining with the
 # size-tuned inliner) or prepare it for -Oz when run before: the building blocks of lists that help many programs.
 AFTER_OZ = (
-    "mergefunc", "iroutliner", "hotcoldsplit", "partial-inliner", "constmerge", "globalopt", "globaldce",
-    "deadargelim", "ipsccp", "function-attrs", "attributor", "argpromotion", "scc-oz-module-inliner", "inline",
-    "simplifycfg", "instcombine", "aggressive-instcombine", "newgvn", "gvn", "gvn-hoist", "dse", "bdce", "adce",
-    "sink", "jump-threading", "early-cse", "tailcallelim", "lower-switch", "loop-deletion", "elim-avail-extern",
-)  # fmt: skip
+    "mergefunc",
+    "iroutliner",
+    "hotcoldsplit",
+    "partial-inliner",
+    "constmerge",
+    "globalopt",
+    "globaldce",
+    "deadargelim",
+    "ipsccp",
+    "function-attrs",
+    "attributor",
+    "argpromotion",
+    "scc-oz-module-inliner",
+    "inline",
+    "simplifycfg",
+    "instcombine",
+    "aggressive-instcombine",
+    "newgvn",
+    "gvn",
+    "gvn-hoist",
+    "dse",
+    "bdce",
+    "adce",
+    "sink",
+    "jump-threading",
+    "early-cse",
+    "tailcallelim",
+    "lower-switch",
+    "loop-deletion",
+    "elim-avail-extern",
+)
 BEFORE_OZ = (
-    "mergefunc", "attributor", "function-attrs", "ipsccp", "globalopt", "deadargelim", "argpromotion",
-    "scc-oz-module-inliner", "partial-inliner", "inline", "sroa", "mem2reg", "simplifycfg", "instcombine",
-)  # fmt: skip
+    "mergefunc",
+    "attributor",
+    "function-attrs",
+    "ipsccp",
+    "globalopt",
+    "deadargelim",
+    "argpromotion",
+    "scc-oz-module-inliner",
+    "partial-inliner",
+    "inline",
+    "sroa",
+    "mem2reg",
+    "simplifycfg",
+    "instcombine",
+)
 
 
 def broad_lists(catalogue: Catalogue, searched: Sequence[PassNames] = ()) -> tuple[PassNames, ...]:
@@ -173,7 +211,6 @@ def _size(result: EvalResult) -> int:
     return result.size_bytes
 
 
-
 def build_labels(
     evaluator: Evaluator,
     catalogue: Catalogue,
@@ -192,9 +229,7 @@ def build_labels(
 
     `on_stage(stage, done, total)` reports progress; give benchmarks in `round_robin` order so that the
     searched sample spans packages."""
-    programs = [
-        Program(b.uri, b.package, b.split, load_module(evaluator.toolchain, b.path)) for b in benchmarks
-    ]
+    programs = [Program(b.uri, b.package, b.split, load_module(evaluator.toolchain, b.path)) for b in benchmarks]
     sample = programs[:pool_programs]
 
     def searched(index: int, module: IRModule, best: PassNames | None) -> None:

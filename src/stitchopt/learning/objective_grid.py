@@ -18,9 +18,14 @@ from stitchopt.models.labelset import LabelSet
 from stitchopt.models.ranker import geomean_change
 
 DEFAULT_GRID = (
-    "size=1", "size=1,compile-time=0.1", "size=1,compile-time=0.3", "size=1,compile-time=1",
-    "size=1,compile-time=3", "compile-time=1", "size=1,instructions=1",
-)  # fmt: skip
+    "size=1",
+    "size=1,compile-time=0.1",
+    "size=1,compile-time=0.3",
+    "size=1,compile-time=1",
+    "size=1,compile-time=3",
+    "compile-time=1",
+    "size=1,instructions=1",
+)
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,9 @@ def objective_grid(
     sizes, seconds = _ratios(validation)
     points = []
     for objective in objectives:
-        model, _ = train_flag_model(train, features[rows[in_train]], representations, llvm_version=llvm_version,
-                                    k=k, objective=objective)  # fmt: skip
+        model, _ = train_flag_model(
+            train, features[rows[in_train]], representations, llvm_version=llvm_version, k=k, objective=objective
+        )
         values = validation.objective_values(objective)
         chosen_size, chosen_time, changed = [], [], 0
         for i, ranked in enumerate(model.rank_features(features[rows[~in_train]])):
@@ -61,8 +67,14 @@ def objective_grid(
             changed += 1
             chosen_size.append(sizes[i, j])
             chosen_time.append(seconds[i, j])
-        points.append((str(objective), geomean_change(np.array(chosen_size)), geomean_change(np.array(chosen_time)),
-                       changed / len(values)))  # fmt: skip
+        points.append(
+            (
+                str(objective),
+                geomean_change(np.array(chosen_size)),
+                geomean_change(np.array(chosen_time)),
+                changed / len(values),
+            )
+        )
     front = [(size, time) for _, size, time, _ in points]
     return [
         WeightRow(name, size, time, changed, not any(_dominates(other, (size, time)) for other in front))
@@ -73,9 +85,9 @@ def objective_grid(
 def _ratios(labels: LabelSet) -> tuple[np.ndarray, np.ndarray]:
     """programs x lists: object size and compile seconds over -Oz's (NaN where the list failed)."""
     sizes = np.array([[np.nan if s is None else s / p.baseline_sizes["Oz"] for s in p.sizes] for p in labels.programs])
-    seconds = np.array([
-        [np.nan if t is None else t / max(p.baseline_seconds["Oz"], 1e-9) for t in p.seconds] for p in labels.programs
-    ])  # fmt: skip
+    seconds = np.array(
+        [[np.nan if t is None else t / max(p.baseline_seconds["Oz"], 1e-9) for t in p.seconds] for p in labels.programs]
+    )
     return sizes.reshape(len(labels.programs), -1), seconds.reshape(len(labels.programs), -1)
 
 

@@ -75,10 +75,21 @@ def train_flag_model(
     size_model = SizeModel(size_targets(len(lists)), ridge=1.0).fit(x, features, actual, folds)
     size_mape = size_errors(size_model.predict(x, features), actual)
     model = FlagModel(
-        tuple(representations), standardizer, lists, ranker, size_model, llvm_version, labels.catalogue,
-        {"dataset": labels.dataset, "programs": len(labels.programs), "pool": len(labels.lists),
-         "toolchain": labels.toolchain, "objective": str(objective)},
-    )  # fmt: skip
+        tuple(representations),
+        standardizer,
+        lists,
+        ranker,
+        size_model,
+        llvm_version,
+        labels.catalogue,
+        {
+            "dataset": labels.dataset,
+            "programs": len(labels.programs),
+            "pool": len(labels.lists),
+            "toolchain": labels.toolchain,
+            "objective": str(objective),
+        },
+    )
     return model, TrainReport(coreset, score, {k: float(v) for k, v in best.items()}, size_mape)
 
 
@@ -96,8 +107,13 @@ def size_errors(predicted: np.ndarray, actual: np.ndarray) -> dict[str, float]:
 def size_values(labels: LabelSet, coreset: Coreset) -> np.ndarray:
     rows = []
     for p in labels.programs:
-        row: list[float] = [p.baseline_sizes["O0"], p.baseline_instructions["O0"], p.baseline_sizes["Oz"],
-                            p.baseline_instructions["Oz"], p.baseline_sizes["O3"]]  # fmt: skip
+        row: list[float] = [
+            p.baseline_sizes["O0"],
+            p.baseline_instructions["O0"],
+            p.baseline_sizes["Oz"],
+            p.baseline_instructions["Oz"],
+            p.baseline_sizes["O3"],
+        ]
         row += [float(size) if (size := p.sizes[j]) is not None else np.nan for j in coreset.indices]
         rows.append(row)
     return np.asarray(rows, dtype=np.float64)
@@ -161,7 +177,12 @@ def train_from_labels(
         return validation is None or validation.check(tuned_pipeline(labels.lists[index], catalogue)).passed
 
     model, report = train_flag_model(
-        data.labels, data.features, chosen, llvm_version=catalogue.llvm_version, k=k, accept=accept,
+        data.labels,
+        data.features,
+        chosen,
+        llvm_version=catalogue.llvm_version,
+        k=k,
+        accept=accept,
         objective=objective,
     )
     return model, report, data.skipped

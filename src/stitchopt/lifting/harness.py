@@ -46,13 +46,23 @@ def lift_eval(
     results, hypotheses, references = [], [], []
     for index, pair in enumerate(pairs.pairs):
         outcome = round_trip(toolchain, lifter.lift(pair.asm), pair.asm, options)
-        results.append(LiftResult(pair.name, outcome.parses, bool(outcome.asm), outcome.exact, outcome.edit_distance,
-                                  outcome.error))  # fmt: skip
+        results.append(
+            LiftResult(
+                pair.name, outcome.parses, bool(outcome.asm), outcome.exact, outcome.edit_distance, outcome.error
+            )
+        )
         if outcome.asm:
             hypotheses.append(outcome.asm)
             references.append(pair.asm)
         if on_pair is not None:
             on_pair(index)
     score, signature = bleu(hypotheses, references) if hypotheses else (0.0, "")
-    return LiftEvaluation(lifter.name, tuple(results), score, signature, pairs.split_modules, len(pairs.too_long),
-                          time.perf_counter() - start)  # fmt: skip
+    return LiftEvaluation(
+        lifter.name,
+        tuple(results),
+        score,
+        signature,
+        pairs.split_modules,
+        len(pairs.too_long),
+        time.perf_counter() - start,
+    )

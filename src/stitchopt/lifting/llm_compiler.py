@@ -16,8 +16,10 @@ from stitchopt.lifting.pairs import LiftPair
 CONTEXT_TOKENS = 16384
 FLAG_TUNING = "[INST] Tell me how to optimize this LLVM-IR for object file size:\n\n<code>{ir}</code> [/INST]"
 DISASSEMBLY = "[INST] Disassemble this code to LLVM-IR:\n\n<code>{asm}</code> [/INST]"
-EMULATION = ("[INST] Give the LLVM-IR for the following code when optimized using opt -p '{passes}':\n\n<code>{ir}"
-             "</code>\n\nThe input code has instruction count {n} and binary size {b} bytes. [/INST]")  # fmt: skip
+EMULATION = (
+    "[INST] Give the LLVM-IR for the following code when optimized using opt -p '{passes}':\n\n<code>{ir}"
+    "</code>\n\nThe input code has instruction count {n} and binary size {b} bytes. [/INST]"
+)
 
 _CODE_RE = re.compile(r"<code>(.*?)(?:</code>|$)", re.S)
 _FENCE_RE = re.compile(r"```[\w-]*\n(.*?)(?:```|$)", re.S)
@@ -64,16 +66,19 @@ class LLMCompiler:
 
     def __init__(self, weights: Path, max_new_tokens: int = 4096, context: int = CONTEXT_TOKENS) -> None:
         if not (weights / "config.json").is_file():
-            raise InputError(f"{weights}: no model here (config.json missing); stitchopt never downloads weights: "
-                             "put LLM Compiler's files (from Hugging Face, after accepting its licence) in a "
-                             "local directory")  # fmt: skip
+            raise InputError(
+                f"{weights}: no model here (config.json missing); stitchopt never downloads weights: "
+                "put LLM Compiler's files (from Hugging Face, after accepting its licence) in a "
+                "local directory"
+            )
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:
-            raise InputError(f"the llm-compiler backend needs the `lift` extra ({exc}): "
-                             "pip install 'stitchopt[lift]'") from exc  # fmt: skip
+            raise InputError(
+                f"the llm-compiler backend needs the `lift` extra ({exc}): pip install 'stitchopt[lift]'"
+            ) from exc
         self.tokenizer: Any = AutoTokenizer.from_pretrained(weights, local_files_only=True)
         self.model: Any = AutoModelForCausalLM.from_pretrained(weights, local_files_only=True)
         self.model.eval()  # type: ignore[no-untyped-call]  # inference only: no dropout
@@ -95,7 +100,7 @@ class LLMCompiler:
         pad = self.tokenizer.pad_token_id or self.tokenizer.eos_token_id
         with torch.no_grad():
             output = self.model.generate(**inputs, do_sample=False, max_new_tokens=budget, pad_token_id=pad)
-        answer: str = self.tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+        answer: str = self.tokenizer.decode(output[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
         return answer
 
     def embed(self, text: str) -> list[float]:

@@ -9,7 +9,7 @@ import hashlib
 import numpy as np
 
 from stitchopt.features.base import FloatVector
-from stitchopt.features.module import IRModule
+from stitchopt.features.module import FeatureModule
 from stitchopt.lifting.llm_compiler import FLAG_TUNING, LLMCompiler
 
 
@@ -25,5 +25,5 @@ class LLMCompilerRepresentation:
     def feature_names(self) -> tuple[str, ...]:
         return tuple(f"hidden_{i}" for i in range(self.size))
 
-    def extract(self, module: IRModule) -> FloatVector:
+    def extract(self, module: FeatureModule) -> FloatVector:
         return np.array(self.backend.embed(FLAG_TUNING.format(ir=module.text)), dtype=np.float64)

@@ -37,8 +37,11 @@ class PairSet:
 
 def lower(toolchain: Toolchain, ir: bytes, options: CompileOptions) -> str:
     """x86-64 assembly of IR (text or bitcode) with the evaluator's `llc` flags."""
-    done = run_tool([toolchain.tool("llc"), *options.llc_flags(), f"-mtriple={TRIPLE}", "-filetype=asm", "-", "-o",
-                     "-"], stdin=ir, timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    done = run_tool(
+        [toolchain.tool("llc"), *options.llc_flags(), f"-mtriple={TRIPLE}", "-filetype=asm", "-", "-o", "-"],
+        stdin=ir,
+        timeout=FRONTEND_TIMEOUT_S,
+    )
     if done.returncode != 0 or done.timed_out:
         raise InputError(f"llc failed: {first_error(done.stderr_text) or 'timed out'}")
     return done.stdout.decode(errors="replace")
@@ -46,8 +49,11 @@ def lower(toolchain: Toolchain, ir: bytes, options: CompileOptions) -> str:
 
 def optimize(toolchain: Toolchain, bitcode: bytes, name: str, oz: Baseline) -> str:
     """The module after clang's -Oz pipeline, as IR text."""
-    done = run_tool([toolchain.tool("opt"), *oz.options.opt_args(), f"-passes={oz.pipeline}", "-", "-o", "-"],
-                    stdin=bitcode, timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    done = run_tool(
+        [toolchain.tool("opt"), *oz.options.opt_args(), f"-passes={oz.pipeline}", "-", "-o", "-"],
+        stdin=bitcode,
+        timeout=FRONTEND_TIMEOUT_S,
+    )
     if done.returncode != 0 or done.timed_out:
         raise InputError(f"{name}: opt -Oz failed: {first_error(done.stderr_text) or 'timed out'}")
     return disassemble(toolchain, done.stdout, name)
@@ -74,8 +80,12 @@ def make_pairs(
         split += 1
         text = disassemble(toolchain, module.bitcode, module.name)
         for function in parse_functions(text):
-            part = _pair(toolchain, f"{module.name}:{function.name}",
-                         extract_function(toolchain, module.bitcode, function.name), oz)  # fmt: skip
+            part = _pair(
+                toolchain,
+                f"{module.name}:{function.name}",
+                extract_function(toolchain, module.bitcode, function.name),
+                oz,
+            )
             if fits(part):
                 pairs.append(part)
             else:

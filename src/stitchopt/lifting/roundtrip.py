@@ -44,8 +44,11 @@ def asm_tokens(text: str) -> list[str]:
 
 def verify(toolchain: Toolchain, ir_text: str) -> str:
     """'' when the IR assembles and verifies, else the first error."""
-    done = run_tool([toolchain.tool("opt"), "-passes=verify", "-disable-output", "-"], stdin=ir_text.encode(),
-                    timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    done = run_tool(
+        [toolchain.tool("opt"), "-passes=verify", "-disable-output", "-"],
+        stdin=ir_text.encode(),
+        timeout=FRONTEND_TIMEOUT_S,
+    )
     if done.returncode == 0 and not done.timed_out:
         return ""
     return first_error(done.stderr_text) or "timed out"

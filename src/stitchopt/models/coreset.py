@@ -25,9 +25,7 @@ class Coreset:
     rejected: tuple[int, ...]  # lists `accept` turned down
 
 
-def select_coreset(
-    ratios: np.ndarray, k: int = DEFAULT_K, accept: Callable[[int], bool] | None = None
-) -> Coreset:
+def select_coreset(ratios: np.ndarray, k: int = DEFAULT_K, accept: Callable[[int], bool] | None = None) -> Coreset:
     """Greedy selection on a programs x lists matrix of size ratios to -Oz (inf = failed)."""
     gains = -np.log(np.minimum(ratios, 1.0))  # >= 0; a failed list (inf) gains nothing
     covered = np.zeros(ratios.shape[0])

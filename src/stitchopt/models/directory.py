@@ -3,13 +3,16 @@ kind (closed-form, stitched, hot-path) is saved in, and the identity predictions
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from stitchopt import __version__
 from stitchopt.errors import InputError
 
 CONFIG_NAME = "config.json"
@@ -53,3 +56,26 @@ def model_kind(directory: Path) -> str | None:
     except (OSError, ValueError, AttributeError) as exc:
         raise InputError(f"{directory}: not a stitchopt model directory ({exc})") from exc
     return None if kind is None else str(kind)
+
+
+def stamp(format_version: int, llvm_version: str, catalogue: str) -> dict[str, Any]:
+    """What every model configuration starts with: its format, who made it, and for which LLVM and catalogue."""
+    return {"format": format_version, "stitchopt": __version__, "llvm": llvm_version, "catalogue": catalogue}
+
+
+class SavedModel(ABC):
+    """A model that lives in a model directory: its configuration and arrays are all it predicts from, so they
+    are what it saves and what its identity (the key of cached predictions) hashes."""
+
+    @abstractmethod
+    def _config(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def _arrays(self) -> dict[str, np.ndarray]: ...
+
+    @functools.cached_property
+    def identity(self) -> str:
+        return model_identity(self._config(), self._arrays())
+
+    def save_pretrained(self, directory: Path) -> None:
+        save_model_directory(directory, self._config(), self._arrays())

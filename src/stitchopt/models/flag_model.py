@@ -8,7 +8,6 @@ keeps only the lists whose passes this LLVM's catalogue has.
 
 from __future__ import annotations
 
-import functools
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,13 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from stitchopt import __version__
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.features.base import Representation, Standardizer
 from stitchopt.features.by_name import representation
-from stitchopt.features.module import IRModule as FeatureModule
-from stitchopt.models.directory import model_identity, read_model_directory, save_model_directory
+from stitchopt.features.module import FeatureModule
+from stitchopt.models.directory import SavedModel, read_model_directory, stamp
 from stitchopt.models.list_model import RankedList
 from stitchopt.models.ranker import ListRanker
 from stitchopt.models.size_model import SizeModel
@@ -35,7 +33,7 @@ DEFAULT_MODEL_DIR = Path(__file__).parent / "default"  # shipped in the package:
 
 
 @dataclass
-class FlagModel:
+class FlagModel(SavedModel):
     representations: tuple[Representation, ...]
     standardizer: Standardizer
     lists: tuple[PassNames, ...]  # the coreset, in selection order
@@ -77,19 +75,23 @@ class FlagModel:
 
     def _config(self) -> dict[str, Any]:
         return {
-            "format": MODEL_FORMAT,
-            "stitchopt": __version__,
-            "llvm": self.llvm_version,
-            "catalogue": self.catalogue,
+            **stamp(MODEL_FORMAT, self.llvm_version, self.catalogue),
             "representations": [{"name": r.name, "version": r.version} for r in self.representations],
             "standardizer": self.standardizer.to_dict(),
             "lists": [list(passes) for passes in self.lists],
-            "ranker": {"neighbors": self.ranker.neighbors, "ridge": self.ranker.ridge, "blend": self.ranker.blend,
-                       "shrink": self.ranker.shrink},
-            "size_model": {"targets": list(self.size_model.targets), "ridge": self.size_model.ridge,
-                           "kinds": list(self.size_model.kinds)},
+            "ranker": {
+                "neighbors": self.ranker.neighbors,
+                "ridge": self.ranker.ridge,
+                "blend": self.ranker.blend,
+                "shrink": self.ranker.shrink,
+            },
+            "size_model": {
+                "targets": list(self.size_model.targets),
+                "ridge": self.size_model.ridge,
+                "kinds": list(self.size_model.kinds),
+            },
             "trained_on": self.trained_on,
-        }  # fmt: skip
+        }
 
     def _arrays(self) -> dict[str, np.ndarray]:
         assert self.size_model.linear_weights is not None and self.size_model.log_weights is not None
@@ -97,13 +99,6 @@ class FlagModel:
         arrays["size.linear"] = self.size_model.linear_weights
         arrays["size.log"] = self.size_model.log_weights
         return arrays
-
-    @functools.cached_property
-    def identity(self) -> str:
-        return model_identity(self._config(), self._arrays())
-
-    def save_pretrained(self, directory: Path) -> None:
-        save_model_directory(directory, self._config(), self._arrays())
 
     @classmethod
     def from_pretrained(cls, directory: Path, catalogue: Catalogue | None = None) -> FlagModel:
@@ -118,13 +113,16 @@ class FlagModel:
             lists=tuple(tuple(passes) for passes in config["lists"]),
             ranker=ListRanker.from_arrays(ranker_arrays, **config["ranker"]),
             size_model=SizeModel(
-                tuple(config["size_model"]["targets"]), config["size_model"]["ridge"],
-                tuple(config["size_model"]["kinds"]), arrays["size.linear"], arrays["size.log"],
+                tuple(config["size_model"]["targets"]),
+                config["size_model"]["ridge"],
+                tuple(config["size_model"]["kinds"]),
+                arrays["size.linear"],
+                arrays["size.log"],
             ),
             llvm_version=config["llvm"],
             catalogue=config["catalogue"],
             trained_on=config.get("trained_on", {}),
-        )  # fmt: skip
+        )
         if catalogue is not None and catalogue.identity != model.catalogue:
             model = model.restricted_to(catalogue)
         return model
@@ -139,7 +137,12 @@ class FlagModel:
             stacklevel=2,
         )
         return FlagModel(
-            self.representations, self.standardizer, tuple(self.lists[i] for i in keep),
-            self.ranker.restricted_to(keep), self.size_model.restricted_to(keep), catalogue.llvm_version,
-            catalogue.identity, self.trained_on,
-        )  # fmt: skip
+            self.representations,
+            self.standardizer,
+            tuple(self.lists[i] for i in keep),
+            self.ranker.restricted_to(keep),
+            self.size_model.restricted_to(keep),
+            catalogue.llvm_version,
+            catalogue.identity,
+            self.trained_on,
+        )

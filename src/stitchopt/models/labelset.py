@@ -18,7 +18,7 @@ from stitchopt.core import EvalResult, EvalStatus, Objective
 from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.features.base import AnyRepresentation, FeatureCache, extract_all
-from stitchopt.features.module import IRModule as FeatureModule
+from stitchopt.features.module import FeatureModule
 from stitchopt.passes.pipeline import PassNames
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module
@@ -46,14 +46,23 @@ class LabeledProgram:
     def result(self, column: int | None) -> EvalResult:
         """A list's measurements (None: -Oz) as an `EvalResult`, for scoring with an `Objective`."""
         if column is None:
-            return EvalResult(EvalStatus.OK, OZ, size_bytes=self.baseline_sizes["Oz"],
-                              ir_instruction_count=self.baseline_instructions["Oz"],
-                              opt_seconds=self.baseline_seconds.get("Oz", 0.0))  # fmt: skip
+            return EvalResult(
+                EvalStatus.OK,
+                OZ,
+                size_bytes=self.baseline_sizes["Oz"],
+                ir_instruction_count=self.baseline_instructions["Oz"],
+                opt_seconds=self.baseline_seconds.get("Oz", 0.0),
+            )
         if self.sizes[column] is None:
             return EvalResult(EvalStatus.COMPILE_ERROR, "")
         spent = self.seconds[column] if column < len(self.seconds) else None
-        return EvalResult(EvalStatus.OK, "", size_bytes=self.sizes[column],
-                          ir_instruction_count=self.instructions[column], opt_seconds=spent or 0.0)  # fmt: skip
+        return EvalResult(
+            EvalStatus.OK,
+            "",
+            size_bytes=self.sizes[column],
+            ir_instruction_count=self.instructions[column],
+            opt_seconds=spent or 0.0,
+        )
 
 
 @dataclass(frozen=True)
@@ -82,16 +91,22 @@ class LabelSet:
         timed = any(name == "compile-time" and weight > 0 for name, weight in objective.weights)
         if timed and not all(p.seconds and p.baseline_seconds for p in self.programs):
             raise InputError("these labels have no compile times: relabel with this stitchopt (`stitchopt labels`)")
-        return np.array([
-            [objective.score(p.result(column), p.result(None)) for column in range(len(self.lists))]
-            for p in self.programs
-        ]).reshape(len(self.programs), len(self.lists))  # fmt: skip
+        return np.array(
+            [
+                [objective.score(p.result(column), p.result(None)) for column in range(len(self.lists))]
+                for p in self.programs
+            ]
+        ).reshape(len(self.programs), len(self.lists))
 
     def subset(self, keep: Callable[[LabeledProgram], bool]) -> LabelSet:
         return LabelSet(
-            self.toolchain, self.catalogue, self.dataset, self.lists,
-            tuple(p for p in self.programs if keep(p)), self.cpu_seconds,
-        )  # fmt: skip
+            self.toolchain,
+            self.catalogue,
+            self.dataset,
+            self.lists,
+            tuple(p for p in self.programs if keep(p)),
+            self.cpu_seconds,
+        )
 
     def save(self, path: Path) -> None:
         data = {"format": LABELS_FORMAT, **asdict(self), "lists": [list(passes) for passes in self.lists]}
@@ -109,8 +124,14 @@ class LabelSet:
         if data.get("format") != LABELS_FORMAT:
             raise InputError(f"{path}: labels format {data.get('format')}, this stitchopt reads {LABELS_FORMAT}")
         programs = tuple(
-            LabeledProgram(**{**p, "sizes": tuple(p["sizes"]), "instructions": tuple(p["instructions"]),
-                              "seconds": tuple(p.get("seconds", ()))})  # fmt: skip
+            LabeledProgram(
+                **{
+                    **p,
+                    "sizes": tuple(p["sizes"]),
+                    "instructions": tuple(p["instructions"]),
+                    "seconds": tuple(p.get("seconds", ())),
+                }
+            )
             for p in data["programs"]
         )
         lists = tuple(tuple(passes) for passes in data["lists"])

@@ -103,9 +103,14 @@ class ListRanker:
         """The same ranker predicting only lists `keep` (in that order)."""
         assert self.weights is not None and self.train_targets is not None
         return ListRanker(
-            self.neighbors, self.ridge, self.blend, self.shrink, self.train_features, self.train_targets[:, keep],
+            self.neighbors,
+            self.ridge,
+            self.blend,
+            self.shrink,
+            self.train_features,
+            self.train_targets[:, keep],
             self.weights[:, keep],
-        )  # fmt: skip
+        )
 
     def arrays(self) -> dict[str, np.ndarray]:
         assert self.weights is not None and self.train_features is not None and self.train_targets is not None

@@ -26,8 +26,14 @@ def list_target(index: int) -> str:
 def size_targets(lists: int) -> tuple[str, ...]:
     """The targets of a model with `lists` coreset lists: before optimization (-O0), after -Oz and -O3, and
     after each list."""
-    return ("size:O0", "instructions:O0", "size:Oz", "instructions:Oz", "size:O3",
-            *(list_target(i) for i in range(lists)))  # fmt: skip
+    return (
+        "size:O0",
+        "instructions:O0",
+        "size:Oz",
+        "instructions:Oz",
+        "size:O3",
+        *(list_target(i) for i in range(lists)),
+    )
 
 
 @dataclass
@@ -70,14 +76,22 @@ class SizeModel:
             columns.append(self.targets.index(list_target(old)))
             names.append(list_target(new))
         return SizeModel(
-            tuple(names), self.ridge, tuple(self.kinds[i] for i in columns), self.linear_weights[:, columns],
+            tuple(names),
+            self.ridge,
+            tuple(self.kinds[i] for i in columns),
+            self.linear_weights[:, columns],
             self.log_weights[:, columns],
-        )  # fmt: skip
+        )
 
     def _cv_error(
-        self, kind: str, features: np.ndarray, raw: np.ndarray, column: np.ndarray, known: np.ndarray,
+        self,
+        kind: str,
+        features: np.ndarray,
+        raw: np.ndarray,
+        column: np.ndarray,
+        known: np.ndarray,
         folds: np.ndarray,
-    ) -> float:  # fmt: skip
+    ) -> float:
         predicted, actual = [], []
         for fold in np.unique(folds[known]):
             test = known & (folds == fold)
@@ -87,8 +101,9 @@ class SizeModel:
             if kind == "linear":
                 guess = _design(raw[test]) @ _fit_linear(raw[train], column[train])
             else:
-                guess = np.exp(np.clip(_design(features[test]) @ _fit_log(features[train], column[train],
-                                                                          self.ridge), -50, 50))  # fmt: skip
+                guess = np.exp(
+                    np.clip(_design(features[test]) @ _fit_log(features[train], column[train], self.ridge), -50, 50)
+                )
             predicted.append(guess)
             actual.append(column[test])
         if not predicted:

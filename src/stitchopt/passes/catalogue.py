@@ -281,7 +281,5 @@ def load_catalogue(toolchain: Toolchain) -> Catalogue:
     """Ask this toolchain's `opt` for its passes and apply the rules."""
     run = run_tool([toolchain.tool("opt"), "--print-passes"], timeout=60)
     if run.returncode != 0:
-        raise ToolchainError(
-            f"`{toolchain.tool('opt')} --print-passes` failed: {run.stderr_tail(300).strip()}"
-        )
+        raise ToolchainError(f"`{toolchain.tool('opt')} --print-passes` failed: {run.stderr_tail(300).strip()}")
     return build_catalogue(run.stdout.decode(), toolchain.version_string)

@@ -59,9 +59,7 @@ def tuned_pipeline(passes: Iterable[CataloguePass | str], catalogue: Catalogue) 
 
 
 def _render(outer: str | None, runs: list[tuple[str | None, list[str]]]) -> str:
-    body = ",".join(
-        ",".join(items) if inner is None else f"{inner}({','.join(items)})" for inner, items in runs
-    )
+    body = ",".join(",".join(items) if inner is None else f"{inner}({','.join(items)})" for inner, items in runs)
     return body if outer is None else f"{outer}({body})"
 
 
@@ -111,9 +109,7 @@ def pipeline_from_text(text: str, catalogue: Catalogue) -> str:
     """What a user typed after `--passes`, as a pipeline string; unknown or excluded names are refused."""
     text = text.strip().removeprefix("-passes=").strip("'\"")
     if not text:
-        raise PipelineError(
-            "empty pass list: give passes like 'sroa,instcombine,simplifycfg' or 'default<Oz>'"
-        )
+        raise PipelineError("empty pass list: give passes like 'sroa,instcombine,simplifycfg' or 'default<Oz>'")
     if is_explicit_pipeline(text):
         return text
     names = split_top_level(text)
@@ -135,9 +131,7 @@ def pipeline_from_text(text: str, catalogue: Catalogue) -> str:
 
 def check_pipeline(toolchain: Toolchain, pipeline: str) -> None:
     """Raise PipelineError unless `opt` parses `pipeline` (checked on an empty module, so it is cheap)."""
-    run = run_tool(
-        [toolchain.tool("opt"), f"-passes={pipeline}", "-disable-output", "-"], stdin=b"", timeout=60
-    )
+    run = run_tool([toolchain.tool("opt"), f"-passes={pipeline}", "-disable-output", "-"], stdin=b"", timeout=60)
     if run.returncode != 0:
         message = run.stderr_text.strip().splitlines()
         detail = message[-1] if message else f"exit status {run.returncode}"

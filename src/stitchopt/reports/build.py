@@ -20,7 +20,7 @@ from stitchopt.tune.record import RunRecord
 
 KINDS = {
     "run": "run records of `stitchopt tune -o run.json` (one per strategy; trial logs with --log)",
-    "evaluation": "evaluations written by `stitchopt evaluate --json FILE`",
+    "evaluation": "evaluations written by `stitchopt evaluate -o FILE.json`",
     "model": "one model directory (with --evaluation and --study to add their sections)",
     "validation": "verdicts written by `stitchopt validate -o FILE`",
 }
@@ -62,6 +62,8 @@ def build_report(
     if len(inputs) != 1:
         raise InputError("a model report reads one model directory")
     return model_report(
-        inputs[0], model_identity(inputs[0], llvm), [(path, load_evaluation(path)) for path in evaluations],
+        inputs[0],
+        model_identity(inputs[0], llvm),
+        [(path, load_evaluation(path)) for path in evaluations],
         (study, load_report(study)) if study is not None else None,
-    )  # fmt: skip
+    )

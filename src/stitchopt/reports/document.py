@@ -85,12 +85,16 @@ def _section_html(section: Section) -> str:
     parts += [f"<p class='note'>{html.escape(note)}</p>" for note in section.notes]
     for figure in section.figures:
         caption = f"<figcaption>{html.escape(figure.caption)}</figcaption>" if figure.caption else ""
-        parts.append(f"<figure>{figure.svg}{caption}<details><summary>numbers</summary>"
-                     f"{_table_html(figure.data)}</details></figure>")  # fmt: skip
+        parts.append(
+            f"<figure>{figure.svg}{caption}<details><summary>numbers</summary>"
+            f"{_table_html(figure.data)}</details></figure>"
+        )
     parts += [_table_html(table) for table in section.tables]
     if section.links:
-        items = "".join(f"<li><a href='{html.escape(link.href, quote=True)}'>{html.escape(link.text)}</a></li>"
-                        for link in section.links)  # fmt: skip
+        items = "".join(
+            f"<li><a href='{html.escape(link.href, quote=True)}'>{html.escape(link.text)}</a></li>"
+            for link in section.links
+        )
         parts.append(f"<ul>{items}</ul>")
     parts.append("</section>")
     return "".join(parts)
@@ -99,17 +103,19 @@ def _section_html(section: Section) -> str:
 def to_html(report: Report, generated: str) -> str:
     """One page with inline CSS and SVG: no scripts, no fonts or images fetched."""
     sources = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in report.sources)
-    return "\n".join([
-        "<!DOCTYPE html>",
-        "<html lang='en'><head><meta charset='utf-8'>",
-        f"<title>stitchopt: {html.escape(report.title)}</title><style>{_STYLE}</style></head><body>",
-        f"<h1>{html.escape(report.title)}</h1>",
-        f"<table class='sources'><caption>Made from</caption>{sources}</table>",
-        f"<p class='note'>stitchopt {html.escape(report.kind)} report, generated {html.escape(generated)}</p>",
-        *(_section_html(section) for section in report.sections),
-        "</body></html>",
-        "",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            "<html lang='en'><head><meta charset='utf-8'>",
+            f"<title>stitchopt: {html.escape(report.title)}</title><style>{_STYLE}</style></head><body>",
+            f"<h1>{html.escape(report.title)}</h1>",
+            f"<table class='sources'><caption>Made from</caption>{sources}</table>",
+            f"<p class='note'>stitchopt {html.escape(report.kind)} report, generated {html.escape(generated)}</p>",
+            *(_section_html(section) for section in report.sections),
+            "</body></html>",
+            "",
+        ]
+    )
 
 
 def to_md(report: Report) -> str:

@@ -1,4 +1,4 @@
-"""The report of a flag-tuning evaluation (`stitchopt evaluate --json FILE`): every method against -Oz on the
+"""The report of a flag-tuning evaluation (`stitchopt evaluate -o FILE.json`): every method against -Oz on the
 same programs (static, jit, the best single list, the coreset oracle, -Os, -O3, the autotuner when given), the
 per-program picture of the model's methods, and inference time."""
 
@@ -28,12 +28,21 @@ def _shown(evaluation: Evaluation) -> list[str]:
 def methods_section(evaluation: Evaluation, name: str) -> Section:
     """The comparison table and its geomean column as bars."""
     methods = list(evaluation.methods)
-    bars = bar_chart(f"{name}: geomean size vs -Oz per method", [m.method for m in methods],
-                     [100 * m.geomean_change for m in methods], y_label="% vs -Oz (lower is better)")  # fmt: skip
-    data = Rows(f"{name}: geomean per method", ["method", "% vs -Oz"],
-                [[m.method, f"{100 * m.geomean_change:+.2f}"] for m in methods])  # fmt: skip
-    note = ("Every method is read off the same measurements: each coreset list, -Oz, -Os and -O3 built once per "
-            "program. A failed build counts as doubling the size.")
+    bars = bar_chart(
+        f"{name}: geomean size vs -Oz per method",
+        [m.method for m in methods],
+        [100 * m.geomean_change for m in methods],
+        y_label="% vs -Oz (lower is better)",
+    )
+    data = Rows(
+        f"{name}: geomean per method",
+        ["method", "% vs -Oz"],
+        [[m.method, f"{100 * m.geomean_change:+.2f}"] for m in methods],
+    )
+    note = (
+        "Every method is read off the same measurements: each coreset list, -Oz, -Os and -O3 built once per "
+        "program. A failed build counts as doubling the size."
+    )
     return Section(f"Methods: {name}", (note,), (Figure(bars, data),), (method_rows(evaluation, f"{name}: methods"),))
 
 
@@ -49,8 +58,11 @@ def _changes(evaluation: Evaluation, method: str) -> list[tuple[str, float]]:
 def inference_section(evaluation: Evaluation, name: str) -> Section:
     times = [o.inference_ms for o in evaluation.programs]
     spread = histogram(f"{name}: inference time per program", times, x_label="ms")
-    data = Rows(f"{name}: inference", ["median ms", "max ms", "programs"],
-                [[f"{evaluation.inference_ms_median:.1f}", f"{evaluation.inference_ms_max:.1f}", str(len(times))]])
+    data = Rows(
+        f"{name}: inference",
+        ["median ms", "max ms", "programs"],
+        [[f"{evaluation.inference_ms_median:.1f}", f"{evaluation.inference_ms_max:.1f}", str(len(times))]],
+    )
     mape = ", ".join(f"{k} {v:.3f}" for k, v in evaluation.size_mape.items()) or "-"
     notes = [f"Features and ranking, one core; size model MAPE: {mape}."]
     notes += [f"skipped {uri}: {why}" for uri, why in sorted(evaluation.skipped.items())]

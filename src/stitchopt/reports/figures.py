@@ -31,15 +31,30 @@ def change_figures(name: str, labelled: Sequence[tuple[str, float]], what: str) 
     ordered = sorted(labelled, key=lambda item: (item[1], item[0]))
     changes = [c for _, c in ordered]
     mean = geomean_percent(changes)
-    bars = bar_chart(f"{name}: {what} vs -Oz per program", [p for p, _ in ordered], changes,
-                     y_label="% vs -Oz (lower is better)", reference=mean, reference_label="geomean")  # fmt: skip
+    bars = bar_chart(
+        f"{name}: {what} vs -Oz per program",
+        [p for p, _ in ordered],
+        changes,
+        y_label="% vs -Oz (lower is better)",
+        reference=mean,
+        reference_label="geomean",
+    )
     data = Rows(f"{name}: per program", ["program", "% vs -Oz"], [[p, f"{c:+.2f}"] for p, c in ordered])
     spread = histogram(f"{name}: distribution", changes, x_label="% vs -Oz")
     caption = outcome_counts(changes) + ("" if mean is None else f"; geomean {mean:+.2f}%")
-    summary = Rows(f"{name}: summary", ["programs", "geomean % vs -Oz", "improved", "unchanged", "regressed"], [[
-        str(len(changes)), "-" if mean is None else f"{mean:+.2f}", str(sum(c < 0 for c in changes)),
-        str(sum(c == 0 for c in changes)), str(sum(c > 0 for c in changes)),
-    ]])  # fmt: skip
+    summary = Rows(
+        f"{name}: summary",
+        ["programs", "geomean % vs -Oz", "improved", "unchanged", "regressed"],
+        [
+            [
+                str(len(changes)),
+                "-" if mean is None else f"{mean:+.2f}",
+                str(sum(c < 0 for c in changes)),
+                str(sum(c == 0 for c in changes)),
+                str(sum(c > 0 for c in changes)),
+            ]
+        ],
+    )
     return Figure(bars, data, caption), Figure(spread, summary, caption)
 
 
@@ -47,12 +62,19 @@ def list_figures(what: str, lists: Sequence[Sequence[str]]) -> tuple[Figure, Fig
     """How many of `lists` use each pass (the most used first), and the distribution of their lengths."""
     counts = Counter(name for passes in lists for name in set(passes))
     top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:TOP_PASSES]
-    bars = bar_chart(f"Passes in the {what} (top {len(top)})", [n for n, _ in top], [float(c) for _, c in top],
-                     y_label="lists using it", lower_is_better=False)  # fmt: skip
+    bars = bar_chart(
+        f"Passes in the {what} (top {len(top)})",
+        [n for n, _ in top],
+        [float(c) for _, c in top],
+        y_label="lists using it",
+        lower_is_better=False,
+    )
     lengths = Counter(len(passes) for passes in lists)
     spread = histogram(f"Lengths of the {what}", [float(len(p)) for p in lists], x_label="passes", integer=True)
     return (
         Figure(bars, Rows(f"Pass frequency in the {what}", ["pass", "lists"], [[n, str(c)] for n, c in top])),
-        Figure(spread, Rows(f"Lengths of the {what}", ["passes", "lists"],
-                            [[str(n), str(c)] for n, c in sorted(lengths.items())])),
-    )  # fmt: skip
+        Figure(
+            spread,
+            Rows(f"Lengths of the {what}", ["passes", "lists"], [[str(n), str(c)] for n, c in sorted(lengths.items())]),
+        ),
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -28,16 +29,27 @@ def method_rows(evaluation: Evaluation, title: str) -> Rows:
     return Rows(title, headers, rows)
 
 
-def write_csv(evaluation: Evaluation, path: Path) -> None:
+def evaluation_csv(evaluation: Evaluation) -> str:
     """One row per program: its -Oz size, inference time and each method's size ratio to -Oz."""
     methods = [m.method for m in evaluation.methods]
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["uri", "oz_size_bytes", "inference_ms", *methods])
-        for program in evaluation.programs:
-            ratios = [program.ratios.get(m) for m in methods]
-            writer.writerow([program.uri, program.oz_size, f"{program.inference_ms:.2f}",
-                             *("" if r is None else f"{r:.6f}" for r in ratios)])  # fmt: skip
+    stream = io.StringIO()
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(["uri", "oz_size_bytes", "inference_ms", *methods])
+    for program in evaluation.programs:
+        ratios = [program.ratios.get(m) for m in methods]
+        writer.writerow(
+            [
+                program.uri,
+                program.oz_size,
+                f"{program.inference_ms:.2f}",
+                *("" if r is None else f"{r:.6f}" for r in ratios),
+            ]
+        )
+    return stream.getvalue()
+
+
+def write_csv(evaluation: Evaluation, path: Path) -> None:
+    path.write_text(evaluation_csv(evaluation))
 
 
 def evaluation_json(evaluation: Evaluation) -> str:
@@ -49,17 +61,19 @@ def write_json(evaluation: Evaluation, path: Path) -> None:
 
 
 def load_evaluation(path: Path) -> Evaluation:
-    """What `write_json` wrote (`stitchopt evaluate --json FILE`)."""
+    """What `write_json` wrote (`stitchopt evaluate -o FILE.json`)."""
     try:
         data = json.loads(path.read_text())
         return Evaluation(
             programs=tuple(ProgramOutcome(**p) for p in data["programs"]),
             methods=tuple(MethodSummary(**m) for m in data["methods"]),
-            size_mape=data["size_mape"], inference_ms_median=data["inference_ms_median"],
-            inference_ms_max=data["inference_ms_max"], skipped=data.get("skipped", {}),
+            size_mape=data["size_mape"],
+            inference_ms_median=data["inference_ms_median"],
+            inference_ms_max=data["inference_ms_max"],
+            skipped=data.get("skipped", {}),
             sources=data.get("sources", {}),
-        )  # fmt: skip
+        )
     except FileNotFoundError as exc:
-        raise InputError(f"{path}: no such evaluation (write one with `stitchopt evaluate ... --json FILE`)") from exc
+        raise InputError(f"{path}: no such evaluation (write one with `stitchopt evaluate ... -o FILE.json`)") from exc
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a stitchopt evaluation ({exc})") from exc

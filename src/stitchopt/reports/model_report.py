@@ -34,13 +34,18 @@ def _facts(directory: Path, config: dict[str, Any]) -> Rows:
     stitched = config.get("kind") == "stitched"
     rows = [["kind", "stitched ensemble" if stitched else "closed-form ranker (kNN + ridge) and size model"]]
     if stitched:
-        rows += [["experts (receiver first)", " + ".join(config.get("members", []))],
-                 ["hidden units", str(config.get("hidden", "-"))]]  # fmt: skip
+        rows += [
+            ["experts (receiver first)", " + ".join(config.get("members", []))],
+            ["hidden units", str(config.get("hidden", "-"))],
+        ]
     else:
         rows.append(["representations", ", ".join(r["name"] for r in config.get("representations", []))])
         rows += [[f"ranker {k}", str(v)] for k, v in sorted(config.get("ranker", {}).items())]
-    rows += [["pass lists", str(len(config["lists"]))], ["LLVM", str(config.get("llvm", "-"))],
-             ["stitchopt", str(config.get("stitchopt", "-"))]]  # fmt: skip
+    rows += [
+        ["pass lists", str(len(config["lists"]))],
+        ["LLVM", str(config.get("llvm", "-"))],
+        ["stitchopt", str(config.get("stitchopt", "-"))],
+    ]
     rows += [[f"trained on: {k}", str(v)] for k, v in sorted(config.get("trained_on", {}).items())]
     rows += [[f"file {p.name}", f"{p.stat().st_size:,} B"] for p in sorted(directory.iterdir()) if p.is_file()]
     return Rows("Model", ["", ""], rows)
@@ -55,14 +60,24 @@ def model_report(
     """`identity`: the model's prediction-cache identity (or why it could not be computed here)."""
     config = read_config(directory)
     lists = [list(passes) for passes in config["lists"]]
-    sources: list[tuple[str, str]] = [("model", identity), ("model files", directory_identity(directory)),
-                                      ("catalogue", str(config.get("catalogue", "-")))]  # fmt: skip
-    lists_table = Rows("The model's pass lists, in training order", ["#", "passes", "list"],
-                       [[str(i + 1), str(len(p)), ",".join(p)] for i, p in enumerate(lists)])  # fmt: skip
+    sources: list[tuple[str, str]] = [
+        ("model", identity),
+        ("model files", directory_identity(directory)),
+        ("catalogue", str(config.get("catalogue", "-"))),
+    ]
+    lists_table = Rows(
+        "The model's pass lists, in training order",
+        ["#", "passes", "list"],
+        [[str(i + 1), str(len(p)), ",".join(p)] for i, p in enumerate(lists)],
+    )
     sections = [
         Section("Model", tables=(_facts(directory, config),)),
-        Section("Pass lists", (f"{len(lists)} lists; the first is the best single list on the training set.",),
-                list_figures("model's lists", lists), (lists_table,)),  # fmt: skip
+        Section(
+            "Pass lists",
+            (f"{len(lists)} lists; the first is the best single list on the training set.",),
+            list_figures("model's lists", lists),
+            (lists_table,),
+        ),
     ]
     for path, evaluation in evaluations:
         more_sources, more_sections = evaluation_sections(path, evaluation)

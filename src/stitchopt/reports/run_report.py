@@ -51,12 +51,12 @@ def search_section(labelled: Sequence[tuple[str, RunRecord]]) -> Section:
         if not curves:
             continue
         steps = sorted({at for curve in curves for at, _ in curve} | {max(curve[-1][0] for curve in curves)})
-        series[label] = [
-            (float(at), 100 * ((geomean([best_at(c, at) for c in curves]) or 1.0) - 1)) for at in steps
-        ]
+        series[label] = [(float(at), 100 * ((geomean([best_at(c, at) for c in curves]) or 1.0) - 1)) for at in steps]
     if not series:
-        return Section("Search curves", ("These records hold no search curves (written before stitchopt kept "
-                                         "them, or by a benchmark script).",))  # fmt: skip
+        return Section(
+            "Search curves",
+            ("These records hold no search curves (written before stitchopt kept them, or by a benchmark script).",),
+        )
     headers = ["evaluations", *series]
     grid = sorted({x for points in series.values() for x, _ in points})
     rows = []
@@ -66,8 +66,7 @@ def search_section(labelled: Sequence[tuple[str, RunRecord]]) -> Section:
             known = [y for px, y in points if px <= x]
             row.append(f"{known[-1]:+.2f}" if known else "")
         rows.append(row)
-    chart = line_chart("Best so far (geomean of objective vs -Oz)", series, x_label="evaluations",
-                       y_label="% vs -Oz")  # fmt: skip
+    chart = line_chart("Best so far (geomean of objective vs -Oz)", series, x_label="evaluations", y_label="% vs -Oz")
     note = "Each program's best score after n evaluations, geomean over the programs; the score is the run's objective."
     return Section("Search curves", (note,), (Figure(chart, Rows("Best so far, % vs -Oz", headers, rows)),))
 
@@ -77,8 +76,10 @@ def passes_section(programs: Sequence[ProgramRecord]) -> Section:
     answers = [p.passes for p in programs if p.passes is not None]
     if not answers:
         return Section("Best lists", ("Every answer is the -Oz backup: no list beat -Oz.",))
-    note = (f"{len(answers)} of {len(programs)} answers are pass lists (the rest: the -Oz backup); mean length "
-            f"{sum(map(len, answers)) / len(answers):.1f}.")
+    note = (
+        f"{len(answers)} of {len(programs)} answers are pass lists (the rest: the -Oz backup); mean length "
+        f"{sum(map(len, answers)) / len(answers):.1f}."
+    )
     return Section("Best lists", (note,), list_figures("best lists", answers))
 
 
@@ -99,10 +100,15 @@ def pareto_section(trials: Sequence[dict[str, Any]]) -> Section:
     figures = []
     for program in sorted(by_program)[:MAX_PARETO_PROGRAMS]:
         program_trials = by_program[program]
-        for metric, key, unit, scale in (("compile-time", "compile_seconds", "compile ms", 1000.0),
-                                         ("perf", "runtime", "run time", 1.0)):  # fmt: skip
-            usable = [t for t in program_trials if t.get("status") == "ok" and t.get(key) is not None
-                      and t.get("size_bytes") is not None]  # fmt: skip
+        for metric, key, unit, scale in (
+            ("compile-time", "compile_seconds", "compile ms", 1000.0),
+            ("perf", "runtime", "run time", 1.0),
+        ):
+            usable = [
+                t
+                for t in program_trials
+                if t.get("status") == "ok" and t.get(key) is not None and t.get("size_bytes") is not None
+            ]
             if not usable:
                 continue
             front = pareto_front(usable, ("size", metric))
@@ -110,13 +116,21 @@ def pareto_section(trials: Sequence[dict[str, Any]]) -> Section:
             def point(t: dict[str, Any], key: str = key, scale: float = scale) -> tuple[float, float, str]:
                 return (float(t["size_bytes"]), scale * float(t[key]), f"{len(t['passes'])} passes")
 
-            chart = scatter(f"{program}: size vs {unit}", [point(t) for t in usable],
-                            x_label="size B", y_label=unit, front=[point(t) for t in front])  # fmt: skip
-            rows = [[f"{t['size_bytes']:,}", f"{scale * float(t[key]):.4g}", str(len(t["passes"])), t["pipeline"]]
-                    for t in front]  # fmt: skip
+            chart = scatter(
+                f"{program}: size vs {unit}",
+                [point(t) for t in usable],
+                x_label="size B",
+                y_label=unit,
+                front=[point(t) for t in front],
+            )
+            rows = [
+                [f"{t['size_bytes']:,}", f"{scale * float(t[key]):.4g}", str(len(t["passes"])), t["pipeline"]]
+                for t in front
+            ]
             caption = f"{len(usable)} trials, {len(front)} on the front (red)"
-            figures.append(Figure(chart, Rows(f"{program}: Pareto front", ["size B", unit, "passes", "pipeline"],
-                                              rows), caption))  # fmt: skip
+            figures.append(
+                Figure(chart, Rows(f"{program}: Pareto front", ["size B", unit, "passes", "pipeline"], rows), caption)
+            )
     notes = ["Every measured trial (grey) and the trials no other beats on both axes (red, lower-left is better)."]
     if len(by_program) > MAX_PARETO_PROGRAMS:
         notes.append(f"The first {MAX_PARETO_PROGRAMS} of {len(by_program)} programs, by name.")
@@ -142,15 +156,20 @@ def run_report(records: Sequence[tuple[Path, RunRecord]], trial_logs: Sequence[P
         sources.append((f"run record ({label})", file_identity(path)))
         sources.append(("objective", record.objective))
     sources += [("trial log", file_identity(path)) for path in trial_logs]
-    sources += [("toolchain", " | ".join(sorted({r.toolchain for _, r in records}))),
-                ("catalogue", " | ".join(sorted({r.catalogue or "not recorded" for _, r in records}))),
-                ("programs", program_set_identity(p.program for _, r in records for p in r.programs))]  # fmt: skip
+    sources += [
+        ("toolchain", " | ".join(sorted({r.toolchain for _, r in records}))),
+        ("catalogue", " | ".join(sorted({r.catalogue or "not recorded" for _, r in records}))),
+        ("programs", program_set_identity(p.program for _, r in records for p in r.programs)),
+    ]
     sections = []
     for label, record in labelled:
         bars, spread = change_figures(label, _changes(record), "size")
         table = tuning_rows(record.programs, f"{label}: answers")
-        replays = Rows(f"{label}: replay with plain LLVM", ["program", "commands"],
-                       [[Path(p.program).stem, p.replay] for p in record.programs])  # fmt: skip
+        replays = Rows(
+            f"{label}: replay with plain LLVM",
+            ["program", "commands"],
+            [[Path(p.program).stem, p.replay] for p in record.programs],
+        )
         sections.append(Section(f"Size against -Oz: {label}", (), (bars, spread), (table, replays)))
     sections.append(search_section(labelled))
     sections.append(passes_section([p for _, r in records for p in r.programs]))
@@ -175,7 +194,6 @@ def runtime_section(programs: Sequence[tuple[str, ProgramRecord]]) -> Section:
         runtime = 100 * (p.runtime / p.oz_runtime - 1)
         points.append((size, runtime, name))
         rows.append([name, f"{size:+.2f}", f"{runtime:+.2f}", p.runtime_unit])
-    chart = scatter("Answers: size vs run time, % vs -Oz", points, x_label="size % vs -Oz",
-                    y_label="run time % vs -Oz")  # fmt: skip
+    chart = scatter("Answers: size vs run time, % vs -Oz", points, x_label="size % vs -Oz", y_label="run time % vs -Oz")
     data = Rows("Size and run time per program", ["program", "size %", "run time %", "unit"], rows)
     return Section("Size and run time", ("Lower-left of (0, 0) is better than -Oz on both.",), (Figure(chart, data),))

@@ -64,20 +64,39 @@ def expert_rows(report: StudyReport, exclude: str | None = None) -> Rows:
 def pair_rows(report: StudyReport, exclude: str | None = None) -> Rows:
     columns = _Columns(report, exclude)
     rows = [
-        [p.source, p.target, p.init, f"{p.penalty:+.4f}", f"{100 * p.agreement:.0f}%", *columns.values(p.held_out),
-         f"{p.seconds:.1f}"]  # fmt: skip
+        [
+            p.source,
+            p.target,
+            p.init,
+            f"{p.penalty:+.4f}",
+            f"{100 * p.agreement:.0f}%",
+            *columns.values(p.held_out),
+            f"{p.seconds:.1f}",
+        ]
         for p in report.pairs
     ]
-    headers = ["A (encoder)", "B (head)", "layer", "stitching penalty", "top-1 agreement with B",
-               *columns.headers(validation=False), "training s"]  # fmt: skip
+    headers = [
+        "A (encoder)",
+        "B (head)",
+        "layer",
+        "stitching penalty",
+        "top-1 agreement with B",
+        *columns.headers(validation=False),
+        "training s",
+    ]
     return Rows("Stitched pairs A -> B", headers, rows)
 
 
 def curve_rows(report: StudyReport, exclude: str | None = None) -> Rows:
     columns = _Columns(report, exclude)
     rows = [
-        [str(len(c.members)), " + ".join(c.members), *columns.values(c.held_out, c.validation),
-         f"{c.held_out_loss:.4f}", f"{c.seconds:.1f}"]  # fmt: skip
+        [
+            str(len(c.members)),
+            " + ".join(c.members),
+            *columns.values(c.held_out, c.validation),
+            f"{c.held_out_loss:.4f}",
+            f"{c.seconds:.1f}",
+        ]
         for c in report.curve
     ]
     headers = ["k", "experts (receiver first)", *columns.headers(), "held-out loss", "training s"]
@@ -112,21 +131,37 @@ def write_json(report: StudyReport, path: Path) -> None:
 
 
 def load_report(path: Path) -> StudyReport:
-    """A study written by `write_json` (`stitchopt stitch table --json`)."""
+    """A study written by `write_json` (`stitchopt stitch table -o study.json`)."""
     try:
         data = json.loads(path.read_text())
         return StudyReport(
-            data["programs"], data["lists"], tuple(data["oracle"]), tuple(data["held_out_packages"]),
+            data["programs"],
+            data["lists"],
+            tuple(data["oracle"]),
+            tuple(data["held_out_packages"]),
             tuple(data["validation_packages"]),
-            [ExpertRow(**{**e, "held_out": tuple(e["held_out"]), "validation": tuple(e["validation"])})
-             for e in data["experts"]],
+            [
+                ExpertRow(**{**e, "held_out": tuple(e["held_out"]), "validation": tuple(e["validation"])})
+                for e in data["experts"]
+            ],
             [PairRow(**{**p, "held_out": tuple(p["held_out"])}) for p in data["pairs"]],
-            [CurveRow(**{**c, "members": tuple(c["members"]), "validation": tuple(c["validation"]),
-                         "held_out": tuple(c["held_out"])}) for c in data["curve"]],
+            [
+                CurveRow(
+                    **{
+                        **c,
+                        "members": tuple(c["members"]),
+                        "validation": tuple(c["validation"]),
+                        "held_out": tuple(c["held_out"]),
+                    }
+                )
+                for c in data["curve"]
+            ],
             [PairAlignment(**a) for a in data["alignments"]],
-        )  # fmt: skip
+        )
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{path}: not a stitching study written by `stitchopt stitch table --json` ({exc})") from exc
+        raise InputError(
+            f"{path}: not a stitching study written by `stitchopt stitch table -o study.json` ({exc})"
+        ) from exc
 
 
 def _programs(report: StudyReport) -> str:

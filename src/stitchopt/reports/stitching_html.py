@@ -22,20 +22,31 @@ def stitching_sections(report: StudyReport, exclude: str | None = None) -> list[
     penalties = [figure for init in INITIALIZATIONS if (figure := _penalty_matrix(report, names, init))]
     return [
         Section("Stitching study", tuple(comparisons(report)), tables=(expert_rows(report, exclude),)),
-        Section("Stitching penalty (held-out loss of A -> B minus B's own)",
-                ("Rows: A (whose encoder is used); columns: B (whose head predicts). Blue: A's hidden space serves "
-                 "B's head better than B's own; red: worse.",), tuple(penalties)),  # fmt: skip
+        Section(
+            "Stitching penalty (held-out loss of A -> B minus B's own)",
+            (
+                "Rows: A (whose encoder is used); columns: B (whose head predicts). Blue: A's hidden space serves "
+                "B's head better than B's own; red: worse.",
+            ),
+            tuple(penalties),
+        ),
         Section("Stitched ensembles", (), _curve(report), (curve_rows(report, exclude),)),
-        Section("Optimal-transport plans between hidden spaces (training programs)",
-                ("Each plan summed over blocks of units; a bright diagonal would mean units that match one to one "
-                 "(experts trained from different seeds order their units arbitrarily, so a match is any "
-                 "permutation).",), tuple(_plan(a) for a in report.alignments)),  # fmt: skip
+        Section(
+            "Optimal-transport plans between hidden spaces (training programs)",
+            (
+                "Each plan summed over blocks of units; a bright diagonal would mean units that match one to one "
+                "(experts trained from different seeds order their units arbitrarily, so a match is any "
+                "permutation).",
+            ),
+            tuple(_plan(a) for a in report.alignments),
+        ),
     ]
 
 
 def stitching_report(path: Path, report: StudyReport, exclude: str | None = None) -> Report:
-    return Report("stitching", "Stitching study", (("study", file_identity(path)),),
-                  tuple(stitching_sections(report, exclude)))  # fmt: skip
+    return Report(
+        "stitching", "Stitching study", (("study", file_identity(path)),), tuple(stitching_sections(report, exclude))
+    )
 
 
 def _penalty_matrix(report: StudyReport, names: list[str], init: str) -> Figure | None:
@@ -44,9 +55,14 @@ def _penalty_matrix(report: StudyReport, names: list[str], init: str) -> Figure 
         return None
     matrix = [[penalties.get((source, target)) for target in names] for source in names]
     svg = heatmap(f"layer: {init}", names, names, matrix)
-    data = Rows(f"Stitching penalty, layer {init}", ["A (encoder)", *names],
-                [[source, *("-" if v is None else f"{v:+.4f}" for v in row)] for source, row in zip(names, matrix,
-                                                                                                 strict=True)])
+    data = Rows(
+        f"Stitching penalty, layer {init}",
+        ["A (encoder)", *names],
+        [
+            [source, *("-" if v is None else f"{v:+.4f}" for v in row)]
+            for source, row in zip(names, matrix, strict=True)
+        ],
+    )
     return Figure(svg, data)
 
 
@@ -59,22 +75,39 @@ def _curve(report: StudyReport) -> tuple[Figure, ...]:
         name: [(float(k + 1), 100 * geomean_change(np.array(choices))) for k, choices in enumerate(per_k)]
         for name, per_k in splits.items()
     }
-    svg = line_chart("Ensemble size against geomean vs -Oz", series, x_label="experts stitched (k)",
-                     y_label="% vs -Oz (lower is better)", integer_x=True)  # fmt: skip
-    rows = [[f"{k:.0f}", f"{v:+.2f}", f"{h:+.2f}"]
-            for (k, v), (_, h) in zip(series["validation"], series["held out"], strict=True)]  # fmt: skip
+    svg = line_chart(
+        "Ensemble size against geomean vs -Oz",
+        series,
+        x_label="experts stitched (k)",
+        y_label="% vs -Oz (lower is better)",
+        integer_x=True,
+    )
+    rows = [
+        [f"{k:.0f}", f"{v:+.2f}", f"{h:+.2f}"]
+        for (k, v), (_, h) in zip(series["validation"], series["held out"], strict=True)
+    ]
     return (Figure(svg, Rows("Ensemble curve", ["k", "validation %", "held out %"], rows)),)
 
 
 def _plan(alignment: PairAlignment) -> Figure:
     plan = alignment.plan
     blank = [""] * len(plan)
-    svg = heatmap(f"{alignment.source} -> {alignment.target}", blank, [""] * len(plan[0]) if plan else [], plan,
-                  diverging=False, annotate=False)  # fmt: skip
-    caption = (f"{alignment.source} (rows) -> {alignment.target} (columns): transport cost "
-               f"{alignment.transport_cost:.3f}, matched units' mean correlation {alignment.matched_correlation:.2f}, "
-               f"{1000 * alignment.seconds:.0f} ms")  # fmt: skip
-    data = Rows(f"Transport plan {alignment.source} -> {alignment.target} (block sums)",
-                ["block", *(str(j) for j in range(len(plan[0]) if plan else 0))],
-                [[str(i), *(f"{v:.3g}" for v in row)] for i, row in enumerate(plan)])  # fmt: skip
+    svg = heatmap(
+        f"{alignment.source} -> {alignment.target}",
+        blank,
+        [""] * len(plan[0]) if plan else [],
+        plan,
+        diverging=False,
+        annotate=False,
+    )
+    caption = (
+        f"{alignment.source} (rows) -> {alignment.target} (columns): transport cost "
+        f"{alignment.transport_cost:.3f}, matched units' mean correlation {alignment.matched_correlation:.2f}, "
+        f"{1000 * alignment.seconds:.0f} ms"
+    )
+    data = Rows(
+        f"Transport plan {alignment.source} -> {alignment.target} (block sums)",
+        ["block", *(str(j) for j in range(len(plan[0]) if plan else 0))],
+        [[str(i), *(f"{v:.3g}" for v in row)] for i, row in enumerate(plan)],
+    )
     return Figure(svg, data, caption)

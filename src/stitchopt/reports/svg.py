@@ -77,28 +77,38 @@ class _Axes:
         for tick in nice_ticks(*self.y_range):
             if self.y_range[0] - 1e-9 <= tick <= self.y_range[1] + 1e-9:
                 y = _f(self.y(tick))
-                parts.append(f"<line x1='{self.left}' y1='{y}' x2='{self.width - self.right}' y2='{y}' "
-                             f"stroke='#eee'/><text x='{self.left - 4}' y='{y}' dy='0.32em' text-anchor='end' "
-                             f"font-size='10'>{_tick_label(tick)}</text>")  # fmt: skip
+                parts.append(
+                    f"<line x1='{self.left}' y1='{y}' x2='{self.width - self.right}' y2='{y}' "
+                    f"stroke='#eee'/><text x='{self.left - 4}' y='{y}' dy='0.32em' text-anchor='end' "
+                    f"font-size='10'>{_tick_label(tick)}</text>"
+                )
         for tick in x_ticks or ():
             x = _f(self.x(tick))
-            parts.append(f"<text x='{x}' y='{self.height - self.bottom + 14}' text-anchor='middle' "
-                         f"font-size='10'>{_tick_label(tick)}</text>")  # fmt: skip
+            parts.append(
+                f"<text x='{x}' y='{self.height - self.bottom + 14}' text-anchor='middle' "
+                f"font-size='10'>{_tick_label(tick)}</text>"
+            )
         base = _f(self.height - self.bottom)
         parts.append(f"<line x1='{self.left}' y1='{base}' x2='{self.width - self.right}' y2='{base}' stroke='#666'/>")
         parts.append(f"<line x1='{self.left}' y1='{self.top}' x2='{self.left}' y2='{base}' stroke='#666'/>")
-        parts.append(f"<text x='{(self.left + self.width - self.right) / 2:.2f}' y='{self.height - 6}' "
-                     f"text-anchor='middle' font-size='11'>{_esc(x_label)}</text>")  # fmt: skip
-        parts.append(f"<text transform='translate(12,{(self.top + self.height - self.bottom) / 2:.2f}) rotate(-90)' "
-                     f"text-anchor='middle' font-size='11'>{_esc(y_label)}</text>")  # fmt: skip
+        parts.append(
+            f"<text x='{(self.left + self.width - self.right) / 2:.2f}' y='{self.height - 6}' "
+            f"text-anchor='middle' font-size='11'>{_esc(x_label)}</text>"
+        )
+        parts.append(
+            f"<text transform='translate(12,{(self.top + self.height - self.bottom) / 2:.2f}) rotate(-90)' "
+            f"text-anchor='middle' font-size='11'>{_esc(y_label)}</text>"
+        )
         return parts
 
 
 def _svg(width: int, height: int, title: str, parts: Sequence[str]) -> str:
-    return (f"<svg class='plot' width='{width}' height='{height}' "
-            f"viewBox='0 0 {width} {height}' role='img' aria-label='{_esc(title)}'>"
-            f"<text x='{width / 2:.2f}' y='16' text-anchor='middle' font-size='12' font-weight='bold'>"
-            f"{_esc(title)}</text>{''.join(parts)}</svg>")  # fmt: skip
+    return (
+        f"<svg class='plot' width='{width}' height='{height}' "
+        f"viewBox='0 0 {width} {height}' role='img' aria-label='{_esc(title)}'>"
+        f"<text x='{width / 2:.2f}' y='16' text-anchor='middle' font-size='12' font-weight='bold'>"
+        f"{_esc(title)}</text>{''.join(parts)}</svg>"
+    )
 
 
 def _padded(low: float, high: float, include_zero: bool = True) -> tuple[float, float]:
@@ -128,8 +138,7 @@ def bar_chart(
     show_names = len(values) <= 40
     width = max(360, min(1100, 60 + 14 * count)) if show_names else max(360, min(1100, 80 + 4 * count))
     low, high = _padded(min(values, default=0.0), max(values, default=0.0))
-    axes = _Axes(width, 300 if show_names else 240, (0.0, float(count)), (low, high),
-                 bottom=110 if show_names else 30)  # fmt: skip
+    axes = _Axes(width, 300 if show_names else 240, (0.0, float(count)), (low, high), bottom=110 if show_names else 30)
     parts = axes.frame("" if show_names else f"{len(values)} items, sorted", y_label)
     slot = (axes.width - axes.left - axes.right) / count
     zero = axes.y(0.0)
@@ -138,18 +147,24 @@ def bar_chart(
         colour = colours[i] if colours else NEUTRAL if value == 0 else GOOD if better else BAD
         top, bottom = sorted((axes.y(value), zero))
         x = axes.x(i) + 0.1 * slot
-        parts.append(f"<rect x='{_f(x)}' y='{_f(top)}' width='{_f(0.8 * slot)}' height='{_f(max(bottom - top, 0.5))}' "
-                     f"fill='{colour}'><title>{_esc(label)}: {value:+.2f}</title></rect>")  # fmt: skip
+        parts.append(
+            f"<rect x='{_f(x)}' y='{_f(top)}' width='{_f(0.8 * slot)}' height='{_f(max(bottom - top, 0.5))}' "
+            f"fill='{colour}'><title>{_esc(label)}: {value:+.2f}</title></rect>"
+        )
         if show_names:
             middle = _f(axes.x(i + 0.5))
-            parts.append(f"<text transform='translate({middle},{_f(axes.height - axes.bottom + 8)}) rotate(60)' "
-                         f"font-size='9'>{_esc(label[:18])}</text>")  # fmt: skip
+            parts.append(
+                f"<text transform='translate({middle},{_f(axes.height - axes.bottom + 8)}) rotate(60)' "
+                f"font-size='9'>{_esc(label[:18])}</text>"
+            )
     if reference is not None:
         y = _f(axes.y(reference))
-        parts.append(f"<line x1='{axes.left}' y1='{y}' x2='{axes.width - axes.right}' y2='{y}' stroke='#333' "
-                     f"stroke-dasharray='5,3'><title>{_esc(reference_label)}: {reference:+.2f}</title></line>"
-                     f"<text x='{axes.width - axes.right}' y='{y}' dy='-4' text-anchor='end' font-size='10'>"
-                     f"{_esc(reference_label)} {reference:+.2f}</text>")  # fmt: skip
+        parts.append(
+            f"<line x1='{axes.left}' y1='{y}' x2='{axes.width - axes.right}' y2='{y}' stroke='#333' "
+            f"stroke-dasharray='5,3'><title>{_esc(reference_label)}: {reference:+.2f}</title></line>"
+            f"<text x='{axes.width - axes.right}' y='{y}' dy='-4' text-anchor='end' font-size='10'>"
+            f"{_esc(reference_label)} {reference:+.2f}</text>"
+        )
     return _svg(width, axes.height, title, parts)
 
 
@@ -173,14 +188,15 @@ def histogram(title: str, values: Sequence[float], *, x_label: str, bins: int = 
     x_ticks = nice_ticks(low, high, 6) if not integer else [float(v) for v in range(int(low + 0.5), int(high + 0.5))]
     if integer and len(x_ticks) > 20:
         x_ticks = x_ticks[:: math.ceil(len(x_ticks) / 20)]
-    parts = axes.frame(x_label, "programs" if not integer else "count",
-                       [t for t in x_ticks if low <= t <= high])  # fmt: skip
+    parts = axes.frame(x_label, "programs" if not integer else "count", [t for t in x_ticks if low <= t <= high])
     for i, count in enumerate(counts):
         left, right = low + i * step, low + (i + 1) * step
         x0, x1, y = axes.x(left), axes.x(right), axes.y(count)
-        parts.append(f"<rect x='{_f(x0)}' y='{_f(y)}' width='{_f(max(x1 - x0 - 1, 0.5))}' "
-                     f"height='{_f(axes.y(0) - y)}' fill='{PALETTE[0]}'><title>{left:g} to {right:g}: {count}"
-                     "</title></rect>")  # fmt: skip
+        parts.append(
+            f"<rect x='{_f(x0)}' y='{_f(y)}' width='{_f(max(x1 - x0 - 1, 0.5))}' "
+            f"height='{_f(axes.y(0) - y)}' fill='{PALETTE[0]}'><title>{left:g} to {right:g}: {count}"
+            "</title></rect>"
+        )
     return _svg(axes.width, axes.height, title, parts)
 
 
@@ -196,8 +212,7 @@ def line_chart(
     on whole numbers (counts of things)."""
     points = [p for values in series.values() for p in values]
     xs, ys = [p[0] for p in points] or [0.0, 1.0], [p[1] for p in points] or [0.0, 1.0]
-    axes = _Axes(560, 300, (min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1),
-                 _padded(min(ys), max(ys)))  # fmt: skip
+    axes = _Axes(560, 300, (min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1), _padded(min(ys), max(ys)))
     x_ticks = nice_ticks(axes.x_range[0], axes.x_range[1], 6)
     if integer_x:
         x_ticks = [t for t in x_ticks if t == int(t)]
@@ -205,13 +220,20 @@ def line_chart(
     for index, (name, values) in enumerate(series.items()):
         colour = PALETTE[index % len(PALETTE)]
         path = " ".join(f"{_f(axes.x(x))},{_f(axes.y(y))}" for x, y in values)
-        parts.append(f"<polyline points='{path}' fill='none' stroke='{colour}' stroke-width='2'>"
-                     f"<title>{_esc(name)}</title></polyline>")  # fmt: skip
+        parts.append(
+            f"<polyline points='{path}' fill='none' stroke='{colour}' stroke-width='2'>"
+            f"<title>{_esc(name)}</title></polyline>"
+        )
         if len(values) <= 30:
-            parts += [f"<circle cx='{_f(axes.x(x))}' cy='{_f(axes.y(y))}' r='2.5' fill='{colour}'>"
-                      f"<title>{_esc(name)}: {x:g}, {y:+.2f}</title></circle>" for x, y in values]  # fmt: skip
-        parts.append(f"<text x='{axes.left + 8}' y='{axes.top + 12 + 14 * index}' font-size='11' fill='{colour}'>"
-                     f"{_esc(name)}</text>")  # fmt: skip
+            parts += [
+                f"<circle cx='{_f(axes.x(x))}' cy='{_f(axes.y(y))}' r='2.5' fill='{colour}'>"
+                f"<title>{_esc(name)}: {x:g}, {y:+.2f}</title></circle>"
+                for x, y in values
+            ]
+        parts.append(
+            f"<text x='{axes.left + 8}' y='{axes.top + 12 + 14 * index}' font-size='11' fill='{colour}'>"
+            f"{_esc(name)}</text>"
+        )
     return _svg(axes.width, axes.height, title, parts)
 
 
@@ -228,16 +250,22 @@ def scatter(
     xs, ys = [p[0] for p in every] or [0.0, 1.0], [p[1] for p in every] or [0.0, 1.0]
     axes = _Axes(440, 300, _padded(min(xs), max(xs), False), _padded(min(ys), max(ys), False))
     parts = axes.frame(x_label, y_label, nice_ticks(axes.x_range[0], axes.x_range[1], 5))
-    parts += [f"<circle cx='{_f(axes.x(x))}' cy='{_f(axes.y(y))}' r='2' fill='#bbb'><title>{_esc(label)}: "
-              f"{x:g}, {y:g}</title></circle>" for x, y, label in points]  # fmt: skip
+    parts += [
+        f"<circle cx='{_f(axes.x(x))}' cy='{_f(axes.y(y))}' r='2' fill='#bbb'><title>{_esc(label)}: "
+        f"{x:g}, {y:g}</title></circle>"
+        for x, y, label in points
+    ]
     ordered = sorted(front)
     if ordered:
         steps = []
         for (x0, y0, _), (x1, _, _) in zip(ordered, [*ordered[1:], ordered[-1]], strict=True):
             steps += [f"{_f(axes.x(x0))},{_f(axes.y(y0))}", f"{_f(axes.x(x1))},{_f(axes.y(y0))}"]
         parts.append(f"<polyline points='{' '.join(steps)}' fill='none' stroke='{BAD}' stroke-width='1.5'/>")
-        parts += [f"<circle cx='{_f(axes.x(x))}' cy='{_f(axes.y(y))}' r='3.5' fill='{BAD}'><title>{_esc(label)}: "
-                  f"{x:g}, {y:g}</title></circle>" for x, y, label in ordered]  # fmt: skip
+        parts += [
+            f"<circle cx='{_f(axes.x(x))}' cy='{_f(axes.y(y))}' r='3.5' fill='{BAD}'><title>{_esc(label)}: "
+            f"{x:g}, {y:g}</title></circle>"
+            for x, y, label in ordered
+        ]
     return _svg(axes.width, axes.height, title, parts)
 
 
@@ -277,21 +305,29 @@ def heatmap(
     for i, row in enumerate(values):
         y = top + i * cell
         if rows[i]:
-            parts.append(f"<text x='{label - 6}' y='{y + cell / 2:.2f}' dy='0.32em' text-anchor='end' "
-                         f"font-size='11'>{_esc(rows[i][:22])}</text>")  # fmt: skip
+            parts.append(
+                f"<text x='{label - 6}' y='{y + cell / 2:.2f}' dy='0.32em' text-anchor='end' "
+                f"font-size='11'>{_esc(rows[i][:22])}</text>"
+            )
         for j, value in enumerate(row):
             x = label + j * cell
             fill = "#eee" if value is None else _diverging(value, scale) if diverging else _sequential(value, scale)
             text = "" if value is None else f"{value:+.4f}" if diverging else f"{value:.4g}"
             name = f"{_esc(rows[i])} -&gt; {_esc(columns[j])}: " if rows[i] or columns[j] else f"({i}, {j}): "
-            parts.append(f"<rect x='{x}' y='{y}' width='{cell}' height='{cell}' fill='{fill}'{stroke}>"
-                         f"<title>{name}{text}</title></rect>")  # fmt: skip
+            parts.append(
+                f"<rect x='{x}' y='{y}' width='{cell}' height='{cell}' fill='{fill}'{stroke}>"
+                f"<title>{name}{text}</title></rect>"
+            )
             if annotate and value is not None:
-                parts.append(f"<text x='{x + cell / 2:.2f}' y='{y + cell / 2:.2f}' dy='0.32em' text-anchor='middle' "
-                             f"font-size='9'>{text}</text>")  # fmt: skip
+                parts.append(
+                    f"<text x='{x + cell / 2:.2f}' y='{y + cell / 2:.2f}' dy='0.32em' text-anchor='middle' "
+                    f"font-size='9'>{text}</text>"
+                )
     for j, column in enumerate(columns):
         if column:
             middle = label + j * cell + cell / 2
-            parts.append(f"<text transform='translate({middle:.2f},{top - 6}) rotate(-40)' font-size='11'>"
-                         f"{_esc(column[:22])}</text>")  # fmt: skip
+            parts.append(
+                f"<text transform='translate({middle:.2f},{top - 6}) rotate(-40)' font-size='11'>"
+                f"{_esc(column[:22])}</text>"
+            )
     return _svg(width, height, title, parts)

@@ -40,11 +40,19 @@ def _colour(status: str) -> str:
 def suite_section(report: ValidationReport, reproducer: str | None, base: Path) -> Section:
     counts = Counter(v.status.value for v in report.verdicts)
     statuses = [s.value for s in VerdictStatus if counts[s.value]]
-    chart = bar_chart(f"{report.suite}: verdicts", statuses, [float(counts[s]) for s in statuses],
-                      y_label="programs", colours=[_colour(s) for s in statuses])  # fmt: skip
+    chart = bar_chart(
+        f"{report.suite}: verdicts",
+        statuses,
+        [float(counts[s]) for s in statuses],
+        y_label="programs",
+        colours=[_colour(s) for s in statuses],
+    )
     data = Rows(f"{report.suite}: verdicts", ["status", "programs"], [[s, str(counts[s])] for s in statuses])
-    failures = Rows(f"{report.suite}: failing programs (miscompiles first)", ["program", "status", "detail"],
-                    [[v.program, v.status.value, v.detail] for v in report.failures])  # fmt: skip
+    failures = Rows(
+        f"{report.suite}: failing programs (miscompiles first)",
+        ["program", "status", "detail"],
+        [[v.program, v.status.value, v.detail] for v in report.failures],
+    )
     notes = [report.summary(), f"pipeline: {report.pipeline}"]
     if not report.complete:
         notes.append("Stopped at the first failure (fail-fast): the other programs were not run.")
@@ -52,8 +60,9 @@ def suite_section(report: ValidationReport, reproducer: str | None, base: Path) 
     if reproducer is not None:
         href = os.path.relpath((Path(reproducer) / "README.md").resolve(), base.resolve())
         links = (Link(f"reproducer: {reproducer}", href),)
-    return Section(f"Suite: {report.suite}", tuple(notes), (Figure(chart, data),),
-                   (failures,) if report.failures else (), links)  # fmt: skip
+    return Section(
+        f"Suite: {report.suite}", tuple(notes), (Figure(chart, data),), (failures,) if report.failures else (), links
+    )
 
 
 def validation_report(files: Sequence[Path], base: Path) -> Report:
@@ -63,12 +72,24 @@ def validation_report(files: Sequence[Path], base: Path) -> Report:
         raise InputError("these validation files hold no reports")
     sources = [("validation", file_identity(path)) for path in files]
     sources += [("toolchain", " | ".join(sorted({r.toolchain for _, r, _ in entries})))]
-    summary = Rows("All suites", ["suite", "verdict", "programs", "failing", "seconds", "pipeline"], [
-        [r.suite, "passed" if r.passed else "FAILED", str(len(r.verdicts)), str(len(r.failures)), f"{r.seconds:.1f}",
-         r.pipeline] for _, r, _ in entries
-    ])  # fmt: skip
+    summary = Rows(
+        "All suites",
+        ["suite", "verdict", "programs", "failing", "seconds", "pipeline"],
+        [
+            [
+                r.suite,
+                "passed" if r.passed else "FAILED",
+                str(len(r.verdicts)),
+                str(len(r.failures)),
+                f"{r.seconds:.1f}",
+                r.pipeline,
+            ]
+            for _, r, _ in entries
+        ],
+    )
     sections = [Section("Summary", tables=(summary,))]
     sections += [suite_section(report, reproducer, base) for _, report, reproducer in entries]
     passed = sum(r.passed for _, r, _ in entries)
-    return Report("validation", f"Validation: {passed} of {len(entries)} suite runs passed", tuple(sources),
-                  tuple(sections))  # fmt: skip
+    return Report(
+        "validation", f"Validation: {passed} of {len(entries)} suite runs passed", tuple(sources), tuple(sections)
+    )

@@ -45,8 +45,13 @@ def unit_correlations(h_source: np.ndarray, h_target: np.ndarray, max_bytes: int
     return total / len(h_source)
 
 
-def align(h_source: np.ndarray, h_target: np.ndarray, method: str = "auto", reg: float = 0.05,
-          max_bytes: int = DEFAULT_MAX_BYTES) -> Alignment:  # fmt: skip
+def align(
+    h_source: np.ndarray,
+    h_target: np.ndarray,
+    method: str = "auto",
+    reg: float = 0.05,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Alignment:
     """The transport plan between the two experts' hidden units, from their activations on the same programs."""
     cost = np.clip(2.0 - 2.0 * unit_correlations(h_source, h_target, max_bytes), 0.0, 4.0)
     source_units, target_units = cost.shape

@@ -39,9 +39,13 @@ class ExpertData:
         """The programs of one split (standardization statistics unchanged)."""
         index = self.rows(split)
         return ExpertData(
-            {name: x[index] for name, x in self.inputs.items()}, self.standardizers, self.targets[index],
-            self.ratios[index.numpy()], tuple(self.splits[i] for i in index), tuple(self.packages[i] for i in index),
-        )  # fmt: skip
+            {name: x[index] for name, x in self.inputs.items()},
+            self.standardizers,
+            self.targets[index],
+            self.ratios[index.numpy()],
+            tuple(self.splits[i] for i in index),
+            tuple(self.packages[i] for i in index),
+        )
 
 
 def expert_representations() -> list[AnyRepresentation]:
@@ -61,8 +65,10 @@ def expert_data(
     `standardizers` when given (held-out labels), else with statistics fitted on `fit_split`."""
     missing = [",".join(passes) for passes in lists if passes not in labels.lists]
     if missing:
-        raise InputError(f"the labels did not measure {len(missing)} coreset lists (first: {missing[0]}): "
-                         "label these programs with the same list pool (`stitchopt labels --lists-from`)")  # fmt: skip
+        raise InputError(
+            f"the labels did not measure {len(missing)} coreset lists (first: {missing[0]}): "
+            "label these programs with the same list pool (`stitchopt labels --lists-from`)"
+        )
     splits = tuple(p.split for p in labels.programs)
     fit_rows = [i for i, s in enumerate(splits) if s == fit_split]
     if standardizers is None and not fit_rows:

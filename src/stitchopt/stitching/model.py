@@ -8,7 +8,6 @@ it needs PyTorch at inference (the `stitch` extra).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,13 +16,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from stitchopt import __version__
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Standardizer, compute
-from stitchopt.features.module import IRModule as FeatureModule
+from stitchopt.features.module import FeatureModule
 from stitchopt.features.tokens import IRTokens
-from stitchopt.models.directory import model_identity, read_model_directory, save_model_directory
+from stitchopt.models.directory import SavedModel, read_model_directory, stamp
 from stitchopt.models.labelset import LabelSet, labeled_features
 from stitchopt.models.list_model import RankedList
 from stitchopt.models.ranker import geomean_change
@@ -41,7 +39,7 @@ FORMAT = 1
 
 
 @dataclass
-class StitchedModel:
+class StitchedModel(SavedModel):
     ensemble: StitchedEnsemble
     members: tuple[str, ...]  # representation names, receiver first
     sizes: dict[str, int]  # per member: count features, or the token vocabulary
@@ -68,21 +66,17 @@ class StitchedModel:
 
     def _config(self) -> dict[str, Any]:
         return {
-            "kind": KIND, "format": FORMAT, "stitchopt": __version__, "llvm": self.llvm_version,
-            "catalogue": self.catalogue, "members": list(self.members), "sizes": self.sizes, "hidden": self.hidden,
+            "kind": KIND,
+            **stamp(FORMAT, self.llvm_version, self.catalogue),
+            "members": list(self.members),
+            "sizes": self.sizes,
+            "hidden": self.hidden,
             "standardizers": {n: s.to_dict() for n, s in self.standardizers.items()},
             "lists": [list(p) for p in self.lists],
-        }  # fmt: skip
+        }
 
     def _arrays(self) -> dict[str, np.ndarray]:
         return {k: v.detach().numpy() for k, v in self.ensemble.state_dict().items()}
-
-    @functools.cached_property
-    def identity(self) -> str:
-        return model_identity(self._config(), self._arrays())
-
-    def save_pretrained(self, directory: Path) -> None:
-        save_model_directory(directory, self._config(), self._arrays())
 
     @classmethod
     def from_pretrained(cls, directory: Path, catalogue: Catalogue) -> StitchedModel:
@@ -93,15 +87,21 @@ class StitchedModel:
         if config["catalogue"] != catalogue.identity:
             raise InputError(f"{directory}: made for LLVM {config['llvm']}'s pass catalogue; retrain it for this LLVM")
         lists = tuple(tuple(p) for p in config["lists"])
-        ensemble = _ensemble(config["members"], config["sizes"], set(config["standardizers"]), len(lists),
-                             config["hidden"])  # fmt: skip
+        ensemble = _ensemble(
+            config["members"], config["sizes"], set(config["standardizers"]), len(lists), config["hidden"]
+        )
         ensemble.load_state_dict(state)
         ensemble.eval()
         return cls(
-            ensemble, tuple(config["members"]), config["sizes"],
-            {n: Standardizer.from_dict(d) for n, d in config["standardizers"].items()}, lists, config["hidden"],
-            config["llvm"], config["catalogue"],
-        )  # fmt: skip
+            ensemble,
+            tuple(config["members"]),
+            config["sizes"],
+            {n: Standardizer.from_dict(d) for n, d in config["standardizers"].items()},
+            lists,
+            config["hidden"],
+            config["llvm"],
+            config["catalogue"],
+        )
 
 
 def _ensemble(
@@ -115,9 +115,15 @@ def _ensemble(
 
 
 def train_stitched(
-    toolchain: Toolchain, catalogue: Catalogue, labels: LabelSet, lists: Sequence[PassNames], config: TrainConfig,
-    *, hidden: int = DEFAULT_HIDDEN, cache: FeatureCache | None = None,
-) -> tuple[StitchedModel, list[GrownEnsemble]]:  # fmt: skip
+    toolchain: Toolchain,
+    catalogue: Catalogue,
+    labels: LabelSet,
+    lists: Sequence[PassNames],
+    config: TrainConfig,
+    *,
+    hidden: int = DEFAULT_HIDDEN,
+    cache: FeatureCache | None = None,
+) -> tuple[StitchedModel, list[GrownEnsemble]]:
     """Experts on the train split, ensembles grown on the validation split; the best of them becomes the model.
     Also returns every grown ensemble (one per size) for the curve."""
     outputs = labeled_features(toolchain, labels, expert_representations(), cache)
@@ -131,7 +137,13 @@ def train_stitched(
     best = min(grown, key=lambda g: geomean_change(np.array(g.validation)))
     sizes = {n: tokens.vocabulary_size if n == tokens.name else int(train.inputs[n].shape[1]) for n in best.members}
     model = StitchedModel(
-        best.ensemble, best.members, sizes, {n: data.standardizers[n] for n in best.members if n in data.standardizers},
-        tuple(lists), hidden, catalogue.llvm_version, catalogue.identity,
-    )  # fmt: skip
+        best.ensemble,
+        best.members,
+        sizes,
+        {n: data.standardizers[n] for n in best.members if n in data.standardizers},
+        tuple(lists),
+        hidden,
+        catalogue.llvm_version,
+        catalogue.identity,
+    )
     return model, grown

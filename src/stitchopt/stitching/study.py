@@ -62,9 +62,12 @@ def make_expert(name: str, inputs: torch.Tensor, lists: int, hidden: int = DEFAU
 
 
 def fit_experts(
-    train: ExpertData, validation: ExpertData, config: TrainConfig, hidden: int = DEFAULT_HIDDEN,
+    train: ExpertData,
+    validation: ExpertData,
+    config: TrainConfig,
+    hidden: int = DEFAULT_HIDDEN,
     vocabulary: dict[str, int] | None = None,
-) -> dict[str, tuple[Expert, TrainResult]]:  # fmt: skip
+) -> dict[str, tuple[Expert, TrainResult]]:
     """One expert per representation in `train.inputs`, stopped on `validation`; `vocabulary` gives sequence
     experts their embedding size (default: the largest id seen plus one)."""
     experts = {}
@@ -80,16 +83,24 @@ def fit_experts(
 
 
 def train_experts(
-    train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig, hidden: int = DEFAULT_HIDDEN,
+    train: ExpertData,
+    validation: ExpertData,
+    test: ExpertData,
+    config: TrainConfig,
+    hidden: int = DEFAULT_HIDDEN,
     vocabulary: dict[str, int] | None = None,
-) -> tuple[dict[str, Expert], list[ExpertRow]]:  # fmt: skip
+) -> tuple[dict[str, Expert], list[ExpertRow]]:
     """`fit_experts`, each scored on the validation and held-out splits."""
     fitted = fit_experts(train, validation, config, hidden, vocabulary)
     rows = [
         ExpertRow(
-            name, mse(expert, test.inputs[name], test.targets), choices(predict(expert, test.inputs[name]), test),
-            choices(predict(expert, validation.inputs[name]), validation), result.epochs, result.seconds,
-        )  # fmt: skip
+            name,
+            mse(expert, test.inputs[name], test.targets),
+            choices(predict(expert, test.inputs[name]), test),
+            choices(predict(expert, validation.inputs[name]), validation),
+            result.epochs,
+            result.seconds,
+        )
         for name, (expert, result) in fitted.items()
     ]
     return {name: expert for name, (expert, _) in fitted.items()}, rows
@@ -117,9 +128,13 @@ def ranker_row(train: ExpertData, validation: ExpertData, test: ExpertData) -> E
 
 
 def stitching_table(
-    experts: dict[str, Expert], train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig,
+    experts: dict[str, Expert],
+    train: ExpertData,
+    validation: ExpertData,
+    test: ExpertData,
+    config: TrainConfig,
     initializations: Sequence[str] = INITIALIZATIONS,
-) -> list[PairRow]:  # fmt: skip
+) -> list[PairRow]:
     """Every ordered pair A -> B of distinct experts, with each initialization."""
     rows = []
     for source, target in itertools.permutations(experts, 2):
@@ -131,15 +146,26 @@ def stitching_table(
             layer = initial_layer(a, b, train.inputs[source], train.inputs[target], init)
             stitched = Stitched(a, layer, b)
             if init != "lstsq":
-                train_layer(stitched, train.inputs[source], train.targets, config,
-                            (validation.inputs[source], validation.targets))  # fmt: skip
+                train_layer(
+                    stitched,
+                    train.inputs[source],
+                    train.targets,
+                    config,
+                    (validation.inputs[source], validation.targets),
+                )
             seconds = time.monotonic() - start
             predicted = predict(stitched, test.inputs[source])
-            rows.append(PairRow(
-                source, target, init, mse(stitched, test.inputs[source], test.targets) - own_loss,
-                float((predicted.argmin(dim=1) == own_top).float().mean()),
-                choices(predicted, test), seconds,
-            ))  # fmt: skip
+            rows.append(
+                PairRow(
+                    source,
+                    target,
+                    init,
+                    mse(stitched, test.inputs[source], test.targets) - own_loss,
+                    float((predicted.argmin(dim=1) == own_top).float().mean()),
+                    choices(predicted, test),
+                    seconds,
+                )
+            )
     return rows
 
 
@@ -157,9 +183,16 @@ def alignments(experts: dict[str, Expert], train: ExpertData) -> list[PairAlignm
         found = align(h_source, h_target)
         seconds = time.monotonic() - start
         correlation = 1.0 - found.cost[np.arange(len(found.plan)), found.plan.argmax(axis=1)] / 2.0
-        rows.append(PairAlignment(
-            source, target, found.transport_cost, float(correlation.mean()), _blocks(found.plan).tolist(), seconds,
-        ))  # fmt: skip
+        rows.append(
+            PairAlignment(
+                source,
+                target,
+                found.transport_cost,
+                float(correlation.mean()),
+                _blocks(found.plan).tolist(),
+                seconds,
+            )
+        )
     return rows
 
 
@@ -187,34 +220,49 @@ def grow_ensembles(
     def grown(members: list[str]) -> GrownEnsemble:
         start = time.monotonic()
         ensemble, _ = stitch_ensemble(
-            [experts[n] for n in members], [train.inputs[n] for n in members], train.targets, config,
-            ([validation.inputs[n] for n in members], validation.targets), init,
-        )  # fmt: skip
+            [experts[n] for n in members],
+            [train.inputs[n] for n in members],
+            train.targets,
+            config,
+            ([validation.inputs[n] for n in members], validation.targets),
+            init,
+        )
         picked = choices(predict(ensemble, _batch(validation, members)), validation)
         return GrownEnsemble(ensemble, tuple(members), picked, time.monotonic() - start)
 
     sizes: list[GrownEnsemble] = []
     chosen: list[str] = []
     while len(chosen) < len(experts):
-        best = min((grown([*chosen, n]) for n in experts if n not in chosen),
-                   key=lambda g: geomean_change(np.array(g.validation)))  # fmt: skip
+        best = min(
+            (grown([*chosen, n]) for n in experts if n not in chosen),
+            key=lambda g: geomean_change(np.array(g.validation)),
+        )
         chosen = list(best.members)
         sizes.append(best)
     return sizes
 
 
 def ensemble_curve(
-    experts: dict[str, Expert], train: ExpertData, validation: ExpertData, test: ExpertData, config: TrainConfig,
+    experts: dict[str, Expert],
+    train: ExpertData,
+    validation: ExpertData,
+    test: ExpertData,
+    config: TrainConfig,
     init: str = "lstsq",
-) -> list[CurveRow]:  # fmt: skip
+) -> list[CurveRow]:
     """`grow_ensembles`, each size scored on the held-out split."""
     rows = []
     for grown in grow_ensembles(experts, train, validation, config, init):
         predicted = predict(grown.ensemble, _batch(test, grown.members))
-        rows.append(CurveRow(
-            grown.members, grown.validation, choices(predicted, test),
-            float(torch.nn.functional.mse_loss(predicted, test.targets)), grown.seconds,
-        ))  # fmt: skip
+        rows.append(
+            CurveRow(
+                grown.members,
+                grown.validation,
+                choices(predicted, test),
+                float(torch.nn.functional.mse_loss(predicted, test.targets)),
+                grown.seconds,
+            )
+        )
     return rows
 
 
@@ -249,11 +297,15 @@ def run_study(
     expert_rows.append(ranker_row(train, validation, test))
     return StudyReport(
         {"train": len(train.splits), "validation": len(validation.splits), "held out": len(test.splits)},
-        len(lists), tuple(float(r) for r in np.minimum(test.ratios.min(axis=1), 1.0)), test.packages,
-        validation.packages, expert_rows,
+        len(lists),
+        tuple(float(r) for r in np.minimum(test.ratios.min(axis=1), 1.0)),
+        test.packages,
+        validation.packages,
+        expert_rows,
         stitching_table(experts, train, validation, test, config) if pairs else [],
-        ensemble_curve(experts, train, validation, test, config), alignments(experts, train),
-    )  # fmt: skip
+        ensemble_curve(experts, train, validation, test, config),
+        alignments(experts, train),
+    )
 
 
 def _batch(data: ExpertData, members: Sequence[str]) -> tuple[torch.Tensor, ...]:

@@ -22,30 +22,98 @@ Language = Literal["c", "c++"]
 _EXTENSIONS: dict[str, Language] = {".c": "c", ".cc": "c++", ".cpp": "c++", ".cxx": "c++", ".c++": "c++", ".C": "c++"}
 _COMPILER_RE = re.compile(r"(?:[\w.]+-)*(?:cc|gcc|clang|c\+\+|g\+\+|clang\+\+)(?:-\d+(?:\.\d+)*)?")
 # Options whose value is the next argument: kept (they shape the IR) or dropped (outputs, linking).
-_KEEP_WITH_VALUE = frozenset([
-    "-D", "-U", "-I", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-iprefix", "-iwithprefix",
-    "-iwithprefixbefore", "-isysroot", "--sysroot", "-target", "-arch", "-Xclang", "-Xpreprocessor", "-mllvm",
-    "-gcc-toolchain",
-])  # fmt: skip
-_DROP_WITH_VALUE = frozenset([
-    "-o", "-MF", "-MT", "-MQ", "-MJ", "-Xlinker", "-Xassembler", "-L", "-l", "-u", "-T", "-z",
-    "--serialize-diagnostics",
-])  # fmt: skip
-_DROP = frozenset([
-    "-c", "-S", "-w", "-MP", "-MG", "-save-temps", "-shared", "-pie", "-no-pie", "-static", "-rdynamic", "-s",
-    "-pipe", "-static-libgcc", "-static-libstdc++", "-nostdlib", "-nostartfiles", "-nodefaultlibs", "-pedantic",
-    "-pedantic-errors",
-])  # fmt: skip
+_KEEP_WITH_VALUE = frozenset(
+    [
+        "-D",
+        "-U",
+        "-I",
+        "-include",
+        "-imacros",
+        "-isystem",
+        "-iquote",
+        "-idirafter",
+        "-iprefix",
+        "-iwithprefix",
+        "-iwithprefixbefore",
+        "-isysroot",
+        "--sysroot",
+        "-target",
+        "-arch",
+        "-Xclang",
+        "-Xpreprocessor",
+        "-mllvm",
+        "-gcc-toolchain",
+    ]
+)
+_DROP_WITH_VALUE = frozenset(
+    [
+        "-o",
+        "-MF",
+        "-MT",
+        "-MQ",
+        "-MJ",
+        "-Xlinker",
+        "-Xassembler",
+        "-L",
+        "-l",
+        "-u",
+        "-T",
+        "-z",
+        "--serialize-diagnostics",
+    ]
+)
+_DROP = frozenset(
+    [
+        "-c",
+        "-S",
+        "-w",
+        "-MP",
+        "-MG",
+        "-save-temps",
+        "-shared",
+        "-pie",
+        "-no-pie",
+        "-static",
+        "-rdynamic",
+        "-s",
+        "-pipe",
+        "-static-libgcc",
+        "-static-libstdc++",
+        "-nostdlib",
+        "-nostartfiles",
+        "-nodefaultlibs",
+        "-pedantic",
+        "-pedantic-errors",
+    ]
+)
 # Joined forms of dropped options, debug info, diagnostics, LTO and linker/assembler pass-through.
 _DROP_PREFIXES = (
-    "-MF", "-MT", "-MQ", "-MJ", "-o", "-l", "-L", "-g", "-W", "-flto", "-save-temps", "--serialize-diagnostics",
-)  # fmt: skip
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-MJ",
+    "-o",
+    "-l",
+    "-L",
+    "-g",
+    "-W",
+    "-flto",
+    "-save-temps",
+    "--serialize-diagnostics",
+)
 _MAX_RESPONSE_DEPTH = 16
 # Build-system probes compile throwaway programs through the same $CC; they are not part of the project.
-_PROBE_NAMES = frozenset({
-    "conftest.c", "conftest.cc", "conftest.cpp", "CMakeCCompilerId.c", "CMakeCXXCompilerId.cpp",
-    "CMakeCCompilerABI.c", "CMakeCXXCompilerABI.cpp",
-})  # fmt: skip
+_PROBE_NAMES = frozenset(
+    {
+        "conftest.c",
+        "conftest.cc",
+        "conftest.cpp",
+        "CMakeCCompilerId.c",
+        "CMakeCXXCompilerId.cpp",
+        "CMakeCCompilerABI.c",
+        "CMakeCXXCompilerABI.cpp",
+    }
+)
 _PROBE_DIRS = ("/CMakeFiles/CMakeScratch/", "/CMakeFiles/CMakeTmp/", "/share/cmake", "/meson-private/")
 
 

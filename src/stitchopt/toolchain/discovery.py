@@ -150,9 +150,7 @@ def _check(candidate: _Candidate, searched: list[str]) -> Toolchain | None:
         searched.append(f"{candidate.source}: cannot read the version of {', '.join(unreadable)}")
         return None
     if len(majors) > 1:
-        found = ", ".join(
-            f"{t} {'.'.join(map(str, v))} at {candidate.tools[t]}" for t, (v, _) in versions.items() if v
-        )
+        found = ", ".join(f"{t} {'.'.join(map(str, v))} at {candidate.tools[t]}" for t, (v, _) in versions.items() if v)
         searched.append(f"{candidate.source}: mixed LLVM versions ({found})")
         return None
     version, opt_text = versions["opt"]

@@ -35,9 +35,7 @@ def _check_readable(path: Path) -> None:
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     if path.suffix not in C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES:
-        raise InputError(
-            f"{path}: unsupported file type {path.suffix!r}; use one of {', '.join(supported_suffixes())}"
-        )
+        raise InputError(f"{path}: unsupported file type {path.suffix!r}; use one of {', '.join(supported_suffixes())}")
 
 
 def compile_source(
@@ -119,12 +117,18 @@ def module_from_bitcode(toolchain: Toolchain, bitcode: bytes, name: str) -> IRMo
 
 def write_object(toolchain: Toolchain, module: IRModule, pipeline: str, options: CompileOptions, output: Path) -> None:
     """`opt -passes=P | llc -filetype=obj` to `output`, exactly as the evaluator measures it."""
-    opt = run_tool([toolchain.tool("opt"), *options.opt_args(), f"-passes={pipeline}", "-", "-o", "-"],
-                   stdin=module.bitcode, timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    opt = run_tool(
+        [toolchain.tool("opt"), *options.opt_args(), f"-passes={pipeline}", "-", "-o", "-"],
+        stdin=module.bitcode,
+        timeout=FRONTEND_TIMEOUT_S,
+    )
     if opt.returncode != 0 or opt.timed_out:
         raise InputError(f"{module.name}: opt failed: {_failure(opt)}")
-    llc = run_tool([toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "-", "-o", str(output)],
-                   stdin=opt.stdout, timeout=FRONTEND_TIMEOUT_S)  # fmt: skip
+    llc = run_tool(
+        [toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "-", "-o", str(output)],
+        stdin=opt.stdout,
+        timeout=FRONTEND_TIMEOUT_S,
+    )
     if llc.returncode != 0 or llc.timed_out:
         raise InputError(f"{module.name}: llc failed: {_failure(llc)}")
 

@@ -54,12 +54,16 @@ def rlimited(argv: Sequence[str], limits: Mapping[str, int]) -> list[str]:
     """
     if not limits:
         return list(argv)
-    return [_prlimit(), *(f"--{name}={_within_hard_limit(name, value)}" for name, value in limits.items()), "--",
-            *argv]  # fmt: skip
+    return [_prlimit(), *(f"--{name}={_within_hard_limit(name, value)}" for name, value in limits.items()), "--", *argv]
 
 
-_RESOURCES = {"as": resource.RLIMIT_AS, "cpu": resource.RLIMIT_CPU, "fsize": resource.RLIMIT_FSIZE,
-              "nproc": resource.RLIMIT_NPROC, "core": resource.RLIMIT_CORE}  # fmt: skip
+_RESOURCES = {
+    "as": resource.RLIMIT_AS,
+    "cpu": resource.RLIMIT_CPU,
+    "fsize": resource.RLIMIT_FSIZE,
+    "nproc": resource.RLIMIT_NPROC,
+    "core": resource.RLIMIT_CORE,
+}
 
 
 def _within_hard_limit(name: str, value: int) -> int:

@@ -22,8 +22,11 @@ def _instrumented_link_failure(clang: str) -> str | None:
     Linking a tiny program asks clang itself, whatever its runtime layout (per-target directories,
     Debian's `lib/linux/libclang_rt.profile-<arch>.a`, i386 vs i686 names)."""
     with tempfile.TemporaryDirectory(prefix="stitchopt-rt-") as scratch:
-        done = run_tool([clang, "-fprofile-instr-generate", "-x", "c", "-", "-o", str(Path(scratch) / "probe")],
-                        stdin=_PROBE_SOURCE, timeout=_PROBE_TIMEOUT_S)  # fmt: skip
+        done = run_tool(
+            [clang, "-fprofile-instr-generate", "-x", "c", "-", "-o", str(Path(scratch) / "probe")],
+            stdin=_PROBE_SOURCE,
+            timeout=_PROBE_TIMEOUT_S,
+        )
     if done.returncode == 0 and not done.timed_out:
         return None
     lines = [line.strip() for line in done.stderr_text.splitlines() if line.strip()]

@@ -78,9 +78,11 @@ def relink(toolchain: Toolchain, parts: Sequence[bytes], exported: Iterable[str]
         linked = _run(toolchain, ["llvm-link", *paths, "-o", "-"], None, "llvm-link")
     keep = ",".join(sorted(exported))
     return _run(
-        toolchain, ["opt", "-passes=internalize", f"-internalize-public-api-list={keep}", "-", "-o", "-"], linked,
+        toolchain,
+        ["opt", "-passes=internalize", f"-internalize-public-api-list={keep}", "-", "-o", "-"],
+        linked,
         "internalize",
-    )  # fmt: skip
+    )
 
 
 def _run(toolchain: Toolchain, argv: list[str], stdin: bytes | None, what: str) -> bytes:

@@ -71,9 +71,15 @@ def broadcast(
             if verified is not None and not verified.passed:
                 continue
             best_score = score
-            best = replace(program, passes=passes, pipeline=pipeline, size_bytes=result.size_bytes,
-                           replay=replay_command(evaluator, pipeline), validated=verified is not None,
-                           validation=verified.note if verified is not None else "")
+            best = replace(
+                program,
+                passes=passes,
+                pipeline=pipeline,
+                size_bytes=result.size_bytes,
+                replay=replay_command(evaluator, pipeline),
+                validated=verified is not None,
+                validation=verified.note if verified is not None else "",
+            )
         changed += best is not program
         updated.append(best)
     return BroadcastOutcome(replace(record, programs=tuple(updated)), tuple(candidates), changed)

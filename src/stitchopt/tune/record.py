@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -64,18 +63,6 @@ class RunRecord:
         }
         path.write_text(json.dumps(payload, indent=2) + "\n")
 
-    def save_csv(self, path: Path) -> None:
-        """One row per program, for spreadsheets and CI logs."""
-        columns = ["program", "oz_backup", "size_bytes", "oz_size_bytes", "size_change_vs_oz_percent", "evaluations",
-                   "passes", "pipeline", "validated", "validation"]
-        with path.open("w", newline="") as stream:
-            writer = csv.DictWriter(stream, columns, extrasaction="ignore")
-            writer.writeheader()
-            for program in self.programs:
-                row = program.to_dict()
-                row["passes"] = ",".join(program.passes) if program.passes is not None else ""
-                writer.writerow(row)
-
     @classmethod
     def load(cls, path: Path) -> RunRecord:
         try:
@@ -98,8 +85,9 @@ class RunRecord:
                 )
                 for p in payload["programs"]
             )
-            return cls(payload["toolchain"], payload["objective"], payload["strategy"], programs,
-                       payload.get("catalogue", ""))  # fmt: skip
+            return cls(
+                payload["toolchain"], payload["objective"], payload["strategy"], programs, payload.get("catalogue", "")
+            )
         except FileNotFoundError as exc:
             raise InputError(f"{path}: no such run record (write one with `stitchopt tune ... -o run.json`)") from exc
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:

@@ -141,9 +141,7 @@ def attach_runtime_meter(evaluator: Evaluator, module: IRModule, path: Path, pro
         raise InputError(f"{path}: the perf objective needs a C/C++ source to build and run, not IR")
     runs = differential_suite(path, program_run.args, program_run.inputs).programs
     oz = evaluator.baselines["Oz"]
-    meter = RuntimeMeter(
-        evaluator.toolchain, evaluator.store, module, runs, oz.options, counter=program_run.counter
-    )
+    meter = RuntimeMeter(evaluator.toolchain, evaluator.store, module, runs, oz.options, counter=program_run.counter)
     meter.expect(oz.pipeline)
     evaluator.attach_runtime(module, meter)
     return meter

@@ -112,7 +112,7 @@ def tune_programs(
     behaviour with its -O0 and -O2 builds (for programs with a `main`); an objective with a `perf` term needs
     it to measure runtimes."""
     if objective.needs_runtime and program_run is None:
-        raise InputError("the perf objective needs programs to run: pass --run (and --run-args/--inputs)")
+        raise InputError("the perf objective needs programs to run: pass --run '{exe} ARGS' (and --inputs DIR)")
     oz = evaluator.baselines["Oz"]
     tuned = []
     for path in paths:
@@ -138,9 +138,7 @@ def tune_programs(
             continue
         pipeline = tuned_pipeline(chosen, catalogue)
         result = evaluator.evaluate(module, pipeline, oz.options)
-        tuned.append(
-            TunedProgram(path, run, chosen, pipeline, result, validation is not None, "; ".join(notes), unit)
-        )
+        tuned.append(TunedProgram(path, run, chosen, pipeline, result, validation is not None, "; ".join(notes), unit))
     return tuned
 
 

@@ -117,8 +117,7 @@ class LocalSearch:
             batch, self._seeds = self._seeds[:count], self._seeds[count:]
             return batch
         return [
-            self._fresh.ask(1)[0] if self.rng.random() < self.explore else self._mutate(self.best)
-            for _ in range(count)
+            self._fresh.ask(1)[0] if self.rng.random() < self.explore else self._mutate(self.best) for _ in range(count)
         ]
 
     def tell(self, scored: Sequence[tuple[PassNames, float]]) -> None:

@@ -150,7 +150,8 @@ def write_reproducer(validator: Validator, reduction: Reduction, directory: Path
     references = builder.references(program)
     expected = references.outcomes[0] if references.outcomes else None
     (directory / "expected.txt").write_text(
-        "exit status 0\n" if expected is None or program.check.value == "exit-zero"
+        "exit status 0\n"
+        if expected is None or program.check.value == "exit-zero"
         else f"{expected.describe()}\n{expected.stdout.decode(errors='replace')}"
     )
     actual = run_tool(["sh", str(script)], cwd=str(directory), timeout=600)
@@ -168,14 +169,12 @@ def _script(validator: Validator, reduction: Reduction) -> str:
         "#!/bin/sh",
         f"# Reproduces: {reduction.verdict.status.value} on {program.name} (LLVM {toolchain.version_string})",
         "set -e",
-        "cd \"$(dirname \"$0\")\"",
+        'cd "$(dirname "$0")"',
         shlex.join(
             [toolchain.tool("opt"), *options.opt_args(), f"-passes={reduction.pipeline}", "input.ll"]
             + ["-o", "optimized.bc"]
         ),
-        shlex.join(
-            [toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "optimized.bc", "-o", "program.o"]
-        ),
+        shlex.join([toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "optimized.bc", "-o", "program.o"]),
         shlex.join(link),
         "set +e",
         shlex.join(run) + (" < stdin.txt" if program.stdin is not None else " < /dev/null"),

@@ -21,7 +21,15 @@ DATA_DIR_ENV = "STITCHOPT_DATA"
 HUMANEVAL_FILE = "humaneval_cpp.jsonl.gz"
 # The HumanEval-X evaluator prepends each of these includes that a prompt lacks.
 HUMANEVAL_INCLUDES = (
-    "stdlib.h", "algorithm", "math.h", "stdio.h", "vector", "string", "climits", "cstring", "iostream"
+    "stdlib.h",
+    "algorithm",
+    "math.h",
+    "stdio.h",
+    "vector",
+    "string",
+    "climits",
+    "cstring",
+    "iostream",
 )
 HUMANEVAL_STANDARD = "-std=c++11"
 # Libraries a program needs when it includes headers under these prefixes.
@@ -82,11 +90,11 @@ def humaneval_path(data_dir: Path | None = None) -> Path:
     directory = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV)
     if directory is None:
         raise InputError(
-            f"no HumanEval-X data: pass --suite /path/to/{HUMANEVAL_FILE} or set {DATA_DIR_ENV} to its directory"
+            f"no HumanEval-X data: pass --validate /path/to/{HUMANEVAL_FILE} or set {DATA_DIR_ENV} to its directory"
         )
     path = Path(directory) / HUMANEVAL_FILE
     if not path.is_file():
-        raise InputError(f"no HumanEval-X data at {path}: pass --suite /path/to/{HUMANEVAL_FILE}")
+        raise InputError(f"no HumanEval-X data at {path}: pass --validate /path/to/{HUMANEVAL_FILE}")
     return path
 
 

@@ -27,7 +27,10 @@ class VerdictStatus(str, enum.Enum):
     def miscompiled(self) -> bool:
         """The list built a program that misbehaves (the dangerous kind: a compiler crash is at least loud)."""
         return self in (
-            VerdictStatus.CRASHED, VerdictStatus.TIMEOUT, VerdictStatus.TEST_FAILED, VerdictStatus.WRONG_OUTPUT
+            VerdictStatus.CRASHED,
+            VerdictStatus.TIMEOUT,
+            VerdictStatus.TEST_FAILED,
+            VerdictStatus.WRONG_OUTPUT,
         )
 
     @property

@@ -56,7 +56,12 @@ class NativeLibrary:
         lib.so_llvm_bindir.restype = ctypes.c_char_p
         lib.so_optimize.restype = ctypes.c_void_p
         lib.so_optimize.argtypes = [
-            ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_int,
+            ctypes.c_int,
             ctypes.POINTER(_OptResult),
         ]
         lib.so_codegen.argtypes = [ctypes.c_void_p, ctypes.POINTER(_CodegenResult)]

@@ -62,8 +62,12 @@ def serve(library: NativeLibrary, read_fd: int, write_fd: int) -> None:
             emitted = library.codegen()
             send(
                 write_fd,
-                {"op": "object", "status": emitted.status, "codegen_seconds": emitted.codegen_seconds,
-                 "error": emitted.error},
+                {
+                    "op": "object",
+                    "status": emitted.status,
+                    "codegen_seconds": emitted.codegen_seconds,
+                    "error": emitted.error,
+                },
                 emitted.object,
             )
             if emitted.status == SO_SIGNAL:

@@ -1,0 +1,266 @@
+"""`stitchopt tune | broadcast | pareto | minimize`: search for pass lists, share them, and shorten them."""
+
+from __future__ import annotations
+
+import json
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import Progress, TaskID
+
+from stitchopt.cli.options import (
+    AddressOption,
+    BackendOption,
+    CacheDirOption,
+    DataDirOption,
+    InputsOption,
+    JobsOption,
+    JsonOption,
+    LlvmOption,
+    NoValidateOption,
+    ObjectiveOption,
+    PerfCounterOption,
+    RunOption,
+    ValidateLimitOption,
+    ValidateOption,
+    console,
+    open_evaluator,
+    output_option,
+    parse_objective,
+    print_table,
+    refuse_ignored,
+    run_arguments,
+    status_console,
+    target_paths,
+    validation_choice,
+)
+from stitchopt.core import Objective
+from stitchopt.datasets.benchmarks import program_path
+from stitchopt.errors import StitchoptError
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.passes.pipeline import is_explicit_pipeline, pipeline_from_text, split_top_level
+from stitchopt.reports.tables import pareto_rows, to_rich, tuning_rows
+from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.acceptance import ProgramRun
+from stitchopt.tune.broadcast import DEFAULT_TOP, broadcast
+from stitchopt.tune.driver import Budget, TuningRun
+from stitchopt.tune.minimize import minimize
+from stitchopt.tune.pareto import METRICS, fronts_from_log
+from stitchopt.tune.record import RunRecord
+from stitchopt.tune.runtime import COUNTERS
+from stitchopt.tune.session import run_record, tune_programs
+from stitchopt.tune.strategies import STRATEGIES
+
+
+def tune_command(
+    ctx: typer.Context,
+    targets: Annotated[list[str], typer.Argument(help="Files, directories or bench:// URIs.")],
+    budget: Annotated[int, typer.Option(help="Evaluations per program.")] = 200,
+    seconds: Annotated[Optional[float], typer.Option(help="Time limit per program.")] = None,  # noqa: UP045
+    patience: Annotated[Optional[int], typer.Option(help="Stop after N evaluations without gain.")] = None,  # noqa: UP045
+    strategy: Annotated[str, typer.Option(help=f"One of {', '.join(STRATEGIES)}.")] = "local",
+    objective: ObjectiveOption = "size=1",
+    seed: Annotated[int, typer.Option(help="Random seed; same seed + same cache = same result.")] = 0,
+    no_minimize: Annotated[bool, typer.Option("--no-minimize", help="Report the best list as found.")] = False,
+    insertion: Annotated[bool, typer.Option(help="Also try inserting every pass while minimizing.")] = False,
+    log: Annotated[Optional[Path], typer.Option(help="Write every trial to this JSONL file.")] = None,  # noqa: UP045
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        output_option("Where to save the run record (read by broadcast and `stitchopt report run`)."),
+    ] = None,
+    validate: ValidateOption = None,
+    validate_limit: ValidateLimitOption = None,
+    no_validate: NoValidateOption = False,
+    data_dir: DataDirOption = None,
+    run: RunOption = "",
+    inputs: InputsOption = None,
+    perf_counter: PerfCounterOption = "auto",
+    json_output: JsonOption = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    address: AddressOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Search for pass lists that beat -Oz on each program; report only lists that pass validation."""
+    if strategy not in STRATEGIES:
+        raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
+    if no_minimize:
+        refuse_ignored(ctx, ("insertion",), "while minimizing (without --no-minimize)")
+    validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
+    parsed_objective = parse_objective(objective)
+    program_run = _program_run(ctx, run, inputs, perf_counter, parsed_objective)
+    paths = target_paths(targets)
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    with (
+        open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
+        open(log, "w") if log else nullcontext() as trial_log,
+        Progress(console=status_console, transient=True, disable=json_output) as progress,
+    ):
+        overall = progress.add_task(f"{len(paths)} program(s)", total=budget * len(paths))
+        bars: dict[str, TaskID] = {}
+        done: dict[str, int] = {}
+
+        def show(tuning: TuningRun) -> None:
+            """One bar per program with its best so far, and one for the whole run."""
+            if tuning.program not in bars:
+                bars[tuning.program] = progress.add_task(tuning.program, total=budget)
+            done[tuning.program] = tuning.evaluations
+            best = f"{tuning.program}: best {100 * (tuning.best_score - 1):+.2f}% vs -Oz"
+            if tuning.suspicious:
+                best += f", {tuning.suspicious} suspicious"
+            progress.update(bars[tuning.program], completed=tuning.evaluations, description=best)
+            progress.update(overall, completed=sum(done.values()))
+
+        tuned = tune_programs(
+            evaluator,
+            catalogue,
+            paths,
+            strategy=strategy,
+            objective=parsed_objective,
+            budget=Budget(budget, seconds, patience),
+            seed=seed,
+            minimize_best=not no_minimize,
+            insertion=insertion,
+            trial_log=trial_log,
+            on_progress=show,
+            validation=validation.open(evaluator),
+            program_run=program_run,
+        )
+        record = run_record(evaluator, tuned, parsed_objective, strategy, catalogue)
+    if output is not None:
+        record.save(output)
+    _show_record(record, f"tune: {strategy}, {budget} evaluations, objective {objective}", json_output)
+
+
+def _program_run(
+    ctx: typer.Context, run: str, inputs: Path | None, counter: str, objective: Objective
+) -> ProgramRun | None:
+    """How --run runs each program; its options without --run (or a perf counter without perf) are refused."""
+    if not run:
+        refuse_ignored(ctx, ("inputs", "perf_counter"), "with --run")
+        return None
+    if not objective.needs_runtime:
+        refuse_ignored(ctx, ("perf_counter",), "to an objective with a perf term")
+    if counter not in COUNTERS:
+        raise StitchoptError(f"unknown --perf-counter {counter!r}: use {', '.join(COUNTERS)}")
+    return ProgramRun(run_arguments(run), inputs, counter)
+
+
+def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
+    if json_output:
+        print(json.dumps([p.to_dict() for p in record.programs], indent=2))
+        return
+    print_table(to_rich(tuning_rows(record.programs, title)))
+    for program in record.programs:
+        console.print(f"[bold]{Path(program.program).stem}[/bold]: {program.replay}", highlight=False, soft_wrap=True)
+    unvalidated = [p for p in record.programs if not p.validated]
+    if unvalidated:
+        status_console.print(
+            f"[yellow]{len(unvalidated)} answer(s) NOT validated: size searches reward miscompiles; "
+            "check them with `stitchopt validate` before use.[/yellow]"
+        )
+    for program in record.programs:
+        if program.validation:
+            status_console.print(f"[dim]{Path(program.program).stem}: {program.validation}[/dim]", highlight=False)
+
+
+def broadcast_command(
+    ctx: typer.Context,
+    record_path: Annotated[Path, typer.Argument(help="A run record written by `tune -o`.")],
+    top: Annotated[int, typer.Option(help="How many of the most frequent best lists to try.")] = DEFAULT_TOP,
+    validate: ValidateOption = None,
+    validate_limit: ValidateLimitOption = None,
+    no_validate: NoValidateOption = False,
+    data_dir: DataDirOption = None,
+    run: RunOption = "",
+    inputs: InputsOption = None,
+    perf_counter: PerfCounterOption = "auto",
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        output_option(
+            "Where to save the new run record (default: RUN.broadcast.json beside the input, numbered "
+            "rather than overwrite a file)."
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    address: AddressOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Try the run's most frequent best lists on every program; each keeps any improvement."""
+    validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
+    record = RunRecord.load(record_path)
+    program_run = _program_run(ctx, run, inputs, perf_counter, parse_objective(record.objective))
+    toolchain = find_toolchain(llvm)
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
+        outcome = broadcast(
+            evaluator,
+            load_catalogue(toolchain),
+            record,
+            top,
+            validation=validation.open(evaluator),
+            program_run=program_run,
+        )
+    destination = output or _beside(record_path)
+    outcome.record.save(destination)
+    status_console.print(
+        f"broadcast {len(outcome.candidates)} list(s): {outcome.changed} of {len(record.programs)} "
+        f"best(s) changed; run record -> {destination}",
+        highlight=False,
+    )
+    _show_record(outcome.record, f"broadcast of {len(outcome.candidates)} lists", json_output)
+
+
+def _beside(record_path: Path) -> Path:
+    """`run.broadcast.json` beside `run.json` (else `run.broadcast-2.json`, ...): never overwrite a file, the
+    input least of all (it is the only copy of what tune found)."""
+    candidate, n = record_path.with_name(f"{record_path.stem}.broadcast{record_path.suffix}"), 1
+    while candidate.exists():
+        n += 1
+        candidate = record_path.with_name(f"{record_path.stem}.broadcast-{n}{record_path.suffix}")
+    return candidate
+
+
+def pareto_command(
+    trial_log: Annotated[Path, typer.Argument(help="A trial log written by `tune --log`.")],
+    metrics: Annotated[str, typer.Option(help=f"Comma-separated, from: {', '.join(METRICS)}.")] = "size,compile-time",
+) -> None:
+    """The Pareto front of every program in a finished run, without re-running anything."""
+    chosen = tuple(m.strip() for m in metrics.split(",") if m.strip())
+    for program, front in fronts_from_log(trial_log, chosen).items():
+        print_table(to_rich(pareto_rows(Path(program).stem, front)))
+
+
+def minimize_command(
+    file: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
+    passes: Annotated[str, typer.Option("--passes", "-p", help="A flat list of catalogue passes.")],
+    objective: ObjectiveOption = "size=1",
+    insertion: Annotated[bool, typer.Option(help="Also try inserting every pass before every position.")] = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Drop redundant passes, order the rest canonically (and optionally insert), never worsening the list."""
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    names = tuple(split_top_level(passes))
+    pipeline_from_text(passes, catalogue)  # refuses unknown or excluded names
+    if any(is_explicit_pipeline(name) for name in names):
+        raise StitchoptError("minimize takes a flat list of catalogue passes, not a nested pipeline")
+    parsed_objective = parse_objective(objective)
+    with open_evaluator(toolchain, cache_dir, jobs, backend) as evaluator:
+        module = load_module(toolchain, program_path(file))
+        result = minimize(evaluator, module, names, catalogue, parsed_objective, insertion=insertion)
+    status_console.print(
+        f"{len(names)} -> {len(result.passes)} passes, objective {result.score:.4f} (-Oz = 1), "
+        f"{result.evaluations} evaluations{'' if result.complete else ' (budget ran out)'}"
+    )
+    print(",".join(result.passes))
