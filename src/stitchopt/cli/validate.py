@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -32,13 +33,13 @@ from stitchopt.cli.options import (
 from stitchopt.errors import StitchoptError
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import pipeline_from_text
-from stitchopt.reports.validation_report import REPRODUCER_KEY
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.validate.reduce import reduce_failure, write_reproducer
 from stitchopt.validate.runner import Validator
 from stitchopt.validate.sandbox import Limits
 from stitchopt.validate.selection import differential_suite, select_suite
-from stitchopt.validate.verdicts import ValidationReport, VerdictStatus
+from stitchopt.validate.session import validate_suites
+from stitchopt.validate.suites import Suite
+from stitchopt.validate.verdicts import ValidationReport, Verdict, VerdictStatus
 
 
 def validate_command(
@@ -100,39 +101,29 @@ def validate_command(
                 select_suite(spec, validator.builder, limit=limit, seed=seed, data_dir=data_dir, jobs=validator.jobs)
                 for spec in suites or ["humaneval"]
             ]
-        reports = []
-        reproducers: dict[int, str] = {}  # report index -> directory
-        for chosen in chosen_suites:
-            for note in chosen.discarded:
-                status_console.print(f"[dim]discarded {note}[/dim]", highlight=False)
-            with Progress(console=status_console, transient=True, disable=json_output) as progress:
-                task = progress.add_task(f"validating on {chosen.name}", total=len(chosen.programs))
-                report = validator.validate(
-                    chosen,
-                    pipeline,
-                    progress=lambda _verdict, task=task: progress.advance(task),  # type: ignore[misc]
-                )
-            reports.append(report)
-            if reduce and report.failures:
-                reduction = reduce_failure(validator, report, chosen.programs)
-                write_reproducer(validator, reduction, reproducer)
-                reproducers[len(reports) - 1] = str(reproducer.resolve())
-                status_console.print(
-                    f"reduced to {reduction.pipeline!r} on {reduction.program.name} ({reduction.tests} builds); "
-                    f"reproducer in {reproducer}/",
-                    highlight=False,
-                )
-    entries = [
-        {**r.to_dict(), **({REPRODUCER_KEY: reproducers[i]} if i in reproducers else {})} for i, r in enumerate(reports)
-    ]
+        with Progress(console=status_console, transient=True, disable=json_output) as bar:
+
+            def progress(suite: Suite) -> Callable[[Verdict], None]:
+                task = bar.add_task(f"validating on {suite.name}", total=len(suite.programs))
+                return lambda _verdict: bar.advance(task)
+
+            outcomes = validate_suites(
+                validator,
+                chosen_suites,
+                pipeline,
+                reduce_into=reproducer if reduce else None,
+                progress=progress,
+                note=lambda text: status_console.print(f"[dim]{text}[/dim]", highlight=False),
+            )
+    entries = [outcome.to_dict() for outcome in outcomes]
     if output is not None:
         output.write_text(json.dumps(entries, indent=2) + "\n")
     if json_output:
         print(json.dumps(entries, indent=2))
     else:
-        for report in reports:
-            _show(report, show_passed)
-    if not all(r.passed for r in reports):
+        for outcome in outcomes:
+            _show(outcome.report, show_passed)
+    if not all(outcome.report.passed for outcome in outcomes):
         raise typer.Exit(1)
 
 

@@ -15,9 +15,8 @@ from stitchopt.reports.document import Figure, Link, Report, Section
 from stitchopt.reports.sources import file_identity
 from stitchopt.reports.svg import BAD, GOOD, NEUTRAL, bar_chart
 from stitchopt.reports.tables import Rows
+from stitchopt.validate.session import REPRODUCER_KEY
 from stitchopt.validate.verdicts import ValidationReport, VerdictStatus
-
-REPRODUCER_KEY = "reproducer"  # added by `validate --reduce` next to a failing report: its directory
 
 
 def load_validation(path: Path) -> list[tuple[ValidationReport, str | None]]:
