@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+
+import pytest
+from setuptools import find_packages
 
 import stitchopt
 
@@ -81,9 +85,28 @@ def _cycle(graph: Mapping[str, set[str]]) -> list[str]:
     return []
 
 
-def test_every_package_is_in_a_layer() -> None:
-    packages = {_package(name) for name in _graph()}
+def test_the_layers_name_exactly_the_packages() -> None:
+    packages = {_package(name) for name in MODULES}
     assert packages - _layers().keys() == set(), "add new packages to the layers block of docs/design.md"
+    assert _layers().keys() - packages == set(), "drop packages that no longer exist from docs/design.md"
+
+
+def test_every_source_directory_is_a_tracked_package() -> None:
+    """A directory without a tracked `__init__.py` is left out by `find_packages` (pip install .), silently."""
+    tracked = subprocess.run(["git", "ls-files", "src"], cwd=SOURCE.parents[1], capture_output=True, text=True)
+    if tracked.returncode != 0:
+        pytest.skip("not a git checkout")
+    files = set(tracked.stdout.split())
+    directories = {path.parent for path in SOURCE.rglob("*.py")}
+    missing = [
+        str(directory.relative_to(SOURCE.parents[1]))
+        for directory in directories
+        if str((directory / "__init__.py").relative_to(SOURCE.parents[1])) not in files
+    ]
+    assert missing == []
+    assert {d.replace("/", ".") for d in map(str, (x.relative_to(SOURCE.parent) for x in directories))} <= set(
+        find_packages(str(SOURCE.parent))
+    )
 
 
 def test_no_import_goes_up_a_layer() -> None:

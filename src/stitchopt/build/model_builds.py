@@ -44,5 +44,3 @@ def rebuild_object(toolchain: Toolchain, model_dir: Path, bitcode: bytes, output
         label = min(built, key=lambda name: built[name][0])
         os.replace(built[label][1], output)
     return label if label == "-Oz" else candidates[label]
-
-
