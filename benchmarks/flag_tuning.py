@@ -16,10 +16,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from stitchopt.cache.store import EvaluationStore, store_path
+from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.evaluation import Evaluation, ProgramOutcome, evaluate_dataset, summarize
 from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
 from stitchopt.reports.flag_tuning import method_rows, write_csv, write_json
 from stitchopt.reports.tables import to_markdown
+from stitchopt.toolchain.discovery import find_toolchain
 
 
 def package_of(outcome: ProgramOutcome) -> str:
@@ -46,16 +49,19 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     start = time.perf_counter()
-    evaluation, title = evaluate_dataset(
-        args.dataset,
-        args.model,
-        split=args.split,
-        programs=args.programs,
-        max_ir_kb=args.max_ir_kb,
-        per_package=args.per_package or None,
-        ks=tuple(int(k) for k in args.ks.split(",") if k),
-        autotuner=args.autotuner,
-    )
+    toolchain = find_toolchain()
+    with Evaluator(toolchain, EvaluationStore(store_path())) as evaluator:
+        evaluation, title = evaluate_dataset(
+            evaluator,
+            args.dataset,
+            args.model,
+            split=args.split,
+            programs=args.programs,
+            max_ir_kb=args.max_ir_kb,
+            per_package=args.per_package or None,
+            ks=tuple(int(k) for k in args.ks.split(",") if k),
+            autotuner=args.autotuner,
+        )
     print(to_markdown(method_rows(evaluation, title)))
     print()
     subsets = {f"package {p}": by_package(evaluation, p) for p in sorted({package_of(o) for o in evaluation.programs})}

@@ -32,7 +32,7 @@ from stitchopt.toolchain.discovery import find_toolchain
 
 
 def alignment_seconds(programs: int = 2000, units: int = 256, seed: int = 0) -> float:
-    """Time of one exact OT alignment of two random ReLU hidden spaces of that size (the issue's target)."""
+    """Time of one exact OT alignment of two random ReLU hidden spaces of that size."""
     rng = np.random.default_rng(seed)
     h_source = np.maximum(rng.standard_normal((programs, units)), 0)
     h_target = np.maximum(h_source @ rng.standard_normal((units, units)) / 16, 0)

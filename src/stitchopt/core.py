@@ -47,6 +47,11 @@ class CompileOptions:
         return f"{self.codegen_key()};opt={' '.join(self.opt_flags)}"
 
 
+# Part of every cache key: bump it when what an evaluation measures changes (which sections count, how
+# instructions are counted), so that results measured the old way are never replayed as new ones.
+MEASUREMENT_VERSION = 1
+
+
 @dataclass(frozen=True)
 class EvalResult:
     """Metrics of one (IR, pipeline, codegen options) evaluation.

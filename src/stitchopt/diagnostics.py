@@ -14,10 +14,16 @@ def first_error(stderr: str) -> str:
     return tail if sep and head.startswith("/") else chosen
 
 
-def first_line(text: str) -> str:
+def telling_line(text: str) -> str:
     """The most telling line of a diagnostic: the first error or failed assertion, else the pass LLVM crashed
     in (the last "Running pass" of its stack dump), else the first line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     errors = [line for line in lines if "error" in line.lower() or "assert" in line.lower()]
     crashed_in = [line.split(".", 1)[-1].strip() for line in lines if "Running pass" in line][-1:]
     return (errors or crashed_in or lines or [""])[0][:DETAIL_CHARS]
+
+
+def exception_line(exc: BaseException) -> str:
+    """An exception as one line: the first line of its message, else its type's name."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

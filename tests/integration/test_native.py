@@ -52,8 +52,8 @@ CROSSCHECK_LISTS = int(os.environ.get("STITCHOPT_CROSSCHECK_LISTS", "8"))
 def test_native_and_subprocess_agree_on_the_demo_corpus(
     toolchain: Toolchain, catalogue: Catalogue, native: NativeBackend, oz_options: CompileOptions
 ) -> None:
-    """Random lists of 1-50 passes per demo program (8 in CI; STITCHOPT_CROSSCHECK_LISTS=50 for the 1,250-pair
-    check of issue 3): identical statuses, counts and section sizes.
+    """Random lists of 1-50 passes per demo program (8 by default; STITCHOPT_CROSSCHECK_LISTS=50 for the
+    1,250-pair check): identical statuses, counts and section sizes.
 
     The optimized bitcode itself is not always identical: some passes (newgvn above all) leave a use-list
     order that differs even between two runs of opt on the same input. A systematic difference in how the

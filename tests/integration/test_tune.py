@@ -247,7 +247,7 @@ def test_tune_broadcast_pareto_and_minimize_commands(tmp_path: Path) -> None:
         ).returncode
         == 0
     )
-    assert cli("report", "run", str(run), "-o", str(tmp_path / "run.csv")).returncode == 0  # what `tune --csv` was
+    assert cli("report", "run", str(run), "-o", str(tmp_path / "run.csv")).returncode == 0  # the run as CSV
     answers = (tmp_path / "run.csv").read_text().split("answers\n", 1)[1]
     assert [row.split(",")[0] for row in answers.splitlines()[1:4]] == ["loop_sum", "shapes", "geomean (2)"]
     done = cli("broadcast", str(run), "--validate", str(DATA / "selftest"))

@@ -42,6 +42,6 @@ def test_the_torch_install_picks_a_cpu_build() -> None:
     )
     assert run.returncode == 0, run.stderr
     if "no CPU build of torch is reachable" in run.stderr:
-        pytest.skip("neither PyTorch's CPU index nor a +cpu wheel is reachable from this machine")
+        pytest.skip("neither PyTorch's CPU index nor a +cpu wheel is reachable here")
     planned = run.stdout.strip()
     assert "whl/cpu" in planned or planned.endswith("+cpu"), planned

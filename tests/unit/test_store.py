@@ -6,12 +6,14 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from stitchopt.cache.store import SCHEMA_VERSION, EvalKey, EvaluationStore, remove_store
-from stitchopt.core import CompileOptions, EvalResult, EvalStatus
+from stitchopt.cache import store as store_module
+from stitchopt.cache.store import SCHEMA_VERSION, CodegenKey, EvalKey, EvaluationStore, remove_store
+from stitchopt.core import MEASUREMENT_VERSION, CompileOptions, EvalResult, EvalStatus
 from stitchopt.errors import CacheError
 
 
@@ -105,7 +107,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from stitchopt.cache.store import EvalKey, EvaluationStore
-    from stitchopt.core import CompileOptions, EvalResult, EvalStatus
+    from stitchopt.core import MEASUREMENT_VERSION, CompileOptions, EvalResult, EvalStatus
     store = EvaluationStore(__import__("pathlib").Path(sys.argv[1]))
     prefix, i = sys.argv[2], 0
     while True:
@@ -165,3 +167,29 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     for writer in writers:
         assert writer.wait(timeout=120) == 0
     assert len(_rows(path)) == 1200
+
+
+BASE_KEY = EvalKey("ir", "llvm-19", "function(sroa)", "x86_64-pc-linux-gnu", CompileOptions())
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        replace(BASE_KEY, ir_sha256="other ir"),
+        replace(BASE_KEY, toolchain="llvm-18"),
+        replace(BASE_KEY, pipeline="function(sroa),globaldce"),
+        replace(BASE_KEY, triple="aarch64-linux-gnu"),
+        replace(BASE_KEY, options=CompileOptions(codegen_level=0)),
+        replace(BASE_KEY, options=CompileOptions(relocation_model="static")),
+        replace(BASE_KEY, options=CompileOptions(opt_flags=("-inline-threshold=5",))),
+    ],
+)
+def test_every_input_of_an_evaluation_is_in_its_key(changed: EvalKey) -> None:
+    assert changed.digest != BASE_KEY.digest
+
+
+def test_the_measurement_version_is_in_every_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    codegen = CodegenKey("ir", "llvm-19", "x86_64-pc-linux-gnu", CompileOptions())
+    before = (BASE_KEY.digest, codegen.digest)
+    monkeypatch.setattr(store_module, "MEASUREMENT_VERSION", MEASUREMENT_VERSION + 1)
+    assert BASE_KEY.digest != before[0] and codegen.digest != before[1]

@@ -20,7 +20,7 @@ from typing import Any
 
 import platformdirs
 
-from stitchopt.core import CompileOptions, EvalResult
+from stitchopt.core import MEASUREMENT_VERSION, CompileOptions, EvalResult
 from stitchopt.errors import CacheError
 from stitchopt.toolchain.elf import ObjectSizes
 
@@ -72,6 +72,11 @@ def default_cache_dir() -> Path:
     return Path(override) if override else Path(platformdirs.user_cache_dir("stitchopt"))
 
 
+def store_path(cache_dir: Path | None = None) -> Path:
+    """The evaluation database of a cache directory (default: `default_cache_dir()`)."""
+    return (cache_dir or default_cache_dir()) / DB_NAME
+
+
 def _digest(*parts: str) -> str:
     """The content address of a cache row: sha256 over its NUL-separated key parts."""
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
@@ -79,7 +84,8 @@ def _digest(*parts: str) -> str:
 
 @dataclass(frozen=True)
 class EvalKey:
-    """Everything that decides an evaluation's outcome."""
+    """Everything that decides an evaluation's outcome (its time and memory limits decide only failures, which
+    `EvalResult.holds_under` checks on a hit)."""
 
     ir_sha256: str
     toolchain: str
@@ -89,7 +95,9 @@ class EvalKey:
 
     @property
     def digest(self) -> str:
-        return _digest(self.ir_sha256, self.toolchain, self.pipeline, self.triple, self.options.key())
+        return _digest(
+            str(MEASUREMENT_VERSION), self.ir_sha256, self.toolchain, self.pipeline, self.triple, self.options.key()
+        )
 
 
 @dataclass(frozen=True)
@@ -103,7 +111,7 @@ class CodegenKey:
 
     @property
     def digest(self) -> str:
-        return _digest(self.ir_hash, self.toolchain, self.triple, self.options.codegen_key())
+        return _digest(str(MEASUREMENT_VERSION), self.ir_hash, self.toolchain, self.triple, self.options.codegen_key())
 
 
 @dataclass(frozen=True)
@@ -122,7 +130,7 @@ class EvaluationStore:
     and SQLite's own locking arbitrates between processes."""
 
     def __init__(self, path: Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        self.path = path if path is not None else default_cache_dir() / DB_NAME
+        self.path = path if path is not None else store_path()
         self.max_bytes = max_bytes
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

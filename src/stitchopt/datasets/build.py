@@ -21,6 +21,7 @@ from stitchopt.datasets.manifest import Entry, Manifest
 from stitchopt.datasets.normalize import normalized_sha256, split_functions
 from stitchopt.datasets.sources.base import BuiltIR, Source
 from stitchopt.datasets.splits import split_of
+from stitchopt.diagnostics import exception_line
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.commands import is_probe_source
 from stitchopt.toolchain.discovery import Toolchain
@@ -87,7 +88,7 @@ def build_dataset(
         try:
             modules = future.result()
         except DatasetError as exc:
-            reason: str | None = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            reason: str | None = exception_line(exc)
             with lock:
                 manifest.failures[unit] = reason or "failed"
                 manifest.save(directory)

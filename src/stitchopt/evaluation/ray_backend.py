@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from stitchopt.core import CompileOptions, EvalResult, IRModule
+from stitchopt.diagnostics import exception_line
 from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.backend import CodegenLookup
 from stitchopt.evaluation.subprocess_backend import SubprocessBackend
@@ -95,7 +96,7 @@ class RayBackend:
             result: EvalResult = self._ray.get(ref)
         except self._ray.exceptions.RayTaskError as exc:
             cause = exc.cause if isinstance(exc.cause, ToolchainError) else exc
-            raise ToolchainError(str(cause).splitlines()[0]) from exc
+            raise ToolchainError(exception_line(cause)) from exc
         return result
 
     def close(self) -> None:

@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from stitchopt.features.ir_blocks import Function, parse_functions
 from stitchopt.hotpath.analysis import FunctionAnalysis, analyse, without_profile
-from stitchopt.hotpath.ir_blocks import Function, parse_functions
 from stitchopt.toolchain.discovery import Toolchain
 
 OPCODE_GROUPS = {

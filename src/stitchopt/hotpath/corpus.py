@@ -13,6 +13,7 @@ from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.datasets.demo import demo_programs
+from stitchopt.diagnostics import exception_line
 from stitchopt.errors import StitchoptError
 from stitchopt.hotpath.blocks import ProgramBlocks, program_blocks
 from stitchopt.hotpath.profile import cached_profile
@@ -87,7 +88,7 @@ def profile_corpus(
             reason = "" if blocks.profiled else "the run wrote no profile"
             return program, blocks if blocks.profiled else None, reason
         except StitchoptError as exc:
-            return program, None, str(exc).splitlines()[0]
+            return program, None, exception_line(exc)
         finally:
             if on_program is not None:
                 on_program(index)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-from stitchopt.cache.store import DB_NAME, EvaluationStore, default_cache_dir
 from stitchopt.core import EvalResult, IRModule
 from stitchopt.datasets.benchmarks import Benchmark, select_benchmarks
 from stitchopt.evaluation.comparison import geomean
@@ -30,7 +29,6 @@ from stitchopt.models.list_model import Proposer
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.baselines import load_baselines
-from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.record import RunRecord
 
@@ -229,6 +227,7 @@ def autotuner_ratios(record: RunRecord) -> dict[str, float]:
 
 
 def evaluate_dataset(
+    evaluator: Evaluator,
     dataset: str,
     model_dir: Path,
     *,
@@ -239,15 +238,10 @@ def evaluate_dataset(
     ks: Sequence[int] = DEFAULT_KS,
     autotuner: Path | None = None,
     llm_compiler: Path | None = None,
-    jobs: int | None = None,
-    backend: str | None = None,
-    cache_dir: Path | None = None,
-    llvm: Path | None = None,
 ) -> tuple[Evaluation, str]:
     """`evaluate_model` on one split of a built dataset (round-robin over packages); returns a title too."""
     chosen = select_benchmarks(dataset, [split], max_ir_kb=max_ir_kb, per_package=per_package, limit=programs or None)
-    toolchain = find_toolchain(llvm)
-    catalogue = load_catalogue(toolchain)
+    catalogue = load_catalogue(evaluator.toolchain)
     model = FlagModel.from_pretrained(model_dir, catalogue)
     ratios = autotuner_ratios(RunRecord.load(autotuner)) if autotuner is not None else None
     proposers: dict[str, Proposer] = {}
@@ -255,10 +249,8 @@ def evaluate_dataset(
         from stitchopt.lifting.flag_tuning import llm_compiler_proposer  # the lift extra, only when asked
         from stitchopt.lifting.llm_compiler import LLMCompiler
 
-        proposers["LLM Compiler"] = llm_compiler_proposer(toolchain, catalogue, LLMCompiler(llm_compiler))
-    store = EvaluationStore((cache_dir or default_cache_dir()) / DB_NAME)
-    with Evaluator(toolchain, store, jobs=jobs, backend=backend) as evaluator:
-        evaluation = evaluate_model(evaluator, catalogue, model, chosen, ks=ks, autotuner=ratios, proposers=proposers)
+        proposers["LLM Compiler"] = llm_compiler_proposer(evaluator.toolchain, catalogue, LLMCompiler(llm_compiler))
+    evaluation = evaluate_model(evaluator, catalogue, model, chosen, ks=ks, autotuner=ratios, proposers=proposers)
     packages = len({b.package for b in chosen})
     title = f"{dataset} split={split}: {len(evaluation.programs)} programs from {packages} packages"
     return replace(evaluation, sources={**evaluation.sources, "dataset": title}), title

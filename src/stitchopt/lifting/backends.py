@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
-from stitchopt.hotpath.ir_blocks import parse_functions
+from stitchopt.features.ir_blocks import parse_functions
 from stitchopt.lifting.pairs import LiftPair
 from stitchopt.lifting.roundtrip import asm_tokens
 

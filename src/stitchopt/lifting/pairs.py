@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from stitchopt.core import CompileOptions, IRModule
 from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
-from stitchopt.hotpath.ir_blocks import parse_functions
+from stitchopt.features.ir_blocks import parse_functions
 from stitchopt.toolchain.baselines import Baseline, load_baselines
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, disassemble

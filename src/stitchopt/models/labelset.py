@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from stitchopt.core import EvalResult, EvalStatus, Objective
 from stitchopt.datasets.benchmarks import program_path
+from stitchopt.diagnostics import exception_line
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.features.base import AnyRepresentation, FeatureCache, extract_all
 from stitchopt.features.module import FeatureModule
@@ -166,7 +167,7 @@ def labeled_features(
         try:
             loaded = load_module(toolchain, program_path(program.uri))
         except StitchoptError as exc:
-            skipped[program.uri] = str(exc).splitlines()[0]
+            skipped[program.uri] = exception_line(exc)
             continue
         if loaded.sha256 != program.ir_sha256:
             skipped[program.uri] = "IR differs from the labeled IR"

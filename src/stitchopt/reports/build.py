@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from stitchopt.diagnostics import exception_line
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.learning.kinds import load_model
 from stitchopt.passes.catalogue import load_catalogue
@@ -36,7 +37,7 @@ def model_identity(directory: Path, llvm: Path | None = None) -> str:
     try:
         return load_model(directory, load_catalogue(find_toolchain(llvm))).identity
     except StitchoptError as exc:
-        return f"unknown here ({str(exc).splitlines()[0]})"
+        return f"unknown here ({exception_line(exc)})"
 
 
 def build_report(

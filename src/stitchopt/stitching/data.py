@@ -60,7 +60,7 @@ def expert_data(
     fit_split: str = "train",
     standardizers: dict[str, Standardizer] | None = None,
 ) -> ExpertData:
-    """`outputs`: each representation's output per labeled program (`models.train.labeled_features`);
+    """`outputs`: each representation's output per labeled program (`models.labelset.labeled_features`);
     `lists`: the coreset, each of which `labels` must have measured. Count vectors are standardized with
     `standardizers` when given (held-out labels), else with statistics fitted on `fit_split`."""
     missing = [",".join(passes) for passes in lists if passes not in labels.lists]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, EvalStatus
-from stitchopt.diagnostics import first_line
+from stitchopt.diagnostics import telling_line
 from stitchopt.evaluation.subprocess_backend import classify
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_LEVEL
@@ -92,7 +92,7 @@ class ProgramBuilder:
             stdin=program.source.encode(),
         )
         if run.returncode != 0:
-            raise BuildFailed(f"front end failed: {first_line(run.stderr_text)}")
+            raise BuildFailed(f"front end failed: {telling_line(run.stderr_text)}")
         self._put("suite-ir", run.stdout, program.digest, FRONTEND_LEVEL)
         return run.stdout
 
@@ -197,7 +197,7 @@ class ProgramBuilder:
                     stdin=program.source.encode(),
                 )
                 if build.returncode != 0:
-                    return References(excluded=f"does not build at -{level}: {first_line(build.stderr_text)}")
+                    return References(excluded=f"does not build at -{level}: {telling_line(build.stderr_text)}")
                 outcome = self.run(program, exe)
             if outcome.timed_out:
                 return References(excluded=f"does not finish at -{level} within {self.limits.wall_seconds:g} s")
@@ -234,7 +234,7 @@ def _tool_failure(tool: str, run: ToolRun) -> str:
     if run.timed_out:
         return f"{tool} timed out after {run.seconds:.0f} s"
     kind = "crashed" if classify(run) is EvalStatus.CRASH else f"exited {run.returncode}"
-    message = first_line(run.stderr_text)
+    message = telling_line(run.stderr_text)
     return f"{tool} {kind}: {message}" if message else f"{tool} {kind}"
 
 
@@ -245,7 +245,7 @@ def judge_outcome(program: SuiteProgram, outcome: RunOutcome, references: Refere
     if program.check is Check.EXIT_ZERO:
         if outcome.returncode == 0:
             return VerdictStatus.PASSED, ""
-        message = first_line(outcome.stderr.decode(errors="replace"))
+        message = telling_line(outcome.stderr.decode(errors="replace"))
         aborted = outcome.returncode == -signal.SIGABRT  # assert() or abort(): the test said no
         status = VerdictStatus.CRASHED if outcome.returncode < 0 and not aborted else VerdictStatus.TEST_FAILED
         return status, f"{outcome.describe()}: {message}" if message else outcome.describe()

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from stitchopt.core import CompileOptions, IRModule
-from stitchopt.diagnostics import first_line
+from stitchopt.diagnostics import telling_line
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, run_tool
@@ -136,5 +136,5 @@ class Guard:
         if run.timed_out:
             raise _OptFailed(f"opt timed out after {run.seconds:.0f} s")
         if run.returncode != 0:
-            raise _OptFailed(f"opt failed: {first_line(run.stderr_text)}")
+            raise _OptFailed(f"opt failed: {telling_line(run.stderr_text)}")
         return summarize(run.stdout.decode(errors="replace"))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from stitchopt.diagnostics import first_line
+from stitchopt.diagnostics import telling_line
 from stitchopt.passes.pipeline import split_top_level
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.runner import Validator
@@ -156,7 +156,7 @@ def write_reproducer(validator: Validator, reduction: Reduction, directory: Path
     )
     actual = run_tool(["sh", str(script)], cwd=str(directory), timeout=600)
     (directory / "actual.txt").write_bytes(actual.stdout + actual.stderr)
-    (directory / "README.md").write_text(_readme(validator, reduction, first_line(actual.stderr_text)))
+    (directory / "README.md").write_text(_readme(validator, reduction, telling_line(actual.stderr_text)))
     return directory
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from stitchopt.diagnostics import first_line
+from stitchopt.diagnostics import telling_line
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_LEVEL, FRONTEND_TIMEOUT_S
@@ -72,5 +72,5 @@ def frontend_ir(
         cwd=str(cwd) if cwd is not None else None,
     )
     if run.returncode != 0:
-        raise DatasetError(f"front end failed: {first_line(run.stderr_text)}")
+        raise DatasetError(f"front end failed: {telling_line(run.stderr_text)}")
     return run.stdout, shlex.join(argv)

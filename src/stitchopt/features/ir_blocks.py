@@ -7,25 +7,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_DEFINE_RE = re.compile(r'^define\b[^@]*@("(?:[^"\\]|\\.)*"|[-\w$.]+)\(')
-_LABEL_RE = re.compile(r'^("(?:[^"\\]|\\.)*"|[-\w$.]+):')
-_TARGET_RE = re.compile(r'label %("(?:[^"\\]|\\.)*"|[-\w$.]+)')
-_CALLEE_RE = re.compile(r'\b(?:call|invoke)\b[^@]*?@("(?:[^"\\]|\\.)*"|[-\w$.]+)\(')
+from stitchopt.features.irtext import LABEL_DEF_RE, LABEL_REF_RE, NAME, TERMINATOR_OPS
+
+_DEFINE_RE = re.compile(rf"^define\b[^@]*@({NAME})\(")
+_LABEL_RE = re.compile(rf"^{LABEL_DEF_RE.pattern}")
+_CALLEE_RE = re.compile(rf"\b(?:call|invoke)\b[^@]*?@({NAME})\(")
 _ASSIGN_RE = re.compile(r"^\s*%\S+\s*=\s*")
 _PREFIXES = {"tail", "musttail", "notail"}
-TERMINATORS = {
-    "br",
-    "switch",
-    "ret",
-    "unreachable",
-    "indirectbr",
-    "invoke",
-    "resume",
-    "callbr",
-    "cleanupret",
-    "catchret",
-    "catchswitch",
-}
+TERMINATORS = frozenset(TERMINATOR_OPS)
 
 
 @dataclass(frozen=True)
@@ -104,7 +93,7 @@ def parse_functions(ir_text: str) -> list[Function]:
             line = lines[i].split(";", 1)[0].rstrip()
             label_match = _LABEL_RE.match(line)
             if in_cases:
-                successors += [_name(t) for t in _TARGET_RE.findall(line)]
+                successors += [_name(t) for t in LABEL_REF_RE.findall(line)]
                 in_cases = not line.strip().endswith("]")
             elif label_match:
                 if opcodes:
@@ -115,7 +104,7 @@ def parse_functions(ir_text: str) -> list[Function]:
                 opcodes.append(opcode)
                 callees += [_name(c) for c in _CALLEE_RE.findall(line)]
                 if opcode in TERMINATORS:
-                    successors += [_name(t) for t in _TARGET_RE.findall(line)]
+                    successors += [_name(t) for t in LABEL_REF_RE.findall(line)]
                     in_cases = line.endswith("[")
             i += 1
         if opcodes:
