@@ -367,21 +367,19 @@ def evaluate_command(
 ) -> None:
     """Evaluate a model on held-out programs against -Oz, -Os, -O3, the best single list and the autotuner."""
     shown = destination(output, fmt, EVALUATE_FORMATS, json_output)
-    evaluation, title = evaluate_dataset(
-        dataset,
-        model_dir or DEFAULT_MODEL_DIR,
-        split=split,
-        programs=programs,
-        max_ir_kb=max_ir_kb,
-        per_package=per_package or None,
-        ks=tuple(int(k) for k in ks.split(",") if k),
-        autotuner=autotuner,
-        llm_compiler=llm_compiler,
-        jobs=jobs or None,
-        backend=backend,
-        cache_dir=cache_dir,
-        llvm=llvm,
-    )
+    with open_evaluator(find_toolchain(llvm), cache_dir, jobs, backend) as evaluator:
+        evaluation, title = evaluate_dataset(
+            evaluator,
+            dataset,
+            model_dir or DEFAULT_MODEL_DIR,
+            split=split,
+            programs=programs,
+            max_ir_kb=max_ir_kb,
+            per_package=per_package or None,
+            ks=tuple(int(k) for k in ks.split(",") if k),
+            autotuner=autotuner,
+            llm_compiler=llm_compiler,
+        )
     table = method_rows(evaluation, title)
     renderers = {
         "json": lambda: evaluation_json(evaluation),
