@@ -1,4 +1,5 @@
-"""Shared fixtures: the real LLVM toolchain (found once per session) and the tiny test programs."""
+"""Shared fixtures: the real LLVM toolchain (found once per session), the tiny test programs, and the commands of
+`stitchopt`."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import typer
+from click import Command
+from typer.core import TyperGroup
 
 from stitchopt.cache.store import EvaluationStore
+from stitchopt.cli.main import app
 from stitchopt.core import IRModule
 from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import BACKEND_ENV, Evaluator
@@ -72,3 +77,17 @@ def evaluator(request: pytest.FixtureRequest, toolchain: Toolchain, store: Evalu
         request.getfixturevalue("native_available")
     with Evaluator(toolchain, store, backend=request.param) as opened:
         yield opened
+
+
+@pytest.fixture(scope="session")
+def cli_commands() -> dict[str, Command]:
+    """Every command and subcommand ("tune", "stitch table"), found in the app itself (typer's own click)."""
+    found: dict[str, Command] = {}
+    pending: list[tuple[str, Command]] = [("", typer.main.get_command(app))]
+    while pending:
+        path, command = pending.pop()
+        if isinstance(command, TyperGroup):
+            pending += [(f"{path} {name}".strip(), sub) for name, sub in command.commands.items()]
+        else:
+            found[path] = command
+    return found

@@ -1,6 +1,6 @@
-"""What every command promises: `--json` prints exactly one JSON document on stdout (status goes to stderr),
-options are never silently ignored, nothing overwrites the user's input, shared options are declared alike
-(`stitchopt.cli.options`), and the exit status says what happened."""
+"""What every command promises when it runs: `--json` prints exactly one JSON document on stdout (status goes to
+stderr), options are never silently ignored, nothing overwrites the user's input, the evaluator gets the shared
+options, and the exit status says what happened (how the options are declared: tests/unit/test_cli_conventions.py)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-import typer
-from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from stitchopt import __version__
@@ -97,7 +95,7 @@ class Inputs:
     @cached_property
     def model(self) -> Path:
         """A flag-tuning model with a two-list coreset: evaluations and studies of it stay small."""
-        self.made("train", str(self.labels), "-o", str(self.tmp / "model"), "--k", "2", "--no-validate")
+        self.made("train", str(self.labels), "-o", str(self.tmp / "model"), "--coreset-size", "2", "--no-validate")
         return self.tmp / "model"
 
     @cached_property
@@ -200,22 +198,9 @@ INVOCATIONS = {
 NEEDS_LABELS = {"evaluate", "stitch table", "stitch predict"}  # a dataset, labels and models first: slow
 
 
-def commands() -> dict[str, Any]:
-    """Every command and subcommand ("tune", "stitch table"), found in the app itself (typer's own click)."""
-    found: dict[str, Any] = {}
-    pending = [("", typer.main.get_command(app))]
-    while pending:
-        path, command = pending.pop()
-        if isinstance(command, TyperGroup):
-            pending += [(f"{path} {name}".strip(), sub) for name, sub in command.commands.items()]
-        else:
-            found[path] = command
-    return found
-
-
-def declared(spelling: str) -> dict[str, Any]:
-    """The option spelled so, by the commands that have it."""
-    return {name: p for name, command in commands().items() for p in command.params if spelling in p.opts}
+def having(commands: dict[str, Any], spelling: str) -> set[str]:
+    """The commands that have the option spelled so."""
+    return {name for name, command in commands.items() if any(spelling in p.opts for p in command.params)}
 
 
 @pytest.fixture(scope="module")
@@ -223,8 +208,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
     return Inputs(tmp_path_factory.mktemp("cli-contract"))
 
 
-def test_every_json_command_has_an_invocation() -> None:
-    assert set(declared("--json")) == set(INVOCATIONS), "give each command with --json an entry in INVOCATIONS"
+def test_every_json_command_has_an_invocation(cli_commands: dict[str, Any]) -> None:
+    assert having(cli_commands, "--json") == set(INVOCATIONS), "give each command with --json an entry in INVOCATIONS"
     assert all("--json" in invocation.args for invocation in INVOCATIONS.values())
 
 
@@ -245,6 +230,37 @@ def test_minimize_prints_only_the_list_on_stdout(inputs: Inputs) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("\n") == 1 and " " not in done.stdout, done.stdout  # `sroa,instcombine`, nothing else
     assert "passes, objective" in done.stderr
+
+
+def test_fail_if_no_gain_exits_1_when_every_answer_is_oz(inputs: Inputs, tmp_path: Path) -> None:
+    """tune and broadcast: exit 1 when no program's answer beats -Oz, 0 when one does; the record is saved either
+    way."""
+    for seed in range(10):  # a one-list random search whose list does not beat -Oz (seed 0 with LLVM 19)
+        record = tmp_path / f"oz-{seed}.json"
+        tune = ["tune", str(DATA / "loop_sum.c"), "--budget", "1", "--strategy", "random", "--seed", str(seed)]
+        done = inputs.cli(*tune, "--no-validate", "--jobs", "1", "-o", str(record), "--json", "--fail-if-no-gain")
+        (answer,) = json.loads(done.stdout)
+        assert done.returncode == (1 if answer["oz_backup"] else 0), done.stderr
+        if answer["oz_backup"]:
+            break
+    else:
+        pytest.fail("every seed found a list that beats -Oz")
+    assert "nothing beat -Oz: exit status 1" in done.stderr and record.exists()
+    broadcast = ["broadcast", "--no-validate", "--jobs", "1", "--fail-if-no-gain", "-o"]
+    nothing = inputs.cli(*broadcast, str(tmp_path / "oz.broadcast.json"), str(record))
+    assert nothing.returncode == 1 and (tmp_path / "oz.broadcast.json").exists(), nothing.stderr
+    gained = inputs.cli(*broadcast, str(tmp_path / "run.broadcast.json"), str(inputs.run))
+    assert gained.returncode == 0 and "nothing beat -Oz" not in gained.stderr, gained.stderr
+
+
+def test_optimize_fails_if_no_gain_only_when_the_object_is_ozs(inputs: Inputs, tmp_path: Path) -> None:
+    """On loop_sum.c the shipped model's static list loses to -Oz and its jit lists beat it."""
+    optimize = ["optimize", str(DATA / "loop_sum.c"), "--jobs", "1", "--fail-if-no-gain", "-o"]
+    static = inputs.cli(*optimize, str(tmp_path / "static.o"))
+    assert static.returncode == 1 and "-Oz (backup)" in static.stdout, static.stderr
+    assert (tmp_path / "static.o").read_bytes()[:4] == b"\x7fELF"  # written all the same
+    jit = inputs.cli(*optimize, str(tmp_path / "jit.o"), "--mode", "jit", "--k", "3")
+    assert jit.returncode == 0 and "-passes=" in jit.stdout, jit.stderr
 
 
 def test_broadcast_never_overwrites_its_input(inputs: Inputs, tmp_path: Path) -> None:
@@ -332,6 +348,7 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
         (["eval", "x.c", "-p", "sroa", "--no-cache", "--cache-dir", "c"], "--cache-dir only applies with the cache"),
         (["eval", "x.ll", "-p", "sroa", "--", "-DX"], "clang arguments after -- only apply to C/C++ sources"),
         (["validate", "x.c", "-p", "sroa", "--validate", "csmith"], "--validate only applies to suites"),
+        (["validate", "x.c", "-p", "sroa", "--validate-limit", "3"], "--validate-limit only applies to suites"),
         (["validate", "-p", "sroa", "--run", "{exe} x"], "--run only applies to a PROGRAM"),
         (["validate", "x.c", "-p", "sroa", "--run", "valgrind {exe}"], "--run must start with {exe}"),
         (["tune", "x.c", "--no-validate", "--run", "{exe} 'x"], '--run "{exe} \'x": No closing quotation'),
@@ -391,48 +408,6 @@ def test_an_address_needs_the_ray_backend(inputs: Inputs) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-# The conventions of `stitchopt.cli.options`, over every command.
-EVALUATES = {
-    "labels",
-    "train",
-    "optimize",
-    "evaluate",
-    "eval",
-    "demo",
-    "tune",
-    "broadcast",
-    "minimize",
-    "cache warm",
-    "datasets export",
-}
-VALIDATES = {"tune", "broadcast", "train", "optimize", "validate"}
-RUNS = {"tune", "broadcast", "validate", "optimize", "hot"}
-FILE_OPTIONS = {"--csv", "--markdown", "--report", "--parquet"}  # files are written with -o, in --format
-
-
-def test_files_are_written_with_o_and_json_is_a_flag() -> None:
-    for name, command in commands().items():
-        options = {spelling: p for p in command.params for spelling in p.opts}
-        assert "--json" not in options or options["--json"].is_flag, name
-        assert not FILE_OPTIONS & set(options), name
-        assert "--output" not in options or options["--output"] is options.get("-o"), name
-        assert "--format" not in options or "-o" in options, name
-
-
-def test_shared_options_are_declared_alike() -> None:
-    validate = declared("--validate")
-    assert set(validate) == VALIDATES
-    assert {(p.multiple, p.type_descriptor.annotation, p.help) for p in validate.values()} == {
-        (True, list[str], validate["tune"].help)
-    }
-    run = declared("--run")
-    assert set(run) == RUNS
-    assert all(not p.is_flag and not p.multiple and p.type_descriptor.annotation is str for p in run.values())
-    for spelling in ("--jobs", "--cache-dir", "--llvm"):
-        assert set(declared(spelling)) >= EVALUATES, spelling
-    assert set(declared("--backend")) == EVALUATES  # anywhere else it would be ignored
-
-
 class Reached(Exception):
     """Raised in place of building the Evaluator: the command got that far, with these arguments."""
 
@@ -454,7 +429,11 @@ REACHES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(EVALUATES))
+def test_every_evaluating_command_is_reached(cli_commands: dict[str, Any]) -> None:
+    assert having(cli_commands, "--backend") == set(REACHES), "give each command with --backend an entry in REACHES"
+
+
+@pytest.mark.parametrize("name", sorted(REACHES))
 def test_evaluator_options_reach_the_evaluator(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
 
@@ -470,9 +449,11 @@ def test_evaluator_options_reach_the_evaluator(name: str, tmp_path: Path, monkey
     (tmp_path / "run.json").write_text(json.dumps(BROADCAST_RECORD))
     args = [arg.replace("{data}", str(DATA)) for arg in REACHES[name]]
     cache = tmp_path / "cache"
-    result = CliRunner().invoke(app, [*args, "--jobs", "3", "--backend", "subprocess", "--cache-dir", str(cache)])
+    options = ["--jobs", "3", "--backend", "subprocess", "--address", "ray://head:10001", "--cache-dir", str(cache)]
+    result = CliRunner().invoke(app, [*args, *options])
     assert isinstance(result.exception, Reached), result.output
-    assert seen["jobs"] == 3 and seen["backend"] == "subprocess" and cache in Path(seen["store"].path).parents
+    assert seen["jobs"] == 3 and seen["backend"] == "subprocess" and seen["address"] == "ray://head:10001"
+    assert cache in Path(seen["store"].path).parents
 
 
 def test_version_names_stitchopt_its_llvm_and_the_shipped_model(
@@ -500,6 +481,11 @@ def test_exit_status_says_what_went_wrong(
     assert "No such option: --bogus" in capsys.readouterr().err
     assert exit_status(["eval", str(tmp_path / "missing.c"), "-p", "sroa"]) == 2
     assert capsys.readouterr().err == f"stitchopt: error: {tmp_path / 'missing.c'}: no such file\n"
+    (tmp_path / "dir.ll").mkdir()
+    for output, what in ((tmp_path / "absent" / "x.ll", "No such file or directory"), (tmp_path / "dir.ll", "Is a")):
+        assert exit_status(["ir", str(DATA / "loop_sum.c"), "-o", str(output)]) == 2  # a path, not a bug
+        err = capsys.readouterr().err
+        assert err.startswith(f"stitchopt: error: {output}: {what}") and err.count("\n") == 1, err
     suite = tmp_path / "suite"
     suite.mkdir()
     shutil.copy(DATA / "selftest" / "running_balance.cpp", suite)  # structurizecfg miscompiles it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Optional
@@ -11,6 +12,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from stitchopt.cli.options import (
+    AddressOption,
     BackendOption,
     CacheDirOption,
     DataDirOption,
@@ -26,6 +28,7 @@ from stitchopt.datasets.benchmarks import DATASET_NAMES, open_source
 from stitchopt.datasets.build import build_dataset, dataset_dir
 from stitchopt.datasets.index import index_rows, standardization, write_parquet
 from stitchopt.datasets.manifest import Manifest
+from stitchopt.diagnostics import exception_line
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import find_toolchain
 
@@ -47,7 +50,7 @@ def list_command(cache_dir: CacheDirOption = None, data_dir: DataDirOption = Non
         try:
             source = open_source(name, data_dir)
         except Exception as exc:  # a source whose data is absent is listed, not fatal
-            table.add_row(name, "-", "-", "-", "-", str(exc).splitlines()[0])
+            table.add_row(name, "-", "-", "-", "-", exception_line(exc))
             continue
         directory = dataset_dir(source, _location(cache_dir))
         manifest = Manifest.load(directory)
@@ -91,7 +94,7 @@ def build_command(
     split_above: Annotated[
         Optional[int], typer.Option(help="Also split modules above this many bytes into one per function.")  # noqa: UP045
     ] = None,
-    jobs: JobsOption = 2,
+    jobs: Annotated[int, typer.Option("--jobs", help="Units built at once (default: 2; 0: all cores).")] = 2,
     cache_dir: CacheDirOption = None,
     data_dir: DataDirOption = None,
     llvm: LlvmOption = None,
@@ -112,7 +115,7 @@ def build_command(
             source,
             toolchain,
             limit=limit,
-            jobs=jobs or 2,
+            jobs=jobs or os.cpu_count() or 1,
             root=_location(cache_dir),
             retry_failed=retry_failed,
             split_above_bytes=split_above,
@@ -133,6 +136,7 @@ def export_command(
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
+    address: AddressOption = None,
     data_dir: DataDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
@@ -142,7 +146,7 @@ def export_command(
     manifest = Manifest.load(directory)
     if manifest is None or not manifest.entries:
         raise DatasetError(f"{source.name}-v{source.version} is not built: run `stitchopt datasets build {name}`")
-    with open_evaluator(find_toolchain(llvm), cache_dir, jobs, backend) as evaluator:
+    with open_evaluator(find_toolchain(llvm), cache_dir, jobs, backend, address) as evaluator:
         rows = index_rows(manifest, directory, evaluator)
     write_parquet(rows, output)
     manifest.statistics = standardization(rows)

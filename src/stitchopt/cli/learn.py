@@ -11,17 +11,23 @@ import typer
 from rich.progress import Progress, TaskID
 
 from stitchopt.cli.options import (
+    AddressOption,
     BackendOption,
     CacheDirOption,
     DataDirOption,
+    FailIfNoGainOption,
     JobsOption,
     JsonOption,
+    KOption,
     LlvmOption,
+    ModelOption,
+    ModeOption,
     NoValidateOption,
     ValidateLimitOption,
     ValidateOption,
     console,
     destination,
+    exit_if_no_gain,
     format_option,
     open_evaluator,
     open_store,
@@ -78,6 +84,7 @@ def labels_command(
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
+    address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Search a sample of programs for a pool of pass lists, then measure every list on every program."""
@@ -90,7 +97,7 @@ def labels_command(
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with (
-        open_evaluator(toolchain, cache_dir, jobs, backend) as evaluator,
+        open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
         Progress(console=status_console, transient=True) as progress,
     ):
         tasks: dict[str, TaskID] = {}
@@ -120,19 +127,6 @@ def labels_command(
     )
 
 
-ModelOption = Annotated[
-    Optional[Path],  # noqa: UP045
-    typer.Option("--model", help="Model directory (default: the model shipped with stitchopt)."),
-]
-ModeOption = Annotated[
-    str,
-    typer.Option(
-        help="static: top-1 and -Oz (the shipped model's top-1 is the same list for every program); jit: "
-        "the top k lists and -Oz; hybrid: jit per hot function (--hot, --run, or else predicted by the "
-        "hot-path model), static for the rest."
-    ),
-]
-KOption = Annotated[int, typer.Option("--k", help="Lists compiled in jit mode.")]
 EVALUATE_FORMATS = ("json", "csv", "md")
 
 
@@ -140,7 +134,7 @@ def train_command(
     ctx: typer.Context,
     labels_file: Annotated[Path, typer.Argument(help="Labels from `stitchopt labels`.")],
     output: Annotated[Path, output_option("Model directory to write.")],
-    k: Annotated[int, typer.Option("--k", help="Coreset size.")] = DEFAULT_K,
+    coreset_size: Annotated[int, typer.Option(help="Lists the model keeps (its coreset).")] = DEFAULT_K,
     objective: Annotated[
         str, typer.Option(help="What the model minimizes, relative to -Oz: size, instructions, compile-time terms.")
     ] = "size=1",
@@ -151,6 +145,7 @@ def train_command(
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
+    address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Choose the coreset (each list validated, unless --no-validate), fit the ranker and the size model, and save
@@ -158,12 +153,12 @@ def train_command(
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    with open_evaluator(toolchain, cache_dir, jobs, backend) as evaluator:
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
         model, report, skipped = train_from_labels(
             toolchain,
             catalogue,
             LabelSet.load(labels_file),
-            k=k,
+            k=coreset_size,
             store=evaluator.store,
             validation=validation.open(evaluator),
             objective=parse_objective(objective),
@@ -251,9 +246,11 @@ def optimize_command(
     ] = DEFAULT_HOTNESS_SOURCE,
     data_dir: DataDirOption = None,
     model_dir: ModelOption = None,
+    fail_if_no_gain: FailIfNoGainOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
+    address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Write the object file built with the model's choice (never larger than -Oz; with --validate, only lists that
@@ -271,10 +268,12 @@ def optimize_command(
     path = program_path(program)
     module = load_module(toolchain, path)
     names = _hot_names(toolchain, module, path, hot, run, hot_from) if mode == "hybrid" else []
-    with open_evaluator(toolchain, cache_dir, jobs, backend) as evaluator:
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
         checks = validation.open(evaluator)
         if mode == "hybrid":
-            _optimize_hybrid(evaluator, catalogue, model, module, names, output, k, checks)
+            exit_if_no_gain(
+                fail_if_no_gain, _optimize_hybrid(evaluator, catalogue, model, module, names, output, k, checks)
+            )
             return
         choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=checks)
         write_object(toolchain, module, choice.pipeline, evaluator.baselines["Oz"].options, output)
@@ -287,6 +286,7 @@ def optimize_command(
         soft_wrap=True,
     )
     _show_notes(choice.notes)
+    exit_if_no_gain(fail_if_no_gain, choice.passes is not None)
 
 
 def _show_notes(notes: tuple[str, ...]) -> None:
@@ -319,7 +319,8 @@ def _optimize_hybrid(
     output: Path,
     k: int,
     validation: ListValidation | None,
-) -> None:
+) -> bool:
+    """Writes and shows the hybrid build; whether its parts beat -Oz (else the object is -Oz's)."""
     data, choice = optimize_hybrid(evaluator, catalogue, model, module, names, k, validation)
     output.write_bytes(data)
     change = 100 * (choice.size_bytes / choice.oz_size_bytes - 1)
@@ -333,6 +334,7 @@ def _optimize_hybrid(
     for part, pipeline in choice.lists.items():
         console.print(f"  {part}: -passes={pipeline}", highlight=False, soft_wrap=True)
     _show_notes(choice.notes)
+    return choice.split_kept
 
 
 def evaluate_command(
@@ -363,11 +365,12 @@ def evaluate_command(
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
+    address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Evaluate a model on held-out programs against -Oz, -Os, -O3, the best single list and the autotuner."""
     shown = destination(output, fmt, EVALUATE_FORMATS, json_output)
-    with open_evaluator(find_toolchain(llvm), cache_dir, jobs, backend) as evaluator:
+    with open_evaluator(find_toolchain(llvm), cache_dir, jobs, backend, address) as evaluator:
         evaluation, title = evaluate_dataset(
             evaluator,
             dataset,

@@ -45,7 +45,7 @@ def _modules(toolchain: Toolchain, target: str, limit: int, max_ir_kb: float) ->
 
 def lift_eval_command(
     ctx: typer.Context,
-    dataset: Annotated[str, typer.Argument(help="Inputs: a file, a directory or a bench:// URI (`?split=test`).")],
+    inputs: Annotated[str, typer.Argument(help="A file, a directory or a bench:// URI (`?split=test`).")],
     lifter_name: Annotated[str, typer.Option("--lifter", help=f"One of {', '.join(LIFTERS)}.")] = "retrieval",
     reference: Annotated[
         Optional[str],  # noqa: UP045
@@ -87,11 +87,11 @@ def lift_eval_command(
             raise InputError("the retrieval lifter needs --reference: programs to search (not the inputs)")
         references = make_pairs(toolchain, _modules(toolchain, reference, reference_limit, max_ir_kb))
         lifter = RetrievalLifter(references.pairs)
-    pairs = make_pairs(toolchain, _modules(toolchain, dataset, limit, max_ir_kb), lifter.fits)
+    pairs = make_pairs(toolchain, _modules(toolchain, inputs, limit, max_ir_kb), lifter.fits)
     with Progress(console=status_console, transient=True) as progress:
         task = progress.add_task(f"lifting with {lifter_name}", total=len(pairs.pairs))
         evaluation = lift_eval(toolchain, pairs, lifter, on_pair=lambda _: progress.advance(task))
-    table = lift_rows([evaluation], f"{dataset}: lifting -Oz x86-64 assembly to IR")
+    table = lift_rows([evaluation], f"{inputs}: lifting -Oz x86-64 assembly to IR")
     shown.write(
         lambda chosen: (
             json.dumps(asdict(evaluation), indent=1) + "\n" if chosen == "json" else to_markdown(table) + "\n"

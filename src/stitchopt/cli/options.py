@@ -1,11 +1,14 @@
 """The CLI's conventions, declared once: every command takes its shared options from here, so an option means
 the same everywhere (`tests/unit/test_cli_conventions.py` checks it over every command).
 
+- A command's main input is an argument, never an option (no `--dataset`, `--input`, `--file`, `--program`).
 - `--json` is a flag: one JSON document on stdout, status and progress on stderr.
 - A file is written with `-o/--output FILE`, in `--format` (default: the file's suffix, else the command's
   natural format); `--format` without `-o` prints that format on stdout instead of the tables.
 - `--validate SUITE` (repeatable) names validation suites; `--run '{exe} ARGS'` is how the program is run.
-- Commands that evaluate take `--jobs --backend --cache-dir --llvm` and pass them to the Evaluator.
+- Commands that evaluate take `--jobs --backend --address --cache-dir --llvm` and pass them to the Evaluator.
+- A command ends with one of the exit statuses below; NEGATIVE is a verdict (validation failed, or nothing beat
+  -Oz with `--fail-if-no-gain`), not an error.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from stitchopt.cache.store import CACHE_DIR_ENV, DB_NAME, EvaluationStore, default_cache_dir
+from stitchopt.cache.store import CACHE_DIR_ENV, EvaluationStore, store_path
 from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import dataset_programs, is_dataset_uri, program_path
 from stitchopt.errors import InputError
@@ -36,6 +39,7 @@ status_console = Console(stderr=True)  # progress, notes and status lines: stdou
 TABLE_MIN_WIDTH = 100  # wide tables never lose columns; a narrow terminal wraps lines instead
 FILE_FORMATS = ("json", "csv", "md", "html")  # every format a command may write; each command supports some
 EXE = "{exe}"  # stands for the built program in a --run command
+SUCCESS, NEGATIVE, USER_ERROR, INTERNAL_ERROR, INTERRUPTED = 0, 1, 2, 3, 130  # exit statuses
 
 LlvmOption = Annotated[
     Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
@@ -56,6 +60,25 @@ BackendOption = Annotated[
 AddressOption = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--address", help="With --backend ray: the cluster to join (default: Ray's own, else a local one)."),
+]
+ModelOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option("--model", help="Model directory (default: the model shipped with stitchopt)."),
+]
+ModeOption = Annotated[
+    str,
+    typer.Option(
+        help="static: top-1 and -Oz (the shipped model's top-1 is the same list for every program); jit: "
+        "the top k lists and -Oz; hybrid: jit per hot function (--hot, --run, or else predicted by the "
+        "hot-path model), static for the rest."
+    ),
+]
+KOption = Annotated[int, typer.Option("--k", help="Lists compiled in jit mode.")]
+FailIfNoGainOption = Annotated[
+    bool,
+    typer.Option(
+        "--fail-if-no-gain", help="Exit with status 1 when no answer beats -Oz (files are written all the same)."
+    ),
 ]
 ObjectiveOption = Annotated[
     str, typer.Option(help="Weighted terms: size, instructions, compile-time, perf (perf needs --run).")
@@ -104,6 +127,14 @@ PerfCounterOption = Annotated[
 ]
 
 
+def passes_option(what: str = "Flat list 'sroa,instcombine' or a pipeline") -> Any:
+    """`-p/--passes`, the pass list a command measures, validates or shortens, saying which lists it takes."""
+    return typer.Option("--passes", "-p", help=f"{what}.")
+
+
+PassesOption = Annotated[str, passes_option()]
+
+
 def output_option(what: str) -> Any:
     """`-o/--output`, saying what this command writes there (typer's OptionInfo)."""
     return typer.Option("-o", "--output", help=what)
@@ -119,7 +150,7 @@ def format_option(formats: Sequence[str]) -> Any:
 
 
 def open_store(cache_dir: Path | None) -> EvaluationStore:
-    return EvaluationStore((cache_dir or default_cache_dir()) / DB_NAME)
+    return EvaluationStore(store_path(cache_dir))
 
 
 def open_evaluator(
@@ -128,6 +159,14 @@ def open_evaluator(
     """The Evaluator every evaluating command uses: its --cache-dir, --jobs (0: all cores), --backend (and
     --address for Ray)."""
     return Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend, address=address)
+
+
+def exit_if_no_gain(asked: bool, gained: bool) -> None:
+    """--fail-if-no-gain: NEGATIVE once the results are written and shown, so a script can tell "nothing beat
+    -Oz" from success without parsing them."""
+    if asked and not gained:
+        status_console.print("nothing beat -Oz: exit status 1 (--fail-if-no-gain)", highlight=False)
+        raise typer.Exit(NEGATIVE)
 
 
 def print_table(table: Table) -> None:

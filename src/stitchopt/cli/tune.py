@@ -15,6 +15,7 @@ from stitchopt.cli.options import (
     BackendOption,
     CacheDirOption,
     DataDirOption,
+    FailIfNoGainOption,
     InputsOption,
     JobsOption,
     JsonOption,
@@ -26,9 +27,11 @@ from stitchopt.cli.options import (
     ValidateLimitOption,
     ValidateOption,
     console,
+    exit_if_no_gain,
     open_evaluator,
     output_option,
     parse_objective,
+    passes_option,
     print_table,
     refuse_ignored,
     run_arguments,
@@ -78,6 +81,7 @@ def tune_command(
     run: RunOption = "",
     inputs: InputsOption = None,
     perf_counter: PerfCounterOption = "auto",
+    fail_if_no_gain: FailIfNoGainOption = False,
     json_output: JsonOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
@@ -135,6 +139,7 @@ def tune_command(
     if output is not None:
         record.save(output)
     _show_record(record, f"tune: {strategy}, {budget} evaluations, objective {objective}", json_output)
+    exit_if_no_gain(fail_if_no_gain, _beats_oz(record))
 
 
 def _program_run(
@@ -149,6 +154,11 @@ def _program_run(
     if counter not in COUNTERS:
         raise StitchoptError(f"unknown --perf-counter {counter!r}: use {', '.join(COUNTERS)}")
     return ProgramRun(run_arguments(run), inputs, counter)
+
+
+def _beats_oz(record: RunRecord) -> bool:
+    """Whether some program's answer is a list rather than -Oz (an answer is a list only where it beat -Oz)."""
+    return any(program.passes is not None for program in record.programs)
 
 
 def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
@@ -187,6 +197,7 @@ def broadcast_command(
             "rather than overwrite a file)."
         ),
     ] = None,
+    fail_if_no_gain: FailIfNoGainOption = False,
     json_output: JsonOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
@@ -216,6 +227,7 @@ def broadcast_command(
         highlight=False,
     )
     _show_record(outcome.record, f"broadcast of {len(outcome.candidates)} lists", json_output)
+    exit_if_no_gain(fail_if_no_gain, _beats_oz(outcome.record))
 
 
 def _beside(record_path: Path) -> Path:
@@ -240,12 +252,13 @@ def pareto_command(
 
 def minimize_command(
     file: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
-    passes: Annotated[str, typer.Option("--passes", "-p", help="A flat list of catalogue passes.")],
+    passes: Annotated[str, passes_option("A flat list of catalogue passes (no nested pipeline)")],
     objective: ObjectiveOption = "size=1",
     insertion: Annotated[bool, typer.Option(help="Also try inserting every pass before every position.")] = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
+    address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Drop redundant passes, order the rest canonically (and optionally insert), never worsening the list."""
@@ -256,7 +269,7 @@ def minimize_command(
     if any(is_explicit_pipeline(name) for name in names):
         raise StitchoptError("minimize takes a flat list of catalogue passes, not a nested pipeline")
     parsed_objective = parse_objective(objective)
-    with open_evaluator(toolchain, cache_dir, jobs, backend) as evaluator:
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
         module = load_module(toolchain, program_path(file))
         result = minimize(evaluator, module, names, catalogue, parsed_objective, insertion=insertion)
     status_console.print(

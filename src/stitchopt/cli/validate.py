@@ -13,12 +13,15 @@ from rich.table import Table
 
 from stitchopt.cli.options import (
     EXE,
+    NEGATIVE,
     CacheDirOption,
     DataDirOption,
     InputsOption,
     JobsOption,
     JsonOption,
     LlvmOption,
+    PassesOption,
+    ValidateLimitOption,
     ValidateOption,
     console,
     open_store,
@@ -48,12 +51,9 @@ def validate_command(
         Optional[Path],  # noqa: UP045
         typer.Argument(help="Your C/C++ program: compared with its -O0 and -O2 builds instead of a suite."),
     ] = None,
-    passes: Annotated[str, typer.Option("--passes", "-p", help="Flat list 'sroa,instcombine' or a pipeline.")] = "",
+    passes: PassesOption = "",
     suites: ValidateOption = None,
-    limit: Annotated[
-        Optional[int],  # noqa: UP045
-        typer.Option(help="Use the first N programs of each suite (csmith: N programs)."),
-    ] = None,
+    validate_limit: ValidateLimitOption = None,
     seed: Annotated[int, typer.Option(help="First Csmith seed.")] = 1,
     run: Annotated[str, run_option("How PROGRAM runs (compared with its -O0 and -O2 builds)")] = "",
     inputs: InputsOption = None,
@@ -80,7 +80,7 @@ def validate_command(
     if program is None:
         refuse_ignored(ctx, ("run", "inputs"), "to a PROGRAM (compared with its -O0 and -O2 builds)")
     else:
-        refuse_ignored(ctx, ("suites", "limit", "seed", "data_dir"), "to suites (without a PROGRAM)")
+        refuse_ignored(ctx, ("suites", "validate_limit", "seed", "data_dir"), "to suites (without a PROGRAM)")
     refuse_data_dir_without_humaneval(ctx, suites)
     if "csmith" not in (suites or []):
         refuse_ignored(ctx, ("seed",), "to the csmith suite")
@@ -98,7 +98,9 @@ def validate_command(
             chosen_suites = [differential_suite(program, run_args, inputs)]
         else:
             chosen_suites = [
-                select_suite(spec, validator.builder, limit=limit, seed=seed, data_dir=data_dir, jobs=validator.jobs)
+                select_suite(
+                    spec, validator.builder, limit=validate_limit, seed=seed, data_dir=data_dir, jobs=validator.jobs
+                )
                 for spec in suites or ["humaneval"]
             ]
         with Progress(console=status_console, transient=True, disable=json_output) as bar:
@@ -124,7 +126,7 @@ def validate_command(
         for outcome in outcomes:
             _show(outcome.report, show_passed)
     if not all(outcome.report.passed for outcome in outcomes):
-        raise typer.Exit(1)
+        raise typer.Exit(NEGATIVE)
 
 
 def _show(report: ValidationReport, show_passed: bool) -> None:

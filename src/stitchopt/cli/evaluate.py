@@ -1,0 +1,117 @@
+"""`stitchopt ir | passes | eval`: the IR every evaluation starts from, the passes a search may use, and one pass
+list measured beside clang's levels."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from stitchopt.cli.options import (
+    AddressOption,
+    BackendOption,
+    CacheDirOption,
+    JobsOption,
+    JsonOption,
+    LlvmOption,
+    PassesOption,
+    console,
+    open_store,
+    output_option,
+    print_table,
+    refuse_ignored,
+)
+from stitchopt.datasets.benchmarks import program_path
+from stitchopt.errors import StitchoptError
+from stitchopt.evaluation.comparison import compare
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
+from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
+from stitchopt.reports.tables import evaluation_rows, results_json, to_rich
+from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.frontend import compile_source, is_source
+from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
+
+ClangArgs = Annotated[Optional[list[str]], typer.Argument(help="Extra clang arguments after --.")]  # noqa: UP045
+
+
+def ir_command(
+    source: Annotated[Path, typer.Argument(help="C or C++ source file.")],
+    output: Annotated[
+        Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
+        output_option("Write .bc (bitcode) or .ll (text); default: text on stdout."),
+    ] = None,
+    clang_args: ClangArgs = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Emit the unoptimized IR that every evaluation starts from (clang -Oz front end, no LLVM passes)."""
+    if output is not None and output.suffix not in (".bc", ".ll"):
+        raise StitchoptError(f"{output}: the output must end in .bc (bitcode) or .ll (text)")
+    text = output is None or output.suffix == ".ll"
+    data = compile_source(find_toolchain(llvm), source, text=text, extra_args=clang_args or [])
+    if output is None:
+        sys.stdout.buffer.write(data)
+    else:
+        output.write_bytes(data)
+
+
+def passes_command(json_output: JsonOption = False, llvm: LlvmOption = None) -> None:
+    """List the searchable passes of the installed LLVM and what the rules excluded."""
+    catalogue = load_catalogue(find_toolchain(llvm))
+    if json_output:
+        payload = {
+            "llvm_version": catalogue.llvm_version,
+            "passes": [
+                {"name": p.name, "level": p.level.value, "spelling": p.spelling, "adaptor": p.adaptor}
+                for p in catalogue.passes
+            ],
+            "excluded": [{"name": e.name, "level": e.level.value, "rule": e.rule} for e in catalogue.excluded],
+            "rules": {rule.name: rule.reason for rule in EXCLUSION_RULES},
+        }
+        print(json.dumps(payload, indent=2))
+        return
+    for entry in catalogue.passes:
+        console.print(f"{entry.level.value:<9} {entry.spelling}", highlight=False)
+    console.print(
+        f"[dim]{len(catalogue)} searchable passes, {len(catalogue.excluded)} excluded (see --json), LLVM "
+        f"{catalogue.llvm_version}[/dim]"
+    )
+
+
+def eval_command(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
+    passes: PassesOption,
+    clang_args: ClangArgs = None,
+    json_output: JsonOption = False,
+    timeout: Annotated[float, typer.Option(help="Seconds per tool run.")] = DEFAULT_TIMEOUT_S,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    address: AddressOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Measure a pass list on one program, beside clang's -O0, -Oz and -O3."""
+    if no_cache:
+        refuse_ignored(ctx, ("cache_dir",), "with the cache (without --no-cache)")
+    path = program_path(file)
+    if clang_args and not is_source(path):
+        raise StitchoptError(f"{path}: clang arguments after -- only apply to C/C++ sources: drop them")
+    toolchain = find_toolchain(llvm)
+    pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
+    check_pipeline(toolchain, pipeline)
+    store = None if no_cache else open_store(cache_dir)
+    with Evaluator(toolchain, store, timeout=timeout, jobs=jobs or None, backend=backend, address=address) as evaluator:
+        comparison = compare(evaluator, path, pipeline, clang_args or [])
+    if json_output:
+        print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison)}, indent=2))
+        return
+    console.print(f"pipeline: {pipeline}", highlight=False, soft_wrap=True)
+    print_table(to_rich(evaluation_rows(comparison)))
+    for label, result in comparison.results.items():
+        if not result.ok:
+            console.print(f"[red]{label}: {result.status.value}[/red] {result.stderr_tail.strip()[-500:]}")
