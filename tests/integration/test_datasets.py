@@ -27,6 +27,7 @@ DATA = Path(__file__).parents[1] / "data"
 LOCAL = DATA / "localproj"
 
 
+@pytest.mark.slow
 def test_csmith_build_resumes_repairs_and_resolves_uris(toolchain: Toolchain, tmp_path: Path) -> None:
     source = CsmithSource(seeds=3)
     first = build_dataset(source, toolchain, root=tmp_path)

@@ -49,6 +49,7 @@ def _comparable(result: EvalResult) -> tuple[object, ...]:
 CROSSCHECK_LISTS = int(os.environ.get("STITCHOPT_CROSSCHECK_LISTS", "8"))
 
 
+@pytest.mark.slow
 def test_native_and_subprocess_agree_on_the_demo_corpus(
     toolchain: Toolchain, catalogue: Catalogue, native: NativeBackend, oz_options: CompileOptions
 ) -> None:
@@ -165,6 +166,7 @@ def test_ten_percent_crashing_lists_restart_only_their_workers(
     assert native.restarts == 10
 
 
+@pytest.mark.slow
 def test_worker_memory_stays_flat(toolchain: Toolchain, loop_sum: IRModule) -> None:
     """A fresh LLVMContext per evaluation: no growth after warm-up (benchmarks/native_memory.py runs 10,000)."""
     backend = NativeBackend(toolchain, jobs=1, timeout=60)

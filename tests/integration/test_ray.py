@@ -19,6 +19,7 @@ from stitchopt.tune.strategies import make_strategy
 pytest.importorskip("ray")
 
 
+@pytest.mark.slow
 def test_ray_backend_matches_the_reference_and_tunes(
     toolchain: Toolchain, catalogue: Catalogue, loop_sum: IRModule, store: EvaluationStore
 ) -> None:

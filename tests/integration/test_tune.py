@@ -148,6 +148,7 @@ def test_minimizer_never_worsens_and_reaches_a_fixed_point(
     assert again.passes == first.passes and again.score == first.score
 
 
+@pytest.mark.slow
 def test_tune_command_reports_replayable_validated_results(tmp_path: Path) -> None:
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run(
@@ -223,6 +224,7 @@ def test_broadcast_gives_every_program_the_common_best_lists(
     )
 
 
+@pytest.mark.slow
 def test_tune_broadcast_pareto_and_minimize_commands(tmp_path: Path) -> None:
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
 
@@ -318,6 +320,7 @@ class _RejectFirst:
         return Verified(len(self.seen) > 1, "failed" if len(self.seen) == 1 else "passed")
 
 
+@pytest.mark.slow
 def test_answers_are_validated_and_a_failing_list_gives_way_to_the_next_best(
     toolchain: Toolchain, catalogue: Catalogue, store: EvaluationStore
 ) -> None:
@@ -335,6 +338,7 @@ def test_answers_are_validated_and_a_failing_list_gives_way_to_the_next_best(
     assert fallback.validation.startswith(f"{len(answer.passes or ())}-pass list failed")
 
 
+@pytest.mark.slow
 def test_perf_objective_measures_runtime_and_rejects_lists_that_change_behaviour(
     toolchain: Toolchain, catalogue: Catalogue, store: EvaluationStore
 ) -> None:

@@ -41,6 +41,7 @@ def validator(toolchain: Toolchain, store: EvaluationStore) -> Validator:
     return Validator(toolchain, store, jobs=2)
 
 
+@pytest.mark.slow
 def test_humaneval_quick_subset_passes_at_o0_and_oz_and_is_cached(validator: Validator, humaneval: Suite) -> None:
     baselines = load_baselines(validator.toolchain, ("O0", "Oz"))
     for name in ("O0", "Oz"):
@@ -51,6 +52,7 @@ def test_humaneval_quick_subset_passes_at_o0_and_oz_and_is_cached(validator: Val
     assert again.passed and all(v.cached for v in again.verdicts)
 
 
+@pytest.mark.slow
 def test_a_miscompiling_list_is_caught_and_reduced(validator: Validator, humaneval: Suite, tmp_path: Path) -> None:
     report = validator.validate(humaneval, f"{MISCOMPILING},function(instsimplify),globaldce")
     assert not report.passed
@@ -66,6 +68,7 @@ def test_a_miscompiling_list_is_caught_and_reduced(validator: Validator, humanev
     assert (out / "input.ll").read_text().startswith("; ModuleID")
 
 
+@pytest.mark.slow
 def test_fail_fast_stops_early(validator: Validator, humaneval: Suite) -> None:
     report = validator.validate(humaneval, MISCOMPILING, fail_fast=True)
     assert not report.passed and report.failures and not report.complete
