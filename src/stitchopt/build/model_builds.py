@@ -3,7 +3,9 @@ rebuilds each object it compiles (`-c` of one C/C++ source) with the model's top
 when it is smaller than -Oz.
 
 The real compile always runs first, so the build never depends on this: any failure here leaves the object
-the real compiler wrote and prints one line. Objects built this way carry no debug info.
+the real compiler wrote and prints one line, and compiles whose flags a rebuild from IR cannot honour
+(instrumentation, LTO, debug info, section layout, another compiler, a non-regular output) are passed through
+(`build.passthrough`).
 """
 
 from __future__ import annotations

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from stitchopt.build.passthrough import pass_through_reason
 from stitchopt.datasets.recording import RECORD_DIR_ENV, record_compile, recording_clang
 from stitchopt.errors import ToolchainError
 from stitchopt.toolchain.commands import (
@@ -58,7 +60,7 @@ def run_wrapper(args: Sequence[str], *, cxx: bool) -> int:
     if status == 0 and record_dir:
         record_compile(Path(record_dir), compiler, rest, cxx_driver)
     if status == 0 and os.environ.get(MODEL_ENV):
-        _apply_model(os.environ[MODEL_ENV], rest, cxx_driver)
+        _apply_model(os.environ[MODEL_ENV], compiler[0], rest, cxx_driver)
     return status
 
 
@@ -67,6 +69,12 @@ def _default_compiler(cxx: bool) -> list[str]:
     if configured:
         return shlex.split(configured)
     return [recording_clang(), CXX_DRIVER] if cxx else [recording_clang()]
+
+
+def _is_clang(compiler: str) -> bool:
+    """Whether the real compile ran the toolchain's own clang (a model object is a clang object)."""
+    found = shutil.which(compiler)
+    return found is not None and os.path.realpath(found) == os.path.realpath(recording_clang())
 
 
 def _passthrough(argv: list[str]) -> int:
@@ -79,15 +87,18 @@ def _passthrough(argv: list[str]) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _apply_model(model: str, original: list[str], cxx_driver: bool) -> None:
+def _apply_model(model: str, compiler: str, original: list[str], cxx_driver: bool) -> None:
     """Rebuild the object of a one-source `-c` compile with the model's choice; on any failure keep the real
     compiler's object and say why in one line."""
     try:
-        parsed = parse_command(expand_response_files(original), cxx_driver=cxx_driver)
+        args = expand_response_files(original)
+        parsed = parse_command(args, cxx_driver=cxx_driver)
         if parsed.mode is not Mode.COMPILE or not parsed.objects_only or len(parsed.sources) != 1:
             return
         source = parsed.sources[0]
         output = Path(parsed.output or Path(source.path).with_suffix(".o").name)
+        if pass_through_reason(args, parsed, output, real_compiler_is_clang=_is_clang(compiler)) is not None:
+            return  # the real object stays
         # Imported here: numpy and the model cost ~0.1 s, which every other wrapper call should not pay.
         from stitchopt.build.model_builds import rebuild_object
         from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
