@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -104,8 +105,10 @@ def eval_command(
     toolchain = find_toolchain(llvm)
     pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
     check_pipeline(toolchain, pipeline)
-    store = None if no_cache else open_store(cache_dir)
-    with Evaluator(toolchain, store, timeout=timeout, jobs=jobs or None, backend=backend, address=address) as evaluator:
+    with (
+        nullcontext() if no_cache else open_store(cache_dir) as store,
+        Evaluator(toolchain, store, timeout=timeout, jobs=jobs or None, backend=backend, address=address) as evaluator,
+    ):
         comparison = compare(evaluator, path, pipeline, clang_args or [])
     if json_output:
         print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison)}, indent=2))

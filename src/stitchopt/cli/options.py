@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -153,12 +154,17 @@ def open_store(cache_dir: Path | None) -> EvaluationStore:
     return EvaluationStore(store_path(cache_dir))
 
 
+@contextmanager
 def open_evaluator(
     toolchain: Toolchain, cache_dir: Path | None, jobs: int, backend: str | None, address: str | None = None
-) -> Evaluator:
+) -> Iterator[Evaluator]:
     """The Evaluator every evaluating command uses: its --cache-dir, --jobs (0: all cores), --backend (and
-    --address for Ray)."""
-    return Evaluator(toolchain, open_store(cache_dir), jobs=jobs or None, backend=backend, address=address)
+    --address for Ray); its workers and its cache are closed together at the end."""
+    with (
+        open_store(cache_dir) as store,
+        Evaluator(toolchain, store, jobs=jobs or None, backend=backend, address=address) as evaluator,
+    ):
+        yield evaluator
 
 
 def exit_if_no_gain(asked: bool, gained: bool) -> None:
