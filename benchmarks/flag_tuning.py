@@ -19,7 +19,7 @@ from pathlib import Path
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.evaluation import Evaluation, ProgramOutcome, evaluate_dataset, summarize
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.reports.flag_tuning import method_rows, write_csv, write_json
 from stitchopt.reports.tables import to_markdown
 from stitchopt.toolchain.discovery import find_toolchain

@@ -20,8 +20,9 @@ import torch
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.features.base import FeatureCache
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
+from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.labelset import LabelSet
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, pair_rows, write_json
 from stitchopt.reports.tables import to_markdown

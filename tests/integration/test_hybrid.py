@@ -11,7 +11,8 @@ from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.hybrid import REST, hot_functions, optimize_hybrid, profile_counts
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes

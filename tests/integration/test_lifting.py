@@ -29,7 +29,8 @@ from stitchopt.lifting.llm_compiler import (
 )
 from stitchopt.lifting.pairs import PairSet, make_pairs
 from stitchopt.lifting.roundtrip import normalize_asm, round_trip
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.reports.lifting import lift_rows
 from stitchopt.toolchain.baselines import load_baselines

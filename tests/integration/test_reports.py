@@ -19,7 +19,8 @@ from stitchopt.datasets.benchmarks import Benchmark
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.evaluation import evaluate_model
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.reports.flag_tuning import write_json
 from stitchopt.reports.stitching import write_json as write_study

@@ -1,5 +1,6 @@
 """Discovery error paths use fake tools (scripts that print a version); the happy path uses the real LLVM."""
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stitchopt.errors import ToolchainError
-from stitchopt.toolchain.discovery import ENV_VAR, REQUIRED_TOOLS, Toolchain, find_toolchain
+from stitchopt.toolchain.discovery import ENV_VAR, REQUIRED_TOOLS, Toolchain, find_toolchain, remembered_toolchain
 
 
 def _fake_tool(directory: Path, name: str, version: str) -> None:
@@ -62,3 +63,30 @@ def test_versioned_install_beats_old_unversioned_path(
     found = find_toolchain()
     assert found.version == toolchain.version
     assert found.tools["opt"] != tmp_path / "opt"
+
+
+def test_a_remembered_toolchain_is_reused_until_a_tool_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiler wrapper starts once per compile: it reads discovery from a file, and discovers again when
+    a tool file, $PATH or $STITCHOPT_LLVM changes."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in REQUIRED_TOOLS:
+        _fake_tool(tools, name, "19.1.7")
+    monkeypatch.setenv(ENV_VAR, str(tools))
+    state = tmp_path / "cache" / "toolchain.json"
+    first = remembered_toolchain(state)
+    assert state.is_file() and first.version == (19, 1, 7)
+    remembered = json.loads(state.read_text())
+    remembered["toolchain"]["version_text"] = "read from the file"
+    state.write_text(json.dumps(remembered))
+    assert remembered_toolchain(state).version_text == "read from the file"  # reused, no version checks
+    for name in REQUIRED_TOOLS:
+        (tools / name).unlink()
+        _fake_tool(tools, name, "18.1.8")
+    assert remembered_toolchain(state).version == (18, 1, 8)  # the tools changed: discovered again
+    assert remembered_toolchain(state).identity == find_toolchain().identity
+    state.write_text("{not json")
+    assert remembered_toolchain(state).version == (18, 1, 8)  # an unreadable state is rediscovered
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "nowhere"))
+    with pytest.raises(ToolchainError):
+        remembered_toolchain(state)  # the environment is part of the answer

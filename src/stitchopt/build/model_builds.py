@@ -1,48 +1,272 @@
-"""Model-driven builds: with `STITCHOPT_MODEL` set (a model directory or `default`), the compiler wrapper
-rebuilds each object it compiles (`-c` of one C/C++ source) with the model's top-ranked list, keeping it only
-when it is smaller than -Oz.
+"""Model builds: `stitchopt-cc` with STITCHOPT_MODEL, STITCHOPT_LIST or STITCHOPT_MODE set builds each unit as
+`build.plan` says (the user's clang and flags, only the pipeline chosen), tries the lists the mode allows
+besides -Oz, and keeps the smallest object; objects are cached by everything that decides them.
 
-The real compile always runs first, so the build never depends on this: any failure here leaves the object
-the real compiler wrote and prints one line, and compiles whose flags a rebuild from IR cannot honour
-(instrumentation, LTO, debug info, section layout, another compiler, a non-regular output) are passed through
-(`build.passthrough`).
+Anything unexpected leaves the command to the real compiler (the caller runs it as asked) after one line on
+stderr and a `failed` entry in the build log; the build never depends on a model.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
+import shutil
+import sys
 import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from stitchopt.cache.store import EvaluationStore
-from stitchopt.core import IRModule
-from stitchopt.learning.kinds import load_model
-from stitchopt.models.prediction_cache import cached_rank
-from stitchopt.passes.catalogue import load_catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
-from stitchopt.toolchain.baselines import load_baselines
-from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.build.build_log import BuildEntry, append_entry
+from stitchopt.build.plan import CompilePlan, PassThrough, Unit, plan_command
+from stitchopt.build.settings import BuildSettings
+from stitchopt.cache.store import TOOLCHAIN_STATE, EvaluationStore, default_cache_dir
+from stitchopt.core import MEASUREMENT_VERSION, IRModule
+from stitchopt.diagnostics import exception_line, first_error
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
+from stitchopt.toolchain.baselines import OPT_FLAGS
+from stitchopt.toolchain.commands import IR_TIMEOUT_S
+from stitchopt.toolchain.discovery import Toolchain, remembered_toolchain
 from stitchopt.toolchain.elf import object_sizes
-from stitchopt.toolchain.frontend import module_from_bitcode, write_object
+from stitchopt.toolchain.frontend import disassemble
+from stitchopt.toolchain.process import run_tool
+
+OBJECT_KIND = "object"  # artifacts of the evaluation store: bounded and evicted with it
+_TRIPLE_RE = re.compile(r'^target triple = "([^"]*)"', re.MULTILINE)
 
 
-def rebuild_object(toolchain: Toolchain, model_dir: Path, bitcode: bytes, output: Path) -> str:
-    """Replace `output` by the smaller of the model's top list and -Oz; return what was used."""
-    catalogue = load_catalogue(toolchain)
-    model = load_model(model_dir, catalogue)
-    module: IRModule = module_from_bitcode(toolchain, bitcode, output.name)
-    oz = load_baselines(toolchain, ("Oz",))["Oz"]
-    with EvaluationStore() as store:  # a rebuild of an unchanged file skips the features
-        top = cached_rank(model, toolchain, module, store)[0]
-    candidates = {"-Oz": oz.pipeline}
-    if top.passes is not None:
-        candidates["model"] = tuned_pipeline(top.passes, catalogue)
-    with tempfile.TemporaryDirectory(dir=output.parent, prefix=".stitchopt-") as scratch:
-        built = {}
-        for label, pipeline in candidates.items():
-            path = Path(scratch) / f"{label}.o"
-            write_object(toolchain, module, pipeline, oz.options, path)
-            built[label] = (object_sizes(path.read_bytes()).size_bytes, path)
-        label = min(built, key=lambda name: built[name][0])
-        os.replace(built[label][1], output)
-    return label if label == "-Oz" else candidates[label]
+class UnitFailed(Exception):
+    """A unit could not be built the model's way; `compile_error`: the user's own compile fails."""
+
+    def __init__(self, reason: str, *, compile_error: bool = False) -> None:
+        super().__init__(reason)
+        self.compile_error = compile_error
+
+
+@dataclass(frozen=True)
+class BuiltObject:
+    """One candidate's object file and what building it printed."""
+
+    pipeline: str | None  # None: -Oz
+    path: Path
+    size: int
+    stderr: str
+    seconds: float
+
+
+def model_build(
+    env: Mapping[str, str], compiler: Sequence[str], args: Sequence[str], clang: str, cxx: bool
+) -> int | None:
+    """Run `compiler args` as a model build and return its exit status; None leaves it to the real compiler."""
+    start = time.perf_counter()
+    try:
+        settings = BuildSettings.from_env(env, DEFAULT_MODEL_DIR)
+    except Exception as error:  # a bad setting: say so on every compile, but build
+        print(f"stitchopt: {error}; building as asked", file=sys.stderr)
+        return None
+    if settings is None:
+        return None
+    is_clang = _same_file(compiler[0], clang)
+    plan = plan_command(args, cxx_driver=cxx, clang=clang, real_compiler_is_clang=is_clang)
+    if plan is None:
+        return None
+    if isinstance(plan, PassThrough):
+        for source in plan.sources:
+            _log(settings, BuildEntry(os.path.abspath(source), "passed_through", settings.mode, reason=plan.reason))
+        return None
+    try:
+        return _run_plan(plan, settings, compiler, start)
+    except UnitFailed as failure:
+        if not failure.compile_error:
+            print(f"stitchopt: {failure}; the compiler builds it as asked", file=sys.stderr)
+        return None
+
+
+def _run_plan(plan: CompilePlan, settings: BuildSettings, compiler: Sequence[str], start: float) -> int | None:
+    toolchain = remembered_toolchain(default_cache_dir() / TOOLCHAIN_STATE)
+    with EvaluationStore() as store, tempfile.TemporaryDirectory(prefix="stitchopt-build-") as scratch:
+        objects = []
+        for index, unit in enumerate(plan.units):
+            target = unit.output or Path(scratch, f"unit{index}.o")
+            try:
+                entry = _build_unit(plan, unit, settings, toolchain, store, Path(scratch, f"unit{index}"), target)
+            except Exception as error:
+                reason = error if isinstance(error, UnitFailed) else UnitFailed(exception_line(error))
+                where = os.path.abspath(unit.source.path)
+                output = str(unit.output) if unit.output is not None else None
+                failed = BuildEntry(where, "failed", settings.mode, output, reason=str(reason))
+                _log(settings, replace(failed, seconds=time.perf_counter() - start))
+                raise UnitFailed(f"{unit.source.path}: {reason}", compile_error=reason.compile_error) from error
+            _log(settings, replace(entry, seconds=time.perf_counter() - start))
+            start = time.perf_counter()
+            objects.append(target)
+        if plan.link is None:
+            return 0
+        link = run_tool(plan.link_argv(compiler, objects), timeout=IR_TIMEOUT_S)
+        if link.returncode != 0:
+            raise UnitFailed(f"the link exited {link.returncode}: {first_error(link.stderr_text)}")
+        sys.stderr.write(link.stderr_text)
+        return 0
+
+
+def _build_unit(
+    plan: CompilePlan,
+    unit: Unit,
+    settings: BuildSettings,
+    toolchain: Toolchain,
+    store: EvaluationStore,
+    scratch: Path,
+    target: Path,
+) -> BuildEntry:
+    scratch.mkdir()
+    started = time.perf_counter()
+    bitcode = scratch / "unit.bc"
+    frontend = run_tool(plan.frontend_argv(unit, bitcode), timeout=IR_TIMEOUT_S)
+    if frontend.returncode != 0 or frontend.timed_out:
+        reason = "timed out" if frontend.timed_out else first_error(frontend.stderr_text)
+        raise UnitFailed(f"the front end exited {frontend.returncode}: {reason}", compile_error=True)
+    frontend_seconds = time.perf_counter() - started
+    bitcode_bytes = bitcode.read_bytes()
+    flags = json.dumps(plan.clang[1:] + plan.flags)  # everything that reaches code generation
+    digest = hashlib.sha256(bitcode_bytes).hexdigest()
+    key = (digest, flags, toolchain.identity, settings.identity(), str(MEASUREMENT_VERSION))
+    output = str(unit.output) if unit.output is not None else None  # None: an object for the link
+    entry = BuildEntry(os.path.abspath(unit.source.path), "oz", settings.mode, output)
+    cached = store.get_artifact(OBJECT_KIND, *key)
+    if cached is not None:
+        header, _, data = cached.partition(b"\n")
+        _write_atomically(target, data)
+        sys.stderr.write(frontend.stderr_text)
+        return _with_choice(entry, json.loads(header), cache="hit")
+    built = _build_candidates(plan, settings, toolchain, store, unit, bitcode, bitcode_bytes, scratch)
+    oz, best = built[0], min(built, key=lambda candidate: candidate.size)  # the first minimum: -Oz on a tie
+    _write_atomically(target, best.path.read_bytes())
+    sys.stderr.write(frontend.stderr_text + best.stderr)
+    choice: dict[str, Any] = {
+        "outcome": "oz" if best.pipeline is None else "optimized",
+        "pipeline": best.pipeline,
+        "oz_bytes": oz.size,
+        "bytes": best.size,
+        "candidates": len(built) - 1,
+    }
+    store.put_artifact(OBJECT_KIND, json.dumps(choice).encode() + b"\n" + best.path.read_bytes(), *key)
+    return replace(_with_choice(entry, choice, cache="miss"), plain_seconds=frontend_seconds + oz.seconds)
+
+
+def _with_choice(entry: BuildEntry, choice: dict[str, Any], cache: str) -> BuildEntry:
+    """The entry with what was chosen for the unit (stored beside a cached object)."""
+    return replace(
+        entry,
+        outcome=str(choice["outcome"]),
+        pipeline=choice["pipeline"],
+        oz_bytes=int(choice["oz_bytes"]),
+        bytes=int(choice["bytes"]),
+        candidates=int(choice["candidates"]),
+        cache=cache,
+    )
+
+
+def _build_candidates(
+    plan: CompilePlan,
+    settings: BuildSettings,
+    toolchain: Toolchain,
+    store: EvaluationStore,
+    unit: Unit,
+    bitcode: Path,
+    bitcode_bytes: bytes,
+    scratch: Path,
+) -> list[BuiltObject]:
+    """-Oz first, then each list the mode chose that compiled; lists run in parallel with -Oz."""
+    from stitchopt.build.candidates import candidate_pipelines  # the model and numpy: only on a cache miss
+    from stitchopt.passes.catalogue import load_catalogue
+
+    text = disassemble(toolchain, bitcode_bytes, unit.source.path)
+    triple = _TRIPLE_RE.search(text)
+    module = IRModule(
+        Path(unit.source.path).name, bitcode_bytes, triple.group(1) if triple else toolchain.default_triple
+    )
+    opt = opt_command(toolchain, plan, text)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        oz = pool.submit(_codegen, plan, bitcode, scratch / "oz.o", None)
+        pipelines = candidate_pipelines(settings, toolchain, load_catalogue(toolchain), module, store)
+        futures = [
+            pool.submit(object_with_pipeline, plan, opt, bitcode, scratch / f"list{i}", pipeline)
+            for i, pipeline in enumerate(pipelines)
+        ]
+        built = [oz.result()]
+        built += [found for future in futures if (found := future.result()) is not None]
+    return built
+
+
+def opt_command(toolchain: Toolchain, plan: CompilePlan, ir_text: str) -> list[str]:
+    """`opt` as clang's -Oz runs its pipeline on this unit: the relocation model its flags chose (read from the
+    IR's module flags), the -Oz inliner threshold, and the user's `-mllvm` options."""
+    relocation = "pic" if '"PIC Level"' in ir_text else "static"
+    mllvm = [value for flag, value in zip(plan.flags, plan.flags[1:], strict=False) if flag == "-mllvm"]
+    return [toolchain.tool("opt"), f"-relocation-model={relocation}", *OPT_FLAGS["Oz"], *mllvm]
+
+
+def object_with_pipeline(
+    plan: CompilePlan, opt: Sequence[str], bitcode: Path, stem: Path, pipeline: str
+) -> BuiltObject | None:
+    """`stem.o`: `pipeline` run by `opt`, then the user's code generation; None if either fails."""
+    started = time.perf_counter()
+    optimized = stem.with_suffix(".bc")
+    run = run_tool([*opt, f"-passes={pipeline}", str(bitcode), "-o", str(optimized)], timeout=IR_TIMEOUT_S)
+    if run.returncode != 0 or run.timed_out:
+        return None
+    try:
+        built = _codegen(plan, optimized, stem.with_suffix(".o"), pipeline)
+    except UnitFailed:
+        return None
+    return replace(built, seconds=time.perf_counter() - started)
+
+
+def _codegen(plan: CompilePlan, bitcode: Path, output: Path, pipeline: str | None) -> BuiltObject:
+    """The object of `bitcode`: clang's whole -Oz when `pipeline` is None, else code generation only."""
+    started = time.perf_counter()
+    run = run_tool(plan.codegen_argv(bitcode, output, optimize=pipeline is None), timeout=IR_TIMEOUT_S)
+    if run.returncode != 0 or run.timed_out:
+        reason = "timed out" if run.timed_out else first_error(run.stderr_text)
+        raise UnitFailed(f"code generation exited {run.returncode}: {reason}")
+    size = object_sizes(output.read_bytes()).size_bytes
+    return BuiltObject(pipeline, output, size, run.stderr_text, time.perf_counter() - started)
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    """Readers (a parallel make, a crash) see the old object or the new one, never half of one."""
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def _same_file(command: str, clang: str) -> bool:
+    """Whether the real compile runs the toolchain's own clang (a model object is a clang object)."""
+    found = shutil.which(command)
+    return found is not None and os.path.realpath(found) == os.path.realpath(clang)
+
+
+def _log(settings: BuildSettings, entry: BuildEntry) -> None:
+    if settings.log is None:
+        return
+    try:
+        append_entry(settings.log, entry)
+    except OSError as error:
+        print(f"stitchopt: cannot write the build log {settings.log}: {error.strerror}", file=sys.stderr)

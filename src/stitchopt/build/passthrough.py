@@ -1,44 +1,40 @@
-"""Compiles a model build must leave exactly as the real compiler made them.
+"""Flags that make a model build leave the command to the real compiler, untouched.
 
-The model's object is rebuilt from unoptimized IR with `opt` and `llc`, which honour only the flags that shape
-the IR: instrumentation, LTO bitcode, debug info and section layout would be lost silently, a non-regular `-o`
-(`/dev/null` in a build's flag probe) would be replaced by a file, a probe would pay for a model it never uses,
-and another compiler's object would be swapped for clang's. Each is passed through, with the reason.
+A model build changes only the LLVM pass pipeline: the front end and code generation are the user's clang with
+the user's flags. What that cannot honour is passed through, with the reason: instrumentation and profile use
+(the pipeline would not insert or read them as the compiler does), LTO (the output is bitcode for the linker's
+optimizer), outputs that are not an object (`-S`, `-E`, `-emit-llvm`, `-M`), and options that write side files
+named after the output (`-save-temps`, `-gsplit-dwarf`, `-MJ`, optimization records, time traces).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
-
-from stitchopt.toolchain.commands import ParsedCommand, is_probe_source
 
 _INSTRUMENTATION = re.compile(
-    r"-fsanitize=|-fprofile-(?:instr-)?(?:generate|arcs)|-fcoverage-mapping|--coverage$|-ftest-coverage$"
-    r"|-fxray-instrument|-finstrument-functions|-pg$"
+    r"-fsanitize=|-fprofile-(?:instr-)?(?:generate|arcs)|-fcs-profile-generate|-fcoverage-mapping|--coverage$"
+    r"|-ftest-coverage$|-fxray-instrument|-finstrument-functions|-pg$|-fpatchable-function-entry"
 )
-_DEBUG_INFO = re.compile(r"-g$|-g[1-3]$|-g(?:gdb|dwarf|line-|column-info|split-dwarf|embed|full|codeview|btf)")
-_SECTIONS = ("-ffunction-sections", "-fdata-sections")
+_PROFILE_USE = re.compile(r"-fprofile-(?:instr-|sample-)?use|-fauto-profile")
+_NOT_AN_OBJECT = frozenset({"-S", "-E", "-emit-llvm", "-fsyntax-only", "-###", "-M", "-MM"})
+_SIDE_FILES = re.compile(
+    r"-save-temps|-gsplit-dwarf|-MJ|-ftime-trace|-fsave-optimization-record|-foptimization-record-file"
+    r"|-fdump-|-fembed-bitcode|--serialize-diagnostics"
+)
 
 
-def pass_through_reason(
-    args: Sequence[str], parsed: ParsedCommand, output: Path, *, real_compiler_is_clang: bool
-) -> str | None:
-    """Why this compile keeps the real compiler's object (None: the model may rebuild it)."""
-    if not real_compiler_is_clang:
-        return "the real compiler is not the toolchain's clang"
-    if str(output) == "-" or (output.exists() and not output.is_file()):
-        return f"the output {output} is not a regular file"
-    if any(is_probe_source(str(Path(source.path).absolute())) for source in parsed.sources):
-        return "a build-system probe"
+def flag_reason(args: Sequence[str]) -> str | None:
+    """Why a flag of this command keeps the real compiler's output (None: the model may build it)."""
     for arg in args:
         if _INSTRUMENTATION.match(arg):
             return f"instrumentation ({arg})"
+        if _PROFILE_USE.match(arg):
+            return f"profile-guided optimization ({arg})"
         if arg.startswith("-flto") and arg != "-fno-lto":
             return f"LTO ({arg}): the output is bitcode"
-        if _DEBUG_INFO.match(arg):
-            return f"debug info ({arg})"
-        if arg in _SECTIONS:
-            return f"section layout ({arg})"
+        if arg in _NOT_AN_OBJECT:
+            return f"the output is not an object ({arg})"
+        if _SIDE_FILES.match(arg) or (arg.startswith("-Wp,") and ",-M" in arg):
+            return f"side files named after the output ({arg})"
     return None

@@ -1,41 +1,28 @@
-"""`stitchopt-cc` / `stitchopt-c++`: a compiler wrapper that builds as asked, then records each TU's unoptimized
-IR (`STITCHOPT_RECORD_DIR`, for datasets) or rebuilds its object with a model's choice (`STITCHOPT_MODEL`).
+"""`stitchopt-cc` / `stitchopt-c++`: a compiler wrapper for builds. It compiles as asked, or, with
+STITCHOPT_MODEL / STITCHOPT_LIST / STITCHOPT_MODE set, builds each unit with the chosen pass pipeline
+(`build.model_builds`); with STITCHOPT_RECORD_DIR it then records each TU's unoptimized IR as a dataset.
 
-The real compile always runs first and alone decides the exit status; recording and model rebuilds are side
-jobs that never fail the build.
+Only the compile decides the exit status; model builds and recording never fail a build: anything they cannot
+do leaves the command to the real compiler.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from stitchopt.build.passthrough import pass_through_reason
+from stitchopt.build.settings import LIST_ENV, MODE_ENV, MODEL_ENV
 from stitchopt.datasets.recording import RECORD_DIR_ENV, record_compile, recording_clang
 from stitchopt.errors import ToolchainError
-from stitchopt.toolchain.commands import (
-    CXX_DRIVER,
-    IR_TIMEOUT_S,
-    Mode,
-    expand_response_files,
-    ir_command,
-    is_cxx_driver,
-    parse_command,
-    split_launcher,
-)
-from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.process import run_tool
+from stitchopt.toolchain.commands import CXX_DRIVER, expand_response_files, is_cxx_driver, split_launcher
 
 REAL_CC_ENV = "STITCHOPT_REAL_CC"
 REAL_CXX_ENV = "STITCHOPT_REAL_CXX"
-# A flag-tuning model directory (or `default`): rebuild each compiled object with the model's choice.
-MODEL_ENV = "STITCHOPT_MODEL"
+_INTERRUPTED = 130
 
 
 def main_cc() -> int:
@@ -47,21 +34,41 @@ def main_cxx() -> int:
 
 
 def run_wrapper(args: Sequence[str], *, cxx: bool) -> int:
-    """Compile exactly as asked, then record when asked to and the compile succeeded; return its status."""
+    """Build as asked (the model's way when set), then record when asked to and the compile succeeded."""
     launcher, rest = split_launcher(args)
+    name = f"stitchopt-{'c++' if cxx else 'cc'}"
     try:
         compiler = [launcher] if launcher else _default_compiler(cxx)
     except (ToolchainError, ValueError) as error:  # no compiler at all: the build cannot go on
-        print(f"stitchopt-{'c++' if cxx else 'cc'}: no real compiler: {error}", file=sys.stderr)
+        print(f"{name}: no real compiler: {error}", file=sys.stderr)
         return 127
-    status = _passthrough([*compiler, *rest])
-    record_dir = os.environ.get(RECORD_DIR_ENV)
     cxx_driver = is_cxx_driver(launcher) if launcher else cxx
-    if status == 0 and record_dir:
-        record_compile(Path(record_dir), compiler, rest, cxx_driver)
-    if status == 0 and os.environ.get(MODEL_ENV):
-        _apply_model(os.environ[MODEL_ENV], compiler[0], rest, cxx_driver)
+    try:
+        status = _model_build(compiler, rest, cxx_driver)
+        if status is None:
+            status = _passthrough([*compiler, *rest])
+        record_dir = os.environ.get(RECORD_DIR_ENV)
+        if status == 0 and record_dir:
+            record_compile(Path(record_dir), compiler, rest, cxx_driver)
+    except KeyboardInterrupt:
+        return _INTERRUPTED
     return status
+
+
+def _model_build(compiler: list[str], args: list[str], cxx_driver: bool) -> int | None:
+    """The model build's exit status, or None when the real compiler should run the command as asked."""
+    if not any(os.environ.get(name) for name in (MODEL_ENV, LIST_ENV, MODE_ENV)):
+        return None
+    try:
+        expanded = expand_response_files(args)
+        clang = recording_clang()
+    except (OSError, ValueError, ToolchainError) as error:
+        print(f"stitchopt: {error}; building as asked", file=sys.stderr)
+        return None
+    # Imported here: every other wrapper call stays at the Python start-up cost.
+    from stitchopt.build.model_builds import model_build
+
+    return model_build(os.environ, compiler, expanded, clang, cxx_driver)
 
 
 def _default_compiler(cxx: bool) -> list[str]:
@@ -69,12 +76,6 @@ def _default_compiler(cxx: bool) -> list[str]:
     if configured:
         return shlex.split(configured)
     return [recording_clang(), CXX_DRIVER] if cxx else [recording_clang()]
-
-
-def _is_clang(compiler: str) -> bool:
-    """Whether the real compile ran the toolchain's own clang (a model object is a clang object)."""
-    found = shutil.which(compiler)
-    return found is not None and os.path.realpath(found) == os.path.realpath(recording_clang())
 
 
 def _passthrough(argv: list[str]) -> int:
@@ -85,31 +86,3 @@ def _passthrough(argv: list[str]) -> int:
         print(f"stitchopt: cannot run {argv[0]}: {error}", file=sys.stderr)
         return 127
     return 128 - returncode if returncode < 0 else returncode
-
-
-def _apply_model(model: str, compiler: str, original: list[str], cxx_driver: bool) -> None:
-    """Rebuild the object of a one-source `-c` compile with the model's choice; on any failure keep the real
-    compiler's object and say why in one line."""
-    try:
-        args = expand_response_files(original)
-        parsed = parse_command(args, cxx_driver=cxx_driver)
-        if parsed.mode is not Mode.COMPILE or not parsed.objects_only or len(parsed.sources) != 1:
-            return
-        source = parsed.sources[0]
-        output = Path(parsed.output or Path(source.path).with_suffix(".o").name)
-        if pass_through_reason(args, parsed, output, real_compiler_is_clang=_is_clang(compiler)) is not None:
-            return  # the real object stays
-        # Imported here: numpy and the model cost ~0.1 s, which every other wrapper call should not pay.
-        from stitchopt.build.model_builds import rebuild_object
-        from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
-
-        with tempfile.TemporaryDirectory(prefix="stitchopt-ir-") as scratch:
-            ir = os.path.join(scratch, "tu.bc")
-            run = run_tool(ir_command(recording_clang(), parsed.ir_flags, source, ir), timeout=IR_TIMEOUT_S)
-            if run.returncode != 0:
-                raise RuntimeError(f"IR compile exited {run.returncode}")
-            directory = DEFAULT_MODEL_DIR if model == "default" else Path(model)
-            rebuild_object(find_toolchain(), directory, Path(ir).read_bytes(), output)
-    except Exception as error:  # the real object stays: the build must not depend on the model
-        reason = " ".join(str(error).split()) or type(error).__name__
-        print(f"stitchopt: kept the compiler's object ({reason})", file=sys.stderr)

@@ -28,6 +28,7 @@ SCHEMA_VERSION = 4  # 4: results keep the limits a failure happened under
 UPGRADABLE_VERSIONS = {2, 3}  # older schemas that the current one only adds tables or result fields to
 DEFAULT_MAX_BYTES = 1 << 30
 CACHE_DIR_ENV = "STITCHOPT_CACHE_DIR"
+TOOLCHAIN_STATE = "toolchain.json"  # the remembered toolchain discovery of the compiler wrapper
 DB_NAME = "evaluations.sqlite"
 _BUSY_TIMEOUT_MS = 60_000
 _EVICT_FRACTION = 0.9  # evict down to this share of the bound, so eviction is not paid on every write

@@ -24,7 +24,7 @@ from stitchopt.cli.options import (
 )
 from stitchopt.learning.kinds import load_model
 from stitchopt.learning.warm import warm_caches
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import load_module

@@ -15,7 +15,7 @@ from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import BACKEND_ENV, select_backend
 from stitchopt.evaluation.native.pool import probe_native
 from stitchopt.models.directory import model_identity, read_model_directory
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.runtimes import profile_runtime_package, profile_runtime_problem
 

@@ -52,10 +52,10 @@ from stitchopt.learning.labels import build_labels
 from stitchopt.learning.optimize import choose
 from stitchopt.learning.train import train_from_labels
 from stitchopt.models.coreset import DEFAULT_K
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
 from stitchopt.models.labelset import LabelSet
 from stitchopt.models.list_model import OZ, ListModel, RankedList
 from stitchopt.models.prediction_cache import cached_rank
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.reports.flag_tuning import evaluation_csv, evaluation_json, method_rows

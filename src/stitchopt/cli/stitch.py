@@ -27,9 +27,10 @@ from stitchopt.cli.options import (
 from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR, FlagModel
+from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.labelset import LabelSet
 from stitchopt.models.ranker import geomean_change
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.document import generated_now, to_html
 from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, load_report, pair_rows, study_json

@@ -4,15 +4,15 @@ Best effort: recording never changes or fails the build."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import json
 import os
 import sys
 import tempfile
 from functools import cache
 from pathlib import Path
 
+from stitchopt.cache.store import TOOLCHAIN_STATE, default_cache_dir
+from stitchopt.jsonlines import append_json_line
 from stitchopt.toolchain.commands import (
     IR_TIMEOUT_S,
     Mode,
@@ -21,7 +21,7 @@ from stitchopt.toolchain.commands import (
     is_probe_source,
     parse_command,
 )
-from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.discovery import remembered_toolchain
 from stitchopt.toolchain.process import run_tool
 
 RECORD_DIR_ENV = "STITCHOPT_RECORD_DIR"
@@ -35,7 +35,7 @@ def recording_clang() -> str:
     pinned = os.environ.get(RECORD_CLANG_ENV)
     if pinned and os.access(pinned, os.X_OK):
         return pinned
-    return find_toolchain().tool("clang")
+    return remembered_toolchain(default_cache_dir() / TOOLCHAIN_STATE).tool("clang")
 
 
 def record_compile(record_dir: Path, compiler: list[str], original: list[str], cxx_driver: bool) -> None:
@@ -69,7 +69,7 @@ def record_compile(record_dir: Path, compiler: list[str], original: list[str], c
                 "language": source.language,
                 "compiler": compiler,
             }
-            _append_line(record_dir / "records.jsonl", record)
+            append_json_line(record_dir / "records.jsonl", record)
         except Exception as error:
             _log_error(record_dir, source.path, cwd, ir_argv, error)
 
@@ -94,18 +94,8 @@ def _log_error(record_dir: Path, source: str | None, cwd: str, ir_argv: list[str
     reason = " ".join(str(error).split()) or type(error).__name__
     where = os.path.abspath(source) if source else None
     try:
-        _append_line(record_dir / "errors.jsonl", {"source": where, "reason": reason, "cwd": cwd, "ir_argv": ir_argv})
+        append_json_line(
+            record_dir / "errors.jsonl", {"source": where, "reason": reason, "cwd": cwd, "ir_argv": ir_argv}
+        )
     except OSError as unwritable:
         print(f"stitchopt: cannot record {source or 'command'}: {reason} ({unwritable})", file=sys.stderr)
-
-
-def _append_line(path: Path, record: dict[str, object]) -> None:
-    """One JSON line under an exclusive lock, so parallel builds (`make -j`) never interleave lines."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            handle.write(json.dumps(record) + "\n")
-            handle.flush()
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -12,7 +12,7 @@ from stitchopt.evaluation.comparison import Comparison, compare_many
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.corpus_choices import CorpusChoice, choose_for_corpus
 from stitchopt.learning.kinds import load_model
-from stitchopt.models.flag_model import DEFAULT_MODEL_DIR
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
 
 

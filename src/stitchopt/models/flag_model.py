@@ -29,7 +29,6 @@ from stitchopt.passes.pipeline import PassNames
 from stitchopt.toolchain.discovery import Toolchain
 
 MODEL_FORMAT = 1
-DEFAULT_MODEL_DIR = Path(__file__).parent / "default"  # shipped in the package: `optimize` works out of the box
 
 
 @dataclass

@@ -9,6 +9,7 @@ from stitchopt.diagnostics import exception_line
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.learning.kinds import load_model
 from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.reports.build_log_report import build_log_report
 from stitchopt.reports.document import Report
 from stitchopt.reports.evaluation_report import evaluation_report
 from stitchopt.reports.flag_tuning import load_evaluation
@@ -24,6 +25,7 @@ KINDS = {
     "evaluation": "evaluations written by `stitchopt evaluate -o FILE.json`",
     "model": "one model directory (with --evaluation and --study to add their sections)",
     "validation": "verdicts written by `stitchopt validate -o FILE`",
+    "build": "build logs of `stitchopt-cc` (STITCHOPT_BUILD_LOG=FILE during a model build)",
 }
 
 
@@ -60,6 +62,8 @@ def build_report(
         return evaluation_report([(path, load_evaluation(path)) for path in inputs])
     if kind == "validation":
         return validation_report(inputs, output_dir)
+    if kind == "build":
+        return build_log_report(inputs)
     if len(inputs) != 1:
         raise InputError("a model report reads one model directory")
     return model_report(

@@ -55,7 +55,7 @@ class Section:
 
 @dataclass(frozen=True)
 class Report:
-    kind: str  # run, evaluation, model, validation, stitching
+    kind: str  # run, evaluation, model, validation, stitching, build
     title: str
     sources: tuple[tuple[str, str], ...]  # (what, identity): toolchain, catalogue, model, dataset, input files
     sections: tuple[Section, ...]

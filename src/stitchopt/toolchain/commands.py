@@ -210,7 +210,7 @@ def parse_command(args: Sequence[str], *, cxx_driver: bool = False) -> ParsedCom
         elif arg.startswith("-") and arg != "-":
             flags.append(arg)
         else:
-            language = _language_of(arg, forced, cxx_driver)
+            language = language_of(arg, forced, cxx_driver)
             if language is not None:
                 sources.append(Source(arg, language))
     if last_opt == "-Ofast":  # -Ofast implies -ffast-math, which changes the IR itself
@@ -222,6 +222,11 @@ def parse_command(args: Sequence[str], *, cxx_driver: bool = False) -> ParsedCom
     return ParsedCommand(mode, tuple(sources), tuple(flags), output, objects_only)
 
 
+def takes_value(arg: str) -> bool:
+    """Whether the next argument is this option's value (`-o out.o`, `-I dir`, `-MF deps.d`)."""
+    return arg in _KEEP_WITH_VALUE or arg in _DROP_WITH_VALUE
+
+
 def _is_dropped_prefix(arg: str) -> bool:
     """Prefix matches, less the two kept options that share a dropped prefix."""
     if arg.startswith(("-Wp,", "-gcc-toolchain")):  # -Wp, passes -D/-U to the preprocessor
@@ -229,7 +234,7 @@ def _is_dropped_prefix(arg: str) -> bool:
     return arg.startswith(_DROP_PREFIXES)
 
 
-def _language_of(arg: str, forced: str | None, cxx_driver: bool) -> Language | None:
+def language_of(arg: str, forced: str | None, cxx_driver: bool) -> Language | None:
     """The language a driver compiles this input as, or None for anything that is not a C/C++ TU."""
     if arg == "-":  # stdin cannot be read a second time
         return None

@@ -8,9 +8,11 @@ Order: an explicit directory, then `$STITCHOPT_LLVM`, then versioned installs (`
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -82,6 +84,63 @@ def find_toolchain(explicit: str | os.PathLike[str] | None = None) -> Toolchain:
         "no usable LLVM 17-22 found (searched: " + "; ".join(searched or ["nothing"]) + "): install clang-19 "
         f"and llvm-19 (`apt-get install clang-19 llvm-19 llvm-19-dev lld-19`) or set {ENV_VAR}=/path/to/llvm/bin"
     )
+
+
+def remembered_toolchain(state: Path) -> Toolchain:
+    """`find_toolchain()`, remembered in the file `state` for processes started by the thousand (the compiler
+    wrapper in a build, where discovery's version checks would cost ~0.1 s per compile). The answer is reused
+    while $PATH, ${ENV_VAR}, the versioned tools on PATH and every chosen tool file are what they were."""
+    context = _discovery_context()
+    try:
+        data = json.loads(state.read_text())
+        if data["context"] == context and data["stamps"] == _stamps(data["toolchain"]["tools"].values()):
+            found = data["toolchain"]
+            return Toolchain(
+                tools={name: Path(path) for name, path in found["tools"].items()},
+                version=(found["version"][0], found["version"][1], found["version"][2]),
+                version_text=found["version_text"],
+                default_triple=found["default_triple"],
+                source=found["source"],
+            )
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        pass  # absent, stale or unreadable: discover again
+    toolchain = find_toolchain()
+    tools = {name: str(path) for name, path in toolchain.tools.items()}
+    remembered = {
+        "context": context,
+        "stamps": _stamps(tools.values()),
+        "toolchain": {
+            "tools": tools,
+            "version": list(toolchain.version),
+            "version_text": toolchain.version_text,
+            "default_triple": toolchain.default_triple,
+            "source": toolchain.source,
+        },
+    }
+    try:
+        state.parent.mkdir(parents=True, exist_ok=True)
+        temporary = state.with_name(f".{state.name}.{os.getpid()}")
+        temporary.write_text(json.dumps(remembered))
+        os.replace(temporary, state)
+    except OSError:
+        pass  # an unwritable cache only costs the next process a discovery
+    return toolchain
+
+
+def _discovery_context() -> dict[str, object]:
+    """What discovery reads besides the chosen files: the environment and which versioned tools exist."""
+    versioned = [
+        shutil.which(f"{tool}-{major}") for major in SUPPORTED_MAJORS for tool in ("clang", "opt", "llvm-config")
+    ]
+    return {"path": os.environ.get("PATH", ""), "llvm": os.environ.get(ENV_VAR, ""), "versioned": versioned}
+
+
+def _stamps(paths: Iterable[str]) -> list[list[object]]:
+    stamps: list[list[object]] = []
+    for path in paths:
+        info = os.stat(path)
+        stamps.append([os.path.realpath(path), info.st_size, info.st_mtime_ns])
+    return stamps
 
 
 def _which(name: str) -> Path | None:

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from stitchopt.core import EvalResult, Objective
+from stitchopt.core import EvalResult, IRModule, Objective
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.acceptance import (
+    GuardCheck,
     ListValidation,
     ProgramRun,
     program_guard,
@@ -29,7 +30,7 @@ from stitchopt.tune.driver import Budget, TuningRun, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.runtime import attach_runtime_meter
-from stitchopt.tune.strategies import make_strategy
+from stitchopt.tune.strategies import Strategy, make_strategy
 
 
 @dataclass(frozen=True)
@@ -123,15 +124,20 @@ def tune_programs(
         if objective.needs_runtime and program_run is not None:
             unit = attach_runtime_meter(evaluator, module, path, program_run).unit
         searcher = make_strategy(strategy, catalogue, seed, oz.pipeline)
-        run = tune(evaluator, module, searcher, catalogue, objective, budget, trial_log, on_progress, guard)
-        candidates = list(reversed(run.bests))
-        if run.best_passes is not None and minimize_best:
-            minimized = minimize(
-                evaluator, module, run.best_passes, catalogue, objective, insertion=insertion, guard=guard
-            )
-            if minimized.score <= run.best_score:
-                candidates.insert(0, (minimized.passes, minimized.score))
-        chosen, notes = first_valid(candidates, catalogue, validation_for(validation, path, program_run))
+        run, chosen, notes = search_and_validate(
+            evaluator,
+            catalogue,
+            module,
+            searcher,
+            objective=objective,
+            budget=budget,
+            minimize_best=minimize_best,
+            insertion=insertion,
+            trial_log=trial_log,
+            on_progress=on_progress,
+            guard=guard,
+            validation=validation_for(validation, path, program_run),
+        )
         if chosen is None:  # -Oz backup: never report anything worse than -Oz, nor anything that failed validation
             note = "; ".join([*notes, "-Oz kept"]) if notes else ""
             tuned.append(TunedProgram(path, run, None, oz.pipeline, run.oz, validation is not None, note, unit))
@@ -140,6 +146,33 @@ def tune_programs(
         result = evaluator.evaluate(module, pipeline, oz.options)
         tuned.append(TunedProgram(path, run, chosen, pipeline, result, validation is not None, "; ".join(notes), unit))
     return tuned
+
+
+def search_and_validate(
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    module: IRModule,
+    searcher: Strategy,
+    *,
+    objective: Objective = Objective(),
+    budget: Budget = Budget(),
+    minimize_best: bool = True,
+    insertion: bool = False,
+    trial_log: IO[str] | None = None,
+    on_progress: Callable[[TuningRun], None] | None = None,
+    guard: GuardCheck | None = None,
+    validation: ListValidation | None = None,
+) -> tuple[TuningRun, PassNames | None, list[str]]:
+    """Search one module, minimize its best, and return the run, the best list that passed validation (None:
+    -Oz is the answer) and what validation said."""
+    run = tune(evaluator, module, searcher, catalogue, objective, budget, trial_log, on_progress, guard)
+    candidates = list(reversed(run.bests))
+    if run.best_passes is not None and minimize_best:
+        minimized = minimize(evaluator, module, run.best_passes, catalogue, objective, insertion=insertion, guard=guard)
+        if minimized.score <= run.best_score:
+            candidates.insert(0, (minimized.passes, minimized.score))
+    chosen, notes = first_valid(candidates, catalogue, validation)
+    return run, chosen, notes
 
 
 def first_valid(

@@ -1,0 +1,63 @@
+"""Which pass lists a model build tries on a unit, by mode. -Oz is always built besides them, and the smallest
+object wins, so no mode can make an object larger than -Oz.
+
+- `static`: the model's top-ranked list (one extra compilation);
+- `jit`: the model's top `k` lists;
+- `tune`: the autotuner on the unit within `budget` evaluations, its best list minimized and validated (the
+  default suite, `validate_limit` programs of it): for release builds, where minutes per unit are fine;
+- a fixed list (`STITCHOPT_LIST`): that list for every unit, e.g. the answer of `stitchopt broadcast`.
+"""
+
+from __future__ import annotations
+
+from stitchopt.build.settings import BuildSettings
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.core import IRModule
+from stitchopt.errors import InputError
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.kinds import load_model
+from stitchopt.models.prediction_cache import cached_rank
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import pipeline_from_text, tuned_pipeline
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.tune.acceptance import list_validation, program_guard
+from stitchopt.tune.driver import Budget
+from stitchopt.tune.session import search_and_validate
+from stitchopt.tune.strategies import make_strategy
+
+TUNE_STRATEGY = "local"  # seeded with -Oz's own pipeline: the strongest at small budgets
+
+
+def candidate_pipelines(
+    settings: BuildSettings, toolchain: Toolchain, catalogue: Catalogue, module: IRModule, store: EvaluationStore
+) -> list[str]:
+    """The pipelines to build besides -Oz, best first (possibly none)."""
+    if settings.pass_list is not None:
+        return [pipeline_from_text(settings.pass_list, catalogue)]
+    if settings.mode == "tune":
+        return _tuned(settings, toolchain, catalogue, module, store)
+    if settings.model is None:
+        raise InputError("no model to rank lists with: set STITCHOPT_MODEL")
+    model = load_model(settings.model, catalogue)
+    ranked = cached_rank(model, toolchain, module, store)
+    count = settings.k if settings.mode == "jit" else 1
+    return [tuned_pipeline(entry.passes, catalogue) for entry in ranked[:count] if entry.passes is not None]
+
+
+def _tuned(
+    settings: BuildSettings, toolchain: Toolchain, catalogue: Catalogue, module: IRModule, store: EvaluationStore
+) -> list[str]:
+    """The validated answer of a search on this unit (none when nothing valid beat -Oz)."""
+    with Evaluator(toolchain, store, jobs=1) as evaluator:
+        validation = list_validation(evaluator, limit=settings.validate_limit)
+        searcher = make_strategy(TUNE_STRATEGY, catalogue, 0, evaluator.baselines["Oz"].pipeline)
+        _, chosen, _ = search_and_validate(
+            evaluator,
+            catalogue,
+            module,
+            searcher,
+            budget=Budget(evaluations=settings.budget),
+            guard=program_guard(evaluator, module),
+            validation=validation,
+        )
+    return [] if chosen is None else [tuned_pipeline(chosen, catalogue)]

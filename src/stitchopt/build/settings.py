@@ -1,0 +1,87 @@
+"""What a model build does, read from the environment of `stitchopt-cc` (a build passes no options through
+`make CC=...`): which model or list, which mode, its budget, and where the build log goes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.errors import InputError
+
+MODEL_ENV = "STITCHOPT_MODEL"  # a flag-tuning model directory, or `default` for the shipped one
+LIST_ENV = "STITCHOPT_LIST"  # one pass list for every unit (e.g. a broadcast answer), instead of a model
+MODE_ENV = "STITCHOPT_MODE"
+K_ENV = "STITCHOPT_K"
+BUDGET_ENV = "STITCHOPT_BUDGET"
+VALIDATE_LIMIT_ENV = "STITCHOPT_VALIDATE_LIMIT"
+LOG_ENV = "STITCHOPT_BUILD_LOG"
+MODES = ("static", "jit", "tune")
+DEFAULT_K = 5
+DEFAULT_BUDGET = 100
+DEFAULT_MODEL = "default"
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """`model` is a directory (None with a fixed `pass_list`); `budget` and `validate_limit` are for tune."""
+
+    model: Path | None
+    pass_list: str | None
+    mode: str = "static"
+    k: int = DEFAULT_K
+    budget: int = DEFAULT_BUDGET
+    validate_limit: int | None = None
+    log: Path | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], default_model: Path) -> BuildSettings | None:
+        """None when model builds are off (neither STITCHOPT_MODEL, STITCHOPT_LIST nor STITCHOPT_MODE=tune)."""
+        mode = env.get(MODE_ENV, "static").strip() or "static"
+        if mode not in MODES:
+            raise InputError(f"{MODE_ENV}={mode!r}: use one of {', '.join(MODES)}")
+        model_name = env.get(MODEL_ENV, "").strip()
+        pass_list = env.get(LIST_ENV, "").strip() or None
+        if not model_name and pass_list is None and MODE_ENV not in env:
+            return None
+        if model_name and pass_list is not None:
+            raise InputError(f"set {MODEL_ENV} or {LIST_ENV}, not both")
+        if pass_list is not None and mode != "static":
+            raise InputError(f"{LIST_ENV} builds every unit with that list: leave {MODE_ENV} unset")
+        model = None
+        if (pass_list is None and mode != "tune") or model_name:
+            model = default_model if model_name in ("", DEFAULT_MODEL) else Path(model_name)
+            if not (model / "config.json").is_file():
+                raise InputError(f"{MODEL_ENV}={model_name}: not a model directory (no config.json); use `default`")
+        log = env.get(LOG_ENV, "").strip()
+        return cls(
+            model,
+            pass_list,
+            mode,
+            _positive(env, K_ENV) or DEFAULT_K,
+            _positive(env, BUDGET_ENV) or DEFAULT_BUDGET,
+            _positive(env, VALIDATE_LIMIT_ENV),
+            Path(log).absolute() if log else None,
+        )
+
+    def identity(self) -> str:
+        """What decides the objects of a build besides the unit and the toolchain: part of the object cache key."""
+        digest = hashlib.sha256()
+        if self.model is not None:
+            for path in sorted(self.model.iterdir()):
+                if path.is_file():
+                    digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        choices = (self.pass_list, self.mode, self.k if self.mode == "jit" else None)
+        tuning = (self.budget, self.validate_limit) if self.mode == "tune" else None
+        digest.update(repr((choices, tuning)).encode())
+        return digest.hexdigest()
+
+
+def _positive(env: Mapping[str, str], name: str) -> int | None:
+    text = env.get(name, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"{name}={text!r}: use a positive whole number")
+    return int(text)

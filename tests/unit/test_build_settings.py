@@ -1,0 +1,71 @@
+"""Model builds are configured by environment variables (a build passes no options through `make CC=...`):
+each bad value is one line that says what to use, and everything that decides an object is in the cache key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stitchopt.build.settings import BuildSettings
+from stitchopt.errors import InputError
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
+
+
+def _settings(**env: str) -> BuildSettings | None:
+    return BuildSettings.from_env(env, DEFAULT_MODEL_DIR)
+
+
+def test_builds_are_off_unless_a_model_a_list_or_a_mode_is_set() -> None:
+    assert _settings() is None
+    assert _settings(STITCHOPT_BUILD_LOG="log.jsonl") is None
+    static = _settings(STITCHOPT_MODEL="default")
+    assert static is not None and static.model == DEFAULT_MODEL_DIR and static.mode == "static"
+    jit = _settings(STITCHOPT_MODE="jit", STITCHOPT_K="3")
+    assert jit is not None and jit.model == DEFAULT_MODEL_DIR and jit.k == 3
+    tune = _settings(STITCHOPT_MODE="tune", STITCHOPT_BUDGET="40", STITCHOPT_VALIDATE_LIMIT="5")
+    assert tune is not None and tune.model is None and (tune.budget, tune.validate_limit) == (40, 5)
+    fixed = _settings(STITCHOPT_LIST="sroa,instcombine", STITCHOPT_BUILD_LOG="b.jsonl")
+    assert fixed is not None and fixed.pass_list == "sroa,instcombine" and fixed.log == Path("b.jsonl").absolute()
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"STITCHOPT_MODE": "fast"}, "use one of static, jit, tune"),
+        ({"STITCHOPT_MODEL": "default", "STITCHOPT_K": "0"}, "STITCHOPT_K='0': use a positive whole number"),
+        ({"STITCHOPT_MODE": "tune", "STITCHOPT_BUDGET": "lots"}, "STITCHOPT_BUDGET='lots'"),
+        ({"STITCHOPT_MODEL": "/no/such/model"}, "not a model directory"),
+        ({"STITCHOPT_MODEL": "default", "STITCHOPT_LIST": "sroa"}, "not both"),
+        ({"STITCHOPT_LIST": "sroa", "STITCHOPT_MODE": "jit"}, "leave STITCHOPT_MODE unset"),
+    ],
+)
+def test_bad_settings_say_what_to_use(env: dict[str, str], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        _settings(**env)
+
+
+def test_identity_changes_with_what_decides_the_objects(tmp_path: Path) -> None:
+    def identity(**env: str) -> str:
+        settings = _settings(**env)
+        assert settings is not None
+        return settings.identity()
+
+    base = identity(STITCHOPT_MODEL="default")
+    assert base == identity(STITCHOPT_MODEL="default", STITCHOPT_K="9")  # k is for jit only
+    assert base == identity(STITCHOPT_MODEL="default", STITCHOPT_BUILD_LOG="x")
+    different = {
+        identity(STITCHOPT_MODE="jit"),
+        identity(STITCHOPT_MODE="jit", STITCHOPT_K="2"),
+        identity(STITCHOPT_MODE="tune"),
+        identity(STITCHOPT_MODE="tune", STITCHOPT_BUDGET="7"),
+        identity(STITCHOPT_LIST="sroa"),
+    }
+    assert base not in different and len(different) == 5
+    copy = tmp_path / "model"
+    copy.mkdir()
+    for path in DEFAULT_MODEL_DIR.iterdir():
+        (copy / path.name).write_bytes(path.read_bytes())
+    assert identity(STITCHOPT_MODEL=str(copy)) == base  # the same model elsewhere
+    (copy / "config.json").write_text((copy / "config.json").read_text().replace("{", "{ ", 1))
+    assert identity(STITCHOPT_MODEL=str(copy)) != base
