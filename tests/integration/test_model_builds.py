@@ -163,6 +163,28 @@ def test_compile_and_link_commands_are_split_into_optimized_units_and_linked(
     assert all(int(str(entry["bytes"])) <= int(str(entry["oz_bytes"])) for entry in entries)
 
 
+def test_diagnostics_appear_once_and_the_links_output_and_status_are_the_users(
+    toolchain: Toolchain, unit_dir: Path, build_env: dict[str, str]
+) -> None:
+    """Warnings of a unit built before another one fails are held, so the compiler's rerun does not repeat
+    them; a link error is the user's own (same status, same messages)."""
+    (unit_dir / "warn.c").write_text("int unused_warning(void) { int x; return 0; }\n")
+    (unit_dir / "bad.c").write_text("int f( {\n")
+    (unit_dir / "undefined.c").write_text("int missing(void);\nint main(void) { return missing(); }\n")
+    env = {**build_env, "STITCHOPT_MODEL": "default"}
+    for command in (["-Wall", "-c", "warn.c", "bad.c"], ["-Wall", "warn.c", "undefined.c", "-o", "prog"]):
+        ours = _run([_cc(unit_dir), *command], unit_dir, env)
+        plain = _run([toolchain.tool("clang"), *command], unit_dir, env)
+        assert ours.returncode == plain.returncode != 0
+        assert ours.stderr.count(b"warning: unused variable") == plain.stderr.count(b"warning: unused variable") == 1
+    traced = _run([_cc(unit_dir), "main.c", "util.c", "-Wl,--trace", "-o", "prog"], unit_dir, env)
+    assert traced.returncode == 0 and b"libc" in traced.stdout  # the linker's own output reaches the user
+    (unit_dir / "extra.c").write_text("#ifdef EXTRA\nint extra_defined = EXTRA;\n#endif\n")
+    env = {**env, "STITCHOPT_REAL_CC": f"{toolchain.tool('clang')} -DEXTRA=7"}
+    assert _run([_cc(unit_dir), "-c", "extra.c", "-o", "extra.o"], unit_dir, env).returncode == 0
+    assert b"extra_defined" in (unit_dir / "extra.o").read_bytes()  # the real compiler's own words count
+
+
 def test_a_warm_rebuild_comes_from_the_object_cache_and_codegen_flags_are_in_its_key(
     toolchain: Toolchain, unit_dir: Path, build_env: dict[str, str]
 ) -> None:
@@ -184,7 +206,8 @@ def test_a_unit_that_fails_names_itself_and_the_compiler_builds_it_as_asked(
     env = {**build_env, "STITCHOPT_LIST": "no-such-pass"}
     done = _run([_cc(unit_dir), "-O2", "-c", "a.c", "-o", "a.o"], unit_dir, env)
     assert done.returncode == 0
-    assert b"a.c: unknown pass 'no-such-pass'" in done.stderr and b"builds it as asked" in done.stderr
+    assert b"a.c: unknown pass 'no-such-pass'" in done.stderr and b"built it as asked" in done.stderr
+    assert done.stderr.count(b"\n") == 1
     assert _run([toolchain.tool("clang"), "-O2", "-c", "a.c", "-o", "ref.o"], unit_dir, env).returncode == 0
     assert (unit_dir / "a.o").read_bytes() == (unit_dir / "ref.o").read_bytes()
     [entry] = _log(unit_dir)
@@ -197,6 +220,13 @@ def test_a_unit_that_fails_names_itself_and_the_compiler_builds_it_as_asked(
     plain = _run([toolchain.tool("clang"), "-c", "broken.c"], unit_dir, build_env)
     assert failed.returncode == plain.returncode == 1
     assert failed.stderr == plain.stderr  # the compiler's own diagnostics, once
+    assert len(_log(unit_dir)) == 1  # a compile error is the user's, not a failure of the model build
+    lost = _run(
+        [_cc(unit_dir), "-c", "a.c"],
+        unit_dir,
+        {**build_env, "STITCHOPT_MODEL": "default", "STITCHOPT_CACHE_DIR": "/dev/null/cache"},
+    )
+    assert lost.returncode == 0 and lost.stderr.count(b"\n") == 1 and b"building as asked" in lost.stderr
 
 
 @pytest.mark.slow

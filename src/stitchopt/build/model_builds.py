@@ -2,8 +2,9 @@
 `build.plan` says (the user's clang and flags, only the pipeline chosen), tries the lists the mode allows
 besides -Oz, and keeps the smallest object; objects are cached by everything that decides them.
 
-Anything unexpected leaves the command to the real compiler (the caller runs it as asked) after one line on
-stderr and a `failed` entry in the build log; the build never depends on a model.
+When a unit cannot be built this way, the real compiler runs the command as asked; unless that was the user's
+own compile error, one line on stderr names the unit and the cause and the build log gets a `failed` entry.
+The build never depends on a model.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,14 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from stitchopt.build.build_log import BuildEntry, append_entry
+from stitchopt.build.compiler import run_compiler
 from stitchopt.build.plan import CompilePlan, PassThrough, Unit, plan_command
 from stitchopt.build.settings import BuildSettings
 from stitchopt.cache.store import TOOLCHAIN_STATE, EvaluationStore, default_cache_dir
 from stitchopt.core import MEASUREMENT_VERSION, IRModule
 from stitchopt.diagnostics import exception_line, first_error
+from stitchopt.errors import InputError
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.toolchain.baselines import OPT_FLAGS
-from stitchopt.toolchain.commands import IR_TIMEOUT_S
+from stitchopt.toolchain.commands import CXX_DRIVER, IR_TIMEOUT_S, is_cxx_driver
 from stitchopt.toolchain.discovery import Toolchain, remembered_toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import disassemble
@@ -41,11 +45,19 @@ _TRIPLE_RE = re.compile(r'^target triple = "([^"]*)"', re.MULTILINE)
 
 
 class UnitFailed(Exception):
-    """A unit could not be built the model's way; `compile_error`: the user's own compile fails."""
+    """A unit could not be built the model's way. `frontend`: the -Oz front end itself failed, which is the
+    user's own compile error unless the command as asked succeeds."""
 
-    def __init__(self, reason: str, *, compile_error: bool = False) -> None:
+    def __init__(self, reason: str, *, frontend: bool = False) -> None:
         super().__init__(reason)
-        self.compile_error = compile_error
+        self.frontend = frontend
+
+
+class _PlanFailed(Exception):
+    def __init__(self, entry: BuildEntry, cause: UnitFailed) -> None:
+        super().__init__(f"{entry.unit}: {cause}")
+        self.entry = entry
+        self.cause = cause
 
 
 @dataclass(frozen=True)
@@ -62,56 +74,74 @@ class BuiltObject:
 def model_build(
     env: Mapping[str, str], compiler: Sequence[str], args: Sequence[str], clang: str, cxx: bool
 ) -> int | None:
-    """Run `compiler args` as a model build and return its exit status; None leaves it to the real compiler."""
+    """Run `compiler args` as a model build and return its exit status; None leaves the command to the real
+    compiler. The compiler's own extra words (`STITCHOPT_REAL_CC="clang-19 -m32"`) count as the user's flags."""
     start = time.perf_counter()
     try:
         settings = BuildSettings.from_env(env, DEFAULT_MODEL_DIR)
-    except Exception as error:  # a bad setting: say so on every compile, but build
+    except InputError as error:  # a bad setting: say so on every compile, but build
         print(f"stitchopt: {error}; building as asked", file=sys.stderr)
         return None
     if settings is None:
         return None
-    is_clang = _same_file(compiler[0], clang)
-    plan = plan_command(args, cxx_driver=cxx, clang=clang, real_compiler_is_clang=is_clang)
+    words = [*compiler[1:], *args]
+    cxx = cxx or is_cxx_driver(compiler[0]) or CXX_DRIVER in compiler
+    plan = plan_command(words, cxx_driver=cxx, clang=clang, real_compiler_is_clang=_same_file(compiler[0], clang))
     if plan is None:
         return None
     if isinstance(plan, PassThrough):
         for source in plan.sources:
-            _log(settings, BuildEntry(os.path.abspath(source), "passed_through", settings.mode, reason=plan.reason))
+            entry = BuildEntry(
+                os.path.abspath(source), "passed_through", settings.mode, plan.output, reason=plan.reason
+            )
+            _log(settings, entry)
         return None
     try:
-        return _run_plan(plan, settings, compiler, start)
-    except UnitFailed as failure:
-        if not failure.compile_error:
-            print(f"stitchopt: {failure}; the compiler builds it as asked", file=sys.stderr)
+        return _run_plan(plan, settings, compiler[0], start)
+    except _PlanFailed as failed:
+        status = run_compiler([*compiler, *args])
+        if status == 0 or not failed.cause.frontend:  # not the user's own compile error
+            print(f"stitchopt: {failed}; the compiler built it as asked", file=sys.stderr)
+            _log(settings, failed.entry)
+        return status
+    except Exception as error:  # the cache or the toolchain: nothing was written yet
+        print(f"stitchopt: {exception_line(error)}; building as asked", file=sys.stderr)
         return None
 
 
-def _run_plan(plan: CompilePlan, settings: BuildSettings, compiler: Sequence[str], start: float) -> int | None:
+def _run_plan(plan: CompilePlan, settings: BuildSettings, linker: str, start: float) -> int:
+    """Build every unit, then link when the command links; diagnostics and log entries are held until the
+    whole command succeeded, so that a fallback to the real compiler never repeats them."""
     toolchain = remembered_toolchain(default_cache_dir() / TOOLCHAIN_STATE)
+    diagnostics: list[str] = []
+    entries: list[BuildEntry] = []
     with EvaluationStore() as store, tempfile.TemporaryDirectory(prefix="stitchopt-build-") as scratch:
         objects = []
         for index, unit in enumerate(plan.units):
             target = unit.output or Path(scratch, f"unit{index}.o")
             try:
-                entry = _build_unit(plan, unit, settings, toolchain, store, Path(scratch, f"unit{index}"), target)
+                entry, printed = _build_unit(
+                    plan, unit, settings, toolchain, store, Path(scratch, f"unit{index}"), target
+                )
             except Exception as error:
-                reason = error if isinstance(error, UnitFailed) else UnitFailed(exception_line(error))
-                where = os.path.abspath(unit.source.path)
+                cause = error if isinstance(error, UnitFailed) else UnitFailed(exception_line(error))
                 output = str(unit.output) if unit.output is not None else None
-                failed = BuildEntry(where, "failed", settings.mode, output, reason=str(reason))
-                _log(settings, replace(failed, seconds=time.perf_counter() - start))
-                raise UnitFailed(f"{unit.source.path}: {reason}", compile_error=reason.compile_error) from error
-            _log(settings, replace(entry, seconds=time.perf_counter() - start))
+                where = os.path.abspath(unit.source.path)
+                failed = BuildEntry(where, "failed", settings.mode, output, reason=str(cause))
+                raise _PlanFailed(replace(failed, seconds=time.perf_counter() - start), cause) from error
+            entries.append(replace(entry, seconds=time.perf_counter() - start))
+            diagnostics.append(printed)
             start = time.perf_counter()
             objects.append(target)
-        if plan.link is None:
-            return 0
-        link = run_tool(plan.link_argv(compiler, objects), timeout=IR_TIMEOUT_S)
-        if link.returncode != 0:
-            raise UnitFailed(f"the link exited {link.returncode}: {first_error(link.stderr_text)}")
-        sys.stderr.write(link.stderr_text)
-        return 0
+        status = 0
+        if plan.link is not None:  # the user's link: its stdout is theirs, its failure their own error
+            link = subprocess.run(plan.link_argv([linker], objects), stderr=subprocess.PIPE)
+            diagnostics.append(link.stderr.decode(errors="replace"))
+            status = 128 - link.returncode if link.returncode < 0 else link.returncode
+    sys.stderr.write("".join(diagnostics))
+    for entry in entries:
+        _log(settings, entry)
+    return status
 
 
 def _build_unit(
@@ -122,14 +152,15 @@ def _build_unit(
     store: EvaluationStore,
     scratch: Path,
     target: Path,
-) -> BuildEntry:
+) -> tuple[BuildEntry, str]:
+    """The unit's object at `target`, its log entry and what its compile printed."""
     scratch.mkdir()
     started = time.perf_counter()
     bitcode = scratch / "unit.bc"
     frontend = run_tool(plan.frontend_argv(unit, bitcode), timeout=IR_TIMEOUT_S)
     if frontend.returncode != 0 or frontend.timed_out:
         reason = "timed out" if frontend.timed_out else first_error(frontend.stderr_text)
-        raise UnitFailed(f"the front end exited {frontend.returncode}: {reason}", compile_error=True)
+        raise UnitFailed(f"the -Oz front end exited {frontend.returncode}: {reason}", frontend=True)
     frontend_seconds = time.perf_counter() - started
     bitcode_bytes = bitcode.read_bytes()
     flags = json.dumps(plan.clang[1:] + plan.flags)  # everything that reaches code generation
@@ -141,21 +172,22 @@ def _build_unit(
     if cached is not None:
         header, _, data = cached.partition(b"\n")
         _write_atomically(target, data)
-        sys.stderr.write(frontend.stderr_text)
-        return _with_choice(entry, json.loads(header), cache="hit")
+        stored: dict[str, Any] = json.loads(header)
+        return _with_choice(entry, stored, cache="hit"), frontend.stderr_text + str(stored.get("stderr", ""))
     built = _build_candidates(plan, settings, toolchain, store, unit, bitcode, bitcode_bytes, scratch)
     oz, best = built[0], min(built, key=lambda candidate: candidate.size)  # the first minimum: -Oz on a tie
     _write_atomically(target, best.path.read_bytes())
-    sys.stderr.write(frontend.stderr_text + best.stderr)
     choice: dict[str, Any] = {
         "outcome": "oz" if best.pipeline is None else "optimized",
         "pipeline": best.pipeline,
         "oz_bytes": oz.size,
         "bytes": best.size,
         "candidates": len(built) - 1,
+        "stderr": best.stderr,  # code generation's warnings, replayed on a hit
     }
     store.put_artifact(OBJECT_KIND, json.dumps(choice).encode() + b"\n" + best.path.read_bytes(), *key)
-    return replace(_with_choice(entry, choice, cache="miss"), plain_seconds=frontend_seconds + oz.seconds)
+    entry = replace(_with_choice(entry, choice, cache="miss"), plain_seconds=frontend_seconds + oz.seconds)
+    return entry, frontend.stderr_text + best.stderr
 
 
 def _with_choice(entry: BuildEntry, choice: dict[str, Any], cache: str) -> BuildEntry:

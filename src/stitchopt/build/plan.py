@@ -35,6 +35,7 @@ class PassThrough:
 
     reason: str
     sources: tuple[str, ...]
+    output: str | None = None
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Unit:
 @dataclass(frozen=True)
 class CompilePlan:
     clang: tuple[str, ...]  # the toolchain's clang, with the C++ driver mode when the command is C++
-    flags: tuple[str, ...]  # the user's options less inputs, output, -x, -O, -c and dependency files
+    flags: tuple[str, ...]  # the user's options (each -O as -Oz) less inputs, output, -x, -c and dependency files
     units: tuple[Unit, ...]
     link: tuple[str | int, ...] | None  # the user's link arguments; an int stands for that unit's object
 
@@ -60,7 +61,6 @@ class CompilePlan:
             *self.flags,
             *unit.dependency_flags,
             *((QUIET_UNUSED,) if self.link is not None else ()),  # the link's flags, unused here
-            LEVEL,
             *NO_LLVM_PASSES,
             "-emit-llvm",
             "-c",
@@ -78,7 +78,6 @@ class CompilePlan:
         return [
             *self.clang,
             *self.flags,
-            LEVEL,
             *pipeline,
             QUIET_UNUSED,
             "-c",
@@ -127,7 +126,8 @@ def plan_command(
             i += 1
         elif arg in _DEPENDENCY_FLAGS or arg.startswith(("-MF", "-MT", "-MQ")):
             dependency.append(arg)
-        elif arg.startswith("-O"):
+        elif arg.startswith("-O"):  # -Oz where the user's level was: later flags still override it
+            flags += [LEVEL, "-ffast-math"] if arg == "-Ofast" else [LEVEL]
             link.append(arg)
         elif arg == "-c":
             objects_only = True
@@ -150,7 +150,9 @@ def plan_command(
         args, sources, other_inputs, output, objects_only, dependency, forced, real_compiler_is_clang
     )
     if reason is not None:
-        return PassThrough(reason, tuple(source.path for _, source in sources))
+        return PassThrough(reason, tuple(source.path for _, source in sources), output)
+    if LEVEL not in flags:
+        flags.insert(0, LEVEL)
     driver = (clang, CXX_DRIVER) if cxx_driver or any(s.language == "c++" for _, s in sources) else (clang,)
     if objects_only:
         units = tuple(
@@ -183,6 +185,8 @@ def _structural_reason(
         return "the output is standard output"
     if output is not None and os.path.lexists(output) and not Path(output).is_file():
         return f"the output {output} is not a regular file"
+    if output is not None and not os.path.isdir(os.path.dirname(output) or "."):
+        return f"the directory of {output} does not exist"
     if objects_only and other_inputs:
         return f"an input that is not C/C++ ({other_inputs[0]})"
     if objects_only and output is not None and len(sources) > 1:
@@ -202,7 +206,16 @@ def _structural_reason(
 
 def _default_object(source: str) -> str:
     """`cc -c dir/a.c` writes `a.o` in the current directory."""
-    return os.path.splitext(os.path.basename(source))[0] + ".o"
+    return _replace_extension(os.path.basename(source), ".o")
+
+
+def _replace_extension(path: str, extension: str) -> str:
+    """LLVM's `sys::path::replace_extension`: everything from the file name's last dot is the extension, so
+    `.hidden` becomes `.d` (Python's splitext would keep `.hidden`)."""
+    directory, name = os.path.split(path)
+    dot = name.rfind(".")
+    stem = name if dot < 0 or name in (".", "..") else name[:dot]
+    return os.path.join(directory, stem + extension)
 
 
 def _dependency_flags(dependency: list[str], source: Source, output: str | None) -> tuple[str, ...]:
@@ -213,7 +226,7 @@ def _dependency_flags(dependency: list[str], source: Source, output: str | None)
     completed = list(dependency)
     if not any(flag.startswith("-MF") for flag in dependency):
         base = output if output is not None else os.path.basename(source.path)
-        completed += ["-MF", os.path.splitext(base)[0] + ".d"]
+        completed += ["-MF", _replace_extension(base, ".d")]
     if not any(flag.startswith(("-MT", "-MQ")) for flag in dependency):
         completed += ["-MQ", output if output is not None else _default_object(source.path)]
     return tuple(completed)

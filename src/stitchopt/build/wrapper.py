@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from stitchopt.build.compiler import CANNOT_RUN, run_compiler
 from stitchopt.build.settings import LIST_ENV, MODE_ENV, MODEL_ENV
 from stitchopt.datasets.recording import RECORD_DIR_ENV, record_compile, recording_clang
 from stitchopt.errors import ToolchainError
@@ -41,12 +41,12 @@ def run_wrapper(args: Sequence[str], *, cxx: bool) -> int:
         compiler = [launcher] if launcher else _default_compiler(cxx)
     except (ToolchainError, ValueError) as error:  # no compiler at all: the build cannot go on
         print(f"{name}: no real compiler: {error}", file=sys.stderr)
-        return 127
+        return CANNOT_RUN
     cxx_driver = is_cxx_driver(launcher) if launcher else cxx
     try:
         status = _model_build(compiler, rest, cxx_driver)
         if status is None:
-            status = _passthrough([*compiler, *rest])
+            status = run_compiler([*compiler, *rest])
         record_dir = os.environ.get(RECORD_DIR_ENV)
         if status == 0 and record_dir:
             record_compile(Path(record_dir), compiler, rest, cxx_driver)
@@ -76,13 +76,3 @@ def _default_compiler(cxx: bool) -> list[str]:
     if configured:
         return shlex.split(configured)
     return [recording_clang(), CXX_DRIVER] if cxx else [recording_clang()]
-
-
-def _passthrough(argv: list[str]) -> int:
-    """The real compile, with our stdio; a signal death becomes the shell's 128+N status."""
-    try:
-        returncode = subprocess.run(argv).returncode
-    except OSError as error:
-        print(f"stitchopt: cannot run {argv[0]}: {error}", file=sys.stderr)
-        return 127
-    return 128 - returncode if returncode < 0 else returncode

@@ -43,6 +43,12 @@ _KEEP_WITH_VALUE = frozenset(
         "-Xpreprocessor",
         "-mllvm",
         "-gcc-toolchain",
+        "-include-pch",
+        "--param",
+        "-iwithsysroot",
+        "-ivfsoverlay",
+        "-cxx-isystem",
+        "-imultilib",
     ]
 )
 _DROP_WITH_VALUE = frozenset(
