@@ -227,6 +227,7 @@ def test_a_unit_that_fails_names_itself_and_the_compiler_builds_it_as_asked(
         {**build_env, "STITCHOPT_MODEL": "default", "STITCHOPT_CACHE_DIR": "/dev/null/cache"},
     )
     assert lost.returncode == 0 and lost.stderr.count(b"\n") == 1 and b"building as asked" in lost.stderr
+    assert _log(unit_dir)[-1]["outcome"] == "failed" and "evaluation cache" in str(_log(unit_dir)[-1]["reason"])
 
 
 @pytest.mark.slow

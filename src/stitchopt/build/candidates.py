@@ -14,16 +14,11 @@ from stitchopt.build.settings import BuildSettings
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
-from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.kinds import load_model
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import pipeline_from_text, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.tune.acceptance import list_validation, program_guard
-from stitchopt.tune.driver import Budget
-from stitchopt.tune.session import search_and_validate
-from stitchopt.tune.strategies import make_strategy
 
 TUNE_STRATEGY = "local"  # seeded with -Oz's own pipeline: the strongest at small budgets
 
@@ -48,6 +43,13 @@ def _tuned(
     settings: BuildSettings, toolchain: Toolchain, catalogue: Catalogue, module: IRModule, store: EvaluationStore
 ) -> list[str]:
     """The validated answer of a search on this unit (none when nothing valid beat -Oz)."""
+    # Imported here: static and jit builds, one process per compile, should not pay for the search's modules.
+    from stitchopt.evaluation.evaluator import Evaluator
+    from stitchopt.tune.acceptance import list_validation, program_guard
+    from stitchopt.tune.driver import Budget
+    from stitchopt.tune.session import search_and_validate
+    from stitchopt.tune.strategies import make_strategy
+
     with Evaluator(toolchain, store, jobs=1) as evaluator:
         validation = list_validation(evaluator, limit=settings.validate_limit)
         searcher = make_strategy(TUNE_STRATEGY, catalogue, 0, evaluator.baselines["Oz"].pipeline)

@@ -106,6 +106,10 @@ def model_build(
         return status
     except Exception as error:  # the cache or the toolchain: nothing was written yet
         print(f"stitchopt: {exception_line(error)}; building as asked", file=sys.stderr)
+        for unit in plan.units:
+            output = str(unit.output) if unit.output is not None else None
+            entry = BuildEntry(os.path.abspath(unit.source.path), "failed", settings.mode, output)
+            _log(settings, replace(entry, reason=exception_line(error)))
         return None
 
 

@@ -133,20 +133,45 @@ class EvaluationStore:
     def __init__(self, path: Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.path = path if path is not None else store_path()
         self.max_bytes = max_bytes
+        self._lock = threading.RLock()
+        deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+        pause = 0.05
+        while True:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise CacheError(
+                    f"cannot create the evaluation cache directory {self.path.parent}: {exc.strerror}; "
+                    f"set {CACHE_DIR_ENV} to a writable directory"
+                ) from exc
+            try:
+                self._db = self._connect()
+                return
+            except sqlite3.OperationalError as exc:
+                # Opening while another process checkpoints the WAL can be refused at once, without the busy
+                # handler: many short-lived processes (a build's compiler wrappers) meet this. Try again.
+                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                    raise self._unusable(exc) from exc
+                time.sleep(pause)
+                pause = min(2 * pause, 1.0)
+            except sqlite3.DatabaseError as exc:
+                raise self._unusable(exc) from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._lock = threading.RLock()
-            self._db = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            self._db = db
             self._init_schema()
-        except sqlite3.DatabaseError as exc:
-            raise CacheError(
-                f"cannot open the evaluation cache {self.path}: {exc}; delete it or set {CACHE_DIR_ENV}"
-            ) from exc
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _unusable(self, exc: Exception) -> CacheError:
+        return CacheError(f"cannot open the evaluation cache {self.path}: {exc}; delete it or set {CACHE_DIR_ENV}")
 
     def _init_schema(self) -> None:
         with self._transaction() as db:
