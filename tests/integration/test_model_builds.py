@@ -242,7 +242,7 @@ def test_tune_mode_searches_each_unit_within_its_budget_and_keeps_only_validated
     assert done.returncode == 0, done.stderr
     [entry] = _log(unit_dir)
     assert entry["mode"] == "tune" and entry["outcome"] in ("optimized", "oz")
-    assert int(str(entry["bytes"])) <= int(str(entry["oz_bytes"])) and int(str(entry["candidates"])) <= 1
+    assert int(str(entry["bytes"])) <= int(str(entry["oz_bytes"])) and 1 <= int(str(entry["candidates"])) <= 2
     if entry["outcome"] == "optimized":
         assert subprocess.run([toolchain.tool("clang"), "a.o", "-o", "prog"], cwd=unit_dir).returncode == 0
         assert subprocess.run([str(unit_dir / "prog"), "x"], capture_output=True, text=True).stdout == "x 12\n"

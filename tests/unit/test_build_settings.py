@@ -24,7 +24,7 @@ def test_builds_are_off_unless_a_model_a_list_or_a_mode_is_set() -> None:
     jit = _settings(STITCHOPT_MODE="jit", STITCHOPT_K="3")
     assert jit is not None and jit.model == DEFAULT_MODEL_DIR and jit.k == 3
     tune = _settings(STITCHOPT_MODE="tune", STITCHOPT_BUDGET="40", STITCHOPT_VALIDATE_LIMIT="5")
-    assert tune is not None and tune.model is None and (tune.budget, tune.validate_limit) == (40, 5)
+    assert tune is not None and tune.model == DEFAULT_MODEL_DIR and (tune.budget, tune.validate_limit) == (40, 5)
     fixed = _settings(STITCHOPT_LIST="sroa,instcombine", STITCHOPT_BUILD_LOG="b.jsonl")
     assert fixed is not None and fixed.pass_list == "sroa,instcombine" and fixed.log == Path("b.jsonl").absolute()
 

@@ -4,7 +4,8 @@ object wins, so no mode can make an object larger than -Oz.
 - `static`: the model's top-ranked list (one extra compilation);
 - `jit`: the model's top `k` lists;
 - `tune`: the autotuner on the unit within `budget` evaluations, its best list minimized and validated (the
-  default suite, `validate_limit` programs of it): for release builds, where minutes per unit are fine;
+  default suite, `validate_limit` programs of it), and the model's top list, so that tune is never worse than
+  static: for release builds, where minutes per unit are fine;
 - a fixed list (`STITCHOPT_LIST`): that list for every unit, e.g. the answer of `stitchopt broadcast`.
 """
 
@@ -29,14 +30,15 @@ def candidate_pipelines(
     """The pipelines to build besides -Oz, best first (possibly none)."""
     if settings.pass_list is not None:
         return [pipeline_from_text(settings.pass_list, catalogue)]
-    if settings.mode == "tune":
-        return _tuned(settings, toolchain, catalogue, module, store)
     if settings.model is None:
         raise InputError("no model to rank lists with: set STITCHOPT_MODEL")
     model = load_model(settings.model, catalogue)
     ranked = cached_rank(model, toolchain, module, store)
     count = settings.k if settings.mode == "jit" else 1
-    return [tuned_pipeline(entry.passes, catalogue) for entry in ranked[:count] if entry.passes is not None]
+    chosen = [tuned_pipeline(entry.passes, catalogue) for entry in ranked[:count] if entry.passes is not None]
+    if settings.mode == "tune":  # the model's choice stays a candidate: tune is never worse than static
+        return [*_tuned(settings, toolchain, catalogue, module, store), *chosen]
+    return chosen
 
 
 def _tuned(

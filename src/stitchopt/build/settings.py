@@ -25,7 +25,8 @@ DEFAULT_MODEL = "default"
 
 @dataclass(frozen=True)
 class BuildSettings:
-    """`model` is a directory (None with a fixed `pass_list`); `budget` and `validate_limit` are for tune."""
+    """`model` is a directory (None with a fixed `pass_list`); `budget` and `validate_limit` are for tune, which
+    tries the model's top list too."""
 
     model: Path | None
     pass_list: str | None
@@ -50,7 +51,7 @@ class BuildSettings:
         if pass_list is not None and mode != "static":
             raise InputError(f"{LIST_ENV} builds every unit with that list: leave {MODE_ENV} unset")
         model = None
-        if (pass_list is None and mode != "tune") or model_name:
+        if pass_list is None or model_name:
             model = default_model if model_name in ("", DEFAULT_MODEL) else Path(model_name)
             if not (model / "config.json").is_file():
                 raise InputError(f"{MODEL_ENV}={model_name}: not a model directory (no config.json); use `default`")
