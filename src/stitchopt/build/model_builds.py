@@ -104,7 +104,7 @@ def model_build(
             print(f"stitchopt: {failed}; the compiler built it as asked", file=sys.stderr)
             _log(settings, failed.entry)
         return status
-    except Exception as error:  # the cache or the toolchain: nothing was written yet
+    except Exception as error:  # the cache, the toolchain, the linker: the real compiler redoes the command
         print(f"stitchopt: {exception_line(error)}; building as asked", file=sys.stderr)
         for unit in plan.units:
             output = str(unit.output) if unit.output is not None else None
