@@ -237,7 +237,7 @@ def test_tune_mode_searches_each_unit_within_its_budget_and_keeps_only_validated
     data = Path(os.environ.get(DATA_DIR_ENV, Path(__file__).parents[3] / "shared" / "data"))
     if not (data / HUMANEVAL_FILE).is_file():
         pytest.skip(f"no HumanEval-X data at {data}")
-    env = {**build_env, "STITCHOPT_MODE": "tune", "STITCHOPT_BUDGET": "24", "STITCHOPT_VALIDATE_LIMIT": "3"}
+    env = {**build_env, "STITCHOPT_MODE": "tune", "STITCHOPT_BUDGET": "12", "STITCHOPT_VALIDATE_LIMIT": "3"}
     done = _run([_cc(unit_dir), "-O2", "-c", "a.c", "-o", "a.o"], unit_dir, {**env, DATA_DIR_ENV: str(data)})
     assert done.returncode == 0, done.stderr
     [entry] = _log(unit_dir)

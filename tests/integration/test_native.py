@@ -180,8 +180,8 @@ def test_worker_memory_stays_flat(toolchain: Toolchain, loop_sum: IRModule) -> N
             status = Path(f"/proc/{pid}/status").read_text()
             return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
 
-        warm = rss_after(500)
-        after = rss_after(2500)
+        warm = rss_after(300)
+        after = rss_after(1200)  # a leaked LLVMContext or module per evaluation would add megabytes
         assert after - warm < 10_000, f"worker RSS grew from {warm} kB to {after} kB"
         assert backend.restarts == 0
     finally:
