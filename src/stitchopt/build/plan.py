@@ -101,7 +101,7 @@ def plan_command(
     """The plan for an expanded command line; None when it compiles no C/C++ source (a link, a query)."""
     flags: list[str] = []
     dependency: list[str] = []
-    sources: list[tuple[int, Source]] = []  # with the index of the source in `link`
+    sources: list[Source] = []
     link: list[str | int] = []
     forced: str | None = None
     output: str | None = None
@@ -139,8 +139,8 @@ def plan_command(
         else:
             language = language_of(arg, forced, cxx_driver)
             if language is not None:
-                sources.append((len(link), Source(arg, language)))
-                link.append(len(sources) - 1)
+                link.append(len(sources))  # this source's object takes its place in the link
+                sources.append(Source(arg, language))
             else:
                 other_inputs.append(arg)
                 link.append(arg)
@@ -150,23 +150,23 @@ def plan_command(
         args, sources, other_inputs, output, objects_only, dependency, forced, real_compiler_is_clang
     )
     if reason is not None:
-        return PassThrough(reason, tuple(source.path for _, source in sources), output)
+        return PassThrough(reason, tuple(source.path for source in sources), output)
     if LEVEL not in flags:
         flags.insert(0, LEVEL)
-    driver = (clang, CXX_DRIVER) if cxx_driver or any(s.language == "c++" for _, s in sources) else (clang,)
+    driver = (clang, CXX_DRIVER) if cxx_driver or any(s.language == "c++" for s in sources) else (clang,)
     if objects_only:
         units = tuple(
             Unit(source, Path(output or _default_object(source.path)), _dependency_flags(dependency, source, output))
-            for _, source in sources
+            for source in sources
         )
         return CompilePlan(driver, tuple(flags), units, None)
-    units = tuple(Unit(source, None, ()) for _, source in sources)
+    units = tuple(Unit(source, None, ()) for source in sources)
     return CompilePlan(driver, tuple(flags), units, tuple(link))
 
 
 def _structural_reason(
     args: Sequence[str],
-    sources: list[tuple[int, Source]],
+    sources: list[Source],
     other_inputs: list[str],
     output: str | None,
     objects_only: bool,
@@ -176,7 +176,7 @@ def _structural_reason(
 ) -> str | None:
     if not real_compiler_is_clang:
         return "the real compiler is not the toolchain's clang"
-    if any(is_probe_source(os.path.abspath(source.path)) for _, source in sources):
+    if any(is_probe_source(os.path.abspath(source.path)) for source in sources):
         return "a build-system probe"
     flagged = flag_reason(args)
     if flagged is not None:
