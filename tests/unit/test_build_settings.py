@@ -49,7 +49,7 @@ def test_identity_changes_with_what_decides_the_objects(tmp_path: Path) -> None:
     def identity(**env: str) -> str:
         settings = _settings(**env)
         assert settings is not None
-        return settings.identity()
+        return settings.identity
 
     base = identity(STITCHOPT_MODEL="default")
     assert base == identity(STITCHOPT_MODEL="default", STITCHOPT_K="9")  # k is for jit only

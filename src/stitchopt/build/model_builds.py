@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -28,20 +27,20 @@ from stitchopt.build.build_log import BuildEntry, append_entry
 from stitchopt.build.compiler import run_compiler
 from stitchopt.build.plan import CompilePlan, PassThrough, Unit, plan_command
 from stitchopt.build.settings import BuildSettings
-from stitchopt.cache.store import TOOLCHAIN_STATE, EvaluationStore, default_cache_dir
-from stitchopt.core import MEASUREMENT_VERSION, IRModule
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.core import MEASUREMENT_VERSION
+from stitchopt.datasets.recording import wrapper_toolchain
 from stitchopt.diagnostics import exception_line, first_error
 from stitchopt.errors import InputError
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.toolchain.baselines import OPT_FLAGS
 from stitchopt.toolchain.commands import CXX_DRIVER, IR_TIMEOUT_S, is_cxx_driver
-from stitchopt.toolchain.discovery import Toolchain, remembered_toolchain
+from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
-from stitchopt.toolchain.frontend import disassemble
+from stitchopt.toolchain.frontend import disassemble, module_from_text
 from stitchopt.toolchain.process import run_tool
 
 OBJECT_KIND = "object"  # artifacts of the evaluation store: bounded and evicted with it
-_TRIPLE_RE = re.compile(r'^target triple = "([^"]*)"', re.MULTILINE)
 
 
 class UnitFailed(Exception):
@@ -116,7 +115,7 @@ def model_build(
 def _run_plan(plan: CompilePlan, settings: BuildSettings, linker: str, start: float) -> int:
     """Build every unit, then link when the command links; diagnostics and log entries are held until the
     whole command succeeded, so that a fallback to the real compiler never repeats them."""
-    toolchain = remembered_toolchain(default_cache_dir() / TOOLCHAIN_STATE)
+    toolchain = wrapper_toolchain()
     diagnostics: list[str] = []
     entries: list[BuildEntry] = []
     with EvaluationStore() as store, tempfile.TemporaryDirectory(prefix="stitchopt-build-") as scratch:
@@ -169,7 +168,7 @@ def _build_unit(
     bitcode_bytes = bitcode.read_bytes()
     flags = json.dumps(plan.clang[1:] + plan.flags)  # everything that reaches code generation
     digest = hashlib.sha256(bitcode_bytes).hexdigest()
-    key = (digest, flags, toolchain.identity, settings.identity(), str(MEASUREMENT_VERSION))
+    key = (digest, flags, toolchain.identity, settings.identity, str(MEASUREMENT_VERSION))
     output = str(unit.output) if unit.output is not None else None  # None: an object for the link
     entry = BuildEntry(os.path.abspath(unit.source.path), "oz", settings.mode, output)
     cached = store.get_artifact(OBJECT_KIND, *key)
@@ -180,7 +179,8 @@ def _build_unit(
         return _with_choice(entry, stored, cache="hit"), frontend.stderr_text + str(stored.get("stderr", ""))
     built = _build_candidates(plan, settings, toolchain, store, unit, bitcode, bitcode_bytes, scratch)
     oz, best = built[0], min(built, key=lambda candidate: candidate.size)  # the first minimum: -Oz on a tie
-    _write_atomically(target, best.path.read_bytes())
+    data = best.path.read_bytes()
+    _write_atomically(target, data)
     choice: dict[str, Any] = {
         "outcome": "oz" if best.pipeline is None else "optimized",
         "pipeline": best.pipeline,
@@ -189,7 +189,7 @@ def _build_unit(
         "candidates": len(built) - 1,
         "stderr": best.stderr,  # code generation's warnings, replayed on a hit
     }
-    store.put_artifact(OBJECT_KIND, json.dumps(choice).encode() + b"\n" + best.path.read_bytes(), *key)
+    store.put_artifact(OBJECT_KIND, json.dumps(choice).encode() + b"\n" + data, *key)
     entry = replace(_with_choice(entry, choice, cache="miss"), plain_seconds=frontend_seconds + oz.seconds)
     return entry, frontend.stderr_text + best.stderr
 
@@ -222,10 +222,7 @@ def _build_candidates(
     from stitchopt.passes.catalogue import load_catalogue
 
     text = disassemble(toolchain, bitcode_bytes, unit.source.path)
-    triple = _TRIPLE_RE.search(text)
-    module = IRModule(
-        Path(unit.source.path).name, bitcode_bytes, triple.group(1) if triple else toolchain.default_triple
-    )
+    module = module_from_text(toolchain, bitcode_bytes, text, Path(unit.source.path).name)
     opt = opt_command(toolchain, plan, text)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         oz = pool.submit(_codegen, plan, bitcode, scratch / "oz.o", None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from stitchopt.errors import InputError
@@ -66,6 +67,7 @@ class BuildSettings:
             Path(log).absolute() if log else None,
         )
 
+    @cached_property
     def identity(self) -> str:
         """What decides the objects of a build besides the unit and the toolchain: part of the object cache key."""
         digest = hashlib.sha256()

@@ -21,7 +21,7 @@ from stitchopt.toolchain.commands import (
     is_probe_source,
     parse_command,
 )
-from stitchopt.toolchain.discovery import remembered_toolchain
+from stitchopt.toolchain.discovery import Toolchain, remembered_toolchain
 from stitchopt.toolchain.process import run_tool
 
 RECORD_DIR_ENV = "STITCHOPT_RECORD_DIR"
@@ -35,7 +35,14 @@ def recording_clang() -> str:
     pinned = os.environ.get(RECORD_CLANG_ENV)
     if pinned and os.access(pinned, os.X_OK):
         return pinned
-    return remembered_toolchain(default_cache_dir() / TOOLCHAIN_STATE).tool("clang")
+    return wrapper_toolchain().tool("clang")
+
+
+@cache
+def wrapper_toolchain() -> Toolchain:
+    """The compiler wrapper's LLVM, remembered in the cache directory across the build's processes and
+    discovered at most once per process."""
+    return remembered_toolchain(default_cache_dir() / TOOLCHAIN_STATE)
 
 
 def record_compile(record_dir: Path, compiler: list[str], original: list[str], cxx_driver: bool) -> None:

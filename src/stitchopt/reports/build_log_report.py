@@ -76,10 +76,10 @@ def build_log_report(paths: Sequence[Path]) -> Report:
         ["unit", "cause"],
         [[entry.unit or "-", entry.reason or ""] for entry in entries if entry.outcome == "failed"],
     )
-    lists = Counter(entry.pipeline for entry in entries if entry.outcome == "optimized" and entry.pipeline)
-    saved_by_list = Counter[str]()
+    lists, saved_by_list = Counter[str](), Counter[str]()
     for entry in entries:
         if entry.outcome == "optimized" and entry.pipeline:
+            lists[entry.pipeline] += 1
             saved_by_list[entry.pipeline] += entry.saved_bytes()
     list_rows = Rows(
         f"Lists that won (top {TOP_LISTS})",

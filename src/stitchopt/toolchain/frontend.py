@@ -110,7 +110,11 @@ def load_module(
 
 
 def module_from_bitcode(toolchain: Toolchain, bitcode: bytes, name: str) -> IRModule:
-    text = disassemble(toolchain, bitcode, name)
+    return module_from_text(toolchain, bitcode, disassemble(toolchain, bitcode, name), name)
+
+
+def module_from_text(toolchain: Toolchain, bitcode: bytes, text: str, name: str) -> IRModule:
+    """The module of `bitcode` whose disassembly `text` the caller already has (its triple is read there)."""
     match = _TRIPLE_RE.search(text)
     return IRModule(name=name, bitcode=bitcode, triple=match.group(1) if match else toolchain.default_triple)
 
