@@ -17,6 +17,7 @@ class EvalStatus(str, enum.Enum):
     COMPILE_ERROR = "compile-error"  # a tool exited non-zero with a diagnostic (bad pipeline, invalid IR)
     CRASH = "crash"  # a tool died on a signal or hit an LLVM fatal error / assertion
     TIMEOUT = "timeout"  # the process group was killed after the time limit
+    SCREENED = "screened"  # optimized, but codegen skipped on a search's screen: not a measurement, never stored
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ class EvalResult:
     size_bytes: int | None = None
     text_bytes: int | None = None
     ir_instruction_count: int | None = None
-    ir_hash: str | None = None  # sha256 of the optimized bitcode
+    size_estimate: int | None = None  # LLVM's code-size cost model over the optimized module (native backend)
+    ir_hash: str | None = None  # sha256 of the optimized module's bitcode as llc reads it, local names dropped
     opt_seconds: float = 0.0
     codegen_seconds: float = 0.0
     stderr_tail: str = ""

@@ -4,7 +4,7 @@ import pytest
 
 from stitchopt.errors import PipelineError
 from stitchopt.passes.catalogue import Catalogue, Level, build_catalogue, parse_print_passes
-from stitchopt.passes.pipeline import nest, pipeline_from_text, split_top_level
+from stitchopt.passes.pipeline import nest, pipeline_from_text, split_top_level, tuned_pipeline
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -78,6 +78,14 @@ def test_safe_spellings_and_levels(llvm19: Catalogue) -> None:
 )
 def test_nest_groups_consecutive_passes(llvm19: Catalogue, flat: list[str], expected: str) -> None:
     assert nest(flat, llvm19) == expected
+
+
+def test_searched_lists_reset_analyses_between_top_level_elements(llvm19: Catalogue) -> None:
+    """Each element of a searched list starts from the module alone, so that it can be resumed from bitcode."""
+    reset = "invalidate<all>,invalidate<globals-aa>"
+    assert tuned_pipeline(["inline", "sroa", "licm", "globaldce"], llvm19) == (
+        f"always-inline,{reset},cgscc(inline),{reset},function(sroa,loop-mssa(licm)),{reset},globaldce"
+    )
 
 
 def test_split_respects_brackets() -> None:

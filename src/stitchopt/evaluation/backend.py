@@ -16,6 +16,9 @@ from stitchopt.toolchain.process import STDERR_TAIL_CHARS
 
 CRASH_MARKERS = ("LLVM ERROR:", "Stack dump:", "PLEASE submit a bug report")
 
+# Whether codegen is worth running for an optimized (not yet compiled) result: a search's cheap screen.
+Screen = Callable[[EvalResult], bool]
+
 
 class CodegenLookup(Protocol):
     """Object sizes by optimized-module hash (see `evaluator.CodegenCache`)."""
@@ -58,14 +61,19 @@ def complete_with_codegen(
     options: CompileOptions,
     codegen: CodegenLookup | None,
     emit: Callable[[], Emitted],
-    on_cache_hit: Callable[[], None] = lambda: None,
+    skip: Callable[[], None] = lambda: None,
+    screen: Screen | None = None,
 ) -> EvalResult:
-    """Add object sizes to an optimized result: from the codegen cache when the same IR was seen, else `emit`."""
+    """Add object sizes to an optimized result: from the codegen cache when the same IR was seen, else `emit`,
+    unless `screen` rules codegen out (the result is then SCREENED and has no sizes)."""
     assert optimized.ok and optimized.ir_hash is not None
     cached = codegen.get(optimized.ir_hash, triple, options) if codegen is not None else None
     if cached is not None:
-        on_cache_hit()
+        skip()
         return _with_sizes(replace(optimized, codegen_cached=True), cached)
+    if screen is not None and not screen(optimized):
+        skip()
+        return replace(optimized, status=EvalStatus.SCREENED)
     emitted = emit()
     result = replace(
         optimized,

@@ -12,13 +12,14 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Protocol
 
 from stitchopt.cache.store import CodegenKey, EvalKey, EvaluationStore
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.errors import StitchoptError
-from stitchopt.evaluation.backend import Backend
-from stitchopt.evaluation.native.pool import NativeBackend, probe_native
+from stitchopt.evaluation.backend import Backend, Screen
+from stitchopt.evaluation.native.pool import NativeBackend, PrefixReuse, probe_native
 from stitchopt.evaluation.ray_backend import RayBackend
 from stitchopt.evaluation.subprocess_backend import SubprocessBackend
 from stitchopt.toolchain.baselines import Baseline, load_baselines
@@ -28,6 +29,9 @@ from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
 
 BACKEND_ENV = "STITCHOPT_BACKEND"
 BACKEND_NAMES = ("auto", "native", "subprocess", "ray")
+# Per native worker: enough for the module states along a few hundred pipelines of a large unit. Off by
+# default everywhere: writing each state's bitcode still costs more than reuse saves (docs/results.md).
+SEARCH_PREFIX_CACHE_MB = 256
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,8 @@ class RuntimeProbe(Protocol):
 class EvalCounters:
     cache_hits: int = 0
     evaluated: int = 0
-    codegen_skipped: int = 0
+    codegen_skipped: int = 0  # codegen found in the codegen cache (same optimized IR)
+    screened: int = 0  # codegen ruled out by a search's screen
     by_status: dict[str, int] = field(default_factory=dict)
 
 
@@ -90,9 +95,11 @@ def select_backend(
     timeout: float = DEFAULT_TIMEOUT_S,
     memory_bytes: int | None = None,
     address: str | None = None,
+    prefix_cache_mb: int = 0,
 ) -> Backend:
     """`name` (else `$STITCHOPT_BACKEND`, else auto): native when built for this toolchain, else subprocess;
-    `ray` runs evaluations on the Ray cluster at `address` (or a local Ray instance)."""
+    `ray` runs evaluations on the Ray cluster at `address` (or a local Ray instance). Only native workers
+    reuse prefixes (`prefix_cache_mb` each)."""
     choice = name or os.environ.get(BACKEND_ENV) or "auto"
     if choice not in BACKEND_NAMES:
         raise StitchoptError(f"unknown backend {choice!r}: use one of {', '.join(BACKEND_NAMES)}")
@@ -101,12 +108,17 @@ def select_backend(
     if choice == "ray":
         return RayBackend(toolchain, address=address, timeout=timeout, memory_bytes=memory_bytes, num_cpus=jobs)
     if choice == "native" or (choice == "auto" and probe_native(toolchain).available):
-        return NativeBackend(toolchain, jobs=jobs, timeout=timeout, memory_bytes=memory_bytes)
+        return NativeBackend(
+            toolchain, jobs=jobs, timeout=timeout, memory_bytes=memory_bytes, prefix_cache_bytes=prefix_cache_mb << 20
+        )
     return SubprocessBackend(toolchain, timeout=timeout, memory_bytes=memory_bytes)
 
 
 class Evaluator:
-    """Evaluate requests through the caches, running misses on up to `jobs` workers at once."""
+    """Evaluate requests through the caches, running misses on up to `jobs` workers at once.
+
+    `prefix_cache_mb` > 0 lets each native worker resume pipelines from module states after shared
+    prefixes (a search's neighbours share long ones); results are identical with and without."""
 
     def __init__(
         self,
@@ -118,6 +130,7 @@ class Evaluator:
         jobs: int | None = None,
         backend: str | None = None,
         address: str | None = None,
+        prefix_cache_mb: int = 0,
     ) -> None:
         self.toolchain = toolchain
         self.store = store
@@ -125,7 +138,13 @@ class Evaluator:
         self.timeout = timeout
         self.memory_bytes = memory_bytes
         self.backend = select_backend(
-            toolchain, backend, jobs=self.jobs, timeout=timeout, memory_bytes=memory_bytes, address=address
+            toolchain,
+            backend,
+            jobs=self.jobs,
+            timeout=timeout,
+            memory_bytes=memory_bytes,
+            address=address,
+            prefix_cache_mb=prefix_cache_mb,
         )
         if isinstance(self.backend, RayBackend) and jobs is None:
             self.jobs = self.backend.parallelism  # keep the whole cluster busy
@@ -136,6 +155,13 @@ class Evaluator:
 
     def close(self) -> None:
         self.backend.close()
+
+    @property
+    def prefix_reuse(self) -> PrefixReuse | None:
+        """What prefix reuse saved so far (None unless native workers reuse prefixes)."""
+        if isinstance(self.backend, NativeBackend) and self.backend.prefix_cache_bytes:
+            return self.backend.prefix_reuse
+        return None
 
     def __enter__(self) -> Evaluator:
         return self
@@ -166,12 +192,29 @@ class Evaluator:
     def evaluate(self, module: IRModule, pipeline: str, options: CompileOptions = CompileOptions()) -> EvalResult:
         return self.evaluate_many([EvalRequest(module, pipeline, options)])[0]
 
+    def remeasure(self, module: IRModule, pipeline: str, options: CompileOptions = CompileOptions()) -> EvalResult:
+        """The pipeline run whole, replacing what the store holds: for a result that decides an answer, since
+        resuming is exact only as far as LLVM's passes ignore the analyses earlier passes left cached (see
+        docs/evaluation.md). Without prefix reuse, the same as `evaluate`."""
+        if not isinstance(self.backend, NativeBackend) or not self.backend.prefix_cache_bytes:
+            return self.evaluate(module, pipeline, options)
+        request = EvalRequest(module, pipeline, options)
+        result = self._limits(self.backend.evaluate(module, pipeline, options, self.codegen_cache, reuse=False))
+        self.counters.evaluated += 1
+        self.counters.codegen_skipped += result.codegen_cached
+        if self.store is not None:
+            self.store.put(self.key(request), result)
+        return self._with_runtime([request], [result])[0] if self._probes else result
+
     def evaluate_many(
         self,
         requests: Sequence[EvalRequest],
         on_result: Callable[[int, EvalResult], None] | None = None,
+        screen: Screen | None = None,
     ) -> list[EvalResult]:
-        """Results in request order; `on_result(index, result)` is called as each one becomes known."""
+        """Results in request order; `on_result(index, result)` is called as each one becomes known. With the
+        native backend, `screen` may rule out codegen of an optimized module: that result is SCREENED, has no
+        sizes and is not stored."""
         results: list[EvalResult | None] = [None] * len(requests)
         pending: dict[EvalKey, list[int]] = {}
         for index, request in enumerate(requests):
@@ -184,14 +227,16 @@ class Evaluator:
                 pending.setdefault(key, []).append(index)
         if pending:
             with ThreadPoolExecutor(max_workers=min(self.jobs, len(pending))) as pool:
-                futures = {pool.submit(self._measure, requests[indices[0]]): key for key, indices in pending.items()}
+                measure = partial(self._measure, screen=screen)
+                futures = {pool.submit(measure, requests[indices[0]]): key for key, indices in pending.items()}
                 try:
                     for future in as_completed(futures):
                         key = futures[future]
                         result = future.result()
                         self.counters.evaluated += 1
                         self.counters.codegen_skipped += result.codegen_cached
-                        if self.store is not None:
+                        self.counters.screened += result.status is EvalStatus.SCREENED
+                        if self.store is not None and result.status is not EvalStatus.SCREENED:
                             self.store.put(key, result)
                         for index in pending[key]:
                             self._finish(index, result, results, on_result)
@@ -217,8 +262,17 @@ class Evaluator:
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             return list(pool.map(add, zip(requests, results, strict=True)))
 
-    def _measure(self, request: EvalRequest) -> EvalResult:
-        result = self.backend.evaluate(request.module, request.pipeline, request.options, self.codegen_cache)
+    def _measure(self, request: EvalRequest, screen: Screen | None = None) -> EvalResult:
+        if isinstance(self.backend, NativeBackend):
+            result = self.backend.evaluate(
+                request.module, request.pipeline, request.options, self.codegen_cache, screen=screen
+            )
+        else:  # no size estimate to screen with
+            result = self.backend.evaluate(request.module, request.pipeline, request.options, self.codegen_cache)
+        return self._limits(result)
+
+    def _limits(self, result: EvalResult) -> EvalResult:
+        """A failure carries the limits it happened under."""
         if result.status is EvalStatus.TIMEOUT:
             return replace(result, time_limit_s=self.timeout)
         if result.status is EvalStatus.CRASH and self.memory_bytes is not None:

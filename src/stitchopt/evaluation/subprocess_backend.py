@@ -4,7 +4,9 @@ No scratch files, and bitcode (unlike text) keeps the use-list order that codege
 `clang -c` exactly. It is the fallback when the native evaluator is not built, and runs exactly what a user
 replays: `opt -passes=P` with nothing added, because in LLVM 19 even an extra analysis printer at the end of
 the pipeline changes the heap layout and, through pointer-ordered containers in some passes, the result of
-about 1.5% of random lists. Instructions are therefore counted by a second `opt` on the output.
+about 1.5% of random lists. Instructions are therefore counted by a second `opt` on the output, which also
+writes the output back as it read it, without local value names: that module, the one llc reads, is what the
+IR hash is of, the same as the native evaluator's.
 """
 
 from __future__ import annotations
@@ -64,11 +66,12 @@ class SubprocessBackend:
         status = classify(opt_run)
         if status is not EvalStatus.OK:
             return EvalResult(status, pipeline, opt_seconds=opt_run.seconds, stderr_tail=opt_stderr)
+        count, read_back = self._read_back(opt_run.stdout)
         optimized = EvalResult(
             status=EvalStatus.OK,
             pipeline=pipeline,
-            ir_instruction_count=self._count_instructions(opt_run.stdout),
-            ir_hash=hashlib.sha256(opt_run.stdout).hexdigest(),
+            ir_instruction_count=count,
+            ir_hash=hashlib.sha256(read_back).hexdigest(),
             opt_seconds=opt_run.seconds,
             stderr_tail=opt_stderr,
         )
@@ -81,11 +84,15 @@ class SubprocessBackend:
 
         return complete_with_codegen(optimized, module.triple, options, codegen, emit)
 
-    def _count_instructions(self, bitcode: bytes) -> int | None:
+    def _read_back(self, bitcode: bytes) -> tuple[int | None, bytes]:
+        """The instruction count and the module as read back (the input itself if that fails)."""
         counter = self._run(
-            [self.toolchain.tool("opt"), f"-passes={INSTRUCTION_COUNTER}", "-disable-output", "-"], bitcode
+            [self.toolchain.tool("opt"), "-discard-value-names", f"-passes={INSTRUCTION_COUNTER}", "-", "-o", "-"],
+            bitcode,
         )
-        return _instruction_count(counter.stderr_text) if counter.returncode == 0 else None
+        if counter.returncode != 0:
+            return None, bitcode
+        return _instruction_count(counter.stderr_text), counter.stdout
 
     def _run(self, argv: list[str], stdin: bytes) -> ToolRun:
         return run_tool(argv, stdin=stdin, timeout=self.timeout, memory_bytes=self.memory_bytes)

@@ -31,6 +31,11 @@ def nest(passes: Iterable[CataloguePass | str], catalogue: Catalogue | None = No
     [inline, sroa, licm, globaldce] -> `cgscc(inline),function(sroa,loop-mssa(licm)),globaldce`.
     Strings are looked up in `catalogue`; `default<..>` pipelines stay at module level.
     """
+    return ",".join(_top_level(passes, catalogue))
+
+
+def _top_level(passes: Iterable[CataloguePass | str], catalogue: Catalogue | None) -> list[str]:
+    """The top-level elements of the nested form: module passes and adaptor groups."""
     # Top-level groups: (outer adaptor or None for a module pass, runs of (inner loop adaptor, spellings)).
     groups: list[tuple[str | None, list[tuple[str | None, list[str]]]]] = []
     for item in passes:
@@ -44,18 +49,25 @@ def nest(passes: Iterable[CataloguePass | str], catalogue: Catalogue | None = No
             runs[-1][1].append(spelling)
         else:
             runs.append((inner, [spelling]))
-    return ",".join(_render(outer, runs) for outer, runs in groups)
+    return [_render(outer, runs) for outer, runs in groups]
 
 
 # Every clang pipeline (-O0 included) starts by inlining always_inline functions, which GNU C requires; without
 # it, libstdc++ 12's always_inline members that the IR only has as available_externally (e.g.
 # basic_string::_M_use_local_data) stay calls to symbols no library defines, and linking fails.
 TUNED_PREFIX = "always-inline"
+# Between top-level elements of a searched list: every element starts with no analysis cached, so what it does
+# depends on the module alone, not on what earlier elements happened to leave cached (BasicAA, for one, uses
+# LoopInfo only when it is cached; GlobalsAA survives invalidate<all>). That is what lets an evaluator resume a
+# pipeline from the bitcode of a shared prefix and get the answer of a whole run; it costs no measurable
+# optimization time.
+ANALYSES_RESET = "invalidate<all>,invalidate<globals-aa>"
 
 
 def tuned_pipeline(passes: Iterable[CataloguePass | str], catalogue: Catalogue) -> str:
-    """A searched pass list as the pipeline stitchopt evaluates and reports: `always-inline`, then the list."""
-    return f"{TUNED_PREFIX},{nest(passes, catalogue)}"
+    """A searched pass list as the pipeline stitchopt evaluates and reports: `always-inline`, then the list's
+    top-level elements, each after an analysis reset."""
+    return f",{ANALYSES_RESET},".join([TUNED_PREFIX, *_top_level(passes, catalogue)])
 
 
 def _render(outer: str | None, runs: list[tuple[str | None, list[str]]]) -> str:

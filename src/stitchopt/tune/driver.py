@@ -1,7 +1,8 @@
 """Run a strategy on one program: evaluation through the cache, budgets, patience, and -Oz as the backup.
 
-A candidate that would become the best first passes the program's guards (when given): one that fails is
-logged as suspicious and scored as a failure, so the strategy does not climb from a likely miscompile.
+A candidate that would become the best is first measured again whole when the evaluator resumes pipelines from
+cached prefixes (so that every best is exact), then passes the program's guards (when given): one that fails
+is logged as suspicious and scored as a failure, so the strategy does not climb from a likely miscompile.
 
 Every evaluation goes through the evaluation cache as it finishes, and strategies are seeded and propose in
 fixed-size batches, so a run that is killed and started again with the same seed re-proposes the same lists,
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from stitchopt.core import EvalResult, IRModule, Objective
+from stitchopt.evaluation.backend import Screen
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
@@ -32,6 +34,9 @@ class Budget:
     evaluations: int = 1000
     seconds: float | None = None  # a time limit makes a run depend on machine speed, not only on its seed
     patience: int | None = None  # stop after this many evaluations without improvement
+    # Screening (size objective, native backend): skip codegen of a candidate whose code-size estimate is more
+    # than this share above the best's; it counts as an evaluation that did not improve. None: off.
+    screen_margin: float | None = None
 
 
 @dataclass
@@ -76,10 +81,14 @@ def tune(
         if not proposals:
             break
         pipelines = [tuned_pipeline(passes, catalogue) for passes in proposals]
-        results = evaluator.evaluate_many([EvalRequest(module, p, oz_baseline.options) for p in pipelines])
+        requests = [EvalRequest(module, p, oz_baseline.options) for p in pipelines]
+        results = evaluator.evaluate_many(requests, screen=_size_screen(run, budget.screen_margin))
         scores = []
         for passes, pipeline, result in zip(proposals, pipelines, results, strict=True):
             score = objective.score(result, oz)
+            if evaluator.prefix_reuse is not None and _improves(run, passes, score):
+                result = evaluator.remeasure(module, pipeline, oz_baseline.options)
+                score = objective.score(result, oz)
             run.evaluations += 1
             since_improvement += 1
             doubts = guard(pipeline) if guard is not None and _improves(run, passes, score) else []
@@ -100,6 +109,16 @@ def tune(
             on_progress(run)
     run.seconds = time.monotonic() - start
     return run
+
+
+def _size_screen(run: TuningRun, margin: float | None) -> Screen | None:
+    """Codegen only for candidates whose code-size estimate is within `margin` of the best's (which stays fixed
+    while a batch is evaluated, so screening does not depend on the number of workers)."""
+    best = run.best_result.size_estimate
+    if margin is None or best is None or any(name != "size" for name, _ in run.objective.weights):
+        return None
+    limit = best * (1 + margin)
+    return lambda optimized: optimized.size_estimate is None or optimized.size_estimate <= limit
 
 
 def _improves(run: TuningRun, passes: PassNames, score: float) -> bool:

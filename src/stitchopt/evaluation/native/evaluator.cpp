@@ -3,6 +3,15 @@
 //   so_optimize: parse the bitcode into a fresh LLVMContext, run the pipeline, count instructions and
 //                serialize the optimized module (its sha256 is the codegen-skip key);
 //   so_codegen:  emit the object file into memory.
+// With a prefix cache (so_prefix_cache_new), a pipeline whose top-level elements run apart exactly as together
+// runs one element at a time, and the cache remembers, by content, which module state each element turned which
+// state into (bitcode with use-list order, least recently used out first, bounded in bytes). A later pipeline
+// on the same input follows the remembered steps as far as they go and runs only the rest; a neighbour whose
+// edit changed nothing rejoins the known path after its edit, and when the whole path is known nothing runs.
+// Only steps that start with no analysis cached are remembered or resumed from (at the start, or after
+// `invalidate<all>,invalidate<globals-aa>`, which stitchopt puts between the elements of searched lists): LLVM passes may read
+// analyses that earlier passes left cached (BasicAA uses LoopInfo when it is cached), which a module read back
+// from bitcode would not have.
 // Both phases run inside a CrashRecoveryContext: LLVM fatal errors come back as SO_CRASH with LLVM's message,
 // signals (abort, segfault) as SO_SIGNAL, instead of killing the caller. After a signal the process state is
 // suspect (the signal may have hit anywhere, e.g. inside malloc), so the caller must not use it again.
@@ -10,7 +19,10 @@
 
 #include "llvm/ADT/DepthFirstIterator.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/ProfileSummaryInfo.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/CodeGen/CommandFlags.h"
@@ -28,12 +40,15 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <chrono>
+#include <list>
 #include <map>
+#include <unordered_map>
 #include <tuple>
 #include <cstring>
 #include <memory>
@@ -49,7 +64,17 @@ enum so_status { SO_OK = 0, SO_COMPILE_ERROR = 1, SO_CRASH = 2, SO_SIGNAL = 3 };
 struct so_opt_result {
   int status;
   long long instruction_count;
+  long long size_estimate;  // LLVM's code-size cost model summed over the optimized module (a screen for codegen)
   double opt_seconds;
+  int elements;         // top-level pipeline elements, when the pipeline ran element by element; else 0
+  int reused_elements;  // of those, how many came from the prefix cache
+};
+
+struct so_prefix_stats {
+  long long entries;
+  long long bytes;  // bitcode and keys held, never above max_bytes
+  long long max_bytes;
+  long long evictions;
 };
 
 struct so_codegen_result {
@@ -139,7 +164,66 @@ TargetMachine *machineFor(const std::string &triple, bool pic, int level, std::s
   return slot.get();
 }
 
+// Commas outside <...> and (...) separate top-level elements (the same rule as passes.pipeline.split_top_level).
+std::vector<std::string> topLevelElements(StringRef pipeline) {
+  std::vector<std::string> elements;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= pipeline.size(); ++i) {
+    char c = i < pipeline.size() ? pipeline[i] : ',';
+    if (c == '<' || c == '(') ++depth;
+    if (c == '>' || c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      StringRef element = pipeline.slice(start, i).trim();
+      if (!element.empty()) elements.push_back(element.str());
+      start = i + 1;
+    }
+  }
+  return elements;
+}
+
 }  // namespace
+
+// Module states by content digest, the steps between them, and finished results, least recently used out first.
+struct so_prefix_cache {
+  static constexpr size_t EntryOverhead = 96;  // list and hash-map nodes, per entry
+  size_t maxBytes;
+  size_t bytes = 0;
+  long long evictions = 0;
+  std::list<std::string> order;  // keys, most recently used first
+  struct Entry {
+    std::string value;
+    std::list<std::string>::iterator position;
+  };
+  std::unordered_map<std::string, Entry> entries;
+
+  explicit so_prefix_cache(size_t maxBytes) : maxBytes(maxBytes) {}
+
+  static size_t cost(const std::string &key, const std::string &value) {
+    return 2 * key.size() + value.size() + EntryOverhead;
+  }
+
+  const std::string *find(const std::string &key) {
+    auto found = entries.find(key);
+    if (found == entries.end()) return nullptr;
+    order.splice(order.begin(), order, found->second.position);
+    return &found->second.value;
+  }
+
+  void insert(const std::string &key, std::string value) {
+    if (entries.count(key) || cost(key, value) > maxBytes) return;
+    bytes += cost(key, value);
+    order.push_front(key);
+    entries.emplace(key, Entry{std::move(value), order.begin()});
+    while (bytes > maxBytes) {
+      auto victim = entries.find(order.back());
+      bytes -= cost(victim->first, victim->second.value);
+      entries.erase(victim);
+      order.pop_back();
+      ++evictions;
+    }
+  }
+};
 
 struct so_evaluation {
   std::unique_ptr<LLVMContext> context;
@@ -177,56 +261,263 @@ std::string tripleOf(const Module &module) {
   return triple.empty() ? sys::getDefaultTargetTriple() : triple;
 }
 
-int optimize(so_evaluation &ev, const char *data, size_t size, const char *pipeline, bool pic,
-                    so_opt_result &out) {
-  auto buffer = MemoryBuffer::getMemBuffer(StringRef(data, size), "input", false);
-  auto parsed = parseBitcodeFile(buffer->getMemBufferRef(), *ev.context);
-  if (!parsed) {
-    ev.error = toString(parsed.takeError());
-    return SO_COMPILE_ERROR;
-  }
-  ev.module = std::move(*parsed);
-  ev.pic = pic;
-  // Like opt: a target machine at codegen level None (opt's unset -codegen-opt-level), the IR's layout kept.
-  TargetMachine *machine = machineFor(tripleOf(*ev.module), pic, 0, ev.error);
-  if (!machine) return SO_COMPILE_ERROR;
+std::string writeBitcode(const Module &module) {
+  std::string bitcode;
+  raw_string_ostream stream(bitcode);
+  WriteBitcodeToFile(module, stream, /*ShouldPreserveUseListOrder=*/true);
+  stream.flush();
+  return bitcode;
+}
 
+std::string printed(ModulePassManager &passes, PassInstrumentationCallbacks &callbacks) {
+  std::string text;
+  raw_string_ostream stream(text);
+  passes.printPipeline(stream, [&](StringRef name) { return callbacks.getPassNameForClassName(name); });
+  return stream.str();
+}
+
+// Whether running `elements` one after another is running `pipeline`: true when each parses on its own and the
+// parsed passes print as the whole does (a flat list of function passes, for one, nests differently apart).
+bool runsApart(const char *pipeline, const std::vector<std::string> &elements) {
+  if (elements.size() < 2) return false;
+  PassInstrumentationCallbacks callbacks;
+  PassBuilder builder(nullptr, PipelineTuningOptions(), std::nullopt, &callbacks);
+  ModulePassManager whole;
+  if (Error err = builder.parsePassPipeline(whole, pipeline)) {
+    consumeError(std::move(err));
+    return false;
+  }
+  std::string apart;
+  for (const std::string &element : elements) {
+    ModulePassManager part;
+    if (Error err = builder.parsePassPipeline(part, element)) {
+      consumeError(std::move(err));
+      return false;
+    }
+    apart += (apart.empty() ? "" : ",") + printed(part, callbacks);
+  }
+  return apart == printed(whole, callbacks);
+}
+
+// The optimization of one module: analysis managers that live across the passes it runs, as opt's do.
+struct Optimization {
   LoopAnalysisManager lam;
   FunctionAnalysisManager fam;
   CGSCCAnalysisManager cgam;
   ModuleAnalysisManager mam;
   PassInstrumentationCallbacks callbacks;
-  StandardInstrumentations instrumentations(*ev.context, false);
-  instrumentations.registerCallbacks(callbacks, &mam);
-  PassBuilder builder(machine, PipelineTuningOptions(), std::nullopt, &callbacks);
-  builder.registerModuleAnalyses(mam);
-  builder.registerCGSCCAnalyses(cgam);
-  builder.registerFunctionAnalyses(fam);
-  builder.registerLoopAnalyses(lam);
-  builder.crossRegisterProxies(lam, fam, cgam, mam);
-  ModulePassManager passes;
-  if (*pipeline != '\0') {  // opt accepts an empty -passes= (no passes); the parser does not
-    if (Error err = builder.parsePassPipeline(passes, pipeline)) {
-      ev.error = toString(std::move(err));
-      return SO_COMPILE_ERROR;
+  StandardInstrumentations instrumentations;
+  PassBuilder builder;
+
+  Optimization(LLVMContext &context, TargetMachine *machine)
+      : instrumentations(context, false), builder(machine, PipelineTuningOptions(), std::nullopt, &callbacks) {
+    instrumentations.registerCallbacks(callbacks, &mam);
+    builder.registerModuleAnalyses(mam);
+    builder.registerCGSCCAnalyses(cgam);
+    builder.registerFunctionAnalyses(fam);
+    builder.registerLoopAnalyses(lam);
+    builder.crossRegisterProxies(lam, fam, cgam, mam);
+  }
+
+  bool run(Module &module, StringRef pipeline, std::string &error) {
+    ModulePassManager passes;
+    if (!pipeline.empty()) {  // opt accepts an empty -passes= (no passes); the parser does not
+      if (Error err = builder.parsePassPipeline(passes, pipeline)) {
+        error = toString(std::move(err));
+        return false;
+      }
+    }
+    passes.run(module, mam);
+    return true;
+  }
+};
+
+// Parses into a fresh context: a second module in the same one would get its struct types renamed (.0, .1).
+bool parseInto(so_evaluation &ev, StringRef bitcode) {
+  ev.module.reset();
+  ev.context = std::make_unique<LLVMContext>();
+  // Like clang (and opt -discard-value-names): local value names are dropped. They never reach the object, and
+  // bitcode cannot carry the counters that make new names unique, so a module resumed from a prefix would
+  // otherwise name its values differently from one optimized in a single run.
+  ev.context->setDiscardValueNames(true);
+  auto buffer = MemoryBuffer::getMemBuffer(bitcode, "input", false);
+  auto parsed = parseBitcodeFile(buffer->getMemBufferRef(), *ev.context);
+  if (!parsed) {
+    ev.error = toString(parsed.takeError());
+    return false;
+  }
+  ev.module = std::move(*parsed);
+  return true;
+}
+
+bool isReset(StringRef element) { return element == "invalidate<all>" || element == "invalidate<globals-aa>"; }
+
+std::string digest(StringRef bytes) {
+  XXH128_hash_t hash = xxh3_128bits(arrayRefFromStringRef(bytes));
+  return std::string(reinterpret_cast<const char *>(&hash), sizeof(hash));
+}
+
+// The target's code-size cost of every instruction (TargetTransformInfo::TCK_CodeSize), -1 without a target.
+long long sizeEstimate(Module &module, so_evaluation &ev) {
+  std::string error;
+  TargetMachine *machine = machineFor(tripleOf(module), ev.pic, 0, error);
+  if (!machine) return -1;
+  long long total = 0;
+  for (Function &function : module) {
+    if (function.isDeclaration()) continue;
+    TargetTransformInfo costs = machine->getTargetTransformInfo(function);
+    for (Instruction &instruction : instructions(function)) {
+      InstructionCost cost = costs.getInstructionCost(&instruction, TargetTransformInfo::TCK_CodeSize);
+      total += cost.isValid() ? *cost.getValue() : 1;
     }
   }
-  passes.addPass(VerifierPass());  // opt verifies its output; a broken module is a fatal error there too
-  passes.run(*ev.module, mam);
+  return total;
+}
 
+// opt verifies its output (a broken module is a fatal error there too). The result is the module as llc reads it
+// back: reading normalizes what passes may leave behind (AutoUpgrade gives every intrinsic its own attributes,
+// attribute groups are rebuilt), so it is the same whether optimized in one run or resumed from a prefix.
+bool finish(so_evaluation &ev, std::unique_ptr<Optimization> &optimization, so_opt_result &out) {
+  if (!optimization->run(*ev.module, "verify", ev.error)) return false;
+  std::string written = writeBitcode(*ev.module);
+  optimization.reset();  // before the module and context it refers to
+  if (!parseInto(ev, written)) return false;
   // Like FunctionPropertiesAnalysis' TotalInstructionCount: blocks reachable from the entry only.
   long long count = 0;
   for (const Function &function : *ev.module)
     if (!function.isDeclaration())
       for (const BasicBlock *block : depth_first(&function.getEntryBlock())) count += block->sizeWithoutDebug();
   out.instruction_count = count;
-  raw_string_ostream stream(ev.bitcode);
-  WriteBitcodeToFile(*ev.module, stream, /*ShouldPreserveUseListOrder=*/true);
-  stream.flush();
-  return SO_OK;
+  out.size_estimate = sizeEstimate(*ev.module, ev);
+  ev.bitcode = writeBitcode(*ev.module);
+  return true;
+}
+
+bool runWhole(so_evaluation &ev, const char *data, size_t size, const char *pipeline, so_opt_result &out) {
+  if (!parseInto(ev, StringRef(data, size))) return false;
+  TargetMachine *machine = machineFor(tripleOf(*ev.module), ev.pic, 0, ev.error);
+  if (!machine) return false;
+  auto optimization = std::make_unique<Optimization>(*ev.context, machine);
+  return optimization->run(*ev.module, pipeline, ev.error) && finish(ev, optimization, out);
+}
+
+// One evaluation's walk through the cache. Keys: 'S' + state digest -> that state's bitcode; 'T' + state digest +
+// step digest -> the next state's digest; 'F' + state digest -> the finished result (instruction count, bitcode).
+// A step is one element under the evaluation's opt flags and relocation model.
+struct CachedRun {
+  so_prefix_cache &cache;
+  std::vector<std::string> steps;  // digest of (flags, relocation model, element) per element
+  std::vector<bool> clean;          // whether element k starts with no analysis cached
+
+  std::string *state(const std::string &id) { return const_cast<std::string *>(cache.find('S' + id)); }
+  const std::string *next(const std::string &id, size_t k) { return cache.find('T' + id + steps[k]); }
+  const std::string *finished(const std::string &id) { return cache.find('F' + id); }
+
+  // Follows remembered steps from state `id` before element `k`: the furthest state reached, and the furthest
+  // one on the way whose bitcode is still held (or `k` itself when none is).
+  void follow(std::string &id, size_t &k, std::string &heldId, size_t &heldK) {
+    heldId = id;
+    heldK = k;
+    while (k < steps.size() && clean[k]) {
+      const std::string *to = next(id, k);
+      if (!to) break;
+      id = *to;
+      ++k;
+      if (state(id)) {
+        heldId = id;
+        heldK = k;
+      }
+    }
+  }
+};
+
+// Runs `elements` through the cache: follows remembered steps as far as they go, continues from the furthest
+// state whose bitcode is held, runs the rest one element at a time (remembering each step), and follows again
+// after each one, so that a pipeline that rejoins a known path stops running. Steps that may start with
+// analyses cached (not first, not after an analysis reset) are neither remembered nor followed.
+bool runCached(so_evaluation &ev, const char *data, size_t size, const std::vector<std::string> &elements,
+               so_prefix_cache &cache, const std::string &context, so_opt_result &out) {
+  CachedRun walk{cache, {}};
+  for (const std::string &element : elements) walk.steps.push_back(digest(context + '\x1f' + element));
+  const size_t n = elements.size();
+  walk.clean.resize(elements.size());
+  for (size_t k = 0; k < elements.size(); ++k)
+    walk.clean[k] = k == 0 || isReset(elements[k]) ||
+                    (k >= 2 && elements[k - 2] == "invalidate<all>" && elements[k - 1] == "invalidate<globals-aa>");
+  const std::string input = digest(StringRef(data, size));
+  std::string id = input, reachedId, heldId;
+  size_t k = 0, reachedK, heldK, ran = 0;
+  std::unique_ptr<Optimization> optimization;
+  auto load = [&](StringRef bitcode, bool resumed) {
+    optimization.reset();  // before the context it refers to
+    if (!parseInto(ev, bitcode)) return false;
+    TargetMachine *machine = machineFor(tripleOf(*ev.module), ev.pic, 0, ev.error);
+    if (!machine) return false;
+    optimization = std::make_unique<Optimization>(*ev.context, machine);
+    // The profile summary outlives every invalidation once a pass computed it (always-inline, first in every
+    // searched list, does): a module resumed past the start has it too (codegenprepare needs it).
+    if (resumed) optimization->mam.getResult<ProfileSummaryAnalysis>(*ev.module);
+    return true;
+  };
+  while (true) {
+    reachedId = heldId = id;
+    reachedK = heldK = k;
+    walk.follow(reachedId, reachedK, heldId, heldK);
+    if (reachedK == n) {
+      if (const std::string *done = walk.finished(reachedId)) {  // the rest of the path is known: stop running
+        std::memcpy(&out.instruction_count, done->data(), sizeof(long long));
+        std::memcpy(&out.size_estimate, done->data() + sizeof(long long), sizeof(long long));
+        ev.bitcode = done->substr(2 * sizeof(long long));
+        optimization.reset();
+        ev.module.reset();  // codegen reads the bitcode, as llc would
+        out.elements = static_cast<int>(n);
+        out.reused_elements = static_cast<int>(n - ran);
+        return true;
+      }
+    }
+    if (heldK > k || !ev.module) {
+      if (!load(heldK > 0 ? StringRef(*walk.state(heldId)) : StringRef(data, size), heldK > 0)) return false;
+      id = heldK > 0 ? heldId : input;
+      k = heldK;
+    }
+    if (k == n) break;
+    if (!optimization->run(*ev.module, elements[k], ev.error)) return false;
+    ++ran;
+    if (isReset(elements[k])) {  // the same module: no bitcode to write
+      if (walk.clean[k]) cache.insert('T' + id + walk.steps[k], id);
+      ++k;
+      continue;
+    }
+    std::string bitcode = writeBitcode(*ev.module);
+    std::string to = digest(bitcode);
+    if (walk.clean[k]) cache.insert('T' + id + walk.steps[k], to);
+    cache.insert('S' + to, std::move(bitcode));
+    id = to;
+    ++k;
+  }
+  if (!finish(ev, optimization, out)) return false;
+  std::string finished(2 * sizeof(long long), '\0');
+  std::memcpy(finished.data(), &out.instruction_count, sizeof(long long));
+  std::memcpy(finished.data() + sizeof(long long), &out.size_estimate, sizeof(long long));
+  cache.insert('F' + id, finished + ev.bitcode);
+  out.elements = static_cast<int>(n);
+  out.reused_elements = static_cast<int>(n - ran);
+  return true;
+}
+
+int optimize(so_evaluation &ev, const char *data, size_t size, const char *pipeline, const char *optFlags, bool pic,
+             so_prefix_cache *cache, so_opt_result &out) {
+  ev.pic = pic;
+  std::vector<std::string> elements;
+  if (cache) elements = topLevelElements(pipeline);
+  bool ok = cache && runsApart(pipeline, elements)
+                ? runCached(ev, data, size, elements, *cache, std::string(optFlags ? optFlags : "") + (pic ? "\x1fpic" : "\x1fstatic"), out)
+                : runWhole(ev, data, size, pipeline, out);
+  return ok ? SO_OK : SO_COMPILE_ERROR;
 }
 
 int emitObject(so_evaluation &ev) {
+  if (!ev.module && !parseInto(ev, ev.bitcode)) return SO_COMPILE_ERROR;  // a result the prefix cache knew
   // Like llc: its own target machine at the codegen level, and the target's data layout.
   TargetMachine *machine = machineFor(tripleOf(*ev.module), ev.pic, ev.codegen_level, ev.error);
   if (!machine) return SO_COMPILE_ERROR;
@@ -262,24 +553,24 @@ void so_initialize(void) {
 }
 
 // Returns a handle that owns the optimized module (free it with so_free), or null only on allocation failure.
+// `cache` may be null (no prefix reuse).
 so_evaluation *so_optimize(const char *data, size_t size, const char *pipeline, const char *opt_flags, int pic,
-                           int codegen_level, so_opt_result *out) {
+                           int codegen_level, so_prefix_cache *cache, so_opt_result *out) {
   auto *ev = new so_evaluation();
-  ev->context = std::make_unique<LLVMContext>();
   ev->codegen_level = codegen_level;
-  *out = so_opt_result{SO_OK, 0, 0.0};
+  *out = so_opt_result{SO_OK, 0, 0, 0.0, 0, 0};
   if (!applyOptFlags(opt_flags, ev->error)) {
     out->status = SO_COMPILE_ERROR;
     return ev;
   }
   out->status = runRecovering(*ev, "while optimizing", out->opt_seconds,
-                               [&] { return optimize(*ev, data, size, pipeline, pic != 0, *out); });
+                               [&] { return optimize(*ev, data, size, pipeline, opt_flags, pic != 0, cache, *out); });
   return ev;
 }
 
 void so_codegen(so_evaluation *ev, so_codegen_result *out) {
   *out = so_codegen_result{SO_CRASH, 0.0};
-  if (!ev->module) {
+  if (!ev->module && ev->bitcode.empty()) {
     ev->error = "nothing to generate code for";
     return;
   }
@@ -299,5 +590,12 @@ const char *so_object(so_evaluation *ev, size_t *size) {
 const char *so_error(so_evaluation *ev) { return ev->error.c_str(); }
 
 void so_free(so_evaluation *ev) { delete ev; }
+
+so_prefix_cache *so_prefix_cache_new(size_t max_bytes) { return new so_prefix_cache(max_bytes); }
+
+void so_prefix_cache_stats(const so_prefix_cache *cache, so_prefix_stats *out) {
+  *out = so_prefix_stats{static_cast<long long>(cache->entries.size()), static_cast<long long>(cache->bytes),
+                         static_cast<long long>(cache->maxBytes), cache->evictions};
+}
 
 }  // extern "C"

@@ -17,7 +17,18 @@ SO_OK, SO_COMPILE_ERROR, SO_CRASH, SO_SIGNAL = 0, 1, 2, 3  # SO_SIGNAL: recovere
 
 
 class _OptResult(ctypes.Structure):
-    _fields_ = [("status", ctypes.c_int), ("instruction_count", ctypes.c_longlong), ("opt_seconds", ctypes.c_double)]
+    _fields_ = [
+        ("status", ctypes.c_int),
+        ("instruction_count", ctypes.c_longlong),
+        ("size_estimate", ctypes.c_longlong),
+        ("opt_seconds", ctypes.c_double),
+        ("elements", ctypes.c_int),
+        ("reused_elements", ctypes.c_int),
+    ]
+
+
+class _PrefixStats(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_longlong) for name in ("entries", "bytes", "max_bytes", "evictions")]
 
 
 class _CodegenResult(ctypes.Structure):
@@ -28,9 +39,20 @@ class _CodegenResult(ctypes.Structure):
 class NativeOptimized:
     status: int
     instruction_count: int
+    size_estimate: int | None  # LLVM's code-size cost of the optimized module (None without a target)
     opt_seconds: float
     bitcode: bytes
     error: str
+    elements: int  # top-level pipeline elements, when the pipeline ran element by element (prefix reuse); else 0
+    reused_elements: int  # of those, how many were resumed from the prefix cache
+
+
+@dataclass(frozen=True)
+class PrefixCacheStats:
+    entries: int
+    bytes: int
+    max_bytes: int
+    evictions: int
 
 
 @dataclass(frozen=True)
@@ -48,9 +70,12 @@ def built_library() -> Path | None:
 
 
 class NativeLibrary:
-    """One loaded evaluator. Not thread-safe: LLVM's option registry is process-global, so one per process."""
+    """One loaded evaluator. Not thread-safe: LLVM's option registry is process-global, so one per process.
 
-    def __init__(self, path: Path) -> None:
+    With `prefix_cache_bytes`, pipelines run element by element and module states after shared prefixes are
+    kept (up to that many bytes) and resumed from (see evaluator.cpp)."""
+
+    def __init__(self, path: Path, prefix_cache_bytes: int = 0) -> None:
         lib = ctypes.CDLL(str(path))
         lib.so_llvm_version.restype = ctypes.c_char_p
         lib.so_llvm_bindir.restype = ctypes.c_char_p
@@ -62,8 +87,12 @@ class NativeLibrary:
             ctypes.c_char_p,
             ctypes.c_int,
             ctypes.c_int,
+            ctypes.c_void_p,
             ctypes.POINTER(_OptResult),
         ]
+        lib.so_prefix_cache_new.restype = ctypes.c_void_p
+        lib.so_prefix_cache_new.argtypes = [ctypes.c_size_t]
+        lib.so_prefix_cache_stats.argtypes = [ctypes.c_void_p, ctypes.POINTER(_PrefixStats)]
         lib.so_codegen.argtypes = [ctypes.c_void_p, ctypes.POINTER(_CodegenResult)]
         for getter in (lib.so_bitcode, lib.so_object):
             getter.restype = ctypes.c_void_p
@@ -74,6 +103,7 @@ class NativeLibrary:
         lib.so_initialize()
         self._lib = lib
         self._pending: int | None = None  # the optimized module awaiting codegen or release
+        self._prefix_cache: int | None = lib.so_prefix_cache_new(prefix_cache_bytes) if prefix_cache_bytes else None
 
     @property
     def llvm_version(self) -> str:
@@ -83,8 +113,9 @@ class NativeLibrary:
     def llvm_bindir(self) -> str:
         return bytes(self._lib.so_llvm_bindir()).decode()
 
-    def optimize(self, bitcode: bytes, pipeline: str, options: CompileOptions) -> NativeOptimized:
-        """Run `pipeline`; the optimized module stays loaded for `codegen()` until `release()`."""
+    def optimize(self, bitcode: bytes, pipeline: str, options: CompileOptions, reuse: bool = True) -> NativeOptimized:
+        """Run `pipeline`; the optimized module stays loaded for `codegen()` until `release()`. Without `reuse`,
+        it runs whole even when the prefix cache could resume it."""
         self.release()
         result = _OptResult()
         handle = self._lib.so_optimize(
@@ -94,16 +125,27 @@ class NativeLibrary:
             "\n".join(options.opt_flags).encode(),
             int(options.relocation_model == "pic"),
             options.codegen_level,
+            self._prefix_cache if reuse else None,
             ctypes.byref(result),
         )
         self._pending = handle
         return NativeOptimized(
             status=result.status,
             instruction_count=result.instruction_count,
+            size_estimate=result.size_estimate if result.size_estimate >= 0 else None,
             opt_seconds=result.opt_seconds,
             bitcode=self._bytes(self._lib.so_bitcode, handle) if result.status == SO_OK else b"",
             error=self._error(handle),
+            elements=result.elements,
+            reused_elements=result.reused_elements,
         )
+
+    def prefix_cache_stats(self) -> PrefixCacheStats | None:
+        if self._prefix_cache is None:
+            return None
+        stats = _PrefixStats()
+        self._lib.so_prefix_cache_stats(self._prefix_cache, ctypes.byref(stats))
+        return PrefixCacheStats(stats.entries, stats.bytes, stats.max_bytes, stats.evictions)
 
     def codegen(self) -> NativeObject:
         """Emit the object file of the module from the last `optimize()`."""

@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.errors import ToolchainError
-from stitchopt.evaluation.backend import CodegenLookup, Emitted, complete_with_codegen, tail
+from stitchopt.evaluation.backend import CodegenLookup, Emitted, Screen, complete_with_codegen, tail
 from stitchopt.evaluation.native.library import SO_COMPILE_ERROR, SO_OK, SO_SIGNAL, NativeLibrary, built_library
 from stitchopt.evaluation.native.protocol import Deadline, WorkerGone, receive, send
 from stitchopt.toolchain.discovery import Toolchain
@@ -67,11 +67,39 @@ def probe_native(toolchain: Toolchain) -> NativeProbe:
     return NativeProbe(True, f"LLVM {version}", path)
 
 
+@dataclass
+class PrefixReuse:
+    """How much pipeline work the workers' prefix caches saved: top-level elements resumed from a cached
+    module state rather than run, and the caches' size (the largest worker's; each is bounded by its limit)."""
+
+    evaluations: int = 0  # evaluations that ran element by element
+    elements: int = 0
+    reused_elements: int = 0
+    cache_bytes: int = 0
+    cache_limit_bytes: int = 0
+    evictions: int = 0
+
+    @property
+    def reused_share(self) -> float:
+        return self.reused_elements / self.elements if self.elements else 0.0
+
+    def add(self, reply: dict[str, Any]) -> None:
+        if not reply.get("elements"):
+            return
+        self.evaluations += 1
+        self.elements += reply["elements"]
+        self.reused_elements += reply["reused_elements"]
+        cache = reply["prefix_cache"]
+        self.cache_bytes = max(self.cache_bytes, cache["bytes"])
+        self.cache_limit_bytes = cache["max_bytes"]
+        self.evictions = max(self.evictions, cache["evictions"])
+
+
 class _Worker:
     """One worker process and the modules it has already received."""
 
-    def __init__(self, library: Path, memory_bytes: int | None) -> None:
-        worker = [sys.executable, "-m", "stitchopt.evaluation.native.worker", str(library)]
+    def __init__(self, library: Path, memory_bytes: int | None, prefix_cache_bytes: int) -> None:
+        worker = [sys.executable, "-m", "stitchopt.evaluation.native.worker", str(library), str(prefix_cache_bytes)]
         argv = rlimited(worker, memory_limits(memory_bytes))
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by kill())
         self.process = subprocess.Popen(
@@ -112,7 +140,9 @@ class _Worker:
 
 
 class NativeBackend:
-    """Up to `jobs` workers; `evaluate` may be called from that many threads at once."""
+    """Up to `jobs` workers; `evaluate` may be called from that many threads at once. With
+    `prefix_cache_bytes`, each worker keeps module states after pipeline prefixes, up to that many bytes, and
+    resumes later pipelines from them (same answers; see evaluator.cpp)."""
 
     name = "native"
 
@@ -123,6 +153,7 @@ class NativeBackend:
         jobs: int = 1,
         timeout: float = DEFAULT_TIMEOUT_S,
         memory_bytes: int | None = None,
+        prefix_cache_bytes: int = 0,
     ) -> None:
         probe = probe_native(toolchain)
         if not probe.available or probe.library is None:
@@ -130,6 +161,8 @@ class NativeBackend:
         self.library = probe.library
         self.timeout = timeout
         self.memory_bytes = memory_bytes
+        self.prefix_cache_bytes = prefix_cache_bytes
+        self.prefix_reuse = PrefixReuse()
         self.restarts = 0
         self._live: set[_Worker] = set()  # busy or idle, so that close() can stop evaluations in flight
         self._live_lock = threading.Lock()
@@ -143,15 +176,20 @@ class NativeBackend:
         pipeline: str,
         options: CompileOptions = CompileOptions(),
         codegen: CodegenLookup | None = None,
+        *,
+        reuse: bool = True,
+        screen: Screen | None = None,
     ) -> EvalResult:
+        """`reuse=False` runs the pipeline whole even where the worker's prefix cache could resume it; `screen`
+        may rule out codegen of the optimized module."""
         worker = self._idle.get()
         healthy = False
         try:
             if worker is None:
-                worker = _Worker(self.library, self.memory_bytes)
+                worker = _Worker(self.library, self.memory_bytes, self.prefix_cache_bytes)
                 with self._live_lock:
                     self._live.add(worker)
-            result, healthy = self._evaluate_on(worker, module, pipeline, options, codegen)
+            result, healthy = self._evaluate_on(worker, module, pipeline, options, codegen, reuse, screen)
             return result
         finally:
             if not healthy and worker is not None:  # hung, dead, crashed, or interrupted mid-conversation
@@ -172,11 +210,14 @@ class NativeBackend:
         pipeline: str,
         options: CompileOptions,
         codegen: CodegenLookup | None,
+        reuse: bool,
+        screen: Screen | None,
     ) -> tuple[EvalResult, bool]:
         """The result, and whether the worker can be used again."""
         header = {
             "module": module.sha256,
             "pipeline": pipeline,
+            "reuse": reuse,
             "opt_flags": list(options.opt_flags),
             "codegen_level": options.codegen_level,
             "relocation_model": options.relocation_model,
@@ -189,6 +230,8 @@ class NativeBackend:
         except (Deadline, WorkerGone) as exc:
             status, message = self._failure(worker, exc, "opt")
             return EvalResult(status, pipeline, opt_seconds=time.monotonic() - started, stderr_tail=message), False
+        with self._live_lock:
+            self.prefix_reuse.add(reply)
         opt_stderr = tail("opt", reply["error"])
         if reply["status"] != SO_OK:
             status = _STATUS.get(reply["status"], EvalStatus.CRASH)
@@ -198,6 +241,7 @@ class NativeBackend:
             EvalStatus.OK,
             pipeline,
             ir_instruction_count=reply["instructions"],
+            size_estimate=reply["size_estimate"],
             ir_hash=reply["ir_hash"],
             opt_seconds=reply["opt_seconds"],
             stderr_tail=opt_stderr,
@@ -220,7 +264,7 @@ class NativeBackend:
         def skip() -> None:
             send(worker.write_fd, {"op": "skip"})
 
-        result = complete_with_codegen(optimized, module.triple, options, codegen, emit, skip)
+        result = complete_with_codegen(optimized, module.triple, options, codegen, emit, skip, screen)
         return result, healthy
 
     def _failure(self, worker: _Worker, exc: Exception, tool: str) -> tuple[EvalStatus, str]:

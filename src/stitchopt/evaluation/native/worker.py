@@ -1,8 +1,9 @@
 """A long-lived process that holds the native evaluator and serves one evaluation at a time.
 
-Run by `NativeBackend` as `python -m stitchopt.evaluation.native.worker LIBRARY`. LLVM's fatal errors and crashes come
-back as statuses; after a signal-level crash the worker answers and then exits, because a process that was
-interrupted by SIGSEGV or SIGABRT anywhere (inside malloc, holding a lock) may give wrong answers later.
+Run by `NativeBackend` as `python -m stitchopt.evaluation.native.worker LIBRARY [PREFIX_CACHE_BYTES]`. LLVM's
+fatal errors and crashes come back as statuses; after a signal-level crash the worker answers and then exits,
+because a process that was interrupted by SIGSEGV or SIGABRT anywhere (inside malloc, holding a lock) may give
+wrong answers later.
 Anything worse (a hang, a stack overflow) is handled by the parent killing this process.
 """
 
@@ -12,6 +13,7 @@ import hashlib
 import sys
 from collections import OrderedDict
 from contextlib import suppress
+from dataclasses import asdict
 from pathlib import Path
 
 from stitchopt.core import CompileOptions
@@ -41,16 +43,21 @@ def serve(library: NativeLibrary, read_fd: int, write_fd: int) -> None:
             relocation_model=request["relocation_model"],
             opt_flags=tuple(request["opt_flags"]),
         )
-        optimized = library.optimize(bitcode, request["pipeline"], options)
+        optimized = library.optimize(bitcode, request["pipeline"], options, request.get("reuse", True))
+        prefixes = library.prefix_cache_stats()
         send(
             write_fd,
             {
                 "op": "optimized",
                 "status": optimized.status,
                 "instructions": optimized.instruction_count,
+                "size_estimate": optimized.size_estimate,
                 "opt_seconds": optimized.opt_seconds,
                 "ir_hash": hashlib.sha256(optimized.bitcode).hexdigest() if optimized.status == SO_OK else None,
                 "error": optimized.error,
+                "elements": optimized.elements,
+                "reused_elements": optimized.reused_elements,
+                "prefix_cache": asdict(prefixes) if prefixes is not None else None,
             },
         )
         if optimized.status == SO_SIGNAL:
@@ -76,7 +83,7 @@ def serve(library: NativeLibrary, read_fd: int, write_fd: int) -> None:
 
 
 def main() -> None:
-    library = NativeLibrary(Path(sys.argv[1]))
+    library = NativeLibrary(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0)
     with suppress(WorkerGone):  # the parent closed the pipe: exit quietly
         serve(library, sys.stdin.fileno(), sys.stdout.fileno())
 

@@ -1,0 +1,161 @@
+"""Prefix reuse in the native workers: the same answers as running every pipeline whole, in bounded memory."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from stitchopt.core import CompileOptions, EvalResult, IRModule
+from stitchopt.datasets.demo import demo_programs
+from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
+from stitchopt.evaluation.native.pool import NativeBackend
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.toolchain.baselines import load_baselines
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.strategies import LocalSearch, RandomSearch, flatten_pipeline
+
+DATA = Path(__file__).parent.parent / "data"
+
+pytestmark = pytest.mark.usefixtures("native_available")
+
+# newgvn leaves a use-list order that differs between two runs on the same input: its lists are compared by
+# object, not by bitcode.
+NONDETERMINISTIC = "newgvn"
+
+
+@pytest.fixture(scope="module")
+def oz_options(toolchain: Toolchain) -> CompileOptions:
+    return load_baselines(toolchain, ("Oz",))["Oz"].options
+
+
+@pytest.fixture(scope="module")
+def modules(toolchain: Toolchain) -> list[IRModule]:
+    """Demo programs, and real code: a C utility and C++ with classes and the standard library."""
+    demo = sorted(demo_programs().values())[:3]
+    return [load_module(toolchain, path) for path in [*demo, DATA / "wordcount.c", DATA / "shapes.cpp"]]
+
+
+def neighbourhood(catalogue: Catalogue, oz_pipeline: str, seed: int) -> list[tuple[str, ...]]:
+    """What a local search evaluates: the -Oz seed, its mutants, mutants of those, and random lists."""
+    rng = random.Random(seed)
+    search = LocalSearch(catalogue.names(), rng, [flatten_pipeline(oz_pipeline, catalogue)])
+    lists = [search.best]
+    lists += [search._mutate(search.best) for _ in range(10)]
+    lists += [search._mutate(parent) for parent in lists[1:5]]
+    lists += RandomSearch(catalogue.names(), rng).ask(4)
+    return lists
+
+
+def _comparable(result: EvalResult, exact_ir: bool) -> tuple[object, ...]:
+    ir = (result.ir_hash, result.ir_instruction_count) if exact_ir else ()
+    return (result.status, result.size_bytes, result.sections, *ir)
+
+
+@pytest.fixture()
+def reusing(toolchain: Toolchain) -> Iterator[Evaluator]:
+    with Evaluator(toolchain, jobs=2, backend="native", prefix_cache_mb=64) as evaluator:
+        yield evaluator
+
+
+@pytest.mark.slow
+def test_reuse_gives_the_answers_of_whole_runs(
+    toolchain: Toolchain,
+    catalogue: Catalogue,
+    modules: list[IRModule],
+    oz_options: CompileOptions,
+    reusing: Evaluator,
+) -> None:
+    """Local-search neighbourhoods and random lists on demo and real units, run whole and with reuse (two
+    workers, so each resumes from what it saw): identical statuses and object sizes for every list, and the
+    same optimized IR for nearly all. Not all: a module in memory can hold dead constants that still count as
+    users of a function (argpromotion, for one, walks them), which bitcode does not carry; in a 130-pair
+    version of this set one bigint list ended with another use-list order for an argument, same object."""
+    oz_pipeline = load_baselines(toolchain, ("Oz",))["Oz"].pipeline
+    lists = neighbourhood(catalogue, oz_pipeline, seed=3)
+    requests = [EvalRequest(m, tuned_pipeline(passes, catalogue), oz_options) for m in modules for passes in lists]
+    with Evaluator(toolchain, jobs=2, backend="native") as whole:
+        expected = whole.evaluate_many(requests)
+    actual = reusing.evaluate_many(requests)
+    assert [_comparable(a, False) for a in actual] == [_comparable(e, False) for e in expected]
+    same_ir = sum(
+        _comparable(a, True) == _comparable(e, True) or NONDETERMINISTIC in a.pipeline
+        for a, e in zip(actual, expected, strict=True)
+    )
+    assert same_ir >= len(requests) - 2
+    assert sum(result.ok for result in expected) >= 0.9 * len(requests)
+    reuse = reusing.prefix_reuse
+    assert reuse is not None and reuse.evaluations == len(requests)
+    assert reuse.reused_share > 0.3  # neighbours share long prefixes, and rejoin the known path after an edit
+
+
+def test_a_fully_known_path_runs_nothing_and_still_generates_code(
+    toolchain: Toolchain, catalogue: Catalogue, modules: list[IRModule], oz_options: CompileOptions
+) -> None:
+    """The second evaluation of a pipeline (its result not stored anywhere else) runs no pass: the worker has
+    the finished module's bitcode, and codegen reads it as llc would."""
+    backend = NativeBackend(toolchain, jobs=1, prefix_cache_bytes=16 << 20)
+    pipeline = tuned_pipeline(("sroa", "instcombine", "globaldce", "simplifycfg"), catalogue)
+    try:
+        first = backend.evaluate(modules[0], pipeline, oz_options, None)
+        before = backend.prefix_reuse.reused_elements
+        second = backend.evaluate(modules[0], pipeline, oz_options, None)
+    finally:
+        backend.close()
+    assert first.ok and _comparable(second, True) == _comparable(first, True)
+    assert backend.prefix_reuse.reused_elements - before == backend.prefix_reuse.elements // 2  # all of them
+
+
+def test_resumed_runs_start_with_no_analysis_cached(
+    toolchain: Toolchain, catalogue: Catalogue, modules: list[IRModule], oz_options: CompileOptions
+) -> None:
+    """attributor-light reads analyses only if they are cached: resumed after the -Oz seed, it gives avl_tree's
+    rotate_left a nonnull return only if the seed left analyses cached. Searched lists reset analyses between
+    elements, so a resumed run is a whole run; a pipeline without resets is never resumed past its first step."""
+    oz_pipeline = load_baselines(toolchain, ("Oz",))["Oz"].pipeline
+    seed = flatten_pipeline(oz_pipeline, catalogue)
+    module = next(m for m in modules if m.name.endswith("avl_tree"))
+    searched = tuned_pipeline((*seed, "attributor-light"), catalogue)
+    without_resets = searched.replace(",invalidate<all>,invalidate<globals-aa>", "")
+    backend = NativeBackend(toolchain, jobs=1, prefix_cache_bytes=64 << 20)
+    with Evaluator(toolchain, jobs=1, backend="native") as whole:
+        expected = [whole.evaluate(module, p, oz_options) for p in (searched, without_resets)]
+    try:
+        backend.evaluate(module, tuned_pipeline(seed, catalogue), oz_options, None)
+        before = backend.prefix_reuse.reused_elements, backend.prefix_reuse.elements
+        resumed = backend.evaluate(module, searched, oz_options, None)
+        ran = (backend.prefix_reuse.elements - before[1]) - (backend.prefix_reuse.reused_elements - before[0])
+        assert ran <= 3  # attributor-light and the reset before it
+        backend.evaluate(module, without_resets, oz_options, None)
+        before = backend.prefix_reuse.reused_elements
+        again = backend.evaluate(module, without_resets, oz_options, None)
+        assert backend.prefix_reuse.reused_elements - before == 1  # its first step only
+    finally:
+        backend.close()
+    assert _comparable(resumed, True) == _comparable(expected[0], True)
+    assert _comparable(again, True) == _comparable(expected[1], True)
+
+
+def test_the_cache_stays_within_its_bound(
+    toolchain: Toolchain, catalogue: Catalogue, modules: list[IRModule], oz_options: CompileOptions
+) -> None:
+    """A 1 MiB cache evicts as it fills, never holds more than its bound, and answers stay the same."""
+    oz_pipeline = load_baselines(toolchain, ("Oz",))["Oz"].pipeline
+    lists = neighbourhood(catalogue, oz_pipeline, seed=5)[:12]
+    requests = [EvalRequest(m, tuned_pipeline(p, catalogue), oz_options) for m in modules[:2] for p in lists]
+    with (
+        Evaluator(toolchain, jobs=1, backend="native", prefix_cache_mb=1) as small,
+        Evaluator(toolchain, jobs=1, backend="native") as whole,
+    ):
+        actual = small.evaluate_many(requests)
+        expected = whole.evaluate_many(requests)
+        reuse = small.prefix_reuse
+    assert [_comparable(a, NONDETERMINISTIC not in a.pipeline) for a in actual] == [
+        _comparable(e, NONDETERMINISTIC not in e.pipeline) for e in expected
+    ]
+    assert reuse is not None and reuse.evictions > 0
+    assert 0 < reuse.cache_bytes <= reuse.cache_limit_bytes == 1 << 20
