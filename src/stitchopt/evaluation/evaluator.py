@@ -118,7 +118,8 @@ class Evaluator:
     """Evaluate requests through the caches, running misses on up to `jobs` workers at once.
 
     `prefix_cache_mb` > 0 lets each native worker resume pipelines from module states after shared
-    prefixes (a search's neighbours share long ones); results are identical with and without."""
+    prefixes (a search's neighbours share long ones): the same objects as whole runs, and the same optimized
+    IR but for rare lists (docs/evaluation.md#prefix-reuse-and-screening)."""
 
     def __init__(
         self,
@@ -193,9 +194,9 @@ class Evaluator:
         return self.evaluate_many([EvalRequest(module, pipeline, options)])[0]
 
     def remeasure(self, module: IRModule, pipeline: str, options: CompileOptions = CompileOptions()) -> EvalResult:
-        """The pipeline run whole, replacing what the store holds: for a result that decides an answer, since
-        resuming is exact only as far as LLVM's passes ignore the analyses earlier passes left cached (see
-        docs/evaluation.md). Without prefix reuse, the same as `evaluate`."""
+        """The pipeline run whole, replacing what the store holds: for a result that decides an answer, since a
+        module resumed from bitcode lacks what bitcode cannot carry (dead constant users, which a few passes
+        walk; see docs/evaluation.md). Without prefix reuse, the same as `evaluate`."""
         if not isinstance(self.backend, NativeBackend) or not self.backend.prefix_cache_bytes:
             return self.evaluate(module, pipeline, options)
         request = EvalRequest(module, pipeline, options)

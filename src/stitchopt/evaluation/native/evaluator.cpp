@@ -9,9 +9,9 @@
 // on the same input follows the remembered steps as far as they go and runs only the rest; a neighbour whose
 // edit changed nothing rejoins the known path after its edit, and when the whole path is known nothing runs.
 // Only steps that start with no analysis cached are remembered or resumed from (at the start, or after
-// `invalidate<all>,invalidate<globals-aa>`, which stitchopt puts between the elements of searched lists): LLVM passes may read
-// analyses that earlier passes left cached (BasicAA uses LoopInfo when it is cached), which a module read back
-// from bitcode would not have.
+// `invalidate<all>,invalidate<globals-aa>`, which stitchopt puts between the elements of searched lists:
+// passes.pipeline.ANALYSES_RESET): LLVM passes may read analyses that earlier passes left cached (BasicAA uses
+// LoopInfo when it is cached), which a module read back from bitcode would not have.
 // Both phases run inside a CrashRecoveryContext: LLVM fatal errors come back as SO_CRASH with LLVM's message,
 // signals (abort, segfault) as SO_SIGNAL, instead of killing the caller. After a signal the process state is
 // suspect (the signal may have hit anywhere, e.g. inside malloc), so the caller must not use it again.
@@ -350,6 +350,7 @@ bool parseInto(so_evaluation &ev, StringRef bitcode) {
   return true;
 }
 
+// The two halves of passes.pipeline.ANALYSES_RESET.
 bool isReset(StringRef element) { return element == "invalidate<all>" || element == "invalidate<globals-aa>"; }
 
 std::string digest(StringRef bytes) {
@@ -409,7 +410,7 @@ struct CachedRun {
   std::vector<std::string> steps;  // digest of (flags, relocation model, element) per element
   std::vector<bool> clean;          // whether element k starts with no analysis cached
 
-  std::string *state(const std::string &id) { return const_cast<std::string *>(cache.find('S' + id)); }
+  const std::string *state(const std::string &id) { return cache.find('S' + id); }
   const std::string *next(const std::string &id, size_t k) { return cache.find('T' + id + steps[k]); }
   const std::string *finished(const std::string &id) { return cache.find('F' + id); }
 
@@ -510,9 +511,9 @@ int optimize(so_evaluation &ev, const char *data, size_t size, const char *pipel
   ev.pic = pic;
   std::vector<std::string> elements;
   if (cache) elements = topLevelElements(pipeline);
-  bool ok = cache && runsApart(pipeline, elements)
-                ? runCached(ev, data, size, elements, *cache, std::string(optFlags ? optFlags : "") + (pic ? "\x1fpic" : "\x1fstatic"), out)
-                : runWhole(ev, data, size, pipeline, out);
+  std::string context = std::string(optFlags ? optFlags : "") + (pic ? "\x1fpic" : "\x1fstatic");
+  bool ok = cache && runsApart(pipeline, elements) ? runCached(ev, data, size, elements, *cache, context, out)
+                                                   : runWhole(ev, data, size, pipeline, out);
   return ok ? SO_OK : SO_COMPILE_ERROR;
 }
 
