@@ -73,6 +73,7 @@ class EvalResult:
     stderr_tail: str = ""
     sections: dict[str, int] = field(default_factory=dict)
     codegen_cached: bool = False  # sizes came from an earlier codegen of the same optimized IR
+    resumed: bool = False  # optimized from a module state a native worker held (prefix reuse), not from the input
     runtime: float | None = None  # the program's run cost when a runtime probe is attached (unit: the probe's)
     # The limits a failure happened under: a timeout or a crash under a memory cap says nothing about a
     # run with a larger limit, so the cache replays it only under the same or tighter limits.

@@ -1,4 +1,5 @@
-"""Prefix reuse in the native workers: the same answers as running every pipeline whole, in bounded memory."""
+"""Prefix reuse in the native workers: pipelines derived from a base resume from the base's module states, with
+the same answers as running every pipeline whole, in bounded memory."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.evaluation.native.pool import NativeBackend
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module
@@ -40,15 +41,25 @@ def modules(toolchain: Toolchain) -> list[IRModule]:
     return [load_module(toolchain, path) for path in [*demo, DATA / "wordcount.c", DATA / "shapes.cpp"]]
 
 
-def neighbourhood(catalogue: Catalogue, oz_pipeline: str, seed: int) -> list[tuple[str, ...]]:
-    """What a local search evaluates: the -Oz seed, its mutants, mutants of those, and random lists."""
+def neighbourhood(catalogue: Catalogue, oz_pipeline: str, seed: int) -> list[tuple[PassNames, PassNames]]:
+    """What a local search evaluates, as (base, list) pairs: the -Oz seed, its mutants, mutants of those (their
+    parent as base), and random lists (the seed as base)."""
     rng = random.Random(seed)
     search = LocalSearch(catalogue.names(), rng, [flatten_pipeline(oz_pipeline, catalogue)])
-    lists = [search.best]
-    lists += [search._mutate(search.best) for _ in range(10)]
-    lists += [search._mutate(parent) for parent in lists[1:5]]
-    lists += RandomSearch(catalogue.names(), rng).ask(4)
-    return lists
+    mutants = [search._mutate(search.best) for _ in range(10)]
+    pairs = [(search.best, search.best), *((search.best, mutant) for mutant in mutants)]
+    pairs += [(parent, search._mutate(parent)) for parent in mutants[:4]]
+    pairs += [(search.best, passes) for passes in RandomSearch(catalogue.names(), rng).ask(4)]
+    return pairs
+
+
+def derived(
+    module: IRModule, pairs: list[tuple[PassNames, PassNames]], catalogue: Catalogue, options: CompileOptions
+) -> list[EvalRequest]:
+    return [
+        EvalRequest(module, tuned_pipeline(passes, catalogue), options, tuned_pipeline(base, catalogue))
+        for base, passes in pairs
+    ]
 
 
 def _comparable(result: EvalResult, exact_ir: bool) -> tuple[object, ...]:
@@ -70,15 +81,16 @@ def test_reuse_gives_the_answers_of_whole_runs(
     oz_options: CompileOptions,
     reusing: Evaluator,
 ) -> None:
-    """Local-search neighbourhoods and random lists on demo and real units, run whole and with reuse (two
-    workers, so each resumes from what it saw): identical statuses and object sizes for every list, and the
-    same optimized IR for nearly all. Not all: a module in memory can hold dead constants that still count as
-    users of a function (argpromotion, for one, walks them), which bitcode does not carry; in a 130-pair
-    version of this set one bigint list ended with another use-list order for an argument, same object."""
+    """Local-search neighbourhoods and random lists on demo and real units, run whole and resumed from their
+    bases (two workers, so each records the bases it is given): identical statuses and object sizes for every
+    list, and the same optimized IR for nearly all. Not all: a module in memory can hold dead constants that
+    still count as users of a function (argpromotion, for one, walks them), which bitcode does not carry; in a
+    130-pair version of this set one bigint list ended with another use-list order for an argument, same
+    object."""
     oz_pipeline = load_baselines(toolchain, ("Oz",))["Oz"].pipeline
-    lists = neighbourhood(catalogue, oz_pipeline, seed=3)
-    requests = [EvalRequest(m, tuned_pipeline(passes, catalogue), oz_options) for m in modules for passes in lists]
-    with Evaluator(toolchain, jobs=2, backend="native") as whole:
+    pairs = neighbourhood(catalogue, oz_pipeline, seed=3)
+    requests = [request for m in modules for request in derived(m, pairs, catalogue, oz_options)]
+    with Evaluator(toolchain, jobs=2, backend="native", prefix_cache_mb=0) as whole:
         expected = whole.evaluate_many(requests)
     actual = reusing.evaluate_many(requests)
     assert [_comparable(a, False) for a in actual] == [_comparable(e, False) for e in expected]
@@ -90,24 +102,52 @@ def test_reuse_gives_the_answers_of_whole_runs(
     assert sum(result.ok for result in expected) >= 0.9 * len(requests)
     reuse = reusing.prefix_reuse
     assert reuse is not None and reuse.evaluations == len(requests)
-    assert reuse.reused_share > 0.3  # neighbours share long prefixes, and rejoin the known path after an edit
+    assert reuse.reused_share > 0.3  # neighbours share long prefixes, and rejoin the base's path after an edit
+    assert any(result.resumed for result in actual) and not any(result.resumed for result in expected)
 
 
-def test_a_fully_known_path_runs_nothing_and_still_generates_code(
+def test_a_recorded_base_runs_nothing_and_still_generates_code(
     toolchain: Toolchain, catalogue: Catalogue, modules: list[IRModule], oz_options: CompileOptions
 ) -> None:
-    """The second evaluation of a pipeline (its result not stored anywhere else) runs no pass: the worker has
-    the finished module's bitcode, and codegen reads it as llc would."""
+    """A pipeline evaluated with itself as its base runs no pass of its own once the base is recorded: the worker
+    has the finished module's bitcode, and codegen reads it as llc would. Without a base it runs whole."""
     backend = NativeBackend(toolchain, jobs=1, prefix_cache_bytes=16 << 20)
     pipeline = tuned_pipeline(("sroa", "instcombine", "globaldce", "simplifycfg"), catalogue)
     try:
-        first = backend.evaluate(modules[0], pipeline, oz_options, None)
-        before = backend.prefix_reuse.reused_elements
-        second = backend.evaluate(modules[0], pipeline, oz_options, None)
+        whole = backend.evaluate(modules[0], pipeline, oz_options, None)
+        assert backend.prefix_reuse.evaluations == 0 and not whole.resumed
+        resumed = backend.evaluate(modules[0], pipeline, oz_options, None, base=pipeline)
     finally:
         backend.close()
-    assert first.ok and _comparable(second, True) == _comparable(first, True)
-    assert backend.prefix_reuse.reused_elements - before == backend.prefix_reuse.elements // 2  # all of them
+    assert whole.ok and _comparable(resumed, True) == _comparable(whole, True)
+    assert resumed.resumed and backend.prefix_reuse.reused_elements == backend.prefix_reuse.elements > 0
+
+
+def test_an_edit_that_changes_nothing_rejoins_the_base(
+    toolchain: Toolchain, catalogue: Catalogue, modules: list[IRModule], oz_options: CompileOptions
+) -> None:
+    """A second ipsccp right after the first finds nothing to do: after running it the worker writes the module
+    once, finds the state the base had there, and follows the base's path to its end (instcombine is not run
+    again). A real edit (inline) runs on to the end: same answers as whole runs either way. (Consecutive function
+    passes form one element, so these edits are module and CGSCC passes.)"""
+    base = tuned_pipeline(("sroa", "ipsccp", "instcombine"), catalogue)
+    idle = tuned_pipeline(("sroa", "ipsccp", "ipsccp", "instcombine"), catalogue)
+    real = tuned_pipeline(("sroa", "ipsccp", "inline", "instcombine"), catalogue)
+    backend = NativeBackend(toolchain, jobs=1, prefix_cache_bytes=16 << 20)
+    with Evaluator(toolchain, jobs=1, backend="native", prefix_cache_mb=0) as whole:
+        expected = [whole.evaluate(modules[0], p, oz_options) for p in (idle, real)]
+    ran = []
+    try:
+        backend.evaluate(modules[0], base, oz_options, None, base=base)
+        actual = []
+        for pipeline in (idle, real):
+            before = backend.prefix_reuse.elements - backend.prefix_reuse.reused_elements
+            actual.append(backend.evaluate(modules[0], pipeline, oz_options, None, base=base))
+            ran.append(backend.prefix_reuse.elements - backend.prefix_reuse.reused_elements - before)
+    finally:
+        backend.close()
+    assert [_comparable(a, True) for a in actual] == [_comparable(e, True) for e in expected]
+    assert ran == [1, 4]  # the second ipsccp; cgscc(inline), the reset (two elements) and function(instcombine)
 
 
 def test_resumed_runs_start_with_no_analysis_cached(
@@ -115,7 +155,8 @@ def test_resumed_runs_start_with_no_analysis_cached(
 ) -> None:
     """attributor-light reads analyses only if they are cached: resumed after the -Oz seed, it gives avl_tree's
     rotate_left a nonnull return only if the seed left analyses cached. Searched lists reset analyses between
-    elements, so a resumed run is a whole run; a pipeline without resets is never resumed past its first step."""
+    elements, so a resumed run is a whole run; a pipeline without resets is never resumed past its first step,
+    even from itself as its base."""
     oz_pipeline = load_baselines(toolchain, ("Oz",))["Oz"].pipeline
     seed = flatten_pipeline(oz_pipeline, catalogue)
     module = next(m for m in modules if m.name.endswith("avl_tree"))
@@ -125,14 +166,11 @@ def test_resumed_runs_start_with_no_analysis_cached(
     with Evaluator(toolchain, jobs=1, backend="native") as whole:
         expected = [whole.evaluate(module, p, oz_options) for p in (searched, without_resets)]
     try:
-        backend.evaluate(module, tuned_pipeline(seed, catalogue), oz_options, None)
-        before = backend.prefix_reuse.reused_elements, backend.prefix_reuse.elements
-        resumed = backend.evaluate(module, searched, oz_options, None)
-        ran = (backend.prefix_reuse.elements - before[1]) - (backend.prefix_reuse.reused_elements - before[0])
+        resumed = backend.evaluate(module, searched, oz_options, None, base=tuned_pipeline(seed, catalogue))
+        ran = backend.prefix_reuse.elements - backend.prefix_reuse.reused_elements
         assert ran <= 3  # attributor-light and the reset before it
-        backend.evaluate(module, without_resets, oz_options, None)
         before = backend.prefix_reuse.reused_elements
-        again = backend.evaluate(module, without_resets, oz_options, None)
+        again = backend.evaluate(module, without_resets, oz_options, None, base=without_resets)
         assert backend.prefix_reuse.reused_elements - before == 1  # its first step only
     finally:
         backend.close()
@@ -143,13 +181,14 @@ def test_resumed_runs_start_with_no_analysis_cached(
 def test_the_cache_stays_within_its_bound(
     toolchain: Toolchain, catalogue: Catalogue, modules: list[IRModule], oz_options: CompileOptions
 ) -> None:
-    """A 1 MiB cache evicts as it fills, never holds more than its bound, and answers stay the same."""
+    """A 1 MiB cache evicts as it fills (each list is its own base here, so each one's states are recorded),
+    never holds more than its bound, and answers stay the same."""
     oz_pipeline = load_baselines(toolchain, ("Oz",))["Oz"].pipeline
-    lists = neighbourhood(catalogue, oz_pipeline, seed=5)[:12]
-    requests = [EvalRequest(m, tuned_pipeline(p, catalogue), oz_options) for m in modules[:2] for p in lists]
+    pairs = [(passes, passes) for _, passes in neighbourhood(catalogue, oz_pipeline, seed=5)[:12]]
+    requests = [request for m in modules[:2] for request in derived(m, pairs, catalogue, oz_options)]
     with (
         Evaluator(toolchain, jobs=1, backend="native", prefix_cache_mb=1) as small,
-        Evaluator(toolchain, jobs=1, backend="native") as whole,
+        Evaluator(toolchain, jobs=1, backend="native", prefix_cache_mb=0) as whole,
     ):
         actual = small.evaluate_many(requests)
         expected = whole.evaluate_many(requests)

@@ -29,16 +29,20 @@ from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
 
 BACKEND_ENV = "STITCHOPT_BACKEND"
 BACKEND_NAMES = ("auto", "native", "subprocess", "ray")
-# Per native worker: enough for the module states along a few hundred pipelines of a large unit. Off by
-# default everywhere: writing each state's bitcode still costs more than reuse saves (docs/results.md).
+# Per native worker, at most (a quarter of a worker's memory limit, if lower): the module states along a search's
+# recent bases (about 60 states a base; a few MB for most units). Only searches give bases, so nothing else pays.
 SEARCH_PREFIX_CACHE_MB = 256
 
 
 @dataclass(frozen=True)
 class EvalRequest:
+    """`base`: the pipeline this one was derived from (a search's current best), a hint that lets native workers
+    with a prefix cache resume from the base's module states. It never changes the result."""
+
     module: IRModule
     pipeline: str
     options: CompileOptions = CompileOptions()
+    base: str | None = None
 
 
 class RuntimeProbe(Protocol):
@@ -95,7 +99,7 @@ def select_backend(
     timeout: float = DEFAULT_TIMEOUT_S,
     memory_bytes: int | None = None,
     address: str | None = None,
-    prefix_cache_mb: int = 0,
+    prefix_cache_mb: int = SEARCH_PREFIX_CACHE_MB,
 ) -> Backend:
     """`name` (else `$STITCHOPT_BACKEND`, else auto): native when built for this toolchain, else subprocess;
     `ray` runs evaluations on the Ray cluster at `address` (or a local Ray instance). Only native workers
@@ -117,9 +121,9 @@ def select_backend(
 class Evaluator:
     """Evaluate requests through the caches, running misses on up to `jobs` workers at once.
 
-    `prefix_cache_mb` > 0 lets each native worker resume pipelines from module states after shared
-    prefixes (a search's neighbours share long ones): the same objects as whole runs, and the same optimized
-    IR but for rare lists (docs/evaluation.md#prefix-reuse-and-screening)."""
+    With `prefix_cache_mb` > 0 (the default), native workers resume requests that name a `base` from the
+    base's module states (a search's neighbours share long prefixes with its best): the same objects as whole
+    runs, and the same optimized IR but for rare lists (docs/evaluation.md#prefix-reuse-and-screening)."""
 
     def __init__(
         self,
@@ -131,7 +135,7 @@ class Evaluator:
         jobs: int | None = None,
         backend: str | None = None,
         address: str | None = None,
-        prefix_cache_mb: int = 0,
+        prefix_cache_mb: int = SEARCH_PREFIX_CACHE_MB,
     ) -> None:
         self.toolchain = toolchain
         self.store = store
@@ -194,13 +198,11 @@ class Evaluator:
         return self.evaluate_many([EvalRequest(module, pipeline, options)])[0]
 
     def remeasure(self, module: IRModule, pipeline: str, options: CompileOptions = CompileOptions()) -> EvalResult:
-        """The pipeline run whole, replacing what the store holds: for a result that decides an answer, since a
-        module resumed from bitcode lacks what bitcode cannot carry (dead constant users, which a few passes
-        walk; see docs/evaluation.md). Without prefix reuse, the same as `evaluate`."""
-        if not isinstance(self.backend, NativeBackend) or not self.backend.prefix_cache_bytes:
-            return self.evaluate(module, pipeline, options)
+        """The pipeline run whole, replacing what the store holds: for a `resumed` result that decides an answer,
+        since a module resumed from bitcode lacks what bitcode cannot carry (dead constant users, which a few
+        passes walk; see docs/evaluation.md)."""
         request = EvalRequest(module, pipeline, options)
-        result = self._limits(self.backend.evaluate(module, pipeline, options, self.codegen_cache, reuse=False))
+        result = self._measure(request)
         self.counters.evaluated += 1
         self.counters.codegen_skipped += result.codegen_cached
         if self.store is not None:
@@ -266,7 +268,7 @@ class Evaluator:
     def _measure(self, request: EvalRequest, screen: Screen | None = None) -> EvalResult:
         if isinstance(self.backend, NativeBackend):
             result = self.backend.evaluate(
-                request.module, request.pipeline, request.options, self.codegen_cache, screen=screen
+                request.module, request.pipeline, request.options, self.codegen_cache, base=request.base, screen=screen
             )
         else:  # no size estimate to screen with
             result = self.backend.evaluate(request.module, request.pipeline, request.options, self.codegen_cache)

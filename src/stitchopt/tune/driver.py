@@ -1,8 +1,9 @@
 """Run a strategy on one program: evaluation through the cache, budgets, patience, and -Oz as the backup.
 
-A candidate that would become the best is first measured again whole when the evaluator resumes pipelines from
-cached prefixes (so that every best is exact), then passes the program's guards (when given): one that fails
-is logged as suspicious and scored as a failure, so the strategy does not climb from a likely miscompile.
+Proposals name the list they derive from (the strategy's base) so that native workers resume them from its module
+states. A candidate that would become the best and was resumed is first measured again whole (so that every best
+is exact), then passes the program's guards (when given): one that fails is logged as suspicious and scored as a
+failure, so the strategy does not climb from a likely miscompile.
 
 Every evaluation goes through the evaluation cache as it finishes, and strategies are seeded and propose in
 fixed-size batches, so a run that is killed and started again with the same seed re-proposes the same lists,
@@ -81,12 +82,14 @@ def tune(
         if not proposals:
             break
         pipelines = [tuned_pipeline(passes, catalogue) for passes in proposals]
-        requests = [EvalRequest(module, p, oz_baseline.options) for p in pipelines]
+        derived_from = strategy.base()
+        base = tuned_pipeline(derived_from, catalogue) if derived_from else None
+        requests = [EvalRequest(module, p, oz_baseline.options, base) for p in pipelines]
         results = evaluator.evaluate_many(requests, screen=_size_screen(run, budget.screen_margin))
         scores = []
         for passes, pipeline, result in zip(proposals, pipelines, results, strict=True):
             score = objective.score(result, oz)
-            if evaluator.prefix_reuse is not None and _improves(run, passes, score):
+            if result.resumed and _improves(run, passes, score):
                 result = evaluator.remeasure(module, pipeline, oz_baseline.options)
                 score = objective.score(result, oz)
             run.evaluations += 1

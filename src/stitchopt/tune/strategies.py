@@ -25,6 +25,11 @@ class Strategy(Protocol):
 
     def tell(self, scored: Sequence[tuple[PassNames, float]]) -> None: ...
 
+    def base(self) -> PassNames | None:
+        """The list that the last `ask()`'s proposals were derived from, if any: a hint that lets the evaluator
+        resume them from that list's module states. It never changes a result."""
+        ...
+
 
 class RandomSearch:
     """Lists of `min_length`..`max_length` passes drawn uniformly from the catalogue (LLM Compiler's autotuner)."""
@@ -44,6 +49,9 @@ class RandomSearch:
 
     def tell(self, scored: Sequence[tuple[PassNames, float]]) -> None:
         """Random search learns nothing."""
+
+    def base(self) -> PassNames | None:
+        return None
 
 
 class GreedySearch:
@@ -83,6 +91,10 @@ class GreedySearch:
             self.done = len(self.current) >= self.max_length
         else:
             self.done = True
+
+    def base(self) -> PassNames | None:
+        """Every proposal of a step extends the current list by one pass."""
+        return self.current or None
 
 
 class LocalSearch:
@@ -124,6 +136,10 @@ class LocalSearch:
         for candidate, score in scored:
             if score < self.best_score or (score == self.best_score and len(candidate) <= len(self.best)):
                 self.best, self.best_score = candidate, score
+
+    def base(self) -> PassNames | None:
+        """Mutants (most proposals) are edits of the best list; the seeds are scored against the first seed."""
+        return self.best
 
     def _mutate(self, parent: PassNames) -> PassNames:
         child = list(parent)

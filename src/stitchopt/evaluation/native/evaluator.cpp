@@ -402,6 +402,15 @@ bool runWhole(so_evaluation &ev, const char *data, size_t size, const char *pipe
   return optimization->run(*ev.module, pipeline, ev.error) && finish(ev, optimization, out);
 }
 
+// Whether each element starts with no analysis cached: the first, a reset, and what follows a whole reset.
+std::vector<bool> cleanSteps(const std::vector<std::string> &elements) {
+  std::vector<bool> clean(elements.size());
+  for (size_t k = 0; k < elements.size(); ++k)
+    clean[k] = k == 0 || isReset(elements[k]) ||
+               (k >= 2 && elements[k - 2] == "invalidate<all>" && elements[k - 1] == "invalidate<globals-aa>");
+  return clean;
+}
+
 // One evaluation's walk through the cache. Keys: 'S' + state digest -> that state's bitcode; 'T' + state digest +
 // step digest -> the next state's digest; 'F' + state digest -> the finished result (instruction count, bitcode).
 // A step is one element under the evaluation's opt flags and relocation model.
@@ -433,20 +442,19 @@ struct CachedRun {
 };
 
 // Runs `elements` through the cache: follows remembered steps as far as they go, continues from the furthest
-// state whose bitcode is held, runs the rest one element at a time (remembering each step), and follows again
-// after each one, so that a pipeline that rejoins a known path stops running. Steps that may start with
-// analyses cached (not first, not after an analysis reset) are neither remembered nor followed.
+// state whose bitcode is held, and runs the rest. After an element marked in `probes` it writes the module to
+// learn its state and follows again, so that a pipeline that rejoins a known path stops running; elsewhere the
+// state is unknown until the next probe. With `record`, each probe's step and state are remembered (and the
+// finished result): a recorded pipeline probes after every element. Steps that may start with analyses cached
+// (not first, not after an analysis reset) are neither remembered nor followed.
 bool runCached(so_evaluation &ev, const char *data, size_t size, const std::vector<std::string> &elements,
-               so_prefix_cache &cache, const std::string &context, so_opt_result &out) {
-  CachedRun walk{cache, {}};
+               so_prefix_cache &cache, const std::string &context, const std::vector<bool> &probes, bool record,
+               so_opt_result &out) {
+  CachedRun walk{cache, {}, cleanSteps(elements)};
   for (const std::string &element : elements) walk.steps.push_back(digest(context + '\x1f' + element));
   const size_t n = elements.size();
-  walk.clean.resize(elements.size());
-  for (size_t k = 0; k < elements.size(); ++k)
-    walk.clean[k] = k == 0 || isReset(elements[k]) ||
-                    (k >= 2 && elements[k - 2] == "invalidate<all>" && elements[k - 1] == "invalidate<globals-aa>");
   const std::string input = digest(StringRef(data, size));
-  std::string id = input, reachedId, heldId;
+  std::string id = input, reachedId, heldId;  // id: the current state's digest, empty while unknown
   size_t k = 0, reachedK, heldK, ran = 0;
   std::unique_ptr<Optimization> optimization;
   auto load = [&](StringRef bitcode, bool resumed) {
@@ -461,60 +469,121 @@ bool runCached(so_evaluation &ev, const char *data, size_t size, const std::vect
     return true;
   };
   while (true) {
-    reachedId = heldId = id;
-    reachedK = heldK = k;
-    walk.follow(reachedId, reachedK, heldId, heldK);
-    if (reachedK == n) {
-      if (const std::string *done = walk.finished(reachedId)) {  // the rest of the path is known: stop running
-        std::memcpy(&out.instruction_count, done->data(), sizeof(long long));
-        std::memcpy(&out.size_estimate, done->data() + sizeof(long long), sizeof(long long));
-        ev.bitcode = done->substr(2 * sizeof(long long));
-        optimization.reset();
-        ev.module.reset();  // codegen reads the bitcode, as llc would
-        out.elements = static_cast<int>(n);
-        out.reused_elements = static_cast<int>(n - ran);
-        return true;
+    if (!id.empty()) {
+      reachedId = heldId = id;
+      reachedK = heldK = k;
+      walk.follow(reachedId, reachedK, heldId, heldK);
+      if (reachedK == n) {
+        if (const std::string *done = walk.finished(reachedId)) {  // the rest of the path is known: stop running
+          std::memcpy(&out.instruction_count, done->data(), sizeof(long long));
+          std::memcpy(&out.size_estimate, done->data() + sizeof(long long), sizeof(long long));
+          ev.bitcode = done->substr(2 * sizeof(long long));
+          optimization.reset();
+          ev.module.reset();  // codegen reads the bitcode, as llc would
+          out.elements = static_cast<int>(n);
+          out.reused_elements = static_cast<int>(n - ran);
+          return true;
+        }
       }
-    }
-    if (heldK > k || !ev.module) {
-      if (!load(heldK > 0 ? StringRef(*walk.state(heldId)) : StringRef(data, size), heldK > 0)) return false;
-      id = heldK > 0 ? heldId : input;
-      k = heldK;
+      if (heldK > k || !ev.module) {
+        if (!load(heldK > 0 ? StringRef(*walk.state(heldId)) : StringRef(data, size), heldK > 0)) return false;
+        id = heldK > 0 ? heldId : input;
+        k = heldK;
+      }
     }
     if (k == n) break;
     if (!optimization->run(*ev.module, elements[k], ev.error)) return false;
     ++ran;
     if (isReset(elements[k])) {  // the same module: no bitcode to write
-      if (walk.clean[k]) cache.insert('T' + id + walk.steps[k], id);
+      if (record && !id.empty() && walk.clean[k]) cache.insert('T' + id + walk.steps[k], id);
+      ++k;
+      continue;
+    }
+    if (!probes[k]) {
+      id.clear();
       ++k;
       continue;
     }
     std::string bitcode = writeBitcode(*ev.module);
     std::string to = digest(bitcode);
-    if (walk.clean[k]) cache.insert('T' + id + walk.steps[k], to);
-    cache.insert('S' + to, std::move(bitcode));
+    if (record) {
+      if (!id.empty() && walk.clean[k]) cache.insert('T' + id + walk.steps[k], to);
+      cache.insert('S' + to, std::move(bitcode));
+    }
     id = to;
     ++k;
   }
   if (!finish(ev, optimization, out)) return false;
-  std::string finished(2 * sizeof(long long), '\0');
-  std::memcpy(finished.data(), &out.instruction_count, sizeof(long long));
-  std::memcpy(finished.data() + sizeof(long long), &out.size_estimate, sizeof(long long));
-  cache.insert('F' + id, finished + ev.bitcode);
+  if (record && !id.empty()) {
+    std::string finished(2 * sizeof(long long), '\0');
+    std::memcpy(finished.data(), &out.instruction_count, sizeof(long long));
+    std::memcpy(finished.data() + sizeof(long long), &out.size_estimate, sizeof(long long));
+    cache.insert('F' + id, finished + ev.bitcode);
+  }
   out.elements = static_cast<int>(n);
   out.reused_elements = static_cast<int>(n - ran);
   return true;
 }
 
-int optimize(so_evaluation &ev, const char *data, size_t size, const char *pipeline, const char *optFlags, bool pic,
-             so_prefix_cache *cache, so_opt_result &out) {
+// Where a pipeline derived from `base` writes its module: once, after the last element that differs from the base
+// (the elements after it are the base's own), so that an edit that left the module as the base had it at that point
+// rejoins the base's recorded path. A common prefix needs no probe: it is followed from the input.
+std::vector<bool> rejoinProbes(const std::vector<std::string> &elements, const std::vector<std::string> &base) {
+  const size_t n = elements.size(), shorter = std::min(n, base.size());
+  size_t prefix = 0, suffix = 0;
+  while (prefix < shorter && elements[prefix] == base[prefix]) ++prefix;
+  while (suffix < shorter - prefix && elements[n - 1 - suffix] == base[base.size() - 1 - suffix]) ++suffix;
+  std::vector<bool> probes(n, false);
+  if (suffix == 0) return probes;
+  for (size_t k = n - suffix; k > prefix; --k)
+    if (!isReset(elements[k - 1])) {
+      probes[k - 1] = true;
+      break;
+    }
+  return probes;
+}
+
+// Whether `base` is recorded for this input: every step and its finished result are remembered.
+bool recorded(so_prefix_cache &cache, StringRef input, const std::vector<std::string> &base, const std::string &context) {
+  CachedRun walk{cache, {}, cleanSteps(base)};
+  for (const std::string &element : base) walk.steps.push_back(digest(context + '\x1f' + element));
+  std::string id = digest(input), heldId;
+  size_t k = 0, heldK;
+  walk.follow(id, k, heldId, heldK);
+  return k == base.size() && walk.finished(id);
+}
+
+std::string contextOf(const char *optFlags, bool pic) {
+  return std::string(optFlags ? optFlags : "") + (pic ? "\x1fpic" : "\x1fstatic");
+}
+
+// With a base (the list a search derives its candidates from) and a prefix cache, the pipeline resumes from the base's
+// recorded states; without one it runs whole, as opt would.
+int optimize(so_evaluation &ev, const char *data, size_t size, const char *pipeline, const char *base,
+             const char *optFlags, bool pic, so_prefix_cache *cache, so_opt_result &out) {
   ev.pic = pic;
-  std::vector<std::string> elements;
-  if (cache) elements = topLevelElements(pipeline);
-  std::string context = std::string(optFlags ? optFlags : "") + (pic ? "\x1fpic" : "\x1fstatic");
-  bool ok = cache && runsApart(pipeline, elements) ? runCached(ev, data, size, elements, *cache, context, out)
-                                                   : runWhole(ev, data, size, pipeline, out);
-  return ok ? SO_OK : SO_COMPILE_ERROR;
+  if (cache && base && *base) {
+    std::vector<std::string> elements = topLevelElements(pipeline), baseElements = topLevelElements(base);
+    if (runsApart(pipeline, elements) && runsApart(base, baseElements)) {
+      bool ok = runCached(ev, data, size, elements, *cache, contextOf(optFlags, pic),
+                          rejoinProbes(elements, baseElements), false, out);
+      return ok ? SO_OK : SO_COMPILE_ERROR;
+    }
+  }
+  return runWhole(ev, data, size, pipeline, out) ? SO_OK : SO_COMPILE_ERROR;
+}
+
+// Runs `base` element by element, remembering every state on its path, unless that is already done. Its result is
+// thrown away: it is the search's best, measured already.
+int recordBase(so_evaluation &scratch, const char *data, size_t size, const char *base, const char *optFlags, bool pic,
+               so_prefix_cache &cache) {
+  scratch.pic = pic;
+  std::vector<std::string> elements = topLevelElements(base);
+  std::string context = contextOf(optFlags, pic);
+  if (!runsApart(base, elements) || recorded(cache, StringRef(data, size), elements, context)) return SO_OK;
+  so_opt_result ignored{};
+  std::vector<bool> everywhere(elements.size(), true);
+  return runCached(scratch, data, size, elements, cache, context, everywhere, true, ignored) ? SO_OK : SO_COMPILE_ERROR;
 }
 
 int emitObject(so_evaluation &ev) {
@@ -554,9 +623,11 @@ void so_initialize(void) {
 }
 
 // Returns a handle that owns the optimized module (free it with so_free), or null only on allocation failure.
-// `cache` may be null (no prefix reuse).
-so_evaluation *so_optimize(const char *data, size_t size, const char *pipeline, const char *opt_flags, int pic,
-                           int codegen_level, so_prefix_cache *cache, so_opt_result *out) {
+// `cache` and `base` may be null (no prefix reuse). With both, `base` is first recorded in the cache unless it is
+// already (that time is not the pipeline's own, so opt_seconds leaves it out), and the pipeline resumes from it.
+so_evaluation *so_optimize(const char *data, size_t size, const char *pipeline, const char *base,
+                           const char *opt_flags, int pic, int codegen_level, so_prefix_cache *cache,
+                           so_opt_result *out) {
   auto *ev = new so_evaluation();
   ev->codegen_level = codegen_level;
   *out = so_opt_result{SO_OK, 0, 0, 0.0, 0, 0};
@@ -564,8 +635,20 @@ so_evaluation *so_optimize(const char *data, size_t size, const char *pipeline, 
     out->status = SO_COMPILE_ERROR;
     return ev;
   }
-  out->status = runRecovering(*ev, "while optimizing", out->opt_seconds,
-                               [&] { return optimize(*ev, data, size, pipeline, opt_flags, pic != 0, cache, *out); });
+  if (cache && base && *base) {
+    so_evaluation scratch;
+    double seconds;
+    int status = runRecovering(scratch, "while recording the base pipeline", seconds,
+                               [&] { return recordBase(scratch, data, size, base, opt_flags, pic != 0, *cache); });
+    if (status == SO_SIGNAL) {  // the process is suspect now: say so instead of optimizing in it
+      ev->error = scratch.error;
+      out->status = SO_SIGNAL;
+      return ev;
+    }
+  }
+  out->status = runRecovering(*ev, "while optimizing", out->opt_seconds, [&] {
+    return optimize(*ev, data, size, pipeline, base, opt_flags, pic != 0, cache, *out);
+  });
   return ev;
 }
 

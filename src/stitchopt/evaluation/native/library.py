@@ -72,8 +72,8 @@ def built_library() -> Path | None:
 class NativeLibrary:
     """One loaded evaluator. Not thread-safe: LLVM's option registry is process-global, so one per process.
 
-    With `prefix_cache_bytes`, pipelines run element by element and module states after shared prefixes are
-    kept (up to that many bytes) and resumed from (see evaluator.cpp)."""
+    With `prefix_cache_bytes`, the module states along a search's base pipeline are kept (up to that many bytes)
+    and the pipelines derived from it resume from them (see evaluator.cpp)."""
 
     def __init__(self, path: Path, prefix_cache_bytes: int = 0) -> None:
         lib = ctypes.CDLL(str(path))
@@ -83,6 +83,7 @@ class NativeLibrary:
         lib.so_optimize.argtypes = [
             ctypes.c_char_p,
             ctypes.c_size_t,
+            ctypes.c_char_p,
             ctypes.c_char_p,
             ctypes.c_char_p,
             ctypes.c_int,
@@ -113,19 +114,23 @@ class NativeLibrary:
     def llvm_bindir(self) -> str:
         return bytes(self._lib.so_llvm_bindir()).decode()
 
-    def optimize(self, bitcode: bytes, pipeline: str, options: CompileOptions, reuse: bool = True) -> NativeOptimized:
-        """Run `pipeline`; the optimized module stays loaded for `codegen()` until `release()`. Without `reuse`,
-        it runs whole even when the prefix cache could resume it."""
+    def optimize(
+        self, bitcode: bytes, pipeline: str, options: CompileOptions, base: str | None = None
+    ) -> NativeOptimized:
+        """Run `pipeline`; the optimized module stays loaded for `codegen()` until `release()`. With a prefix
+        cache and a `base` (the pipeline it was derived from), it resumes from the base's recorded module states,
+        recording them first if needed; otherwise it runs whole."""
         self.release()
         result = _OptResult()
         handle = self._lib.so_optimize(
             bitcode,
             len(bitcode),
             pipeline.encode(),
+            base.encode() if base else None,
             "\n".join(options.opt_flags).encode(),
             int(options.relocation_model == "pic"),
             options.codegen_level,
-            self._prefix_cache if reuse else None,
+            self._prefix_cache,
             ctypes.byref(result),
         )
         self._pending = handle

@@ -141,8 +141,8 @@ class _Worker:
 
 class NativeBackend:
     """Up to `jobs` workers; `evaluate` may be called from that many threads at once. With
-    `prefix_cache_bytes`, each worker keeps module states after pipeline prefixes, up to that many bytes, and
-    resumes later pipelines from them (same answers; see evaluator.cpp)."""
+    `prefix_cache_bytes`, each worker keeps the module states along the base pipelines it is given, up to that
+    many bytes, and resumes the pipelines derived from a base from them (same answers; see evaluator.cpp)."""
 
     name = "native"
 
@@ -161,7 +161,8 @@ class NativeBackend:
         self.library = probe.library
         self.timeout = timeout
         self.memory_bytes = memory_bytes
-        self.prefix_cache_bytes = prefix_cache_bytes
+        # A worker under a memory limit keeps at most a quarter of it for module states.
+        self.prefix_cache_bytes = min(prefix_cache_bytes, memory_bytes // 4) if memory_bytes else prefix_cache_bytes
         self.prefix_reuse = PrefixReuse()
         self.restarts = 0
         self._live: set[_Worker] = set()  # busy or idle, so that close() can stop evaluations in flight
@@ -177,11 +178,11 @@ class NativeBackend:
         options: CompileOptions = CompileOptions(),
         codegen: CodegenLookup | None = None,
         *,
-        reuse: bool = True,
+        base: str | None = None,
         screen: Screen | None = None,
     ) -> EvalResult:
-        """`reuse=False` runs the pipeline whole even where the worker's prefix cache could resume it; `screen`
-        may rule out codegen of the optimized module."""
+        """With a prefix cache, `base` (the pipeline this one was derived from) lets the worker resume from the
+        base's module states; `screen` may rule out codegen of the optimized module."""
         worker = self._idle.get()
         healthy = False
         try:
@@ -189,7 +190,7 @@ class NativeBackend:
                 worker = _Worker(self.library, self.memory_bytes, self.prefix_cache_bytes)
                 with self._live_lock:
                     self._live.add(worker)
-            result, healthy = self._evaluate_on(worker, module, pipeline, options, codegen, reuse, screen)
+            result, healthy = self._evaluate_on(worker, module, pipeline, options, codegen, base, screen)
             return result
         finally:
             if not healthy and worker is not None:  # hung, dead, crashed, or interrupted mid-conversation
@@ -210,14 +211,14 @@ class NativeBackend:
         pipeline: str,
         options: CompileOptions,
         codegen: CodegenLookup | None,
-        reuse: bool,
+        base: str | None,
         screen: Screen | None,
     ) -> tuple[EvalResult, bool]:
         """The result, and whether the worker can be used again."""
         header = {
             "module": module.sha256,
             "pipeline": pipeline,
-            "reuse": reuse,
+            "base": base if self.prefix_cache_bytes else None,
             "opt_flags": list(options.opt_flags),
             "codegen_level": options.codegen_level,
             "relocation_model": options.relocation_model,
@@ -245,6 +246,7 @@ class NativeBackend:
             ir_hash=reply["ir_hash"],
             opt_seconds=reply["opt_seconds"],
             stderr_tail=opt_stderr,
+            resumed=reply["reused_elements"] > 0,
         )
         healthy = True
 

@@ -43,7 +43,7 @@ def serve(library: NativeLibrary, read_fd: int, write_fd: int) -> None:
             relocation_model=request["relocation_model"],
             opt_flags=tuple(request["opt_flags"]),
         )
-        optimized = library.optimize(bitcode, request["pipeline"], options, request.get("reuse", True))
+        optimized = library.optimize(bitcode, request["pipeline"], options, request.get("base"))
         prefixes = library.prefix_cache_stats()
         send(
             write_fd,
