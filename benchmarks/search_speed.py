@@ -2,7 +2,7 @@
 cache each time; wall time, evaluations/s, prefix elements reused, codegen skipped, worker memory, and the
 final answers, which must not change with reuse.
 
-    python benchmarks/search_speed.py [--corpus demo|bench://pypi-v1?split=test] [--packages a,b]
+    python benchmarks/search_speed.py [--corpus demo|bench://pypi-v1?split=test|DIR|FILE,FILE] [--packages a,b]
         [--programs 4] [--max-ir-kb 60] [--budget 1000] [--strategies local,random]
         [--modes off,reuse,reuse+screen0.02] (screenM: skip codegen above the best's size estimate by M)
         [--jobs 2] [--seed 0]
@@ -34,12 +34,16 @@ from stitchopt.tune.strategies import make_strategy
 def programs(corpus: str, limit: int, max_ir_kb: float | None, packages: list[str] | None) -> list[Path]:
     if corpus == "demo":
         paths = list(demo_programs().values())
+    elif Path(corpus).is_dir():  # C, C++ and IR files of one's own
+        paths = sorted(p for p in Path(corpus).iterdir() if p.suffix in (".c", ".cpp", ".ll", ".bc"))
+    elif all(Path(name).is_file() for name in corpus.split(",")):
+        paths = [Path(name) for name in corpus.split(",")]
     elif is_dataset_uri(corpus):
         uri, _, split = corpus.partition("?split=")
         chosen = [b for b in dataset_benchmarks(uri, split=split or None) if not packages or b.package in packages]
         paths = [b.path for b in round_robin(chosen)]
     else:
-        raise SystemExit(f"unknown corpus {corpus!r}: demo or bench://<dataset>[?split=...]")
+        raise SystemExit(f"unknown corpus {corpus!r}: demo, bench://<dataset>[?split=...], a directory or files")
     if max_ir_kb is not None:
         paths = [p for p in paths if p.stat().st_size <= max_ir_kb * 1024]
     return paths[:limit]

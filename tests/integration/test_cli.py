@@ -64,6 +64,12 @@ def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-
         (["validate", "-p", "function(nope)", "--validate", str(DATA / "selftest")], "unknown function pass 'nope'"),
         (["validate", str(DATA / "loop_sum.c"), "-p", "sroa", "--inputs", "absent"], "--inputs must be a directory"),
         (["stitch", "inspect", str(DATA / "loop_sum.c")], "not a stitching study"),
+        (["tune", str(DATA / "loop_sum.c"), "--screen-margin", "-1"], "give a share of 0 or more"),
+        (
+            ["tune", str(DATA / "loop_sum.c"), "--screen-margin", "0", "--objective", "size=1,compile-time=1"],
+            "size-only",
+        ),
+        (["tune", str(DATA / "loop_sum.c"), "--screen-margin", "0", "--backend", "subprocess"], "native backend"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]

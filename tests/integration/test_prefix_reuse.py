@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.core import CompileOptions, EvalResult, IRModule
+from stitchopt.core import CompileOptions, EvalResult, IRModule, Objective
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.evaluation.native.pool import NativeBackend
@@ -18,7 +18,8 @@ from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module
-from stitchopt.tune.strategies import LocalSearch, RandomSearch, flatten_pipeline
+from stitchopt.tune.driver import Budget, tune
+from stitchopt.tune.strategies import LocalSearch, RandomSearch, flatten_pipeline, make_strategy
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -198,3 +199,40 @@ def test_the_cache_stays_within_its_bound(
     ]
     assert reuse is not None and reuse.evictions > 0
     assert 0 < reuse.cache_bytes <= reuse.cache_limit_bytes == 1 << 20
+
+
+@pytest.mark.parametrize(("strategy", "budget"), [("local", 24), ("greedy", 130)])
+def test_a_search_with_reuse_is_the_search_without(
+    toolchain: Toolchain, catalogue: Catalogue, modules: list[IRModule], strategy: str, budget: int
+) -> None:
+    """The driver names each batch's base (the local search's best; the greedy search's current list, from its
+    second step on): the same curve, bests and answer as with reuse off, while most pipeline elements of the
+    derived pipelines are resumed rather than run."""
+    oz = load_baselines(toolchain, ("Oz",))["Oz"]
+    runs = []
+    for prefix_cache_mb in (0, 64):
+        with Evaluator(toolchain, jobs=2, backend="native", prefix_cache_mb=prefix_cache_mb) as evaluator:
+            search = make_strategy(strategy, catalogue, 7, oz.pipeline)
+            runs.append(tune(evaluator, modules[0], search, catalogue, budget=Budget(budget)))
+            reuse = evaluator.prefix_reuse
+    whole, reusing = runs
+    assert (reusing.curve, reusing.bests, reusing.best_result.size_bytes) == (
+        whole.curve,
+        whole.bests,
+        whole.best_result.size_bytes,
+    )
+    assert reuse is not None and reuse.reused_share > 0.5
+
+
+def test_a_search_that_weighs_compile_time_runs_every_pipeline_whole(
+    toolchain: Toolchain, catalogue: Catalogue, modules: list[IRModule]
+) -> None:
+    """A resumed run's opt seconds are only the part that ran: with compile time in the objective the driver
+    names no base, so nothing is resumed."""
+    oz = load_baselines(toolchain, ("Oz",))["Oz"]
+    with Evaluator(toolchain, jobs=1, backend="native") as evaluator:
+        search = make_strategy("local", catalogue, 7, oz.pipeline)
+        objective = Objective.parse("size=1,compile-time=0.1")
+        tune(evaluator, modules[0], search, catalogue, objective, Budget(9))
+        reuse = evaluator.prefix_reuse
+    assert reuse is not None and reuse.evaluations == 0

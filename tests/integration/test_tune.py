@@ -262,6 +262,26 @@ def test_tune_broadcast_pareto_and_minimize_commands(tmp_path: Path) -> None:
     assert cli("broadcast", str(tmp_path / "missing.json")).returncode == 2
 
 
+def test_screening_skips_codegen_of_candidates_estimated_worse_than_the_best(tmp_path: Path) -> None:
+    """`tune --screen-margin 0`: candidates whose code-size estimate exceeds the best's get no codegen (logged as
+    screened, never stored), and the answer is still a measured result."""
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
+    log, run = tmp_path / "trials.jsonl", tmp_path / "run.json"
+    args = ["tune", str(DATA / "loop_sum.c"), "--budget", "24", "--screen-margin", "0", "--no-validate"]
+    done = subprocess.run(
+        [sys.executable, "-m", "stitchopt", *args, "--log", str(log), "-o", str(run)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    statuses = [json.loads(line)["status"] for line in log.read_text().splitlines()]
+    assert "screened" in statuses and "ok" in statuses
+    (program,) = RunRecord.load(run).programs
+    assert program.size_bytes is not None
+
+
 def test_patience_and_time_budgets_stop_early(
     toolchain: Toolchain, catalogue: Catalogue, loop_sum: IRModule, store: EvaluationStore
 ) -> None:

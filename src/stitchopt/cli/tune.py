@@ -41,7 +41,9 @@ from stitchopt.cli.options import (
 )
 from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import program_path
-from stitchopt.errors import StitchoptError
+from stitchopt.errors import InputError, StitchoptError
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.evaluation.native.pool import NativeBackend
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import is_explicit_pipeline, pipeline_from_text, split_top_level
 from stitchopt.reports.tables import pareto_rows, to_rich, tuning_rows
@@ -58,12 +60,37 @@ from stitchopt.tune.session import run_record, tune_programs
 from stitchopt.tune.strategies import STRATEGIES
 
 
+def _check_screen(margin: float | None, objective: Objective) -> None:
+    """Screening compares code-size estimates: it needs a margin of 0 or more and a size-only objective."""
+    if margin is None:
+        return
+    if margin < 0:
+        raise InputError(f"--screen-margin {margin:g}: give a share of 0 or more (0.05 = 5% above the best)")
+    if any(name != "size" for name, _ in objective.weights):
+        raise InputError("--screen-margin only applies to a size-only objective: drop it or the other terms")
+
+
+def _screening_backend(evaluator: Evaluator, margin: float | None) -> nullcontext[None]:
+    """Only native workers estimate code size: refused before the log is opened, since a screen on another
+    backend would be silently ignored."""
+    if margin is not None and not isinstance(evaluator.backend, NativeBackend):
+        raise InputError(f"--screen-margin needs the native backend, not {evaluator.backend.name}: drop it")
+    return nullcontext()
+
+
 def tune_command(
     ctx: typer.Context,
     targets: Annotated[list[str], typer.Argument(help="Files, directories or bench:// URIs.")],
     budget: Annotated[int, typer.Option(help="Evaluations per program.")] = 200,
     seconds: Annotated[Optional[float], typer.Option(help="Time limit per program.")] = None,  # noqa: UP045
     patience: Annotated[Optional[int], typer.Option(help="Stop after N evaluations without gain.")] = None,  # noqa: UP045
+    screen_margin: Annotated[
+        Optional[float],  # noqa: UP045
+        typer.Option(
+            help="Skip codegen of candidates whose code-size estimate is more than this share above the best's "
+            "(size objective, native backend). Faster, but it can change answers: off by default."
+        ),
+    ] = None,
     strategy: Annotated[str, typer.Option(help=f"One of {', '.join(STRATEGIES)}.")] = "local",
     objective: ObjectiveOption = "size=1",
     seed: Annotated[int, typer.Option(help="Random seed; same seed + same cache = same result.")] = 0,
@@ -96,12 +123,14 @@ def tune_command(
         refuse_ignored(ctx, ("insertion",), "while minimizing (without --no-minimize)")
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
     parsed_objective = parse_objective(objective)
+    _check_screen(screen_margin, parsed_objective)
     program_run = _program_run(ctx, run, inputs, perf_counter, parsed_objective)
     paths = target_paths(targets)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with (
         open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
+        _screening_backend(evaluator, screen_margin),
         open(log, "w") if log else nullcontext() as trial_log,
         Progress(console=status_console, transient=True, disable=json_output) as progress,
     ):
@@ -126,7 +155,7 @@ def tune_command(
             paths,
             strategy=strategy,
             objective=parsed_objective,
-            budget=Budget(budget, seconds, patience),
+            budget=Budget(budget, seconds, patience, screen_margin),
             seed=seed,
             minimize_best=not no_minimize,
             insertion=insertion,

@@ -82,7 +82,7 @@ def tune(
         if not proposals:
             break
         pipelines = [tuned_pipeline(passes, catalogue) for passes in proposals]
-        derived_from = strategy.base()
+        derived_from = strategy.base() if not _weighs_compile_time(objective) else None
         base = tuned_pipeline(derived_from, catalogue) if derived_from else None
         requests = [EvalRequest(module, p, oz_baseline.options, base) for p in pipelines]
         results = evaluator.evaluate_many(requests, screen=_size_screen(run, budget.screen_margin))
@@ -122,6 +122,12 @@ def _size_screen(run: TuningRun, margin: float | None) -> Screen | None:
         return None
     limit = best * (1 + margin)
     return lambda optimized: optimized.size_estimate is None or optimized.size_estimate <= limit
+
+
+def _weighs_compile_time(objective: Objective) -> bool:
+    """A resumed evaluation's opt seconds are those of the part that ran, not the pipeline's: such an objective
+    gets no base, so its pipelines run whole."""
+    return any(name == "compile-time" and weight for name, weight in objective.weights)
 
 
 def _improves(run: TuningRun, passes: PassNames, score: float) -> bool:
