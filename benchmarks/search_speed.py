@@ -5,7 +5,7 @@ final answers, which must not change with reuse.
     python benchmarks/search_speed.py [--corpus demo|bench://pypi-v1?split=test|DIR|FILE,FILE] [--packages a,b]
         [--programs 4] [--max-ir-kb 60] [--budget 1000] [--strategies local,random]
         [--modes off,reuse,reuse+screen0.02] (screenM: skip codegen above the best's size estimate by M)
-        [--jobs 2] [--seed 0]
+        [--jobs 2] [--seed 0] [--also-at 300]
 """
 
 from __future__ import annotations
@@ -120,8 +120,10 @@ def search(
         )
 
 
-def geomean_change(runs: list[TuningRun]) -> str:
-    scores = [min(run.best_score, 1.0) for run in runs]
+def geomean_change(runs: list[TuningRun], at: int | None = None) -> str:
+    """Geomean best vs -Oz after `at` evaluations (the whole run by default; a search with a smaller budget is
+    the same search cut short, since batches are fixed)."""
+    scores = [min(run.curve[: at or len(run.curve)][-1] if run.curve else run.best_score, 1.0) for run in runs]
     return f"{100 * (math.exp(sum(map(math.log, scores)) / len(scores)) - 1):+.2f}%"
 
 
@@ -136,6 +138,7 @@ def main() -> None:
     parser.add_argument("--modes", default="off,reuse")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--also-at", type=int, help="also report the answers after this many evaluations")
     args = parser.parse_args()
     toolchain = find_toolchain()
     catalogue = load_catalogue(toolchain)
@@ -151,6 +154,7 @@ def main() -> None:
                 (a.best_passes, a.best_result.size_bytes) == (b.best_passes, b.best_result.size_bytes)
                 for a, b in zip(run.runs, reference.runs, strict=True)
             )
+            earlier = [geomean_change(run.runs, args.also_at)] if args.also_at else []
             rate = run.evaluated / run.seconds
             rows.append(
                 [
@@ -163,6 +167,7 @@ def main() -> None:
                     f"{100 * run.codegen_skipped / max(run.evaluated, 1):.0f}%",
                     f"{100 * run.screened / max(run.evaluated, 1):.0f}%",
                     f"{run.worker_rss_mb:.0f}",
+                    *earlier,
                     geomean_change(run.runs),
                     "yes" if same else "no",
                 ]
@@ -178,7 +183,8 @@ def main() -> None:
         "codegen cached",
         "codegen screened out",
         "worker RSS MB",
-        "best vs -Oz (geomean)",
+        *([f"best vs -Oz at {args.also_at}"] if args.also_at else []),
+        f"best vs -Oz at {args.budget}",
         "same answers",
     ]
     title = f"{len(modules)} programs of {args.corpus}, {args.budget} evaluations each, {args.jobs} workers"
