@@ -60,16 +60,18 @@ def test_runs_within_budget_and_never_worse_than_oz(
             assert run.best_result.size_bytes <= run.oz.size_bytes  # type: ignore[operator]
 
 
-def _cached_evaluations(cache_dir: Path) -> dict[str, float]:
-    """Each evaluation a cache directory holds, with the time it was stored (read beside a running writer)."""
+def _cached_evaluations(cache_dir: Path) -> dict[str, tuple[float, bool]]:
+    """Each evaluation a cache directory holds, with the time it was stored and whether its result was resumed
+    from a prefix (read beside a running writer)."""
     path = cache_dir / DB_NAME
     if not path.exists():
         return {}
     with closing(sqlite3.connect(path, timeout=30)) as db:
         try:
-            return dict(db.execute("SELECT key, created FROM evaluations"))
+            rows = list(db.execute("SELECT key, created, result_json FROM evaluations"))
         except sqlite3.OperationalError:  # the file exists but its schema is not committed yet
             return {}
+    return {key: (created, json.loads(result).get("resumed", False)) for key, created, result in rows}
 
 
 @pytest.mark.slow
@@ -122,9 +124,11 @@ def test_killed_tune_command_resumes_from_the_cache_with_the_same_answer(tmp_pat
     resumed = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     after = _cached_evaluations(cache)
-    # What the killed run finished was found in the cache, not evaluated again (its rows keep their time), and
-    # the rest is what the uninterrupted run evaluated: the same proposals.
-    assert {key: after[key] for key in finished} == finished
+    # What the killed run finished was found in the cache, not evaluated again (its rows keep their time), but
+    # for a resumed result that was about to become the best, which is measured again whole; the rest is what the
+    # uninterrupted run evaluated: the same proposals.
+    again = {key for key in finished if after[key] != finished[key]}
+    assert all(finished[key][1] and not after[key][1] for key in again) and len(again) <= 8  # one batch
     assert after.keys() == _cached_evaluations(reference_cache).keys()
     assert RunRecord.load(record) == RunRecord.load(reference_record)
     (answer,) = RunRecord.load(record).programs
