@@ -7,8 +7,9 @@ set -euo pipefail
 # libclang-rt-19-dev: the profile runtime for -fprofile-instr-generate (hot paths, hybrid --run).
 # csmith + libcsmith-dev: Csmith differential testing (the validation suite without HumanEval-X data).
 # g++: builds the native evaluator against llvm-19-dev's headers. util-linux: prlimit, which sets the resource
-# limits of tools and test programs.
-required=(clang-19 llvm-19 llvm-19-dev lld-19 libclang-rt-19-dev csmith libcsmith-dev g++ util-linux)
+# limits of tools and test programs. bubblewrap: the namespaces test programs run in (no network, own PID
+# namespace, read-only filesystem; without it they run under resource limits only, and `stitchopt doctor` warns).
+required=(clang-19 llvm-19 llvm-19-dev lld-19 libclang-rt-19-dev csmith libcsmith-dev g++ util-linux bubblewrap)
 # Installed when possible, a warning otherwise: only three HumanEval-X programs need Boost and OpenSSL
 # (CPP/22 and CPP/137 include Boost headers, CPP/162 links OpenSSL; without them those programs are excluded,
 # not failed); valgrind gives instruction counts for the perf objective (wall seconds are measured without it);

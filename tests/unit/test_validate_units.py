@@ -13,7 +13,7 @@ import pytest
 from stitchopt.errors import InputError
 from stitchopt.validate.guards import summarize, suspicious_changes
 from stitchopt.validate.reduce import ddmin, reduce_pipeline
-from stitchopt.validate.sandbox import Limits, run_sandboxed
+from stitchopt.validate.sandbox import Limits, Sandbox
 from stitchopt.validate.suites import jsonl_suite, load_suite
 
 SOURCE_IR = """
@@ -128,10 +128,10 @@ def _script(tmp_path: Path, body: str) -> Path:
 
 def test_sandbox_kills_hangs_and_bounds_output(tmp_path: Path) -> None:
     hang = _script(tmp_path, "import time\ntime.sleep(60)\n")
-    outcome = run_sandboxed(hang, limits=Limits(wall_seconds=0.5))
+    outcome = Sandbox(Limits(wall_seconds=0.5)).run(hang)
     assert outcome.timed_out and outcome.seconds < 10
     chatty = _script(tmp_path, "import sys\nwhile True: sys.stdout.write('x' * 65536)\n")
-    outcome = run_sandboxed(chatty, limits=Limits(wall_seconds=20, file_bytes=1 << 20))
+    outcome = Sandbox(Limits(wall_seconds=20, file_bytes=1 << 20)).run(chatty)
     assert not outcome.timed_out and outcome.returncode != 0  # SIGXFSZ or the write error
     assert len(outcome.stdout) <= 1 << 20
 
@@ -140,13 +140,13 @@ def test_sandbox_runs_in_a_removed_scratch_dir_with_a_clean_env(tmp_path: Path) 
     probe = _script(
         tmp_path, "import os, sys\nprint(os.getcwd())\nprint(sorted(os.environ))\nprint(sys.stdin.read() == '')\n"
     )
-    outcome = run_sandboxed(probe)
+    outcome = Sandbox().run(probe)
     cwd, env, stdin_empty = outcome.stdout.decode().splitlines()
     assert outcome.returncode == 0 and not Path(cwd).exists()
     assert "HOME" in env and "PYTHONPATH" not in env and "STITCHOPT_DATA" not in env
     assert stdin_empty == "True"
     echo = _script(tmp_path, "import sys\nsys.stdout.write(sys.stdin.read().upper())\n")
-    assert run_sandboxed(echo, stdin=b"abc").stdout == b"ABC"
+    assert Sandbox().run(echo, stdin=b"abc").stdout == b"ABC"
 
 
 def test_sandbox_applies_every_limit(tmp_path: Path) -> None:
@@ -156,7 +156,7 @@ def test_sandbox_applies_every_limit(tmp_path: Path) -> None:
         "    print(resource.getrlimit(getattr(resource, 'RLIMIT_' + name)))\n",
     )
     limits = Limits(cpu_seconds=7, address_space_bytes=1 << 30, file_bytes=1 << 22, processes=99)
-    outcome = run_sandboxed(probe, limits=limits)
+    outcome = Sandbox(limits).run(probe)
     expected = [(7, 7), (1 << 30, 1 << 30), (1 << 22, 1 << 22), (99, 99), (0, 0)]
     assert outcome.stdout.decode().splitlines() == [str(pair) for pair in expected]
 
@@ -166,9 +166,9 @@ def test_limits_above_the_callers_hard_limit_are_lowered_not_fatal(tmp_path: Pat
     probe = _script(tmp_path, "import resource\nprint(resource.getrlimit(resource.RLIMIT_CPU))\n")
     caller = (
         "import resource, sys\nfrom pathlib import Path\n"
-        "from stitchopt.validate.sandbox import Limits, run_sandboxed\n"
+        "from stitchopt.validate.sandbox import Limits, Sandbox\n"
         "resource.setrlimit(resource.RLIMIT_CPU, (5, 5))\n"
-        "outcome = run_sandboxed(Path(sys.argv[1]), limits=Limits(cpu_seconds=10))\n"
+        "outcome = Sandbox(Limits(cpu_seconds=10)).run(Path(sys.argv[1]))\n"
         "print(outcome.returncode, outcome.stdout.decode().strip())\n"
     )
     done = subprocess.run([sys.executable, "-c", caller, str(probe)], capture_output=True, text=True, timeout=60)

@@ -18,6 +18,7 @@ from stitchopt.models.directory import model_identity, read_model_directory
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.runtimes import profile_runtime_package, profile_runtime_problem
+from stitchopt.validate.sandbox import probe_isolation
 
 
 def version_lines() -> list[str]:
@@ -66,6 +67,13 @@ def doctor_command(llvm: LlvmOption = None) -> None:
         if problem is None
         else f"  profile rt     missing: install {profile_runtime_package(toolchain)} (hot-path profiles and"
         f" `optimize --mode hybrid --run` link it; {problem})"
+    )
+    isolation = probe_isolation()
+    console.print(
+        f"  sandbox        {'isolated' if isolation.available else 'warning: NOT isolated'}: {isolation.reason}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
     )
     probe = probe_native(toolchain)
     console.print(f"  native eval    {'available' if probe.available else 'unavailable'}: {probe.reason}")

@@ -17,9 +17,9 @@ import json
 import re
 import shutil
 import statistics
-import tempfile
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
@@ -30,7 +30,7 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import is_source
 from stitchopt.tune.acceptance import ProgramRun
 from stitchopt.validate.builder import ProgramBuilder
-from stitchopt.validate.sandbox import Limits, RunOutcome
+from stitchopt.validate.sandbox import Limits, RunOutcome, scratch_directory
 from stitchopt.validate.selection import differential_suite
 from stitchopt.validate.suites import SuiteProgram
 
@@ -68,7 +68,7 @@ class RuntimeMeter:
         self.store = store
         self.module, self.runs, self.options, self.repeats = module, tuple(runs), options, repeats
         self._one_at_a_time = threading.Lock()  # wall times measured alone are less noisy
-        self._expected: list[tuple[int, bytes]] | None = None
+        self._expected: list[RunOutcome] | None = None
         self._key = hashlib.sha256(
             json.dumps([module.sha256, [r.digest for r in self.runs], self.unit]).encode()
         ).hexdigest()
@@ -78,7 +78,7 @@ class RuntimeMeter:
         outcomes = self._build_and_run(pipeline, check=False)
         if outcomes is None:
             raise ToolchainError(f"{self.module.name} does not build or run under -Oz: cannot measure its runtime")
-        self._expected = [(o.returncode, o.stdout) for o in outcomes]
+        self._expected = outcomes
 
     def measure(self, pipeline: str, result: EvalResult) -> float | None:
         """The program's cost under `pipeline` (cached by optimized module), or None when it misbehaves."""
@@ -95,7 +95,7 @@ class RuntimeMeter:
         return cost
 
     def _build_and_run(self, pipeline: str, check: bool) -> list[RunOutcome] | None:
-        with tempfile.TemporaryDirectory(prefix="stitchopt-perf-") as scratch:
+        with scratch_directory("perf") as scratch:
             work = Path(scratch)
             program = self.runs[0]
             if isinstance(self.builder.optimize(program, self.module.bitcode, pipeline, self.options, work), str):
@@ -114,7 +114,7 @@ class RuntimeMeter:
             if any(o.timed_out or o.returncode < 0 for o in outcomes):
                 return None
             expected = self._expected[index] if check and self._expected is not None else None
-            if expected is not None and any((o.returncode, o.stdout) != expected for o in outcomes):
+            if expected is not None and not all(o.behaves_like(expected) for o in outcomes):
                 return None
             kept.append(_summarize(outcomes))
         return kept
@@ -131,8 +131,7 @@ class RuntimeMeter:
 def _summarize(outcomes: list[RunOutcome]) -> RunOutcome:
     """One outcome standing for repeated runs: the median wall time."""
     seconds = statistics.median(o.seconds for o in outcomes)
-    first = outcomes[0]
-    return RunOutcome(first.returncode, first.stdout, first.stderr, seconds, first.timed_out)
+    return replace(outcomes[0], seconds=seconds)
 
 
 def attach_runtime_meter(evaluator: Evaluator, module: IRModule, path: Path, program_run: ProgramRun) -> RuntimeMeter:

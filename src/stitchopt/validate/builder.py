@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +21,13 @@ from stitchopt.evaluation.subprocess_backend import classify
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_LEVEL
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, ToolRun, run_tool
-from stitchopt.validate.sandbox import Limits, RunOutcome, run_sandboxed
+from stitchopt.validate.sandbox import Limits, RunOutcome, Sandbox, scratch_directory
 from stitchopt.validate.suites import Check, SuiteProgram
 from stitchopt.validate.verdicts import Verdict, VerdictStatus
+
+# Part of the keys of cached references and verdicts: "whole-output" since runs compare all of their stdout (by
+# size and sha256), not its first MiB.
+JUDGING = "whole-output"
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class References:
 
 class ProgramBuilder:
     """Compiles, links and runs suite programs with one toolchain. Thread-safe: each build has its own
-    scratch directory, and the store serializes its own access."""
+    scratch directory, and the store serializes its own access. Programs run in `sandbox`."""
 
     def __init__(
         self,
@@ -58,17 +61,18 @@ class ProgramBuilder:
         self.toolchain = toolchain
         self.store = store
         self.limits = limits
+        self.sandbox = Sandbox(limits)
         self.tool_timeout = tool_timeout
 
     # -- cached per program -------------------------------------------------------------------------------
 
     def references(self, program: SuiteProgram) -> References:
         """Build and run at each reference level (cached); a program that cannot be judged is excluded."""
-        cached = self._get("reference", program.digest)
+        cached = self._get("reference", program.digest, JUDGING)
         if cached is not None:
             return References.from_json(cached)
         references = self._build_references(program)
-        self._put("reference", references.to_json(), program.digest)
+        self._put("reference", references.to_json(), program.digest, JUDGING)
         return references
 
     def ir(self, program: SuiteProgram) -> bytes:
@@ -107,12 +111,12 @@ class ProgramBuilder:
             ir = self.ir(program)
         except BuildFailed as exc:
             return Verdict(program.name, VerdictStatus.EXCLUDED, str(exc))
-        with tempfile.TemporaryDirectory(prefix="stitchopt-build-") as scratch:
+        with scratch_directory("build") as scratch:
             work = Path(scratch)
             optimized = self.optimize(program, ir, pipeline, options, work)
             if isinstance(optimized, Verdict):
                 return optimized
-            run_key = (program.digest, optimized, options.codegen_key())
+            run_key = (program.digest, optimized, options.codegen_key(), JUDGING)
             cached = self._get("verdict-by-ir", *run_key)
             if cached is not None:
                 return Verdict.from_dict(json.loads(cached), cached=True)
@@ -173,7 +177,7 @@ class ProgramBuilder:
 
     def run(self, program: SuiteProgram, exe: Path, wrapper: Sequence[str] = ()) -> RunOutcome:
         """Run in the sandbox; `wrapper` (e.g. valgrind) goes before the executable."""
-        return run_sandboxed(exe, program.run_args, stdin=program.stdin, limits=self.limits, wrapper=wrapper)
+        return self.sandbox.run(exe, program.run_args, stdin=program.stdin, wrapper=wrapper)
 
     def _language_args(self, program: SuiteProgram) -> list[str]:
         return ["-x", program.language, "-w", *program.compile_args]
@@ -181,7 +185,7 @@ class ProgramBuilder:
     def _build_references(self, program: SuiteProgram) -> References:
         outcomes = []
         for level in program.reference_levels:
-            with tempfile.TemporaryDirectory(prefix="stitchopt-ref-") as scratch:
+            with scratch_directory("ref") as scratch:
                 exe = Path(scratch) / "program"
                 build = self._tool(
                     [
@@ -206,7 +210,7 @@ class ProgramBuilder:
             outcomes.append(outcome)
         first = outcomes[0]
         for level, other in zip(program.reference_levels[1:], outcomes[1:], strict=True):
-            if (other.returncode, other.stdout) != (first.returncode, first.stdout):
+            if not other.behaves_like(first):
                 return References(
                     excluded=f"-{program.reference_levels[0]} and -{level} builds behave differently "
                     "(undefined behaviour or a nondeterministic program): nothing to compare against"
@@ -250,7 +254,7 @@ def judge_outcome(program: SuiteProgram, outcome: RunOutcome, references: Refere
         status = VerdictStatus.CRASHED if outcome.returncode < 0 and not aborted else VerdictStatus.TEST_FAILED
         return status, f"{outcome.describe()}: {message}" if message else outcome.describe()
     expected = references.outcomes[0]
-    if (outcome.returncode, outcome.stdout) == (expected.returncode, expected.stdout):
+    if outcome.behaves_like(expected):
         return VerdictStatus.PASSED, ""
     if outcome.returncode < 0 and expected.returncode >= 0:
         return VerdictStatus.CRASHED, outcome.describe()
@@ -265,4 +269,9 @@ def _difference(expected: RunOutcome, actual: RunOutcome) -> str:
     for number, (a, b) in enumerate(zip(want, got, strict=False), 1):
         if a != b:
             return f"stdout line {number}: {b[:120]!r}, expected {a[:120]!r}"
-    return f"stdout has {len(got)} lines, expected {len(want)}"
+    if len(got) != len(want):
+        return f"stdout has {len(got)} lines, expected {len(want)}"
+    return (
+        f"stdout differs after its first {len(expected.stdout):,} bytes ({actual.stdout_size:,} bytes in all, "
+        f"expected {expected.stdout_size:,})"
+    )

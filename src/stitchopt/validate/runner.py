@@ -17,7 +17,7 @@ from stitchopt.core import CompileOptions
 from stitchopt.passes.pipeline import check_pipeline
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.validate.builder import ProgramBuilder
+from stitchopt.validate.builder import JUDGING, ProgramBuilder
 from stitchopt.validate.sandbox import Limits
 from stitchopt.validate.suites import Suite, SuiteProgram
 from stitchopt.validate.verdicts import ValidationReport, Verdict
@@ -69,6 +69,9 @@ class Validator:
                         stopped = stopped or (fail_fast and verdict.status.counts_against)
                     if stopped:
                         break
+            except BaseException:  # Ctrl-C, say: end the programs running now rather than wait for their limits
+                self.builder.sandbox.stop()
+                raise
             finally:
                 for future in pending:
                     future.cancel()
@@ -94,7 +97,7 @@ class Validator:
 
     def judge(self, program: SuiteProgram, pipeline: str) -> Verdict:
         """One program's verdict on one list, from the cache when this exact question was answered before."""
-        key = (self.toolchain.identity, pipeline, self.options.key(), program.digest)
+        key = (self.toolchain.identity, pipeline, self.options.key(), program.digest, JUDGING)
         if self.store is not None:
             cached = self.store.get_artifact("verdict", *key)
             if cached is not None:

@@ -13,7 +13,7 @@ from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.csmith import find_csmith
-from stitchopt.validate.sandbox import Limits, run_sandboxed
+from stitchopt.validate.sandbox import Limits, Sandbox
 
 DEFAULT_SEEDS = 10_000
 HANG_LIMIT = Limits(wall_seconds=5, cpu_seconds=5)
@@ -57,7 +57,7 @@ class CsmithSource:
             )
             if build.returncode != 0:
                 raise DatasetError(f"does not compile: {build.stderr_tail(200).strip()}")
-            outcome = run_sandboxed(exe, limits=HANG_LIMIT)
+            outcome = Sandbox(HANG_LIMIT).run(exe)
         if outcome.timed_out or outcome.returncode != 0:
             raise DatasetError(f"does not finish at -O0 ({outcome.describe()})")
 
