@@ -64,6 +64,13 @@ def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-
         (["validate", "-p", "function(nope)", "--validate", str(DATA / "selftest")], "unknown function pass 'nope'"),
         (["validate", str(DATA / "loop_sum.c"), "-p", "sroa", "--inputs", "absent"], "--inputs must be a directory"),
         (["stitch", "inspect", str(DATA / "loop_sum.c")], "not a stitching study"),
+        (["tune", str(DATA / "loop_sum.c"), "--budget", "-5"], "'--budget': Input should be greater than or equal"),
+        (["tune", str(DATA / "loop_sum.c"), "--seconds", "-1"], "--seconds -1: give a number above 0"),
+        (["tune", str(DATA / "loop_sum.c"), "--patience", "0"], "'--patience': Input should be greater"),
+        (["tune", str(DATA / "loop_sum.c"), "--suite", "x"], "No such option: --suite"),
+        (["validate", str(DATA / "loop_sum.c"), "-p", "sroa", "--run-timeout", "0"], "--run-timeout 0: give a number"),
+        (["validate", "-p", "sroa", "--validate", "csmith", "--validate-limit", "0"], "'--validate-limit'"),
+        (["eval", str(DATA / "loop_sum.c"), "-p", ",,,"], "empty pass list"),
         (["tune", str(DATA / "loop_sum.c"), "--screen-margin", "-1"], "give a share of 0 or more"),
         (
             ["tune", str(DATA / "loop_sum.c"), "--screen-margin", "0", "--objective", "size=1,compile-time=1"],
@@ -77,6 +84,22 @@ def test_bad_input_is_one_line_and_exit_2(cli, args: list[str], message: str) ->
     assert done.returncode == 2
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_inputs_nothing_can_measure_are_one_line_errors(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """IR for a target that emits no objects (nvptx) or for a bogus triple, and a binary file given as a trial
+    log: exit 2 and one line, where these once exited 0 with every row failed or with an internal error."""
+    body = "define i32 @f(i32 %x) {\n  ret i32 %x\n}\n"
+    cases = []
+    for name, triple in (("gpu", "nvptx64-nvidia-cuda"), ("bogus", "bogus-unknown-none")):
+        (tmp_path / f"{name}.ll").write_text(f'target triple = "{triple}"\n{body}')
+        cases.append((["eval", str(tmp_path / f"{name}.ll"), "-p", "sroa"], "not even clang's -O0/-Oz/-O3 build it"))
+    (tmp_path / "binary.jsonl").write_bytes(bytes(range(128, 256)))
+    cases.append((["pareto", str(tmp_path / "binary.jsonl")], "not a trial log"))
+    for args, message in cases:
+        done = cli(*args)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_ir_writes_bitcode_or_text(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -26,7 +26,8 @@ from stitchopt.cli.options import (
     refuse_ignored,
 )
 from stitchopt.datasets.benchmarks import program_path
-from stitchopt.errors import StitchoptError
+from stitchopt.diagnostics import telling_line
+from stitchopt.errors import InputError, StitchoptError
 from stitchopt.evaluation.comparison import compare
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
@@ -110,6 +111,10 @@ def eval_command(
         Evaluator(toolchain, store, timeout=timeout, jobs=jobs or None, backend=backend, address=address) as evaluator,
     ):
         comparison = compare(evaluator, path, pipeline, clang_args or [])
+    oz = comparison.results["Oz"]
+    if not any(result.ok for result in comparison.results.values()):  # clang's own levels fail too: the input
+        why = telling_line(oz.stderr_tail) or oz.status.value
+        raise InputError(f"{path}: not even clang's -O0/-Oz/-O3 build it ({why}); give IR for a target llc can emit")
     if json_output:
         print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison)}, indent=2))
         return

@@ -74,7 +74,7 @@ def labels_command(
     max_ir_kb: Annotated[float, typer.Option(help="Skip programs whose IR file is larger.")] = 100.0,
     per_package: Annotated[int, typer.Option(help="At most this many programs of one package (0: all).")] = 40,
     pool_programs: Annotated[int, typer.Option(help="Programs searched to propose the list pool.")] = 40,
-    pool_budget: Annotated[int, typer.Option(help="Evaluations per searched program.")] = 300,
+    pool_budget: Annotated[int, typer.Option(min=1, help="Evaluations per searched program.")] = 300,
     seed: Annotated[int, typer.Option(help="Search seed.")] = 0,
     lists_from: Annotated[
         Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)

@@ -98,13 +98,15 @@ def main(args: Sequence[str] | None = None) -> NoReturn:
 def exit_status(args: Sequence[str] | None = None) -> int:
     """Runs the command; what it returns, raises or is interrupted by, as an exit status."""
     try:
-        # typer exits by itself: after the command, on usage errors (2), typer.Exit and Ctrl-C (130)
-        app(args=args, prog_name="stitchopt")
-        status = SUCCESS
+        # Not standalone: click raises usage errors (printed here as one line) and returns typer.Exit's status.
+        returned = app(args=args, prog_name="stitchopt", standalone_mode=False)
+        status = returned if isinstance(returned, int) else SUCCESS
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else SUCCESS if exc.code is None else NEGATIVE
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         status = INTERRUPTED
+    except typer.TyperException as exc:  # usage errors: an unknown option, a bad option value, a missing argument
+        return _error(exc, f"stitchopt: error: {_usage_line(exc)}", USER_ERROR)
     except StitchoptError as exc:
         return _error(exc, f"stitchopt: error: {exc}", USER_ERROR)
     except OSError as exc:
@@ -117,6 +119,13 @@ def exit_status(args: Sequence[str] | None = None) -> int:
     if status == INTERRUPTED:  # typer ends a Ctrl-C with this status, silently
         print("stitchopt: interrupted", file=sys.stderr)
     return status
+
+
+def _usage_line(exc: typer.TyperException) -> str:
+    """click's message for a usage error, and where the command's options are listed."""
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    context = getattr(exc, "ctx", None)
+    return f"{message} (see `{context.command_path} --help`)" if context is not None else message
 
 
 def _internal_error(exc: Exception) -> int:

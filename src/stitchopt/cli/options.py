@@ -53,7 +53,7 @@ CacheDirOption = Annotated[
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Machine-readable output: one JSON document on stdout (status on stderr).")
 ]
-JobsOption = Annotated[int, typer.Option("--jobs", help="Concurrent evaluations (default: all cores).")]
+JobsOption = Annotated[int, typer.Option("--jobs", min=0, help="Concurrent evaluations (default: all cores).")]
 BackendOption = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--backend", help=f"auto (default), native, subprocess or ray (or ${BACKEND_ENV})."),
@@ -96,7 +96,9 @@ ValidateOption = Annotated[
 ]
 ValidateLimitOption = Annotated[
     Optional[int],  # noqa: UP045
-    typer.Option("--validate-limit", help="Validate on the first N programs of each suite (csmith: N programs)."),
+    typer.Option(
+        "--validate-limit", min=1, help="Validate on the first N programs of each suite (csmith: N programs)."
+    ),
 ]
 NoValidateOption = Annotated[
     bool, typer.Option("--no-validate", help="Skip full validation (guards still run): answers are NOT validated.")
@@ -263,6 +265,12 @@ def validation_choice(
         refuse_ignored(ctx, ("validate", "validate_limit", "data_dir"), applies)
     refuse_data_dir_without_humaneval(ctx, suites)
     return ValidationChoice(enabled, suites, limit, data_dir)
+
+
+def require_positive(option: str, value: float | None) -> None:
+    """A time or an amount that must be above 0 (None: not given); 0 or less is a one-line error."""
+    if value is not None and value <= 0:
+        raise InputError(f"{option} {value:g}: give a number above 0")
 
 
 def run_arguments(run: str) -> tuple[str, ...]:

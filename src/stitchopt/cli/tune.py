@@ -34,6 +34,7 @@ from stitchopt.cli.options import (
     passes_option,
     print_table,
     refuse_ignored,
+    require_positive,
     run_arguments,
     status_console,
     target_paths,
@@ -81,9 +82,9 @@ def _screening_backend(evaluator: Evaluator, margin: float | None) -> nullcontex
 def tune_command(
     ctx: typer.Context,
     targets: Annotated[list[str], typer.Argument(help="Files, directories or bench:// URIs.")],
-    budget: Annotated[int, typer.Option(help="Evaluations per program.")] = 200,
+    budget: Annotated[int, typer.Option(min=1, help="Evaluations per program.")] = 200,
     seconds: Annotated[Optional[float], typer.Option(help="Time limit per program.")] = None,  # noqa: UP045
-    patience: Annotated[Optional[int], typer.Option(help="Stop after N evaluations without gain.")] = None,  # noqa: UP045
+    patience: Annotated[Optional[int], typer.Option(min=1, help="Stop after N evaluations without gain.")] = None,  # noqa: UP045
     screen_margin: Annotated[
         Optional[float],  # noqa: UP045
         typer.Option(
@@ -122,6 +123,7 @@ def tune_command(
     if no_minimize:
         refuse_ignored(ctx, ("insertion",), "while minimizing (without --no-minimize)")
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
+    require_positive("--seconds", seconds)
     parsed_objective = parse_objective(objective)
     _check_screen(screen_margin, parsed_objective)
     program_run = _program_run(ctx, run, inputs, perf_counter, parsed_objective)

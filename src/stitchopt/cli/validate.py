@@ -29,6 +29,7 @@ from stitchopt.cli.options import (
     print_table,
     refuse_data_dir_without_humaneval,
     refuse_ignored,
+    require_positive,
     run_arguments,
     run_option,
     status_console,
@@ -88,6 +89,7 @@ def validate_command(
         refuse_ignored(ctx, ("reproducer",), "with --reduce")
     if json_output:
         refuse_ignored(ctx, ("show_passed",), "to the table (--json has every verdict)")
+    require_positive("--run-timeout", run_timeout)
     run_args = run_arguments(run or EXE)
     toolchain = find_toolchain(llvm)
     pipeline = pipeline_from_text(passes, load_catalogue(toolchain))

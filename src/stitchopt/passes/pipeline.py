@@ -120,7 +120,7 @@ def is_explicit_pipeline(text: str) -> bool:
 def pipeline_from_text(text: str, catalogue: Catalogue) -> str:
     """What a user typed after `--passes`, as a pipeline string; unknown or excluded names are refused."""
     text = text.strip().removeprefix("-passes=").strip("'\"")
-    if not text:
+    if not text.replace(",", "").strip():  # '' or only commas
         raise PipelineError("empty pass list: give passes like 'sroa,instcombine,simplifycfg' or 'default<Oz>'")
     if is_explicit_pipeline(text):
         return text

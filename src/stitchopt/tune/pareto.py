@@ -44,6 +44,8 @@ def fronts_from_log(path: Path, metrics: tuple[str, ...]) -> dict[str, list[dict
         lines = path.read_text().splitlines()
     except FileNotFoundError as exc:
         raise InputError(f"{path}: no such trial log (write one with `stitchopt tune ... --log trials.jsonl`)") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not a trial log (binary, not JSON lines from `stitchopt tune --log`)") from exc
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
