@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import zipfile
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,8 @@ def read_model_directory(
         config = json.loads((directory / CONFIG_NAME).read_text())
         with np.load(directory / WEIGHTS_NAME, allow_pickle=False) as weights:
             arrays = {k: np.asarray(weights[k], dtype=np.float64) for k in weights.files}
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{directory}: not a {what} directory ({exc})") from exc
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # missing, not JSON, truncated weights
+        raise InputError(f"{directory}: not a {what} directory ({type(exc).__name__}: {exc})") from exc
     return config, arrays
 
 

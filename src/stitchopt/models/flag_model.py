@@ -20,9 +20,10 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import Representation, Standardizer
 from stitchopt.features.by_name import representation
 from stitchopt.features.module import FeatureModule
-from stitchopt.models.directory import SavedModel, read_model_directory, stamp
+from stitchopt.models.directory import CONFIG_NAME, WEIGHTS_NAME, SavedModel, read_model_directory, stamp
 from stitchopt.models.list_model import RankedList
 from stitchopt.models.ranker import ListRanker
+from stitchopt.models.schema import FLAG_MODEL_CONFIG, check_arrays, check_config
 from stitchopt.models.size_model import SizeModel
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames
@@ -105,6 +106,23 @@ class FlagModel(SavedModel):
         config, arrays = read_model_directory(directory)
         if config.get("format") != MODEL_FORMAT:
             raise InputError(f"{directory}: model format {config.get('format')}, this stitchopt reads {MODEL_FORMAT}")
+        check_config(config, FLAG_MODEL_CONFIG, directory / CONFIG_NAME)
+        lists, targets = len(config["lists"]), len(config["size_model"]["targets"])
+        weights = directory / WEIGHTS_NAME
+        check_arrays(arrays, {"ranker.train_features": (None, None)}, weights)
+        rows, features = arrays["ranker.train_features"].shape
+        shapes = {
+            "ranker.train_targets": (rows, lists),
+            "ranker.weights": (features + 1, lists),
+            "size.linear": (features + 1, targets),
+            "size.log": (features + 1, targets),
+        }
+        check_arrays(arrays, shapes, weights)
+        if len(config["standardizer"]["mean"]) != features:
+            raise InputError(
+                f"{directory / CONFIG_NAME}: field standardizer.mean has {len(config['standardizer']['mean'])} "
+                f"values for {features} features; save the model again"
+            )
         ranker_arrays = {k.removeprefix("ranker."): v for k, v in arrays.items() if k.startswith("ranker.")}
         model = cls(
             representations=tuple(representation(r["name"], r["version"]) for r in config["representations"]),

@@ -1,0 +1,62 @@
+"""Damaged model directories are one line naming the file and the field, on load, not a traceback in
+prediction: truncated weights, missing keys, wrong types, and weights that do not fit the configuration."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stitchopt.errors import InputError
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def _edit(config: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    change(config)
+    return config
+
+
+CHANGES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
+    ("missing", lambda c: c.pop("lists"), "config.json: field lists is missing"),
+    ("nested", lambda c: c["size_model"].pop("ridge"), "config.json: field size_model.ridge is missing"),
+    ("type", lambda c: c["ranker"].update(neighbors="four"), "field ranker.neighbors must be int, not str"),
+    ("item", lambda c: c["lists"][3].append(7), "field lists[3]["),
+    ("count", lambda c: c["lists"].append(["sroa"]), "weights.npz: array ranker.train_targets is 460x43"),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "message"), CHANGES, ids=[c[0] for c in CHANGES])
+def test_a_damaged_configuration_names_the_file_and_field(
+    tmp_path: Path, name: str, change: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    directory = tmp_path / name
+    shutil.copytree(DEFAULT_MODEL_DIR, directory)
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps(_edit(config, change)))
+    with pytest.raises(InputError) as raised:
+        FlagModel.from_pretrained(directory)
+    assert message in str(raised.value) and str(directory) in str(raised.value)
+
+
+def test_truncated_weights_are_one_line_in_predict(tmp_path: Path) -> None:
+    directory = tmp_path / "truncated"
+    shutil.copytree(DEFAULT_MODEL_DIR, directory)
+    weights = directory / "weights.npz"
+    weights.write_bytes(weights.read_bytes()[:5000])
+    done = subprocess.run(
+        [sys.executable, "-m", "stitchopt", "predict", str(DATA / "loop_sum.c"), "--model", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "not a stitchopt model directory (BadZipFile" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
