@@ -193,3 +193,60 @@ def test_the_measurement_version_is_in_every_key(monkeypatch: pytest.MonkeyPatch
     before = (BASE_KEY.digest, codegen.digest)
     monkeypatch.setattr(store_module, "MEASUREMENT_VERSION", MEASUREMENT_VERSION + 1)
     assert BASE_KEY.digest != before[0] and codegen.digest != before[1]
+
+
+def test_a_full_disk_keeps_the_run_going_in_memory_with_one_warning(tmp_path: Path) -> None:
+    """Under a file-size limit (a full disk, as SQLite sees it) writes fail: the store warns once and keeps
+    every later row in memory, where this run still finds it."""
+    script = textwrap.dedent(
+        f"""
+        import resource, signal, warnings
+        from pathlib import Path
+        from stitchopt.cache.store import EvaluationStore
+        from test_store import _key, _result
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        store = EvaluationStore(Path({str(tmp_path / "cache.sqlite")!r}))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for i in range(400):
+                store.put(_key(i), _result(i))
+        assert all(store.get(_key(i)) == _result(i) for i in range(400))
+        print(len(caught), caught[0].message if caught else "")
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": f"{Path(__file__).parent}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    count, message = done.stdout.split(" ", 1)
+    assert count == "1" and "cannot be written" in message and "keeps its results in memory" in message
+
+
+def test_damaged_pages_are_a_clear_error_in_stats_and_a_warning_in_a_run(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    with EvaluationStore(path) as store:
+        for i in range(300):
+            store.put(_key(i), _result(i))
+    size = path.stat().st_size
+    with open(path, "r+b") as handle:  # overwrite every page after the first quarter of the file
+        handle.seek(size // 4)
+        handle.write(os.urandom(size - size // 4))
+    with EvaluationStore(path) as store:
+        with pytest.raises(CacheError, match="is damaged .*`stitchopt cache clear` starts a new one"):
+            store.stats()
+        with pytest.warns(store_module.CacheWarning, match="cannot be written"):
+            found = [store.get(_key(i)) for i in range(300)]  # damaged rows read as misses
+            for i in range(300, 320):
+                store.put(_key(i), _result(i))
+                assert store.get(_key(i)) == _result(i)  # kept in memory
+    assert found.count(None) > 0
+
+
+def test_a_cache_cleared_during_a_run_gets_the_later_rows(store: EvaluationStore) -> None:
+    """`stitchopt cache clear` in another process deletes the file a running store writes to: the next write
+    creates a new cache rather than going to the deleted file."""
+    store.put(_key(1), _result(1))
+    remove_store(store.path)
+    store.put(_key(2), _result(2))
+    with EvaluationStore(store.path) as reader:
+        assert reader.get(_key(2)) == _result(2) and reader.get(_key(1)) is None

@@ -2,6 +2,8 @@
 
 WAL mode lets readers run beside one writer; every write is one transaction, so a process killed mid-write
 leaves either the whole row or nothing. Rows are evicted least-recently-used once the file passes its bound.
+A store that can no longer be written (a full disk, a damaged file) keeps the rest of the run's rows in memory,
+with one warning, so no result of the run is lost; one removed while open (`cache clear`) is created again.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -126,6 +129,10 @@ class CacheStats:
     artifacts_by_kind: dict[str, int]
 
 
+class CacheWarning(UserWarning):
+    """The cache could not be written: the run goes on with its results in memory."""
+
+
 class EvaluationStore:
     """Content-addressed results. Open one per process; threads share it (calls are serialized by a lock),
     and SQLite's own locking arbitrates between processes."""
@@ -134,6 +141,8 @@ class EvaluationStore:
         self.path = path if path is not None else store_path()
         self.max_bytes = max_bytes
         self._lock = threading.RLock()
+        self._memory: dict[tuple[str, str], Any] = {}  # rows the database could not take, by (table, key)
+        self._trouble: str | None = None  # why the database takes no more writes
         deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
         pause = 0.05
         while True:
@@ -165,6 +174,7 @@ class EvaluationStore:
             db.execute("PRAGMA synchronous=NORMAL")
             self._db = db
             self._init_schema()
+            self._inode = os.stat(self.path).st_ino
         except BaseException:
             db.close()
             raise
@@ -208,6 +218,48 @@ class EvaluationStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _write(self, table: str, rows: list[tuple[str, Any]], write: Callable[[sqlite3.Connection], object]) -> None:
+        """`write` in one transaction; once the database cannot take it, `rows` ((key, value) pairs) stay in
+        memory for this run instead."""
+        with self._lock:
+            if self._trouble is None:
+                try:
+                    self._reopen_if_removed()
+                    with self._transaction() as db:
+                        write(db)
+                    if self._file_bytes() > self.max_bytes:
+                        self.evict()
+                    return
+                except (sqlite3.DatabaseError, OSError) as exc:  # full, damaged, read-only, I/O error
+                    self._fall_back_to_memory(exc)
+            self._memory.update(((table, key), value) for key, value in rows)
+
+    def _reopen_if_removed(self) -> None:
+        """`cache clear` in another process removes the file this connection writes: open a new one, so that
+        later rows are not written to a deleted file."""
+        try:
+            same = os.stat(self.path).st_ino == self._inode
+        except FileNotFoundError:
+            same = False
+        if not same:
+            self._db.close()
+            self._db = self._connect()
+
+    def _fall_back_to_memory(self, exc: BaseException) -> None:
+        self._trouble = str(exc)
+        text = self._trouble.lower()
+        advice = (
+            "free some disk space"
+            if "full" in text or "no space" in text
+            else f"run `stitchopt cache clear` or set {CACHE_DIR_ENV}"
+        )
+        warnings.warn(
+            f"the evaluation cache {self.path} cannot be written ({exc}): this run keeps its results in memory; "
+            f"{advice} for later runs to reuse them",
+            CacheWarning,
+            stacklevel=3,
+        )
+
     def get(self, key: EvalKey) -> EvalResult | None:
         row = self._lookup("evaluations", "result_json", key.digest)
         return None if row is None else EvalResult.from_dict(json.loads(row))
@@ -217,11 +269,12 @@ class EvaluationStore:
         return None if row is None else ObjectSizes(**json.loads(row))
 
     def put_codegen(self, key: CodegenKey, sizes: ObjectSizes) -> None:
-        now = time.time()
-        with self._transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO codegen VALUES (?,?,?,?)", (key.digest, json.dumps(asdict(sizes)), now, now)
-            )
+        now, value = time.time(), json.dumps(asdict(sizes))
+        self._write(
+            "codegen",
+            [(key.digest, value)],
+            lambda db: db.execute("INSERT OR REPLACE INTO codegen VALUES (?,?,?,?)", (key.digest, value, now, now)),
+        )
 
     def get_artifact(self, kind: str, *key_parts: str) -> bytes | None:
         """A build product or verdict (validation IR, reference runs, verdicts) stored under its content key."""
@@ -231,24 +284,32 @@ class EvaluationStore:
 
     def put_artifact(self, kind: str, value: bytes, *key_parts: str) -> None:
         now = time.time()
-        with self._transaction() as db:
-            row = (_digest(kind, *key_parts), kind, value, now, now)
-            db.execute("INSERT OR REPLACE INTO artifacts VALUES (?,?,?,?,?)", row)
-        if self._file_bytes() > self.max_bytes:
-            self.evict()
+        row = (_digest(kind, *key_parts), kind, value, now, now)
+        self._write(
+            "artifacts",
+            [(row[0], value)],
+            lambda db: db.execute("INSERT OR REPLACE INTO artifacts VALUES (?,?,?,?,?)", row),
+        )
 
     def _lookup(self, table: str, column: str, digest: str) -> str | None:
         row = self._lookup_row(table, column, digest)
         return None if row is None else str(row)
 
     def _lookup_row(self, table: str, column: str, digest: str) -> Any:
-        """One row's value, marking it recently used for LRU eviction."""
+        """One row's value, marking it recently used for LRU eviction; a miss where the database cannot be
+        read."""
         with self._lock:
-            row = self._db.execute(f"SELECT {column} FROM {table} WHERE key=?", (digest,)).fetchone()
-            if row is None:
+            if (table, digest) in self._memory:
+                return self._memory[table, digest]
+            try:
+                row = self._db.execute(f"SELECT {column} FROM {table} WHERE key=?", (digest,)).fetchone()
+                if row is not None and self._trouble is None:
+                    self._db.execute(f"UPDATE {table} SET last_used=? WHERE key=?", (time.time(), digest))
+            except (sqlite3.DatabaseError, OSError) as exc:
+                if self._trouble is None:
+                    self._fall_back_to_memory(exc)
                 return None
-            self._db.execute(f"UPDATE {table} SET last_used=? WHERE key=?", (time.time(), digest))
-            return row[0]
+            return None if row is None else row[0]
 
     def put(self, key: EvalKey, result: EvalResult) -> None:
         self.put_many([(key, result)])
@@ -270,10 +331,11 @@ class EvaluationStore:
             )
             for key, result in items
         ]
-        with self._transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO evaluations VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
-        if self._file_bytes() > self.max_bytes:
-            self.evict()
+        self._write(
+            "evaluations",
+            [(row[0], row[7]) for row in rows],
+            lambda db: db.executemany("INSERT OR REPLACE INTO evaluations VALUES (?,?,?,?,?,?,?,?,?,?)", rows),
+        )
 
     def _file_bytes(self) -> int:
         with self._lock:
@@ -303,11 +365,17 @@ class EvaluationStore:
         return dropped
 
     def stats(self) -> CacheStats:
-        with self._lock:
-            entries = self._db.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
-            by_status = dict(self._db.execute("SELECT status, COUNT(*) FROM evaluations GROUP BY status").fetchall())
-            codegen = self._db.execute("SELECT COUNT(*) FROM codegen").fetchone()[0]
-            artifacts = dict(self._db.execute("SELECT kind, COUNT(*) FROM artifacts GROUP BY kind").fetchall())
+        try:
+            with self._lock:
+                entries = self._db.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+                rows = self._db.execute("SELECT status, COUNT(*) FROM evaluations GROUP BY status").fetchall()
+                codegen = self._db.execute("SELECT COUNT(*) FROM codegen").fetchone()[0]
+                artifacts = dict(self._db.execute("SELECT kind, COUNT(*) FROM artifacts GROUP BY kind").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(
+                f"the evaluation cache {self.path} is damaged ({exc}): `stitchopt cache clear` starts a new one"
+            ) from exc
+        by_status = dict(rows)
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return CacheStats(self.path, entries, size, self.max_bytes, by_status, codegen, artifacts)
 

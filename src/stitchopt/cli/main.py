@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 from typing import Annotated, NoReturn
 
@@ -97,6 +98,7 @@ def main(args: Sequence[str] | None = None) -> NoReturn:
 
 def exit_status(args: Sequence[str] | None = None) -> int:
     """Runs the command; what it returns, raises or is interrupted by, as an exit status."""
+    warnings.formatwarning = _warning_line
     try:
         # Not standalone: click raises usage errors (printed here as one line) and returns typer.Exit's status.
         returned = app(args=args, prog_name="stitchopt", standalone_mode=False)
@@ -119,6 +121,13 @@ def exit_status(args: Sequence[str] | None = None) -> int:
     if status == INTERRUPTED:  # typer ends a Ctrl-C with this status, silently
         print("stitchopt: interrupted", file=sys.stderr)
     return status
+
+
+def _warning_line(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+) -> str:
+    """Warnings on stderr as the one line a user reads, like errors."""
+    return f"stitchopt: warning: {message}\n"
 
 
 def _usage_line(exc: typer.TyperException) -> str:
