@@ -71,6 +71,10 @@ def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-
         (["validate", str(DATA / "loop_sum.c"), "-p", "sroa", "--run-timeout", "0"], "--run-timeout 0: give a number"),
         (["validate", "-p", "sroa", "--validate", "csmith", "--validate-limit", "0"], "'--validate-limit'"),
         (["eval", str(DATA / "loop_sum.c"), "-p", ",,,"], "empty pass list"),
+        (
+            ["validate", "-p", "sroa", "--reduce", "--reproducer", str(DATA / "loop_sum.c")],
+            "is a file: name a directory",
+        ),
         (["tune", str(DATA / "loop_sum.c"), "--screen-margin", "-1"], "give a share of 0 or more"),
         (
             ["tune", str(DATA / "loop_sum.c"), "--screen-margin", "0", "--objective", "size=1,compile-time=1"],

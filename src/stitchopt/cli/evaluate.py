@@ -105,7 +105,7 @@ def eval_command(
         raise StitchoptError(f"{path}: clang arguments after -- only apply to C/C++ sources: drop them")
     toolchain = find_toolchain(llvm)
     pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
-    check_pipeline(toolchain, pipeline)
+    check_pipeline(toolchain, pipeline, timeout)
     with (
         nullcontext() if no_cache else open_store(cache_dir) as store,
         Evaluator(toolchain, store, timeout=timeout, jobs=jobs or None, backend=backend, address=address) as evaluator,

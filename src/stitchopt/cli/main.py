@@ -39,6 +39,7 @@ PATH_ERRORS: dict[type[OSError], str] = {
     PermissionError: "choose a path you may read or write",
     IsADirectoryError: "name a file, not a directory",
     NotADirectoryError: "a part of the path is a file, not a directory",
+    FileExistsError: "a file is in the way of a directory to create: choose another path",
 }
 
 app = typer.Typer(

@@ -34,7 +34,8 @@ from stitchopt.cli.options import (
     run_option,
     status_console,
 )
-from stitchopt.errors import StitchoptError
+from stitchopt.datasets.benchmarks import program_path
+from stitchopt.errors import InputError, StitchoptError
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import pipeline_from_text
 from stitchopt.toolchain.discovery import find_toolchain
@@ -49,7 +50,7 @@ from stitchopt.validate.verdicts import ValidationReport, Verdict, VerdictStatus
 def validate_command(
     ctx: typer.Context,
     program: Annotated[
-        Optional[Path],  # noqa: UP045
+        Optional[str],  # noqa: UP045  (a path or a bench:// URI, which a Path would turn into bench:/)
         typer.Argument(help="Your C/C++ program: compared with its -O0 and -O2 builds instead of a suite."),
     ] = None,
     passes: PassesOption = "",
@@ -87,6 +88,8 @@ def validate_command(
         refuse_ignored(ctx, ("seed",), "to the csmith suite")
     if not reduce:
         refuse_ignored(ctx, ("reproducer",), "with --reduce")
+    elif reproducer.exists() and not reproducer.is_dir():  # found out now, not after the validation ran
+        raise InputError(f"--reproducer {reproducer} is a file: name a directory to write the reproducer into")
     if json_output:
         refuse_ignored(ctx, ("show_passed",), "to the table (--json has every verdict)")
     require_positive("--run-timeout", run_timeout)
@@ -97,7 +100,7 @@ def validate_command(
     with open_store(cache_dir) as store:
         validator = Validator(toolchain, store, jobs=jobs or None, limits=limits)
         if program is not None:
-            chosen_suites = [differential_suite(program, run_args, inputs)]
+            chosen_suites = [differential_suite(program_path(program), run_args, inputs)]
         else:
             chosen_suites = [
                 select_suite(

@@ -18,6 +18,7 @@ from stitchopt.datasets.sources.bundled import DemoSource, HumanEvalSource
 from stitchopt.datasets.sources.generated import CsmithSource, LlvmStressSource
 from stitchopt.datasets.sources.local import LocalSource
 from stitchopt.datasets.sources.pypi import PypiSource
+from stitchopt.datasets.splits import SPLITS
 from stitchopt.datasets.uri import SCHEME, BenchmarkUri, is_benchmark_uri
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import find_toolchain
@@ -96,6 +97,9 @@ def dataset_benchmarks(text: str, root: Path | None = None, split: str | None = 
     name, _, version = text.removeprefix(SCHEME).rstrip("/").rpartition("-v")
     if not name or not version.isdigit():
         raise DatasetError(f"malformed dataset URI {text!r}: expected bench://<dataset>-v<N>")
+    splits = [known for known, _ in SPLITS]
+    if split is not None and split not in splits:
+        raise DatasetError(f"unknown split {split!r} in {text}?split={split}: use one of {', '.join(splits)}")
     manifest = built_manifest(name, int(version), root)
     if manifest is None or not manifest.entries:
         raise DatasetError(f"dataset {name}-v{version} is not built: run `stitchopt datasets build {name}`")

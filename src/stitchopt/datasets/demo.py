@@ -28,7 +28,7 @@ def resolve(uri: BenchmarkUri) -> Path:
     path = demo_programs().get(uri)
     if path is None:
         raise DatasetError(
-            f"no benchmark {uri}; `stitchopt eval` accepts bench://demo-v1/<name> with names: "
+            f"no benchmark {uri}; the demo programs are bench://demo-v1/<name> with names: "
             + ", ".join(u.name for u in demo_programs())
         )
     return path

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from stitchopt.errors import PipelineError
+from stitchopt.errors import PipelineError, ToolchainError
 from stitchopt.passes.catalogue import DEFAULT_PIPELINES, Catalogue, CataloguePass, Level
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
@@ -141,9 +141,13 @@ def pipeline_from_text(text: str, catalogue: Catalogue) -> str:
     return nest(names, catalogue)
 
 
-def check_pipeline(toolchain: Toolchain, pipeline: str) -> None:
-    """Raise PipelineError unless `opt` parses `pipeline` (checked on an empty module, so it is cheap)."""
-    run = run_tool([toolchain.tool("opt"), f"-passes={pipeline}", "-disable-output", "-"], stdin=b"", timeout=60)
+def check_pipeline(toolchain: Toolchain, pipeline: str, timeout: float = 60.0) -> None:
+    """Raise PipelineError unless `opt` parses `pipeline` (checked on an empty module, so it is cheap); an `opt`
+    that does not answer within `timeout` is a toolchain problem, not the pipeline's."""
+    opt = toolchain.tool("opt")
+    run = run_tool([opt, f"-passes={pipeline}", "-disable-output", "-"], stdin=b"", timeout=timeout)
+    if run.timed_out:
+        raise ToolchainError(f"{opt} did not answer within {timeout:g} s on an empty module: check that LLVM install")
     if run.returncode != 0:
         message = run.stderr_text.strip().splitlines()
         detail = message[-1] if message else f"exit status {run.returncode}"

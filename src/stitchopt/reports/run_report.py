@@ -5,19 +5,19 @@ validation. Nothing is re-run: everything comes from the records and logs.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from stitchopt.errors import InputError
 from stitchopt.evaluation.comparison import geomean
+from stitchopt.jsonlines import read_json_lines
 from stitchopt.reports.document import Figure, Report, Section
 from stitchopt.reports.figures import change_figures, list_figures
 from stitchopt.reports.sources import file_identity, program_set_identity
 from stitchopt.reports.svg import line_chart, scatter
 from stitchopt.reports.tables import Rows, tuning_rows
-from stitchopt.tune.pareto import pareto_front
+from stitchopt.tune.pareto import TRIAL_LOG_COMMAND, pareto_front
 from stitchopt.tune.record import ProgramRecord, RunRecord
 
 MAX_PARETO_PROGRAMS = 8  # one plot each; the rest are counted in a note
@@ -84,12 +84,7 @@ def passes_section(programs: Sequence[ProgramRecord]) -> Section:
 
 
 def read_trials(path: Path) -> list[dict[str, Any]]:
-    try:
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    except FileNotFoundError as exc:
-        raise InputError(f"{path}: no such trial log (write one with `stitchopt tune ... --log trials.jsonl`)") from exc
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not a trial log (line {exc.lineno} is not JSON)") from exc
+    return read_json_lines(path, "trial log", TRIAL_LOG_COMMAND)
 
 
 def pareto_section(trials: Sequence[dict[str, Any]]) -> Section:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from stitchopt.errors import InputError
+from stitchopt.jsonlines import read_json_lines
+
+TRIAL_LOG_COMMAND = "stitchopt tune ... --log trials.jsonl"  # what writes the trial logs read here
 
 METRICS = {
     "size": "size_bytes",
@@ -40,18 +42,8 @@ def fronts_from_log(path: Path, metrics: tuple[str, ...]) -> dict[str, list[dict
     if unknown:
         raise InputError(f"unknown metric {unknown[0]!r}: use {', '.join(METRICS)}")
     by_program: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError as exc:
-        raise InputError(f"{path}: no such trial log (write one with `stitchopt tune ... --log trials.jsonl`)") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not a trial log (binary, not JSON lines from `stitchopt tune --log`)") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            trial = json.loads(line)
-            by_program[trial["program"]].append(trial)
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise InputError(f"{path}: line {number} is not a stitchopt trial ({exc})") from exc
+    for number, trial in enumerate(read_json_lines(path, "trial log", TRIAL_LOG_COMMAND), 1):
+        if not isinstance(trial.get("program"), str):
+            raise InputError(f"{path}: trial {number} has no program: not a stitchopt trial log")
+        by_program[trial["program"]].append(trial)
     return {program: pareto_front(trials, metrics) for program, trials in by_program.items()}

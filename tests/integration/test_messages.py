@@ -1,0 +1,65 @@
+"""Error messages that once misled: each says what went wrong where it went wrong."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from stitchopt.datasets.benchmarks import dataset_benchmarks
+from stitchopt.errors import DatasetError, InputError, ToolchainError
+from stitchopt.passes.pipeline import check_pipeline
+from stitchopt.reports.run_report import read_trials
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+
+HANGING_OPT = """#!/bin/sh
+case "$*" in *-passes=*) exec sleep 60 ;; esac
+exec {real} "$@"
+"""
+
+
+def test_an_opt_that_hangs_is_a_toolchain_problem_reported_at_the_given_timeout(
+    toolchain: Toolchain, tmp_path: Path
+) -> None:
+    """Not "cannot run this pipeline" after a fixed 60 s: the opt named, the caller's time limit."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name, path in toolchain.tools.items():
+        if name != "opt":
+            (fake / name).symlink_to(path)
+    (fake / "opt").write_text(HANGING_OPT.format(real=toolchain.tool("opt")))
+    (fake / "opt").chmod(0o755)
+    started = time.monotonic()
+    with pytest.raises(ToolchainError, match="did not answer within 1 s on an empty module"):
+        check_pipeline(find_toolchain(fake), "function(sroa)", timeout=1)
+    assert time.monotonic() - started < 15
+
+
+def test_a_truncated_trial_log_names_its_last_line(tmp_path: Path) -> None:
+    log = tmp_path / "trials.jsonl"
+    log.write_text('{"program": "a", "score": 1}\n' * 20 + '{"program": "a", "sc')
+    with pytest.raises(InputError, match="line 21 is not JSON"):
+        read_trials(log)
+
+
+def test_an_unknown_split_is_named_as_such_not_as_an_unbuilt_dataset() -> None:
+    with pytest.raises(DatasetError, match="unknown split 'bogus'.*use one of train, validation, test"):
+        dataset_benchmarks("bench://demo-v1", split="bogus")
+
+
+def test_validate_keeps_a_bench_uri_whole(tmp_path: Path) -> None:
+    """PROGRAM was a Path, which turned bench://demo-v1/x into bench:/demo-v1/x; now URIs resolve."""
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "stitchopt", "validate", "bench://demo-v1/nothing", "-p", "sroa"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "no benchmark bench://demo-v1/nothing" in done.stderr, done.stderr
+    assert "bench:/demo" not in done.stderr
