@@ -13,6 +13,7 @@ the same everywhere (`tests/unit/test_cli_conventions.py` checks it over every c
 
 from __future__ import annotations
 
+import math
 import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -268,9 +269,9 @@ def validation_choice(
 
 
 def require_positive(option: str, value: float | None) -> None:
-    """A time or an amount that must be above 0 (None: not given); 0 or less is a one-line error."""
-    if value is not None and value <= 0:
-        raise InputError(f"{option} {value:g}: give a number above 0")
+    """A time or an amount that must be a finite number above 0 (None: not given), else a one-line error."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise InputError(f"{option} {value:g}: give a finite number above 0")
 
 
 def run_arguments(run: str) -> tuple[str, ...]:
