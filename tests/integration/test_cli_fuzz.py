@@ -104,7 +104,7 @@ def commands(draw: st.DrawFn) -> tuple[list[str], Path]:
 
 @pytest.mark.slow
 @settings(
-    max_examples=40,
+    max_examples=25,
     deadline=None,
     derandomize=True,
     database=None,

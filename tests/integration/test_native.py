@@ -46,14 +46,14 @@ def _comparable(result: EvalResult) -> tuple[object, ...]:
     return (result.status, result.ir_instruction_count, result.size_bytes, result.text_bytes, result.sections)
 
 
-CROSSCHECK_LISTS = int(os.environ.get("STITCHOPT_CROSSCHECK_LISTS", "8"))
+CROSSCHECK_LISTS = int(os.environ.get("STITCHOPT_CROSSCHECK_LISTS", "6"))
 
 
 @pytest.mark.slow
 def test_native_and_subprocess_agree_on_the_demo_corpus(
     toolchain: Toolchain, catalogue: Catalogue, native: NativeBackend, oz_options: CompileOptions
 ) -> None:
-    """Random lists of 1-50 passes per demo program (8 by default; STITCHOPT_CROSSCHECK_LISTS=50 for the
+    """Random lists of 1-50 passes per demo program (6 by default; STITCHOPT_CROSSCHECK_LISTS=50 for the
     1,250-pair check): identical statuses, counts and section sizes.
 
     The optimized bitcode itself is not always identical: some passes (newgvn above all) leave a use-list

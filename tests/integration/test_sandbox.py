@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
   if (fork() == 0) {  /* a daemon: its own session, then a grandchild that writes later */
     setsid();
     if (fork() == 0) {
-      sleep(2);
+      sleep(1);
       FILE *late = fopen(argv[3], "w");
       if (late) fclose(late);
     }
@@ -82,7 +82,7 @@ def test_a_program_cannot_write_outside_connect_out_or_outlive_its_run(toolchain
         outcome = Sandbox().run(exe, [str(outside), str(port), str(late)])
     assert outcome.returncode == 0, outcome.stderr
     assert outcome.stdout.decode().splitlines() == ["wrote outside: 0", "wrote inside: 1", "connected: 0", "root: 0"]
-    time.sleep(3)
+    time.sleep(1.5)
     assert not outside.exists() and not late.exists()
 
 

@@ -271,7 +271,7 @@ def test_screening_skips_codegen_of_candidates_estimated_worse_than_the_best(tmp
     screened, never stored), and the answer is still a measured result."""
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
     log, run = tmp_path / "trials.jsonl", tmp_path / "run.json"
-    args = ["tune", str(DATA / "loop_sum.c"), "--budget", "24", "--screen-margin", "0", "--no-validate"]
+    args = ["tune", str(DATA / "loop_sum.c"), "--budget", "16", "--screen-margin", "0", "--no-validate"]
     done = subprocess.run(
         [sys.executable, "-m", "stitchopt", *args, "--log", str(log), "-o", str(run)],
         capture_output=True,

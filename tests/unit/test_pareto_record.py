@@ -37,7 +37,10 @@ def test_pareto_front_keeps_only_non_dominated_points() -> None:
 def test_trial_log_errors_are_one_line(tmp_path: Path) -> None:
     log = tmp_path / "t.jsonl"
     log.write_text(json.dumps(_trial(1, 1.0)) + "\nnot json\n")
-    with pytest.raises(InputError, match="line 2 is not a stitchopt trial"):
+    with pytest.raises(InputError, match="line 2 is not JSON"):
+        fronts_from_log(log, ("size",))
+    log.write_text(json.dumps(_trial(1, 1.0)) + '\n{"score": 1}\n')
+    with pytest.raises(InputError, match="trial 2 has no program: not a stitchopt trial log"):
         fronts_from_log(log, ("size",))
     with pytest.raises(InputError, match="unknown metric 'speed'"):
         fronts_from_log(log, ("speed",))
