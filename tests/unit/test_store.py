@@ -250,3 +250,34 @@ def test_a_cache_cleared_during_a_run_gets_the_later_rows(store: EvaluationStore
     store.put(_key(2), _result(2))
     with EvaluationStore(store.path) as reader:
         assert reader.get(_key(2)) == _result(2) and reader.get(_key(1)) is None
+
+
+def test_a_read_only_cache_is_read_and_the_run_keeps_new_rows_in_memory(tmp_path: Path) -> None:
+    """On a read-only mount (a private mount namespace, as root) the cache is opened immutable: its rows are
+    read, new ones stay in memory, and one warning says so; it is not called damaged."""
+    cache = tmp_path / "cache"
+    with EvaluationStore(cache / "evaluations.sqlite") as store:
+        store.put(_key(1), _result(1))
+    script = textwrap.dedent(
+        f"""
+        import warnings
+        from pathlib import Path
+        from stitchopt.cache.store import EvaluationStore
+        from test_store import _key, _result
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            store = EvaluationStore(Path({str(cache / "evaluations.sqlite")!r}))
+            store.put(_key(2), _result(2))
+        assert store.get(_key(1)) == _result(1) and store.get(_key(2)) == _result(2)
+        print(len(caught), caught[0].message)
+        """
+    )
+    mount = f'mount --bind {cache} {cache} && mount -o remount,bind,ro {cache} && exec {sys.executable} -c "$0"'
+    env = {**os.environ, "PYTHONPATH": f"{Path(__file__).parent}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run(
+        ["unshare", "--mount", "sh", "-c", mount, script], capture_output=True, text=True, env=env, timeout=60
+    )
+    if done.returncode != 0 and ("unshare:" in done.stderr or "mount:" in done.stderr):
+        pytest.skip(f"no private read-only mount here: {done.stderr.strip()[:200]}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("1 ") and "is read-only: it is read" in done.stdout

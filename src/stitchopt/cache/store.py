@@ -129,6 +129,12 @@ class CacheStats:
     artifacts_by_kind: dict[str, int]
 
 
+def _read_only(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's ways of saying that the file or its directory cannot be written."""
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open database file" in text
+
+
 class CacheWarning(UserWarning):
     """The cache could not be written: the run goes on with its results in memory."""
 
@@ -157,6 +163,9 @@ class EvaluationStore:
                 self._db = self._connect()
                 return
             except sqlite3.OperationalError as exc:
+                if _read_only(exc) and self.path.is_file():
+                    self._db = self._connect_read_only(exc)
+                    return
                 # Opening while another process checkpoints the WAL can be refused at once, without the busy
                 # handler: many short-lived processes (a build's compiler wrappers) meet this. Try again.
                 if "locked" not in str(exc) or time.monotonic() + pause > deadline:
@@ -178,6 +187,27 @@ class EvaluationStore:
         except BaseException:
             db.close()
             raise
+        return db
+
+    def _connect_read_only(self, refused: sqlite3.OperationalError) -> sqlite3.Connection:
+        """A cache on a read-only medium is read, not refused: immutable (no locks, no WAL files to create),
+        and this run's new rows stay in memory."""
+        db = sqlite3.connect(f"file:{self.path}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise self._unusable(exc) from exc
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            db.close()
+            raise CacheError(f"the read-only evaluation cache {self.path} has another schema: set {CACHE_DIR_ENV}")
+        self._inode = os.stat(self.path).st_ino
+        self._trouble = str(refused)
+        warnings.warn(
+            f"the evaluation cache {self.path} is read-only: it is read, and this run keeps its new results in memory",
+            CacheWarning,
+            stacklevel=4,
+        )
         return db
 
     def _unusable(self, exc: Exception) -> CacheError:
