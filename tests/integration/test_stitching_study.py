@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -122,6 +124,15 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
     assert -1 < grid[0].size_change <= 0  # for size alone, the -Oz backup never makes a choice larger
     with pytest.raises(InputError, match="not a stitched model"):
         StitchedModel.from_pretrained(tmp_path, catalogue)
+    damaged = tmp_path / "damaged"  # a configuration the weights do not fit, then one without a field
+    shutil.copytree(tmp_path / "stitched", damaged)
+    config = json.loads((damaged / "config.json").read_text())
+    (damaged / "config.json").write_text(json.dumps({**config, "hidden": config["hidden"] + 1}))
+    with pytest.raises(InputError, match="weights do not fit config.json"):
+        StitchedModel.from_pretrained(damaged, catalogue)
+    (damaged / "config.json").write_text(json.dumps({k: v for k, v in config.items() if k != "members"}))
+    with pytest.raises(InputError, match="field members is missing"):
+        StitchedModel.from_pretrained(damaged, catalogue)
     chosen = load_model(tmp_path / "stitched", catalogue)  # the modes take a stitched model like the shipped one
     assert isinstance(chosen, StitchedModel) and chosen.identity == trained.identity
     with EvaluationStore(tmp_path / "modes.sqlite") as store, Evaluator(toolchain, store, jobs=2) as evaluator:

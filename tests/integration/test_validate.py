@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -14,9 +15,10 @@ from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.validate.builder import ProgramBuilder
 from stitchopt.validate.csmith import csmith_suite
+from stitchopt.validate.miscompiles import KNOWN_MISCOMPILES, KnownMiscompile
 from stitchopt.validate.reduce import reduce_failure, write_reproducer
 from stitchopt.validate.runner import Validator
-from stitchopt.validate.selection import differential_suite
+from stitchopt.validate.selection import DEFAULT_CSMITH_PROGRAMS, differential_suite
 from stitchopt.validate.suites import DATA_DIR_ENV, Suite, directory_suite, humaneval_path, jsonl_suite
 from stitchopt.validate.verdicts import VerdictStatus
 
@@ -175,3 +177,17 @@ def test_builder_caches_ir_and_references(toolchain: Toolchain, store: Evaluatio
     assert builder.references(program).excluded is None
     assert builder.ir(program) == builder.ir(program)
     assert store.stats().artifacts_by_kind == {"reference": 1, "suite-ir": 1}
+
+
+@pytest.mark.parametrize("known", KNOWN_MISCOMPILES, ids=[known.name for known in KNOWN_MISCOMPILES])
+def test_every_known_miscompiling_list_fails_the_csmith_program_that_caught_it(
+    validator: Validator, known: KnownMiscompile
+) -> None:
+    """The regression corpus: each list still fails the program benchmarks/csmith_strength.py found it on, and
+    the default Csmith suite is long enough to include that program."""
+    if shutil.which("csmith") is None:
+        pytest.skip("csmith is not installed")
+    suite = csmith_suite(validator.builder, 1, first_seed=known.csmith_seed)
+    assert suite.programs[0].name == f"csmith-{known.csmith_seed}"
+    assert not validator.validate(suite, known.pipeline).passed
+    assert known.csmith_seed <= DEFAULT_CSMITH_PROGRAMS

@@ -25,6 +25,17 @@ FLAG_MODEL_CONFIG: dict[str, Any] = {
     "ranker": {"neighbors": int, "ridge": NUMBER, "blend": NUMBER},
     "size_model": {"targets": [str], "ridge": NUMBER, "kinds": [str]},
 }
+STITCHED_MODEL_CONFIG: dict[str, Any] = {
+    "kind": str,
+    "format": int,
+    "llvm": str,
+    "catalogue": str,
+    "lists": [[str]],
+    "members": [str],
+    "sizes": dict,
+    "standardizers": dict,
+    "hidden": int,
+}
 
 
 def check_config(config: Any, schema: dict[str, Any], path: Path) -> None:

@@ -21,10 +21,11 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Standardizer, compute
 from stitchopt.features.module import FeatureModule
 from stitchopt.features.tokens import IRTokens
-from stitchopt.models.directory import SavedModel, read_model_directory, stamp
+from stitchopt.models.directory import CONFIG_NAME, WEIGHTS_NAME, SavedModel, read_model_directory, stamp
 from stitchopt.models.labelset import LabelSet, labeled_features
 from stitchopt.models.list_model import RankedList
 from stitchopt.models.ranker import geomean_change
+from stitchopt.models.schema import STITCHED_MODEL_CONFIG, check_config
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames
 from stitchopt.stitching.data import expert_data, expert_representations
@@ -84,13 +85,18 @@ class StitchedModel(SavedModel):
         state = {k: torch.as_tensor(v, dtype=torch.float32) for k, v in arrays.items()}
         if config.get("kind") != KIND or config.get("format") != FORMAT:
             raise InputError(f"{directory}: not a stitched model of format {FORMAT} (make one: stitchopt stitch train)")
+        check_config(config, STITCHED_MODEL_CONFIG, directory / CONFIG_NAME)
         if config["catalogue"] != catalogue.identity:
             raise InputError(f"{directory}: made for LLVM {config['llvm']}'s pass catalogue; retrain it for this LLVM")
         lists = tuple(tuple(p) for p in config["lists"])
         ensemble = _ensemble(
             config["members"], config["sizes"], set(config["standardizers"]), len(lists), config["hidden"]
         )
-        ensemble.load_state_dict(state)
+        try:
+            ensemble.load_state_dict(state)
+        except RuntimeError as exc:  # missing, unexpected or mis-shaped tensors
+            why = str(exc).strip().splitlines()[-1].strip()
+            raise InputError(f"{directory / WEIGHTS_NAME}: the weights do not fit config.json ({why})") from exc
         ensemble.eval()
         return cls(
             ensemble,
