@@ -74,6 +74,8 @@ def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-
         ),
         (["validate", "-p", "sroa", "--validate", "csmith", "--validate-limit", "0"], "'--validate-limit'"),
         (["eval", str(DATA / "loop_sum.c"), "-p", ",,,"], "empty pass list"),
+        (["ir", str(DATA / "loop_sum.c"), "-o", "missing_dir/x.bc"], "a file to write needs an existing directory"),
+        (["validate", str(DATA / "loop_sum.c"), "-p", "sroa", "--run", '{exe} a "b'], "No closing quotation"),
         (
             ["validate", "-p", "sroa", "--reduce", "--reproducer", str(DATA / "loop_sum.c")],
             "is a file: name a directory",
@@ -107,6 +109,33 @@ def test_inputs_nothing_can_measure_are_one_line_errors(cli, tmp_path: Path) -> 
         done = cli(*args)
         assert done.returncode == 2 and message in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_damaged_or_misplaced_cache_never_costs_a_run_its_results(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A cache directory that is a file is one line before anything runs; a cache whose pages were overwritten
+    gives one warning, and the search still finishes and writes its whole run record."""
+    blocked = tmp_path / "blocked"
+    blocked.write_text("")
+    done = subprocess.run(
+        [sys.executable, "-m", "stitchopt", "eval", str(DATA / "loop_sum.c"), "-p", "sroa"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "STITCHOPT_CACHE_DIR": str(blocked)},
+        timeout=120,
+    )
+    assert done.returncode == 2 and "set STITCHOPT_CACHE_DIR to a writable directory" in done.stderr
+    assert cli("eval", str(DATA / "loop_sum.c"), "-p", "sroa").returncode == 0  # fills the cache
+    database = tmp_path / "cache" / "evaluations.sqlite"
+    size = database.stat().st_size
+    with open(database, "r+b") as handle:
+        handle.seek(size // 4)
+        handle.write(os.urandom(size - size // 4))
+    record = tmp_path / "run.json"
+    done = cli("tune", str(DATA / "loop_sum.c"), "--budget", "8", "--no-validate", "-o", str(record))
+    assert done.returncode == 0, done.stderr
+    assert sum("warning: the evaluation cache" in line for line in done.stderr.splitlines()) == 1, done.stderr
+    (program,) = json.loads(record.read_text())["programs"]
+    assert program["evaluations"] == 8
 
 
 def test_ir_writes_bitcode_or_text(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
