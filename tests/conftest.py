@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -44,6 +44,24 @@ def pytest_report_header() -> str:
 @pytest.fixture(scope="session")
 def toolchain() -> Toolchain:
     return find_toolchain()
+
+
+@pytest.fixture()
+def toolchain_with_opt(toolchain: Toolchain, tmp_path: Path) -> Callable[[str], Toolchain]:
+    """A toolchain like the real one but for `opt`, which is the given script (for error paths: an opt that
+    corrupts, hangs, ...)."""
+
+    def make(script: str) -> Toolchain:
+        fake = tmp_path / "bin"
+        fake.mkdir(exist_ok=True)
+        for name, path in toolchain.tools.items():
+            if name != "opt" and not (fake / name).exists():
+                (fake / name).symlink_to(path)
+        (fake / "opt").write_text(script)
+        (fake / "opt").chmod(0o755)
+        return find_toolchain(fake)
+
+    return make
 
 
 @pytest.fixture(scope="session")

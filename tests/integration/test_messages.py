@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from stitchopt.datasets.benchmarks import dataset_benchmarks
 from stitchopt.errors import DatasetError, InputError, ToolchainError
 from stitchopt.passes.pipeline import check_pipeline
 from stitchopt.reports.run_report import read_trials
-from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.discovery import Toolchain
 
 HANGING_OPT = """#!/bin/sh
 case "$*" in *-passes=*) exec sleep 60 ;; esac
@@ -23,19 +24,13 @@ exec {real} "$@"
 
 
 def test_an_opt_that_hangs_is_a_toolchain_problem_reported_at_the_given_timeout(
-    toolchain: Toolchain, tmp_path: Path
+    toolchain: Toolchain, toolchain_with_opt: Callable[[str], Toolchain]
 ) -> None:
     """Not "cannot run this pipeline" after a fixed 60 s: the opt named, the caller's time limit."""
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    for name, path in toolchain.tools.items():
-        if name != "opt":
-            (fake / name).symlink_to(path)
-    (fake / "opt").write_text(HANGING_OPT.format(real=toolchain.tool("opt")))
-    (fake / "opt").chmod(0o755)
+    hanging = toolchain_with_opt(HANGING_OPT.format(real=toolchain.tool("opt")))
     started = time.monotonic()
     with pytest.raises(ToolchainError, match="did not answer within 1 s on an empty module"):
-        check_pipeline(find_toolchain(fake), "function(sroa)", timeout=1)
+        check_pipeline(hanging, "function(sroa)", timeout=1)
     assert time.monotonic() - started < 15
 
 

@@ -126,13 +126,20 @@ int main(void) { sleep(30); return 0; }
 """
 
 
-def _validate(program: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+def _validate_a_sleeper(tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`stitchopt validate` on a program that sleeps 30 s (under a 25 s limit), once its reference run has
+    started; and the mark of that run's scratch directory in a command line."""
+    program = tmp_path / "sleeper.c"
+    program.write_text(SLEEPER)
+    validate = subprocess.Popen(
         [sys.executable, "-m", "stitchopt", "validate", str(program), "-p", "sroa", "--run-timeout", "25"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=env,
+        env={**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")},
     )
+    marker = f"stitchopt-ref-{validate.pid}-"
+    assert _wait_for(lambda: _running(marker), 60), "the reference run never started"
+    return validate, marker
 
 
 def _running(marker: str) -> list[int]:
@@ -160,12 +167,7 @@ def _wait_for(predicate, seconds: float) -> bool:  # type: ignore[no-untyped-def
 def test_ctrl_c_ends_validate_at_once(toolchain: Toolchain, tmp_path: Path) -> None:
     """SIGINT while the program's reference build runs (it would take 25 s): validate exits within seconds and
     leaves no test program running."""
-    program = tmp_path / "sleeper_ctrl_c.c"
-    program.write_text(SLEEPER)
-    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
-    validate = _validate(program, env)
-    marker = f"stitchopt-ref-{validate.pid}-"
-    assert _wait_for(lambda: _running(marker), 60), "the reference run never started"
+    validate, marker = _validate_a_sleeper(tmp_path)
     started = time.monotonic()
     validate.send_signal(signal.SIGINT)
     validate.wait(timeout=20)
@@ -180,12 +182,7 @@ def test_kill_9_of_validate_kills_its_program_and_the_next_run_removes_its_scrat
 ) -> None:
     """A test program dies with the process that started it (bubblewrap's --die-with-parent); the scratch
     directories that process could not remove are removed when the next sandbox starts."""
-    program = tmp_path / "sleeper_kill.c"
-    program.write_text(SLEEPER)
-    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
-    validate = _validate(program, env)
-    marker = f"stitchopt-ref-{validate.pid}-"
-    assert _wait_for(lambda: _running(marker), 60), "the reference run never started"
+    validate, marker = _validate_a_sleeper(tmp_path)
     validate.kill()
     validate.wait(timeout=10)
     assert _wait_for(lambda: not _running(marker), 5), "the test program outlived validate"

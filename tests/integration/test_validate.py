@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.errors import InputError, PipelineError
 from stitchopt.toolchain.baselines import load_baselines
-from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.validate.builder import ProgramBuilder
 from stitchopt.validate.csmith import csmith_suite
 from stitchopt.validate.miscompiles import KNOWN_MISCOMPILES, KnownMiscompile
@@ -144,18 +145,11 @@ else:
 
 
 def test_a_corrupting_opt_is_caught_and_reduced_to_the_pass_that_triggers_it(
-    toolchain: Toolchain, tmp_path: Path
+    toolchain: Toolchain, toolchain_with_opt: Callable[[str], Toolchain], tmp_path: Path
 ) -> None:
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    for name, path in toolchain.tools.items():
-        if name != "opt":
-            (fake / name).symlink_to(path)
-    (fake / "opt").write_text(
+    broken = toolchain_with_opt(
         FAKE_OPT.format(python=sys.executable, real=toolchain.tool("opt"), llvm_as=toolchain.tool("llvm-as"))
     )
-    (fake / "opt").chmod(0o755)
-    broken = find_toolchain(fake)
     with EvaluationStore(tmp_path / "cache.sqlite") as store:
         validator = Validator(broken, store, jobs=2)
         suite = directory_suite(DATA / "selftest")
