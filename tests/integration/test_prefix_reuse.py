@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, EvalResult, IRModule, Objective
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
@@ -240,3 +241,20 @@ def test_a_search_that_weighs_compile_time_runs_every_pipeline_whole(
         tune(evaluator, modules[0], search, catalogue, objective, Budget(9))
         reuse = evaluator.prefix_reuse
     assert reuse is not None and reuse.evaluations == 0
+
+
+def test_a_resumed_result_in_the_store_is_measured_again_for_a_request_without_a_base(
+    toolchain: Toolchain, catalogue: Catalogue, modules: list[IRModule], oz_options: CompileOptions, tmp_path: Path
+) -> None:
+    """Minimize, the final evaluation of an answer, eval and labels name no base: they never read a search's
+    resumed result as a whole run's."""
+    base = tuned_pipeline(("sroa", "ipsccp", "instcombine"), catalogue)
+    derived = tuned_pipeline(("sroa", "ipsccp", "inline", "instcombine"), catalogue)
+    with (
+        EvaluationStore(tmp_path / "cache.sqlite") as store,
+        Evaluator(toolchain, store, jobs=1, backend="native") as evaluator,
+    ):
+        evaluator.evaluate_many([EvalRequest(modules[0], base, oz_options, base)])
+        (resumed,) = evaluator.evaluate_many([EvalRequest(modules[0], derived, oz_options, base)])
+        whole = evaluator.evaluate(modules[0], derived, oz_options)
+    assert resumed.resumed and not whole.resumed and whole.size_bytes == resumed.size_bytes

@@ -109,6 +109,8 @@ def exit_status(args: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, typer.Abort):
         status = INTERRUPTED
     except typer.TyperException as exc:  # usage errors: an unknown option, a bad option value, a missing argument
+        if not str(exc.format_message() if hasattr(exc, "format_message") else exc).strip():
+            return USER_ERROR  # a command group run bare: click printed its help, there is nothing to add
         return _error(exc, f"stitchopt: error: {_usage_line(exc)}", USER_ERROR)
     except StitchoptError as exc:
         return _error(exc, f"stitchopt: error: {exc}", USER_ERROR)

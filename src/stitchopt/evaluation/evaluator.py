@@ -37,7 +37,8 @@ SEARCH_PREFIX_CACHE_MB = 256
 @dataclass(frozen=True)
 class EvalRequest:
     """`base`: the pipeline this one was derived from (a search's current best), a hint that lets native workers
-    with a prefix cache resume from the base's module states. It never changes the result."""
+    with a prefix cache resume from the base's module states: the same object as a whole run, the result marked
+    `resumed`, and a stored resumed result is measured again for a request without a base."""
 
     module: IRModule
     pipeline: str
@@ -223,6 +224,8 @@ class Evaluator:
         for index, request in enumerate(requests):
             key = self.key(request)
             cached = self.store.get(key) if self.store is not None else None
+            if cached is not None and cached.resumed and request.base is None:
+                cached = None  # a search's resumed result: measured again whole for a caller that wants one
             if cached is not None and cached.holds_under(self.timeout, self.memory_bytes):
                 self.counters.cache_hits += 1
                 self._finish(index, cached, results, on_result)

@@ -82,7 +82,8 @@ def tune(
         if not proposals:
             break
         pipelines = [tuned_pipeline(passes, catalogue) for passes in proposals]
-        derived_from = strategy.base() if not _weighs_compile_time(objective) else None
+        hint = getattr(strategy, "base", None)  # strategies written before base() existed name none
+        derived_from = hint() if hint is not None and not _weighs_compile_time(objective) else None
         base = tuned_pipeline(derived_from, catalogue) if derived_from else None
         requests = [EvalRequest(module, p, oz_baseline.options, base) for p in pipelines]
         results = evaluator.evaluate_many(requests, screen=_size_screen(run, budget.screen_margin))

@@ -7,6 +7,7 @@ Scores are objective values: 1.0 is -Oz, lower is better.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Sequence
@@ -27,7 +28,7 @@ class Strategy(Protocol):
 
     def base(self) -> PassNames | None:
         """The list that the last `ask()`'s proposals were derived from, if any: a hint that lets the evaluator
-        resume them from that list's module states. It never changes a result."""
+        resume them from that list's module states (the same objects as whole runs; see EvalRequest)."""
         ...
 
 
@@ -138,8 +139,9 @@ class LocalSearch:
                 self.best, self.best_score = candidate, score
 
     def base(self) -> PassNames | None:
-        """Mutants (most proposals) are edits of the best list; the seeds are scored against the first seed."""
-        return self.best
+        """Mutants (most proposals) are edits of the best list, once it has a score: a list that failed (or has
+        not run yet) is never recorded, so its failure cannot be taken for its neighbours'."""
+        return self.best if math.isfinite(self.best_score) else None
 
     def _mutate(self, parent: PassNames) -> PassNames:
         child = list(parent)

@@ -256,24 +256,26 @@ class Sandbox:
                 except subprocess.TimeoutExpired:
                     timed_out = True
                 finally:
-                    kill_group(proc.pid)  # also whatever it forked and left running
-                    proc.wait()
-                    with self._lock:
+                    with self._lock:  # out of the set before it is reaped: stop() never kills a reused pid
                         self._running.discard(proc.pid)
                         stopped = self._stopped
+                    kill_group(proc.pid)  # also whatever it forked and left running
+                    proc.wait()
             if stopped:
                 raise RunInterrupted(f"{executable.name}: stopped")
             seconds = time.perf_counter() - start
             size, digest = _size_and_digest(out_path)
-            return RunOutcome(proc.returncode, _head(out_path), _head(err_path), seconds, timed_out, size, digest)
+            returncode = proc.returncode
+            if self.isolation.available and 128 < returncode <= 128 + 64:  # bwrap exits 128+N for signal N
+                returncode = -(returncode - 128)
+            return RunOutcome(returncode, _head(out_path), _head(err_path), seconds, timed_out, size, digest)
 
     def stop(self) -> None:
         """Kill every run in progress; runs started from now on are killed at once."""
         with self._lock:
             self._stopped = True
-            running = list(self._running)
-        for pid in running:
-            kill_group(pid)
+            for pid in self._running:
+                kill_group(pid)
 
 
 def _size_and_digest(path: Path) -> tuple[int, str]:
