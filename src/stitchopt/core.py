@@ -131,6 +131,14 @@ class Objective:
 
     weights: tuple[tuple[str, float], ...] = (("size", 1.0),)
 
+    @property
+    def size_only(self) -> bool:
+        """Whether object size is the only term (what a code-size estimate can screen for)."""
+        return all(name == "size" for name, _ in self.weights)
+
+    def weighs(self, term: str) -> bool:
+        return any(name == term and weight for name, weight in self.weights)
+
     @classmethod
     def parse(cls, text: str) -> Objective:
         """`size=1,compile-time=0.1` -> Objective; unknown terms and bad weights raise ValueError."""

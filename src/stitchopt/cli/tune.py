@@ -67,16 +67,14 @@ def _check_screen(margin: float | None, objective: Objective) -> None:
         return
     if margin < 0:
         raise InputError(f"--screen-margin {margin:g}: give a share of 0 or more (0.05 = 5% above the best)")
-    if any(name != "size" for name, _ in objective.weights):
+    if not objective.size_only:
         raise InputError("--screen-margin only applies to a size-only objective: drop it or the other terms")
 
 
-def _screening_backend(evaluator: Evaluator, margin: float | None) -> nullcontext[None]:
-    """Only native workers estimate code size: refused before the log is opened, since a screen on another
-    backend would be silently ignored."""
+def _check_screening_backend(evaluator: Evaluator, margin: float | None) -> None:
+    """Only native workers estimate code size: a screen on another backend would be silently ignored."""
     if margin is not None and not isinstance(evaluator.backend, NativeBackend):
         raise InputError(f"--screen-margin needs the native backend, not {evaluator.backend.name}: drop it")
-    return nullcontext()
 
 
 def tune_command(
@@ -130,43 +128,43 @@ def tune_command(
     paths = target_paths(targets)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    with (
-        open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
-        _screening_backend(evaluator, screen_margin),
-        open(log, "w") if log else nullcontext() as trial_log,
-        Progress(console=status_console, transient=True, disable=json_output) as progress,
-    ):
-        overall = progress.add_task(f"{len(paths)} program(s)", total=budget * len(paths))
-        bars: dict[str, TaskID] = {}
-        done: dict[str, int] = {}
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
+        _check_screening_backend(evaluator, screen_margin)  # before the log is opened
+        with (
+            open(log, "w") if log else nullcontext() as trial_log,
+            Progress(console=status_console, transient=True, disable=json_output) as progress,
+        ):
+            overall = progress.add_task(f"{len(paths)} program(s)", total=budget * len(paths))
+            bars: dict[str, TaskID] = {}
+            done: dict[str, int] = {}
 
-        def show(tuning: TuningRun) -> None:
-            """One bar per program with its best so far, and one for the whole run."""
-            if tuning.program not in bars:
-                bars[tuning.program] = progress.add_task(tuning.program, total=budget)
-            done[tuning.program] = tuning.evaluations
-            best = f"{tuning.program}: best {100 * (tuning.best_score - 1):+.2f}% vs -Oz"
-            if tuning.suspicious:
-                best += f", {tuning.suspicious} suspicious"
-            progress.update(bars[tuning.program], completed=tuning.evaluations, description=best)
-            progress.update(overall, completed=sum(done.values()))
+            def show(tuning: TuningRun) -> None:
+                """One bar per program with its best so far, and one for the whole run."""
+                if tuning.program not in bars:
+                    bars[tuning.program] = progress.add_task(tuning.program, total=budget)
+                done[tuning.program] = tuning.evaluations
+                best = f"{tuning.program}: best {100 * (tuning.best_score - 1):+.2f}% vs -Oz"
+                if tuning.suspicious:
+                    best += f", {tuning.suspicious} suspicious"
+                progress.update(bars[tuning.program], completed=tuning.evaluations, description=best)
+                progress.update(overall, completed=sum(done.values()))
 
-        tuned = tune_programs(
-            evaluator,
-            catalogue,
-            paths,
-            strategy=strategy,
-            objective=parsed_objective,
-            budget=Budget(budget, seconds, patience, screen_margin),
-            seed=seed,
-            minimize_best=not no_minimize,
-            insertion=insertion,
-            trial_log=trial_log,
-            on_progress=show,
-            validation=validation.open(evaluator),
-            program_run=program_run,
-        )
-        record = run_record(evaluator, tuned, parsed_objective, strategy, catalogue)
+            tuned = tune_programs(
+                evaluator,
+                catalogue,
+                paths,
+                strategy=strategy,
+                objective=parsed_objective,
+                budget=Budget(budget, seconds, patience, screen_margin),
+                seed=seed,
+                minimize_best=not no_minimize,
+                insertion=insertion,
+                trial_log=trial_log,
+                on_progress=show,
+                validation=validation.open(evaluator),
+                program_run=program_run,
+            )
+            record = run_record(evaluator, tuned, parsed_objective, strategy, catalogue)
     if output is not None:
         record.save(output)
     _show_record(record, f"tune: {strategy}, {budget} evaluations, objective {objective}", json_output)

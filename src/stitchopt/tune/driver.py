@@ -83,7 +83,8 @@ def tune(
             break
         pipelines = [tuned_pipeline(passes, catalogue) for passes in proposals]
         hint = getattr(strategy, "base", None)  # strategies written before base() existed name none
-        derived_from = hint() if hint is not None and not _weighs_compile_time(objective) else None
+        # A resumed run's opt seconds are those of the part that ran: a compile-time objective runs lists whole.
+        derived_from = hint() if hint is not None and not objective.weighs("compile-time") else None
         base = tuned_pipeline(derived_from, catalogue) if derived_from else None
         requests = [EvalRequest(module, p, oz_baseline.options, base) for p in pipelines]
         results = evaluator.evaluate_many(requests, screen=_size_screen(run, budget.screen_margin))
@@ -119,16 +120,10 @@ def _size_screen(run: TuningRun, margin: float | None) -> Screen | None:
     """Codegen only for candidates whose code-size estimate is within `margin` of the best's (which stays fixed
     while a batch is evaluated, so screening does not depend on the number of workers)."""
     best = run.best_result.size_estimate
-    if margin is None or best is None or any(name != "size" for name, _ in run.objective.weights):
+    if margin is None or best is None or not run.objective.size_only:
         return None
     limit = best * (1 + margin)
     return lambda optimized: optimized.size_estimate is None or optimized.size_estimate <= limit
-
-
-def _weighs_compile_time(objective: Objective) -> bool:
-    """A resumed evaluation's opt seconds are those of the part that ran, not the pipeline's: such an objective
-    gets no base, so its pipelines run whole."""
-    return any(name == "compile-time" and weight for name, weight in objective.weights)
 
 
 def _improves(run: TuningRun, passes: PassNames, score: float) -> bool:

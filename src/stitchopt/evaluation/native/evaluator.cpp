@@ -419,6 +419,13 @@ struct CachedRun {
   std::vector<std::string> steps;  // digest of (flags, relocation model, element) per element
   std::vector<bool> clean;          // whether element k starts with no analysis cached
 
+  // The walk of `elements` under `context` (opt flags and relocation model) through `cache`.
+  static CachedRun of(so_prefix_cache &cache, const std::vector<std::string> &elements, const std::string &context) {
+    CachedRun walk{cache, {}, cleanSteps(elements)};
+    for (const std::string &element : elements) walk.steps.push_back(digest(context + '\x1f' + element));
+    return walk;
+  }
+
   const std::string *state(const std::string &id) { return cache.find('S' + id); }
   const std::string *next(const std::string &id, size_t k) { return cache.find('T' + id + steps[k]); }
   const std::string *finished(const std::string &id) { return cache.find('F' + id); }
@@ -450,8 +457,7 @@ struct CachedRun {
 bool runCached(so_evaluation &ev, const char *data, size_t size, const std::vector<std::string> &elements,
                so_prefix_cache &cache, const std::string &context, const std::vector<bool> &probes, bool record,
                so_opt_result &out) {
-  CachedRun walk{cache, {}, cleanSteps(elements)};
-  for (const std::string &element : elements) walk.steps.push_back(digest(context + '\x1f' + element));
+  CachedRun walk = CachedRun::of(cache, elements, context);
   const size_t n = elements.size();
   const std::string input = digest(StringRef(data, size));
   std::string id = input, reachedId, heldId;  // id: the current state's digest, empty while unknown
@@ -545,8 +551,7 @@ std::vector<bool> rejoinProbes(const std::vector<std::string> &elements, const s
 
 // Whether `base` is recorded for this input: every step and its finished result are remembered.
 bool recorded(so_prefix_cache &cache, StringRef input, const std::vector<std::string> &base, const std::string &context) {
-  CachedRun walk{cache, {}, cleanSteps(base)};
-  for (const std::string &element : base) walk.steps.push_back(digest(context + '\x1f' + element));
+  CachedRun walk = CachedRun::of(cache, base, context);
   std::string id = digest(input), heldId;
   size_t k = 0, heldK;
   walk.follow(id, k, heldId, heldK);
