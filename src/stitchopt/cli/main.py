@@ -18,7 +18,8 @@ from stitchopt.cli.demo import demo_command
 from stitchopt.cli.doctor import doctor_command, show_version
 from stitchopt.cli.evaluate import eval_command, ir_command, passes_command
 from stitchopt.cli.hot import hot_command
-from stitchopt.cli.learn import evaluate_command, labels_command, optimize_command, predict_command, train_command
+from stitchopt.cli.labels import labels_app
+from stitchopt.cli.learn import evaluate_command, optimize_command, predict_command, train_command
 from stitchopt.cli.lift import lift_eval_command
 from stitchopt.cli.options import INTERNAL_ERROR, INTERRUPTED, NEGATIVE, SUCCESS, USER_ERROR
 from stitchopt.cli.report import report_command
@@ -55,7 +56,6 @@ app.command("passes")(passes_command)
 app.command("eval")(eval_command)
 app.command("demo")(demo_command)
 app.command("validate")(validate_command)
-app.command("labels")(labels_command)
 app.command("train")(train_command)
 app.command("predict")(predict_command)
 app.command("optimize")(optimize_command)
@@ -67,6 +67,7 @@ app.command("tune")(tune_command)
 app.command("broadcast")(broadcast_command)
 app.command("pareto")(pareto_command)
 app.command("minimize")(minimize_command)
+app.add_typer(labels_app, name="labels")
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(stitch_app, name="stitch")
 app.add_typer(cache_app, name="cache")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from stitchopt.core import IRModule
 from stitchopt.datasets import demo
 from stitchopt.datasets.build import build_dataset, dataset_dir
 from stitchopt.datasets.manifest import Manifest
@@ -21,9 +22,12 @@ from stitchopt.datasets.sources.pypi import PypiSource
 from stitchopt.datasets.splits import SPLITS
 from stitchopt.datasets.uri import SCHEME, BenchmarkUri, is_benchmark_uri
 from stitchopt.errors import DatasetError
-from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.frontend import load_module
+from stitchopt.toolchain.split import extract_function
 from stitchopt.validate.suites import humaneval_path
 
+FUNCTION_SEPARATOR = "#"  # `<entry>#<function>`: one function of an entry
 DATASET_NAMES = ("demo", "csmith", "llvm-stress", "humaneval-cpp", "pypi")
 
 
@@ -75,6 +79,25 @@ def program_path(text: str, root: Path | None = None) -> Path:
             reason = report.manifest.failures.get(unit, "the unit does not produce it")
             raise DatasetError(f"no benchmark {uri}: {reason}")
     return directory / entry.file
+
+
+def benchmark_module(toolchain: Toolchain, text: str, root: Path | None = None) -> IRModule:
+    """A program argument's IR. `bench://.../<entry>#<function>` that is not an entry of its own (a function
+    unit of the label factory) is cut out of `<entry>` with `llvm-extract`."""
+    entry, separator, function = text.rpartition(FUNCTION_SEPARATOR)
+    if separator and is_benchmark_uri(text) and not _is_entry(text, root):
+        whole = load_module(toolchain, program_path(entry, root))
+        bitcode = extract_function(toolchain, whole.bitcode, function)
+        return IRModule(f"{whole.name}{FUNCTION_SEPARATOR}{function}", bitcode, whole.triple)
+    return load_module(toolchain, program_path(text, root))
+
+
+def _is_entry(text: str, root: Path | None) -> bool:
+    uri = BenchmarkUri.parse(text)
+    if uri.dataset == demo.DATASET:
+        return False
+    manifest = built_manifest(uri.dataset, uri.version, root)
+    return manifest is not None and manifest.entry(uri.name) is not None
 
 
 def is_dataset_uri(text: str) -> bool:

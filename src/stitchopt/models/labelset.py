@@ -15,14 +15,13 @@ import numpy as np
 import numpy.typing as npt
 
 from stitchopt.core import EvalResult, EvalStatus, Objective
-from stitchopt.datasets.benchmarks import program_path
+from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.diagnostics import exception_line
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.features.base import AnyRepresentation, FeatureCache, extract_all
 from stitchopt.features.module import FeatureModule
 from stitchopt.passes.pipeline import PassNames
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import load_module
 
 LABELS_FORMAT = 1
 OZ = "default<Oz>"
@@ -165,7 +164,7 @@ def labeled_features(
     skipped: dict[str, str] = {}
     for program in labels.programs:
         try:
-            loaded = load_module(toolchain, program_path(program.uri))
+            loaded = benchmark_module(toolchain, program.uri)
         except StitchoptError as exc:
             skipped[program.uri] = exception_line(exc)
             continue

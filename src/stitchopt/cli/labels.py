@@ -1,0 +1,337 @@
+"""`stitchopt labels search | broadcast | info | pool`: the label factory from the command line.
+
+`search` and `broadcast` write shards into a label directory as they fill (with `--commit`, each shard is also
+committed to the git repository holding the directory, so a session that ends at any moment keeps its work);
+`info` says what a directory holds and the CPU hours behind it; `pool` is the older single-file labels (a pool of
+lists around -Oz measured on every program).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Optional
+
+import numpy as np
+import typer
+from rich.progress import Progress, TaskID
+
+from stitchopt.cli.options import (
+    AddressOption,
+    BackendOption,
+    CacheDirOption,
+    JobsOption,
+    JsonOption,
+    LlvmOption,
+    console,
+    open_evaluator,
+    output_option,
+    refuse_ignored,
+    status_console,
+)
+from stitchopt.datasets.benchmarks import benchmark_module, select_benchmarks
+from stitchopt.errors import InputError
+from stitchopt.learning.label_broadcast import DEFAULT_MATRIX_UNITS, DEFAULT_POOL, broadcast_pool, label_matrix
+from stitchopt.learning.label_search import DEFAULT_SHARD_UNITS, function_units, search_units
+from stitchopt.learning.labels import Program, build_labels
+from stitchopt.models.coreset import select_coreset
+from stitchopt.models.label_shards import (
+    MATRIX_PREFIX,
+    SEARCHES_DIR,
+    SearchSettings,
+    SearchShard,
+    load_matrix,
+    load_searches,
+)
+from stitchopt.models.labelset import LabelSet
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.strategies import STRATEGIES
+
+labels_app = typer.Typer(help="Make labels for learned flag tuning: per-program searches, broadcast, info.")
+
+DirectoryArgument = Annotated[Path, typer.Argument(help="Label directory (shards accumulate here).")]
+CommitOption = Annotated[
+    bool, typer.Option("--commit", help="Commit each shard to the git repository holding the directory.")
+]
+SplitOption = Annotated[str, typer.Option(help="Splits to label, comma-separated.")]
+ProgramsOption = Annotated[int, typer.Option(min=0, help="At most this many units (round-robin by package).")]
+MaxIrOption = Annotated[float, typer.Option(help="Skip units whose IR file is larger (KB).")]
+PerPackageOption = Annotated[int, typer.Option(min=0, help="At most this many units of one package (0: all).")]
+
+
+@labels_app.command("search")
+def search_command(
+    dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
+    output: Annotated[Path, output_option("Label directory to add search shards to.")],
+    split: SplitOption = "train,validation",
+    programs: ProgramsOption = 0,
+    max_ir_kb: MaxIrOption = 100.0,
+    per_package: PerPackageOption = 0,
+    functions: Annotated[
+        int, typer.Option(min=0, help="Also search up to N functions of each unit on their own (llvm-extract).")
+    ] = 0,
+    strategy: Annotated[str, typer.Option(help=f"Search strategy: {', '.join(STRATEGIES)}.")] = "local",
+    budget: Annotated[int, typer.Option(min=1, help="Evaluations per unit.")] = 200,
+    seed: Annotated[int, typer.Option(help="Search seed.")] = 0,
+    minimize: Annotated[bool, typer.Option(help="Minimize each best list (drop passes that change nothing).")] = True,
+    part: Annotated[str, typer.Option(help="I/N: only the I-th of N parts of the units (one per machine).")] = "1/1",
+    shard_units: Annotated[int, typer.Option(min=1, help="Units per shard file.")] = DEFAULT_SHARD_UNITS,
+    commit: CommitOption = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    address: AddressOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Search every unit on its own, minimize its best, and keep every evaluated list's size, in shards; units
+    already in the directory's shards (same LLVM, catalogue and settings) are skipped."""
+    if strategy not in STRATEGIES:
+        raise InputError(f"--strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
+    index, count = _part(part)
+    committer = _committer(output) if commit else None
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    chosen = select_benchmarks(
+        dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None, limit=programs or None
+    )
+    units = [b for position, b in enumerate(chosen) if position % count == index]
+    settings = SearchSettings(strategy, budget, seed, minimize)
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
+        loaded = [Program(b.uri, b.package, b.split, load_module(toolchain, b.path)) for b in units]
+        loaded += [part for program in loaded for part in function_units(toolchain, program, functions)]
+        done = search_units(
+            evaluator,
+            catalogue,
+            loaded,
+            output,
+            dataset=dataset,
+            settings=settings,
+            shard_units=shard_units,
+            on_unit=lambda finished, total, _unit: advance("search", finished, total),
+            on_shard=committer,
+        )
+    status_console.print(
+        f"{done.searched} units searched ({done.skipped} already in shards, {done.failed} without -Oz) -> "
+        f"{len(done.shards)} shards in {output / 'searches'}, {done.cpu_seconds / 3600:.2f} CPU hours",
+        highlight=False,
+    )
+
+
+@labels_app.command("broadcast")
+def broadcast_command(
+    directory: DirectoryArgument,
+    pool: Annotated[
+        int, typer.Option(min=1, help="Lists of the pool: the searches' most common bests.")
+    ] = DEFAULT_POOL,
+    shard_units: Annotated[int, typer.Option(min=1, help="Units per shard file.")] = DEFAULT_MATRIX_UNITS,
+    commit: CommitOption = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    address: AddressOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Measure the searches' best lists on every searched unit (the matrix models learn from) and print the
+    coreset's coverage curve against K."""
+    committer = _committer(directory) if commit else None
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    searched = load_searches(directory, toolchain.identity, catalogue.identity)
+    if not searched:
+        raise InputError(f"{directory}: no search shards for this LLVM: run `stitchopt labels search` first")
+    lists = broadcast_pool(searched, pool)
+    if not lists:
+        raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")
+    dataset = _dataset_of(directory)
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
+        programs = [_program(toolchain, u.uri, u.package, u.split) for u in searched]
+        done = label_matrix(
+            evaluator,
+            catalogue,
+            programs,
+            lists,
+            directory,
+            dataset=dataset,
+            shard_units=shard_units,
+            on_unit=lambda finished, total: advance("broadcast", finished, total),
+            on_shard=committer,
+        )
+    labels = load_matrix(directory)
+    status_console.print(
+        f"{len(lists)} lists x {len(labels.programs)} units -> {done.directory} ({done.labeled} measured now, "
+        f"{done.cpu_seconds / 3600:.2f} CPU hours)\ncoverage (geomean vs -Oz with backup): {_coverage(labels)}",
+        highlight=False,
+    )
+
+
+@labels_app.command("info")
+def info_command(directory: DirectoryArgument, json_output: JsonOption = False) -> None:
+    """What a label directory holds: searched units, matrices, and the CPU hours behind each."""
+    searched = load_searches(directory)
+    matrices = sorted(p for p in directory.glob(f"{MATRIX_PREFIX}*") if p.is_dir())
+    rows = []
+    for matrix in matrices:
+        shards = [LabelSet.load(path) for path in sorted(matrix.glob("*.json.gz"))]
+        programs = sum(len(s.programs) for s in shards)
+        lists = len(shards[0].lists) if shards else 0
+        rows.append({"matrix": matrix.name, "programs": programs, "lists": lists, "cpu_hours": _hours(shards)})
+    wins = [u for u in searched if u.best is not None]
+    change = _geomean([u.best_ratio for u in searched])
+    hours = sum(u.cpu_seconds for u in searched) / 3600
+    summary = {
+        "directory": str(directory),
+        "searched_units": len(searched),
+        "packages": len({u.package for u in searched}),
+        "function_units": sum("#" in u.uri for u in searched),
+        "evaluations": sum(len(u.evaluated) for u in searched),
+        "units_beating_oz": len(wins),
+        "search_geomean_change": change,
+        "search_cpu_hours": hours,
+        "matrices": rows,
+    }
+    if json_output:
+        print(json.dumps(summary, indent=1))
+        return
+    console.print(
+        f"{summary['searched_units']} units searched ({summary['function_units']} functions, "
+        f"{summary['packages']} packages), {summary['evaluations']:,} evaluations, "
+        f"{hours:.2f} CPU hours; {len(wins)} beat -Oz, geomean {100 * change:+.2f}% vs -Oz (minimized bests)",
+        highlight=False,
+    )
+    for row in rows:
+        console.print(
+            f"{row['matrix']}: {row['programs']} units x {row['lists']} lists, {row['cpu_hours']:.2f} CPU hours",
+            highlight=False,
+        )
+
+
+@labels_app.command("pool")
+def pool_command(
+    ctx: typer.Context,
+    dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
+    output: Annotated[Path, output_option("Labels file to write (.json.gz).")],
+    split: SplitOption = "train,validation",
+    programs: ProgramsOption = 0,
+    max_ir_kb: MaxIrOption = 100.0,
+    per_package: PerPackageOption = 40,
+    pool_programs: Annotated[int, typer.Option(help="Programs searched to propose the list pool.")] = 40,
+    pool_budget: Annotated[int, typer.Option(min=1, help="Evaluations per searched program.")] = 300,
+    seed: Annotated[int, typer.Option(help="Search seed.")] = 0,
+    lists_from: Annotated[
+        Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
+        typer.Option(help="Reuse the list pool of this labels file instead of searching for one."),
+    ] = None,
+    broad: Annotated[bool, typer.Option(help="Add lists built around -Oz (see `broad_lists`).")] = True,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    address: AddressOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """One labels file: search a sample of programs for a pool of lists (plus lists around -Oz), then measure
+    every list on every program."""
+    if lists_from is not None:
+        refuse_ignored(ctx, ("pool_programs", "pool_budget", "seed"), "to the pool search (without --lists-from)")
+    chosen = select_benchmarks(
+        dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None, limit=programs or None
+    )
+    reused = LabelSet.load(lists_from).lists if lists_from is not None else ()
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
+        labels = build_labels(
+            evaluator,
+            catalogue,
+            chosen,
+            dataset=dataset,
+            pool_programs=0 if reused else pool_programs,
+            pool_budget=pool_budget,
+            seed=seed,
+            extra_lists=reused,
+            broad=broad,
+            on_stage=advance,
+        )
+    labels.save(output)
+    status_console.print(
+        f"{len(labels.programs)} programs x {len(labels.lists)} lists -> {output} "
+        f"({labels.cpu_seconds / 3600:.2f} CPU hours of opt and llc)",
+        highlight=False,
+    )
+
+
+class _progress:
+    """A transient progress display on stderr; entering it gives `advance(stage, done, total)`."""
+
+    def __enter__(self) -> Callable[[str, int, int], None]:
+        self.progress = Progress(console=status_console, transient=True)
+        self.progress.__enter__()
+        tasks: dict[str, TaskID] = {}
+
+        def advance(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = self.progress.add_task(stage, total=total)
+            self.progress.update(tasks[stage], completed=done)
+
+        return advance
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(None, None, None)
+
+
+def _part(text: str) -> tuple[int, int]:
+    """`I/N` -> (I - 1, N)."""
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise InputError(f"--part {text!r}: give I/N with 1 <= I <= N, e.g. 2/4")
+    return int(index) - 1, int(count)
+
+
+def _committer(directory: Path) -> Callable[[Path], None]:
+    """Commits one shard at a time (only that file, whatever else is staged); checked up front."""
+    directory.mkdir(parents=True, exist_ok=True)
+    probe = subprocess.run(
+        ["git", "-C", str(directory), "rev-parse", "--show-toplevel"], capture_output=True, text=True
+    )
+    if probe.returncode != 0:
+        raise InputError(f"--commit: {directory} is not inside a git repository; drop --commit or move the directory")
+
+    def commit(path: Path) -> None:
+        shard = path.relative_to(directory)
+        for argv in (["add", "--", str(shard)], ["commit", "-q", "-m", f"labels: {shard}", "--", str(shard)]):
+            done = subprocess.run(["git", "-C", str(directory), *argv], capture_output=True, text=True)
+            if done.returncode != 0:
+                status_console.print(
+                    f"stitchopt: warning: could not commit {path} ({done.stderr.strip().splitlines()[-1:]}); "
+                    "it is kept on disk",
+                    highlight=False,
+                )
+                return
+
+    return commit
+
+
+def _program(toolchain: Toolchain, uri: str, package: str, split: str) -> Program:
+    return Program(uri, package, split, benchmark_module(toolchain, uri))
+
+
+def _dataset_of(directory: Path) -> str:
+    """The dataset the searches came from (the first shard's)."""
+    return SearchShard.load(sorted((directory / SEARCHES_DIR).glob("*.json.gz"))[0]).dataset
+
+
+def _coverage(labels: LabelSet) -> str:
+    curve = select_coreset(labels.ratios(), k=len(labels.lists)).curve
+    shown = [f"K={k}: {100 * curve[k - 1]:+.2f}%" for k in (1, 2, 5, 10, 20, 50) if k <= len(curve)]
+    return ", ".join(shown)
+
+
+def _hours(shards: list[LabelSet]) -> float:
+    return sum(s.cpu_seconds for s in shards) / 3600
+
+
+def _geomean(ratios: list[float]) -> float:
+    return float(np.exp(np.mean(np.log(ratios))) - 1.0) if ratios else 0.0

@@ -1,0 +1,94 @@
+"""The label factory's second stage (LLM Compiler's broadcast): the searches' best lists, measured on every unit.
+
+Each unit's own search finds a list that fits it; whether that list also helps other programs is what a
+model needs to know to choose among lists. The pool is the searches' distinct minimized bests, the most common
+first and then the largest gains on their own unit; every pool list, -O0, -Oz and -O3 are measured on every
+searched unit, and the rows are written as `LabelSet` shards of the pool's matrix as they finish, so this
+stage resumes like the searches do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.labels import Program, label_programs
+from stitchopt.models.label_shards import SearchedUnit, matrix_directory, save_matrix_shard
+from stitchopt.models.labelset import LabelSet
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import PassNames
+
+DEFAULT_POOL = 60
+DEFAULT_MATRIX_UNITS = 50
+
+
+@dataclass(frozen=True)
+class PoolList:
+    passes: PassNames
+    units: int  # searched units whose minimized best it is
+    own_gain: float  # mean log gain over -Oz on those units (> 0: smaller)
+
+
+def best_lists(units: Sequence[SearchedUnit]) -> list[PoolList]:
+    """Distinct minimized bests that beat -Oz, most common first, then by their gain on their own units."""
+    gains: dict[PassNames, list[float]] = {}
+    for unit in units:
+        if unit.best is not None and unit.best_ratio < 1.0:
+            gains.setdefault(unit.best, []).append(-math.log(unit.best_ratio))
+    lists = [PoolList(passes, len(g), sum(g) / len(g)) for passes, g in gains.items()]
+    return sorted(lists, key=lambda p: (-p.units, -p.own_gain, p.passes))
+
+
+def broadcast_pool(units: Sequence[SearchedUnit], size: int = DEFAULT_POOL) -> tuple[PassNames, ...]:
+    """The lists the matrix measures everywhere: the first `size` of `best_lists`."""
+    return tuple(p.passes for p in best_lists(units)[:size])
+
+
+@dataclass(frozen=True)
+class MatrixProgress:
+    directory: Path
+    labeled: int
+    skipped: int  # already in the pool's shards
+    shards: tuple[Path, ...]
+    cpu_seconds: float
+
+
+def label_matrix(
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    programs: Sequence[Program],
+    pool: Sequence[PassNames],
+    directory: Path,
+    *,
+    dataset: str,
+    shard_units: int = DEFAULT_MATRIX_UNITS,
+    on_unit: Callable[[int, int], None] | None = None,
+    on_shard: Callable[[Path], None] | None = None,
+) -> MatrixProgress:
+    """Measure `pool` on every program not yet in the pool's matrix shards, `shard_units` programs a shard."""
+    lists = tuple(pool)
+    target = matrix_directory(directory, lists)
+    done = {(p.uri, p.ir_sha256) for path in sorted(target.glob("*.json.gz")) for p in LabelSet.load(path).programs}
+    todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
+    written: list[Path] = []
+    cpu = 0.0
+    labeled = 0
+    for start in range(0, len(todo), shard_units):
+        chunk = todo[start : start + shard_units]
+
+        def progress(index: int, offset: int = start) -> None:
+            if on_unit is not None:
+                on_unit(offset + index + 1, len(todo))
+
+        rows, seconds = label_programs(evaluator, catalogue, chunk, lists, on_program=progress)
+        cpu += seconds
+        labeled += len(rows)
+        stamps = (evaluator.toolchain.identity, catalogue.identity, dataset)
+        path = save_matrix_shard(directory, LabelSet(*stamps, lists, rows, seconds))
+        written.append(path)
+        if on_shard is not None:
+            on_shard(path)
+    return MatrixProgress(target, labeled, len(programs) - len(todo), tuple(written), cpu)

@@ -1,0 +1,168 @@
+"""The label factory's first stage: search every unit on its own (LLM Compiler's method), minimize the best, and
+keep what every evaluated list did, in shards that are written as they fill.
+
+A unit is a translation unit of a dataset or, with `functions`, one of its functions cut out with
+`llvm-extract` (`<uri>#<function>`): more examples from the same code, and labels for hybrid mode's parts.
+Shards already in the label directory (same toolchain, catalogue and search settings) are read first and
+their units skipped, so a run killed at any point, or continued on another machine, redoes at most the units
+of one unfinished shard; on the same machine the evaluation cache answers even those.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.core import EvalStatus, IRModule, Objective
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.labels import Program
+from stitchopt.models.label_shards import SearchedUnit, SearchSettings, SearchShard, load_searches
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.split import extract_function, symbols
+from stitchopt.tune.acceptance import program_guard
+from stitchopt.tune.driver import Budget, tune
+from stitchopt.tune.minimize import minimize
+from stitchopt.tune.strategies import make_strategy
+
+DEFAULT_SHARD_UNITS = 20
+
+
+def search_unit(
+    evaluator: Evaluator, catalogue: Catalogue, program: Program, settings: SearchSettings
+) -> SearchedUnit | None:
+    """One unit's search under its IR guards, its best minimized; None when -Oz itself fails on it (no
+    reference to compare with)."""
+    start = time.monotonic()
+    module = program.module
+    guard = program_guard(evaluator, module)
+    searcher = make_strategy(settings.strategy, catalogue, settings.seed, evaluator.baselines["Oz"].pipeline)
+    trials = io.StringIO()
+    budget = Budget(evaluations=settings.budget)
+    run = tune(evaluator, module, searcher, catalogue, Objective(), budget, trial_log=trials, guard=guard)
+    oz_size = run.oz.size_bytes
+    if not (run.oz.ok and oz_size):
+        return None
+    best, best_size = _minimized_best(evaluator, catalogue, module, run.best_passes, settings, guard, oz_size)
+    return SearchedUnit(
+        uri=program.uri,
+        ir_sha256=module.sha256,
+        package=program.package,
+        split=program.split,
+        oz_size=oz_size,
+        best=best,
+        best_size=best_size,
+        bests=tuple((passes, round(score * oz_size)) for passes, score in run.bests),
+        evaluated=tuple(_evaluated(trials.getvalue())),
+        cpu_seconds=(time.monotonic() - start) * evaluator.jobs,
+    )
+
+
+def _minimized_best(
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    module: IRModule,
+    found: PassNames | None,
+    settings: SearchSettings,
+    guard: Callable[[str], list[str]],
+    oz_size: int,
+) -> tuple[PassNames | None, int | None]:
+    """The search's best, minimized (passes that change nothing dropped), with its object size; (None, None)
+    when nothing beat -Oz."""
+    if found is None:
+        return None, None
+    passes = found
+    if settings.minimize:
+        passes = minimize(evaluator, module, found, catalogue, insertion=False, guard=guard).passes
+    result = evaluator.evaluate(module, tuned_pipeline(passes, catalogue), evaluator.baselines["Oz"].options)
+    if not (result.ok and result.size_bytes and result.size_bytes < oz_size):
+        return None, None
+    return passes, result.size_bytes
+
+
+def _evaluated(trial_log: str) -> Iterator[tuple[PassNames, int | None]]:
+    """(list, object bytes) per trial; None where the list failed or the guards distrusted it."""
+    for line in trial_log.splitlines():
+        trial = json.loads(line)
+        usable = trial["status"] == EvalStatus.OK.value and not trial["suspicious"]
+        yield tuple(trial["passes"]), trial["size_bytes"] if usable else None
+
+
+def function_units(toolchain: Toolchain, program: Program, limit: int) -> list[Program]:
+    """Up to `limit` of the unit's defined functions, the largest first, each cut out of the module alone
+    (`<uri>#<function>`, the same package and split)."""
+    if limit <= 0:
+        return []
+    names = symbols(toolchain, program.module.bitcode, program.uri).functions
+    parts = [(name, extract_function(toolchain, program.module.bitcode, name)) for name in names]
+    parts.sort(key=lambda part: -len(part[1]))
+    return [
+        Program(
+            f"{program.uri}{FUNCTION_SEPARATOR}{name}",
+            program.package,
+            program.split,
+            IRModule(f"{program.module.name}{FUNCTION_SEPARATOR}{name}", bitcode, program.module.triple),
+        )
+        for name, bitcode in parts[:limit]
+    ]
+
+
+@dataclass(frozen=True)
+class SearchProgress:
+    searched: int  # units searched by this call
+    skipped: int  # units found in existing shards
+    failed: int  # units whose -Oz failed
+    shards: tuple[Path, ...]  # written by this call
+    cpu_seconds: float  # of this call's searches
+
+
+def search_units(
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    programs: Sequence[Program],
+    directory: Path,
+    *,
+    dataset: str,
+    settings: SearchSettings,
+    shard_units: int = DEFAULT_SHARD_UNITS,
+    on_unit: Callable[[int, int, SearchedUnit | None], None] | None = None,
+    on_shard: Callable[[Path], None] | None = None,
+) -> SearchProgress:
+    """Search every program not yet in `directory`'s shards; every `shard_units` searched units become a shard
+    (the last one whatever its size). `on_unit(done, total, unit)` reports progress, `on_shard(path)` each
+    shard as it is written (e.g. to commit it)."""
+    stamps = (evaluator.toolchain.identity, catalogue.identity)
+    done = {unit.key for unit in load_searches(directory, *stamps, settings)}
+    todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
+    batch: list[SearchedUnit] = []
+    written: list[Path] = []
+    failed = 0
+    cpu = 0.0
+
+    def flush() -> None:
+        if batch:
+            path = SearchShard(*stamps, dataset, settings, tuple(batch)).save(directory)
+            written.append(path)
+            batch.clear()
+            if on_shard is not None:
+                on_shard(path)
+
+    for index, program in enumerate(todo):
+        unit = search_unit(evaluator, catalogue, program, settings)
+        if unit is None:
+            failed += 1
+        else:
+            batch.append(unit)
+            cpu += unit.cpu_seconds
+        if on_unit is not None:
+            on_unit(index + 1, len(todo), unit)
+        if len(batch) >= shard_units:
+            flush()
+    flush()
+    return SearchProgress(len(todo) - failed, len(programs) - len(todo), failed, tuple(written), cpu)

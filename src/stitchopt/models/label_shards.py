@@ -1,0 +1,251 @@
+"""Label shards: what per-program searches found, stored as small files that accumulate across machines.
+
+A label directory holds `searches/*.json.gz` (each unit's search: every evaluated list with its object size, the
+successive bests and the minimized best) and `matrix-<pool id>/*.json.gz` (a pool of lists measured on every
+unit: `LabelSet` files, the programs x lists matrix that coresets and rankers learn from). Every unit is keyed
+by its URI and IR hash, and every shard is stamped with the toolchain, the pass catalogue and the search
+settings, so work done once on any machine is recognized and never redone. A shard's name is a hash of its
+keys: two machines that did the same work write the same file, never a near-copy.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stitchopt.errors import InputError
+from stitchopt.models.labelset import LabelSet
+from stitchopt.passes.pipeline import PassNames
+
+SHARDS_FORMAT = 1
+SEARCHES_DIR = "searches"
+MATRIX_PREFIX = "matrix-"
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """How each unit was searched: part of the key (another budget or seed is other work)."""
+
+    strategy: str = "local"
+    budget: int = 200
+    seed: int = 0
+    minimize: bool = True
+
+    @property
+    def identity(self) -> str:
+        return f"{self.strategy}-b{self.budget}-s{self.seed}{'-min' if self.minimize else ''}"
+
+
+@dataclass(frozen=True)
+class SearchedUnit:
+    """One unit's search. Sizes are object bytes; None marks a list that failed or that the guards distrusted."""
+
+    uri: str
+    ir_sha256: str
+    package: str
+    split: str
+    oz_size: int
+    best: PassNames | None  # the minimized best; None when nothing beat -Oz
+    best_size: int | None
+    bests: tuple[tuple[PassNames, int], ...]  # the search's successive bests, the latest last
+    evaluated: tuple[tuple[PassNames, int | None], ...]  # every list the search evaluated, in order
+    cpu_seconds: float  # an upper bound: wall seconds times the workers
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.uri, self.ir_sha256)
+
+    @property
+    def best_ratio(self) -> float:
+        """The minimized best's size over -Oz's (1.0 when nothing beat -Oz)."""
+        return self.best_size / self.oz_size if self.best_size else 1.0
+
+
+@dataclass(frozen=True)
+class SearchShard:
+    toolchain: str
+    catalogue: str
+    dataset: str
+    settings: SearchSettings
+    units: tuple[SearchedUnit, ...]
+
+    @property
+    def cpu_seconds(self) -> float:
+        return sum(u.cpu_seconds for u in self.units)
+
+    @property
+    def name(self) -> str:
+        """`<settings>-<hash of the stamps and unit keys>.json.gz`: the same work gives the same name."""
+        keys = sorted(f"{uri}\0{sha}" for uri, sha in (u.key for u in self.units))
+        digest = hashlib.sha256("\n".join([self.toolchain, self.catalogue, self.settings.identity, *keys]).encode())
+        return f"{self.settings.identity}-{digest.hexdigest()[:16]}.json.gz"
+
+    def save(self, directory: Path) -> Path:
+        """Written to a temporary name and renamed: a shard file is whole or absent."""
+        vocabulary = sorted({name for u in self.units for passes in _lists_of(u) for name in passes})
+        index = {name: i for i, name in enumerate(vocabulary)}
+
+        def encode(passes: PassNames | None) -> str | None:
+            return None if passes is None else " ".join(str(index[name]) for name in passes)
+
+        data = {
+            "format": SHARDS_FORMAT,
+            "kind": "searches",
+            "toolchain": self.toolchain,
+            "catalogue": self.catalogue,
+            "dataset": self.dataset,
+            "settings": self.settings.__dict__,
+            "cpu_seconds": round(self.cpu_seconds, 2),
+            "passes": vocabulary,
+            "units": [
+                {
+                    "uri": u.uri,
+                    "ir_sha256": u.ir_sha256,
+                    "package": u.package,
+                    "split": u.split,
+                    "oz_size": u.oz_size,
+                    "best": encode(u.best),
+                    "best_size": u.best_size,
+                    "bests": [[encode(p), size] for p, size in u.bests],
+                    "evaluated": [[encode(p), size] for p, size in u.evaluated],
+                    "cpu_seconds": round(u.cpu_seconds, 2),
+                }
+                for u in self.units
+            ],
+        }
+        return _write_gzip_json(directory / SEARCHES_DIR / self.name, data)
+
+    @classmethod
+    def load(cls, path: Path) -> SearchShard:
+        data = _read_gzip_json(path, "searches")
+        vocabulary: list[str] = data["passes"]
+
+        def decode(text: str | None) -> PassNames | None:
+            return None if text is None else tuple(vocabulary[int(i)] for i in text.split())
+
+        def decoded(text: str) -> PassNames:
+            passes = decode(text)
+            assert passes is not None
+            return passes
+
+        units = tuple(
+            SearchedUnit(
+                uri=u["uri"],
+                ir_sha256=u["ir_sha256"],
+                package=u["package"],
+                split=u["split"],
+                oz_size=u["oz_size"],
+                best=decode(u["best"]),
+                best_size=u["best_size"],
+                bests=tuple((decoded(p), size) for p, size in u["bests"]),
+                evaluated=tuple((decoded(p), size) for p, size in u["evaluated"]),
+                cpu_seconds=u["cpu_seconds"],
+            )
+            for u in data["units"]
+        )
+        settings = SearchSettings(**data["settings"])
+        return cls(data["toolchain"], data["catalogue"], data["dataset"], settings, units)
+
+
+def _lists_of(unit: SearchedUnit) -> Iterable[PassNames]:
+    yield from (p for p, _ in unit.bests)
+    yield from (p for p, _ in unit.evaluated)
+    if unit.best is not None:
+        yield unit.best
+
+
+def load_searches(
+    directory: Path, toolchain: str | None = None, catalogue: str | None = None, settings: SearchSettings | None = None
+) -> list[SearchedUnit]:
+    """Every searched unit of a label directory, once per key, from the shards matching the given stamps."""
+    units: dict[tuple[str, str], SearchedUnit] = {}
+    for path in sorted((directory / SEARCHES_DIR).glob("*.json.gz")):
+        shard = SearchShard.load(path)
+        if toolchain is not None and shard.toolchain != toolchain:
+            continue
+        if catalogue is not None and shard.catalogue != catalogue:
+            continue
+        if settings is not None and shard.settings != settings:
+            continue
+        for unit in shard.units:
+            units.setdefault(unit.key, unit)
+    return list(units.values())
+
+
+def pool_identity(lists: Sequence[PassNames]) -> str:
+    """A short hash of a pool of lists, naming the matrix directory measured with it."""
+    return hashlib.sha256("\n".join(",".join(p) for p in lists).encode()).hexdigest()[:12]
+
+
+def matrix_directory(directory: Path, lists: Sequence[PassNames]) -> Path:
+    return directory / f"{MATRIX_PREFIX}{pool_identity(lists)}"
+
+
+def save_matrix_shard(directory: Path, labels: LabelSet) -> Path:
+    """One `LabelSet` shard of a pool's matrix, named by a hash of its programs' keys."""
+    keys = sorted(f"{p.uri}\0{p.ir_sha256}" for p in labels.programs)
+    name = hashlib.sha256("\n".join([labels.toolchain, labels.catalogue, *keys]).encode()).hexdigest()[:16]
+    target = matrix_directory(directory, labels.lists) / f"{name}.json.gz"
+    partial = target.with_name(f".{target.name}.partial")
+    labels.save(partial)
+    partial.replace(target)  # a shard file is whole or absent
+    return target
+
+
+def load_matrix(directory: Path) -> LabelSet:
+    """A labels file, or a label directory's matrix shards merged into one `LabelSet` (each program once).
+
+    A directory must hold one matrix (one pool): the programs x lists matrix needs every list measured on
+    every program."""
+    if directory.is_file():
+        return LabelSet.load(directory)
+    pools = sorted(p for p in directory.glob(f"{MATRIX_PREFIX}*") if p.is_dir())
+    if len(pools) != 1:
+        found = ", ".join(p.name for p in pools) or "none"
+        raise InputError(
+            f"{directory}: expected one {MATRIX_PREFIX}<pool> directory of labels, found {found}: "
+            "run `stitchopt labels broadcast` (or name a labels file)"
+        )
+    shards = [LabelSet.load(path) for path in sorted(pools[0].glob("*.json.gz"))]
+    if not shards:
+        raise InputError(f"{pools[0]}: no label shards yet: run `stitchopt labels broadcast`")
+    return merge_label_sets(shards)
+
+
+def merge_label_sets(shards: Sequence[LabelSet]) -> LabelSet:
+    """One `LabelSet` from shards of one pool (same toolchain, catalogue and lists); each program once."""
+    first = shards[0]
+    for shard in shards[1:]:
+        if (shard.toolchain, shard.catalogue, shard.lists) != (first.toolchain, first.catalogue, first.lists):
+            raise InputError("label shards of different toolchains, catalogues or pools cannot be merged")
+    seen: dict[tuple[str, str], Any] = {}
+    for shard in shards:
+        for program in shard.programs:
+            seen.setdefault((program.uri, program.ir_sha256), program)
+    cpu = sum(s.cpu_seconds for s in shards)
+    return LabelSet(first.toolchain, first.catalogue, first.dataset, first.lists, tuple(seen.values()), cpu)
+
+
+def _write_gzip_json(path: Path, data: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    with gzip.open(partial, "wt", encoding="utf-8") as handle:
+        json.dump(data, handle, separators=(",", ":"))
+    partial.replace(path)
+    return path
+
+
+def _read_gzip_json(path: Path, kind: str) -> dict[str, Any]:
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            data: dict[str, Any] = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a stitchopt label shard ({exc}); delete it and run the labels again") from exc
+    if data.get("format") != SHARDS_FORMAT or data.get("kind") != kind:
+        raise InputError(f"{path}: not a {kind} label shard of format {SHARDS_FORMAT}")
+    return data
