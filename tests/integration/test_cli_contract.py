@@ -323,7 +323,7 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
     ("args", "message"),
     [
         (["optimize", "x.c", "-o", "x.o", "--hot", "f"], "--hot only applies with --mode hybrid"),
-        (["optimize", "x.c", "-o", "x.o", "--k", "3"], "--k only applies with --mode jit or hybrid"),
+        (["optimize", "x.c", "-o", "x.o", "--k", "3"], "--k only applies with --mode jit, search or hybrid"),
         (
             ["optimize", "x.c", "-o", "x.o", "--mode", "hybrid", "--hot", "f", "--hot-from", "model"],
             "--hot-from only applies when hot functions are predicted",

@@ -49,7 +49,10 @@ from stitchopt.learning.evaluation import evaluate_dataset
 from stitchopt.learning.hybrid import hot_functions, optimize_hybrid, profile_counts
 from stitchopt.learning.kinds import load_model
 from stitchopt.learning.labels import build_labels
-from stitchopt.learning.optimize import choose
+from stitchopt.learning.optimize import MODES, choose
+from stitchopt.learning.seeded_search import DEFAULT_BUDGET as SEARCH_BUDGET
+from stitchopt.learning.seeded_search import DEFAULT_K as SEARCH_K
+from stitchopt.learning.seeded_search import seeded_search
 from stitchopt.learning.train import train_from_labels
 from stitchopt.models.coreset import DEFAULT_K
 from stitchopt.models.labelset import LabelSet
@@ -128,6 +131,7 @@ def labels_command(
 
 
 EVALUATE_FORMATS = ("json", "csv", "md")
+OPTIMIZE_MODES = (*MODES, "search", "hybrid")
 
 
 def train_command(
@@ -233,6 +237,9 @@ def optimize_command(
     output: Annotated[Path, output_option("Object file to write.")],
     mode: ModeOption = "static",
     k: KOption = 5,
+    budget: Annotated[
+        int, typer.Option(min=1, help="search: evaluations, the seeds included (-Oz is compiled besides).")
+    ] = SEARCH_BUDGET,
     validate: ValidateOption = None,
     validate_limit: ValidateLimitOption = None,
     hot: Annotated[str, typer.Option(help="hybrid: hot functions, comma-separated.")] = "",
@@ -255,10 +262,16 @@ def optimize_command(
 ) -> None:
     """Write the object file built with the model's choice (never larger than -Oz; with --validate, only lists that
     pass the suites)."""
+    if mode not in OPTIMIZE_MODES:
+        raise InputError(f"unknown mode {mode!r}: use one of {', '.join(OPTIMIZE_MODES)}")
     if mode != "hybrid":
         refuse_ignored(ctx, ("hot", "run", "hot_from"), "with --mode hybrid")
     if mode == "static":
-        refuse_ignored(ctx, ("k",), "with --mode jit or hybrid")
+        refuse_ignored(ctx, ("k",), "with --mode jit, search or hybrid")
+    if mode != "search":
+        refuse_ignored(ctx, ("budget",), "with --mode search")
+    elif getattr(ctx.get_parameter_source("k"), "name", None) == "DEFAULT":  # not given: search's own default
+        k = SEARCH_K
     if hot or run:
         refuse_ignored(ctx, ("hot_from",), "when hot functions are predicted (without --hot or --run)")
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate=None)
@@ -275,7 +288,10 @@ def optimize_command(
                 fail_if_no_gain, _optimize_hybrid(evaluator, catalogue, model, module, names, output, k, checks)
             )
             return
-        choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=checks)
+        if mode == "search":
+            choice = seeded_search(evaluator, catalogue, model, module, k=k, budget=budget, validation=checks)
+        else:
+            choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=checks)
         write_object(toolchain, module, choice.pipeline, evaluator.baselines["Oz"].options, output)
     change = 100 * (choice.size_bytes / choice.oz_size_bytes - 1)
     console.print(

@@ -71,8 +71,9 @@ ModeOption = Annotated[
     str,
     typer.Option(
         help="static: top-1 and -Oz (the shipped model's top-1 is the same list for every program); jit: "
-        "the top k lists and -Oz; hybrid: jit per hot function (--hot, --run, or else predicted by the "
-        "hot-path model), static for the rest."
+        "the top k lists and -Oz; search: a local search of --budget evaluations that starts from the top k "
+        "lists (--k, default 10 here), and -Oz; hybrid: jit per hot function (--hot, --run, or else predicted "
+        "by the hot-path model), static for the rest."
     ),
 ]
 KOption = Annotated[int, typer.Option("--k", help="Lists compiled in jit mode.")]

@@ -33,6 +33,7 @@ class Choice:
     inference_ms: float
     ranked: tuple[RankedList, ...]
     notes: tuple[str, ...] = ()  # what validation said
+    curve: tuple[float, ...] = ()  # seeded search: the best score (size / -Oz) so far after each evaluation
 
 
 def choose(

@@ -177,13 +177,18 @@ def flatten_pipeline(pipeline: str, catalogue: Catalogue) -> PassNames:
 STRATEGIES = ("random", "greedy", "local")
 
 
-def make_strategy(name: str, catalogue: Catalogue, seed: int, oz_pipeline: str) -> Strategy:
-    """A fresh strategy by name; `local` is seeded with the flattened -Oz pipeline."""
+def make_strategy(
+    name: str, catalogue: Catalogue, seed: int, oz_pipeline: str, seeds: Sequence[PassNames] = ()
+) -> Strategy:
+    """A fresh strategy by name; `local` starts from `seeds` (e.g. a model's top lists), then the flattened -Oz
+    pipeline. The other strategies take no seeds."""
     rng = random.Random(seed)
+    if seeds and name != "local":
+        raise ValueError(f"only local search takes seeds, not {name!r}")
     if name == "random":
         return RandomSearch(catalogue.names(), rng)
     if name == "greedy":
         return GreedySearch(catalogue.names())
     if name == "local":
-        return LocalSearch(catalogue.names(), rng, [flatten_pipeline(oz_pipeline, catalogue)])
+        return LocalSearch(catalogue.names(), rng, [*seeds, flatten_pipeline(oz_pipeline, catalogue)])
     raise ValueError(f"unknown strategy {name!r}: use one of {', '.join(STRATEGIES)}")

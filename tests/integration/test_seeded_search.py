@@ -1,0 +1,113 @@
+"""Seeded search (the model's top lists start a short local search) on the bundled demo programs with the shipped
+model: never larger than -Oz, within budget + 1 compilations, deterministic, at least as good as static, the
+`optimize --mode search` command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.core import IRModule
+from stitchopt.datasets.benchmarks import program_path
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.kinds import load_model
+from stitchopt.learning.optimize import choose
+from stitchopt.learning.seeded_search import seeded_search
+from stitchopt.models.list_model import ListModel
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.elf import object_sizes
+from stitchopt.toolchain.frontend import load_module
+from stitchopt.tune.acceptance import list_validation
+
+PROGRAMS = ("bench://demo-v1/avl_tree", "bench://demo-v1/bigint")  # the shipped model's top list beats -Oz on both
+
+
+@pytest.fixture(scope="module")
+def model(catalogue: Catalogue) -> ListModel:
+    return load_model(DEFAULT_MODEL_DIR, catalogue)
+
+
+@pytest.fixture(scope="module")
+def modules(toolchain: Toolchain) -> list[IRModule]:
+    return [load_module(toolchain, program_path(uri)) for uri in PROGRAMS]
+
+
+def test_within_budget_never_larger_than_oz_and_at_least_as_good_as_static(
+    toolchain: Toolchain, catalogue: Catalogue, model: ListModel, modules: list[IRModule], tmp_path: Path
+) -> None:
+    with Evaluator(toolchain, EvaluationStore(tmp_path / "c.sqlite"), jobs=2) as evaluator:
+        for module in modules:
+            static = choose(evaluator, catalogue, model, module, mode="static")
+            assert static.passes is not None and static.size_bytes < static.oz_size_bytes
+            for budget in (1, 12):
+                searched = seeded_search(evaluator, catalogue, model, module, k=3, budget=budget)
+                assert searched.size_bytes <= searched.oz_size_bytes == static.oz_size_bytes
+                assert searched.compilations == len(searched.curve) + 1 <= budget + 1
+                assert list(searched.curve) == sorted(searched.curve, reverse=True)  # best so far
+                assert searched.size_bytes <= static.size_bytes  # the top list is the first seed
+            assert searched.size_bytes / searched.oz_size_bytes == pytest.approx(searched.curve[-1])
+        nothing = seeded_search(evaluator, catalogue, model, modules[0], budget=0)
+        assert (nothing.passes, nothing.compilations, nothing.size_bytes) == (None, 1, nothing.oz_size_bytes)
+
+
+def test_a_seed_gives_the_same_answer_from_a_cold_cache(
+    toolchain: Toolchain, catalogue: Catalogue, model: ListModel, modules: list[IRModule], tmp_path: Path
+) -> None:
+    answers = []
+    for cache in ("one", "two"):
+        with Evaluator(toolchain, EvaluationStore(tmp_path / f"{cache}.sqlite"), jobs=2) as evaluator:
+            choice = seeded_search(evaluator, catalogue, model, modules[1], k=2, budget=10, seed=3)
+        answers.append((choice.passes, choice.size_bytes, choice.curve))
+    assert answers[0] == answers[1] and answers[0][0] is not None
+
+
+def test_with_a_validation_only_a_list_that_passes_it_is_the_answer(
+    toolchain: Toolchain, catalogue: Catalogue, model: ListModel, modules: list[IRModule], tmp_path: Path
+) -> None:
+    suites = {}
+    for name, status in (("passing", 0), ("failing", 1)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "check.c").write_text(f"int main(void) {{ return {status}; }}\n")
+        suites[name] = [str(tmp_path / name)]
+    with Evaluator(toolchain, EvaluationStore(tmp_path / "c.sqlite"), jobs=2) as evaluator:
+        plain = seeded_search(evaluator, catalogue, model, modules[0], k=2, budget=6)
+        passing = list_validation(evaluator, suites["passing"])
+        validated = seeded_search(evaluator, catalogue, model, modules[0], k=2, budget=6, validation=passing)
+        failing = list_validation(evaluator, suites["failing"])
+        rejected = seeded_search(evaluator, catalogue, model, modules[0], k=2, budget=6, validation=failing)
+    assert plain.passes is not None and validated.passes == plain.passes and "passed" in validated.notes[0]
+    assert rejected.passes is None and rejected.size_bytes == rejected.oz_size_bytes
+    assert rejected.notes and all("failed" in note for note in rejected.notes[:1])
+    assert rejected.compilations == plain.compilations  # the lists rejected were compiled during the search
+
+
+def test_optimize_mode_search_writes_the_object_and_budget_needs_that_mode(tmp_path: Path) -> None:
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "stitchopt", "optimize", PROGRAMS[0], "--jobs", "2", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+
+    built = cli("-o", str(tmp_path / "out.o"), "--mode", "search", "--budget", "6", "--k", "2")
+    assert built.returncode == 0, built.stderr
+    size = object_sizes((tmp_path / "out.o").read_bytes()).size_bytes
+    assert f"{size:,} B (" in built.stdout and "vs -Oz" in built.stdout and "compilations" in built.stdout
+    assert int(built.stdout.split(" compilations")[0].rsplit(" ", 1)[-1]) <= 7
+    for args in (["--budget", "6"], ["--mode", "jit", "--budget", "6"]):
+        refused = cli("-o", str(tmp_path / "no.o"), *args)
+        assert refused.returncode == 2 and refused.stderr.strip().endswith(
+            "--budget only applies with --mode search: drop it"
+        )
+        assert not (tmp_path / "no.o").exists()
