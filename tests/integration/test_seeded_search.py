@@ -1,9 +1,10 @@
 """Seeded search (the model's top lists start a short local search) on the bundled demo programs with the shipped
 model: never larger than -Oz, within budget + 1 compilations, deterministic, at least as good as static, the
-`optimize --mode search` command."""
+`optimize --mode search` command and `STITCHOPT_MODE=search` builds."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.cache.store import EvaluationStore
+from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.core import IRModule
 from stitchopt.datasets.benchmarks import program_path
 from stitchopt.evaluation.evaluator import Evaluator
@@ -26,6 +27,10 @@ from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.acceptance import list_validation
 
+TINY = """#include <stdio.h>
+static int squares(int n) { int s = 0; for (int i = 0; i < n; i++) s += i * i; return s; }
+int main(int argc, char **argv) { printf("%d\\n", squares(argc * 10)); return 0; }
+"""
 PROGRAMS = ("bench://demo-v1/avl_tree", "bench://demo-v1/bigint")  # the shipped model's top list beats -Oz on both
 
 
@@ -111,3 +116,30 @@ def test_optimize_mode_search_writes_the_object_and_budget_needs_that_mode(tmp_p
             "--budget only applies with --mode search: drop it"
         )
         assert not (tmp_path / "no.o").exists()
+
+
+def test_a_search_build_searches_each_unit_and_keeps_the_smaller_object(toolchain: Toolchain, tmp_path: Path) -> None:
+    (tmp_path / "tiny.c").write_text(TINY)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("STITCHOPT_")}
+    env = {
+        **clean,
+        "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"),
+        "STITCHOPT_BUILD_LOG": str(tmp_path / "log.jsonl"),
+        "STITCHOPT_MODE": "search",
+        "STITCHOPT_BUDGET": "6",
+        "STITCHOPT_K": "2",
+    }
+    wrapper = Path(sys.executable).parent / "stitchopt-cc"
+    built = subprocess.run(
+        [str(wrapper), "-O2", "-c", "tiny.c", "-o", "tiny.o"], cwd=tmp_path, env=env, capture_output=True, timeout=300
+    )
+    assert built.returncode == 0 and not built.stderr, built.stderr
+    [entry] = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert entry["mode"] == "search" and entry["outcome"] in ("optimized", "oz") and entry["candidates"] <= 2
+    clang = toolchain.tool("clang")
+    assert subprocess.run([clang, "-Oz", "-c", "tiny.c", "-o", "oz.o"], cwd=tmp_path).returncode == 0
+    assert entry["bytes"] <= entry["oz_bytes"] == object_sizes((tmp_path / "oz.o").read_bytes()).size_bytes
+    with EvaluationStore(store_path(tmp_path / "cache")) as store:
+        assert 2 <= store.stats().entries <= 7  # -Oz and the search's distinct lists, within the budget
+    assert subprocess.run([clang, "tiny.o", "-o", "tiny"], cwd=tmp_path).returncode == 0
+    assert subprocess.run([str(tmp_path / "tiny")], capture_output=True, text=True).stdout == "285\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.build.settings import BuildSettings
+from stitchopt.build.settings import SEARCH_BUDGET, SEARCH_K, BuildSettings
 from stitchopt.errors import InputError
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 
@@ -25,6 +25,10 @@ def test_builds_are_off_unless_a_model_a_list_or_a_mode_is_set() -> None:
     assert jit is not None and jit.model == DEFAULT_MODEL_DIR and jit.k == 3
     tune = _settings(STITCHOPT_MODE="tune", STITCHOPT_BUDGET="40", STITCHOPT_VALIDATE_LIMIT="5")
     assert tune is not None and tune.model == DEFAULT_MODEL_DIR and (tune.budget, tune.validate_limit) == (40, 5)
+    search = _settings(STITCHOPT_MODE="search")
+    assert search is not None and (search.k, search.budget) == (SEARCH_K, SEARCH_BUDGET) == (10, 50)
+    small = _settings(STITCHOPT_MODE="search", STITCHOPT_BUDGET="9", STITCHOPT_K="2")
+    assert tune.k == 5 and small == BuildSettings(DEFAULT_MODEL_DIR, None, "search", 2, 9)
     fixed = _settings(STITCHOPT_LIST="sroa,instcombine", STITCHOPT_BUILD_LOG="b.jsonl")
     assert fixed is not None and fixed.pass_list == "sroa,instcombine" and fixed.log == Path("b.jsonl").absolute()
 
@@ -32,7 +36,7 @@ def test_builds_are_off_unless_a_model_a_list_or_a_mode_is_set() -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"STITCHOPT_MODE": "fast"}, "use one of static, jit, tune"),
+        ({"STITCHOPT_MODE": "fast"}, "use one of static, jit, tune, search"),
         ({"STITCHOPT_MODEL": "default", "STITCHOPT_K": "0"}, "STITCHOPT_K='0': use a positive whole number"),
         ({"STITCHOPT_MODE": "tune", "STITCHOPT_BUDGET": "lots"}, "STITCHOPT_BUDGET='lots'"),
         ({"STITCHOPT_MODEL": "/no/such/model"}, "not a model directory"),
@@ -52,16 +56,21 @@ def test_identity_changes_with_what_decides_the_objects(tmp_path: Path) -> None:
         return settings.identity
 
     base = identity(STITCHOPT_MODEL="default")
-    assert base == identity(STITCHOPT_MODEL="default", STITCHOPT_K="9")  # k is for jit only
+    assert base == identity(STITCHOPT_MODEL="default", STITCHOPT_K="9")  # k is for the other modes
+    assert identity(STITCHOPT_MODE="search", STITCHOPT_VALIDATE_LIMIT="3") == identity(STITCHOPT_MODE="search")
     assert base == identity(STITCHOPT_MODEL="default", STITCHOPT_BUILD_LOG="x")
     different = {
         identity(STITCHOPT_MODE="jit"),
         identity(STITCHOPT_MODE="jit", STITCHOPT_K="2"),
         identity(STITCHOPT_MODE="tune"),
         identity(STITCHOPT_MODE="tune", STITCHOPT_BUDGET="7"),
+        identity(STITCHOPT_MODE="tune", STITCHOPT_K="2"),
+        identity(STITCHOPT_MODE="search"),
+        identity(STITCHOPT_MODE="search", STITCHOPT_BUDGET="7"),
+        identity(STITCHOPT_MODE="search", STITCHOPT_K="2"),
         identity(STITCHOPT_LIST="sroa"),
     }
-    assert base not in different and len(different) == 5
+    assert base not in different and len(different) == 9
     copy = tmp_path / "model"
     copy.mkdir()
     for path in DEFAULT_MODEL_DIR.iterdir():

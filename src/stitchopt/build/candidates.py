@@ -3,9 +3,11 @@ object wins, so no mode can make an object larger than -Oz.
 
 - `static`: the model's top-ranked list (one extra compilation);
 - `jit`: the model's top `k` lists;
-- `tune`: the autotuner on the unit within `budget` evaluations, its best list minimized and validated (the
-  default suite, `validate_limit` programs of it), and the model's top list, so that tune is never worse than
-  static: for release builds, where minutes per unit are fine;
+- `search`: the answer of a seeded search (`learning.seeded_search`: the model's top `k` lists start a local
+  search of `budget` evaluations under the unit's IR guards, not validated), and the model's top list;
+- `tune`: the autotuner on the unit within `budget` evaluations, starting from the model's top `k` lists, its
+  best list minimized and validated (the default suite, `validate_limit` programs of it), and the model's top
+  list: for release builds, where minutes per unit are fine;
 - a fixed list (`STITCHOPT_LIST`): that list for every unit, e.g. the answer of `stitchopt broadcast`.
 """
 
@@ -16,12 +18,13 @@ from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.learning.kinds import load_model
+from stitchopt.models.list_model import RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import pipeline_from_text, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 
-TUNE_STRATEGY = "local"  # seeded with -Oz's own pipeline: the strongest at small budgets
+TUNE_STRATEGY = "local"  # seeded with the model's top lists and -Oz's own pipeline: the strongest at small budgets
 
 
 def candidate_pipelines(
@@ -36,17 +39,44 @@ def candidate_pipelines(
     ranked = cached_rank(model, toolchain, module, store)
     count = settings.k if settings.mode == "jit" else 1
     chosen = [tuned_pipeline(entry.passes, catalogue) for entry in ranked[:count] if entry.passes is not None]
-    if settings.mode == "tune":  # the model's choice stays a candidate: tune is never worse than static
-        return [*_tuned(settings, toolchain, catalogue, module, store), *chosen]
+    # The model's choice stays a candidate of the searching modes: they are never worse than static.
+    if settings.mode == "tune":
+        return list(dict.fromkeys([*_tuned(settings, toolchain, catalogue, module, store, ranked), *chosen]))
+    if settings.mode == "search":
+        return list(dict.fromkeys([*_searched(settings, toolchain, catalogue, module, store, ranked), *chosen]))
     return chosen
 
 
-def _tuned(
-    settings: BuildSettings, toolchain: Toolchain, catalogue: Catalogue, module: IRModule, store: EvaluationStore
+def _searched(
+    settings: BuildSettings,
+    toolchain: Toolchain,
+    catalogue: Catalogue,
+    module: IRModule,
+    store: EvaluationStore,
+    ranked: list[RankedList],
 ) -> list[str]:
-    """The validated answer of a search on this unit (none when nothing valid beat -Oz)."""
+    """The answer of a seeded search on this unit (none when nothing beat -Oz)."""
     # Imported here: static and jit builds, one process per compile, should not pay for the search's modules.
     from stitchopt.evaluation.evaluator import Evaluator
+    from stitchopt.learning.seeded_search import search_ranked
+
+    with Evaluator(toolchain, store, jobs=1) as evaluator:
+        choice = search_ranked(evaluator, catalogue, module, ranked, k=settings.k, budget=settings.budget)
+    return [] if choice.passes is None else [choice.pipeline]
+
+
+def _tuned(
+    settings: BuildSettings,
+    toolchain: Toolchain,
+    catalogue: Catalogue,
+    module: IRModule,
+    store: EvaluationStore,
+    ranked: list[RankedList],
+) -> list[str]:
+    """The validated answer of a search on this unit from the model's top lists (none when nothing valid beat
+    -Oz)."""
+    from stitchopt.evaluation.evaluator import Evaluator
+    from stitchopt.learning.seeded_search import top_lists
     from stitchopt.tune.acceptance import list_validation, program_guard
     from stitchopt.tune.driver import Budget
     from stitchopt.tune.session import search_and_validate
@@ -54,7 +84,8 @@ def _tuned(
 
     with Evaluator(toolchain, store, jobs=1) as evaluator:
         validation = list_validation(evaluator, limit=settings.validate_limit)
-        searcher = make_strategy(TUNE_STRATEGY, catalogue, 0, evaluator.baselines["Oz"].pipeline)
+        oz_pipeline = evaluator.baselines["Oz"].pipeline
+        searcher = make_strategy(TUNE_STRATEGY, catalogue, 0, oz_pipeline, seeds=top_lists(ranked, settings.k))
         _, chosen, _ = search_and_validate(
             evaluator,
             catalogue,

@@ -18,16 +18,19 @@ K_ENV = "STITCHOPT_K"
 BUDGET_ENV = "STITCHOPT_BUDGET"
 VALIDATE_LIMIT_ENV = "STITCHOPT_VALIDATE_LIMIT"
 LOG_ENV = "STITCHOPT_BUILD_LOG"
-MODES = ("static", "jit", "tune")
+MODES = ("static", "jit", "tune", "search")
 DEFAULT_K = 5
 DEFAULT_BUDGET = 100
+SEARCHING = ("tune", "search")  # the modes that search each unit
+SEARCH_K = 10  # search mode's own defaults: those of `learning.seeded_search` (not imported: a cache hit needs
+SEARCH_BUDGET = 50  # none of the search's modules)
 DEFAULT_MODEL = "default"
 
 
 @dataclass(frozen=True)
 class BuildSettings:
-    """`model` is a directory (None with a fixed `pass_list`); `budget` and `validate_limit` are for tune, which
-    tries the model's top list too."""
+    """`model` is a directory (None with a fixed `pass_list`); `k` is for jit, and for tune and search (the lists
+    that seed their search); `budget` for tune and search; `validate_limit` for tune."""
 
     model: Path | None
     pass_list: str | None
@@ -57,12 +60,13 @@ class BuildSettings:
             if not (model / "config.json").is_file():
                 raise InputError(f"{MODEL_ENV}={model_name}: not a model directory (no config.json); use `default`")
         log = env.get(LOG_ENV, "").strip()
+        search = mode == "search"
         return cls(
             model,
             pass_list,
             mode,
-            _positive(env, K_ENV) or DEFAULT_K,
-            _positive(env, BUDGET_ENV) or DEFAULT_BUDGET,
+            _positive(env, K_ENV) or (SEARCH_K if search else DEFAULT_K),
+            _positive(env, BUDGET_ENV) or (SEARCH_BUDGET if search else DEFAULT_BUDGET),
             _positive(env, VALIDATE_LIMIT_ENV),
             Path(log).absolute() if log else None,
         )
@@ -75,9 +79,9 @@ class BuildSettings:
             for path in sorted(self.model.iterdir()):
                 if path.is_file():
                     digest.update(path.name.encode() + b"\0" + path.read_bytes())
-        choices = (self.pass_list, self.mode, self.k if self.mode == "jit" else None)
-        tuning = (self.budget, self.validate_limit) if self.mode == "tune" else None
-        digest.update(repr((choices, tuning)).encode())
+        choices = (self.pass_list, self.mode, self.k if self.mode != "static" else None)
+        search = (self.budget, self.validate_limit if self.mode == "tune" else None)
+        digest.update(repr((choices, search if self.mode in SEARCHING else None)).encode())
         return digest.hexdigest()
 
 
