@@ -2,36 +2,30 @@
 model's MAPE, from the same measurements as `stitchopt evaluate`.
 
     python benchmarks/flag_tuning.py [--dataset bench://pypi-v1] [--split test] [--model DIR] [--programs N]
-        [--max-ir-kb 100] [--per-package 40] [--ks 5,10,50] [--autotuner RECORD.json] [--exclude-package P]
-        [--csv F] [--json F]
+        [--max-ir-kb 100] [--per-package 40] [--ks 5,10,50] [--autotuner RECORD.json] [--verified EVIDENCE.jsonl]
+        [--exclude-package P ...] [--csv F] [--json F]
 
-Besides the table over all programs it prints the same table per package, without `--exclude-package`, and
-over the programs the autotuner ran on.
+Besides the table over all programs it prints the same table per package, without the `--exclude-package`
+packages, and over the programs the autotuner ran on; each is followed by its wins of 10% or more without run
+evidence (`--verified`), which the table counts as -Oz.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.evaluation import Evaluation, ProgramOutcome, evaluate_dataset, summarize
+from stitchopt.learning.evaluation import Evaluation, evaluate_dataset, restricted, without_packages
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
-from stitchopt.reports.flag_tuning import method_rows, write_csv, write_json
-from stitchopt.reports.tables import to_markdown
+from stitchopt.reports.flag_tuning import method_tables, tables_markdown, write_csv, write_json
 from stitchopt.toolchain.discovery import find_toolchain
 
 
-def package_of(outcome: ProgramOutcome) -> str:
-    """The package a `bench://<dataset>/<package>/...` URI belongs to."""
-    return outcome.uri.split("/")[3]
-
-
-def by_package(evaluation: Evaluation, package: str) -> list[ProgramOutcome]:
-    return [o for o in evaluation.programs if package_of(o) == package]
+def print_tables(evaluation: Evaluation, title: str) -> None:
+    print(tables_markdown(method_tables(evaluation, title)), end="")
 
 
 def main() -> None:
@@ -44,7 +38,10 @@ def main() -> None:
     parser.add_argument("--per-package", type=int, default=40)
     parser.add_argument("--ks", default="5,10,50")
     parser.add_argument("--autotuner", type=Path)
-    parser.add_argument("--exclude-package", help="also print the table without this package's programs")
+    parser.add_argument("--verified", type=Path, help="run evidence (JSON lines): wins of 10%% or more that count")
+    parser.add_argument(
+        "--exclude-package", action="append", default=[], help="also print the table without this package (repeatable)"
+    )
     parser.add_argument("--csv", type=Path)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -61,20 +58,17 @@ def main() -> None:
             per_package=args.per_package or None,
             ks=tuple(int(k) for k in args.ks.split(",") if k),
             autotuner=args.autotuner,
+            verified=args.verified,
         )
-    print(to_markdown(method_rows(evaluation, title)))
-    print()
-    subsets = {f"package {p}": by_package(evaluation, p) for p in sorted({package_of(o) for o in evaluation.programs})}
+    print_tables(evaluation, title)
+    packages = sorted({o.package for o in evaluation.programs})
+    subsets = {f"package {p}": restricted(evaluation, lambda o, p=p: o.package == p) for p in packages}
     if args.exclude_package:
-        subsets[f"without {args.exclude_package}"] = [
-            o for o in evaluation.programs if package_of(o) != args.exclude_package
-        ]
-    subsets["programs the autotuner ran on"] = [o for o in evaluation.programs if "autotuner" in o.ratios]
-    for name, outcomes in subsets.items():
-        if outcomes:
-            subset = replace(evaluation, programs=tuple(outcomes), methods=summarize(outcomes))
-            print(to_markdown(method_rows(subset, f"{name} ({len(outcomes)} programs)")))
-            print()
+        subsets[f"without {', '.join(args.exclude_package)}"] = without_packages(evaluation, args.exclude_package)
+    subsets["programs the autotuner ran on"] = restricted(evaluation, lambda o: "autotuner" in o.ratios)
+    for name, subset in subsets.items():
+        if subset.programs:
+            print_tables(subset, f"{name} ({len(subset.programs)} programs)")
     print(
         f"inference (features + prediction, one process): median {evaluation.inference_ms_median:.1f} ms, "
         f"max {evaluation.inference_ms_max:.1f} ms"

@@ -6,13 +6,16 @@ unless the program's IR guards pass): `static` (the top-1 list alone, zero-shot)
 and -Oz compiled, the smaller kept), `jit k` (the top-k lists and -Oz), `best single list` (the coreset's first
 list, the best one list for the whole training set, with the backup: LLM Compiler's broadcast baseline), the
 oracle over the coreset, and the autotuner when its run record for the same programs is given.
+
+A win of 10% or more without run evidence (`verification`) counts as -Oz in the method table and is reported
+apart, per method, with the geomean it would give if counted.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from stitchopt.evaluation.comparison import geomean
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.learning.labels import distrust_suspicious
 from stitchopt.learning.train import size_errors
+from stitchopt.learning.verification import RunEvidence, counted, unverified_wins
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.list_model import Proposer
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
@@ -33,15 +37,24 @@ from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.record import RunRecord
 
 DEFAULT_KS = (5, 10)
+CLANG_LEVELS = ("-Os", "-O3")  # clang's own levels: baselines, not wins of ours to verify
 
 
 @dataclass(frozen=True)
 class ProgramOutcome:
     uri: str
     oz_size: int
-    ratios: dict[str, float]  # method -> object size / -Oz size
+    ratios: dict[str, float]  # method -> object size / -Oz size, as measured
     compilations: dict[str, int]
     inference_ms: float
+    package: str = ""  # evaluations written before it: empty
+    pipelines: dict[str, str] = field(default_factory=dict)  # method -> the pipeline behind its win, where known
+    unverified: tuple[str, ...] = ()  # methods whose ratio is a win without run evidence (`verification`)
+
+    @property
+    def counted_ratios(self) -> dict[str, float]:
+        """The ratios the method table uses: unverified wins as -Oz."""
+        return counted(self.ratios, self.unverified)
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,8 @@ class MethodSummary:
     regressed: float
     compilations: float | None  # mean per program; None for the autotuner (its budget, not compilations)
     of_autotuner: float | None  # fraction of the autotuner's geomean gain
+    unverified: int = 0  # programs whose win was counted as -Oz for want of run evidence
+    geomean_if_counted: float | None = None  # geomean_change had those wins counted; None without any
 
 
 @dataclass(frozen=True)
@@ -73,13 +88,15 @@ def evaluate_model(
     benchmarks: Sequence[Benchmark],
     *,
     ks: Sequence[int] = DEFAULT_KS,
-    autotuner: dict[str, float] | None = None,
+    autotuner: Mapping[str, tuple[float, str]] | None = None,
     proposers: Mapping[str, Proposer] | None = None,
     on_program: Callable[[int], None] | None = None,
+    verified: RunEvidence | None = None,
 ) -> Evaluation:
-    """`autotuner` maps a benchmark path (as in a `stitchopt tune` run record) to its size ratio to -Oz;
-    `proposers` are other methods that propose one list per program (e.g. LLM Compiler), each measured with
-    the -Oz backup as "<name> + backup"."""
+    """`autotuner` maps a benchmark path (as in a `stitchopt tune` run record) to its size ratio to -Oz and its
+    pipeline; `proposers` are other methods that propose one list per program (e.g. LLM Compiler), each
+    measured with the -Oz backup as "<name> + backup"; `verified` is the run evidence that lets large wins
+    count."""
     extra = load_baselines(evaluator.toolchain, ("Os",))["Os"]
     baselines = [evaluator.baselines["O0"], evaluator.baselines["Oz"], extra, evaluator.baselines["O3"]]
     options = evaluator.baselines["Oz"].options
@@ -105,16 +122,24 @@ def evaluate_model(
         for passes, result in measured.items():
             ratio[passes] = result.size_bytes / oz.size_bytes if result.ok and result.size_bytes else math.inf
         ratios, compilations = _methods([e.passes for e in ranked], model.lists[0], ratio, ks)
-        for name, result in (("-Os", os_), ("-O3", o3)):
+        behind = _lists_behind(ratios, [e.passes for e in ranked], ratio, catalogue)
+        for name, result in zip(CLANG_LEVELS, (os_, o3), strict=True):
             ratios[name] = result.size_bytes / oz.size_bytes if result.ok and result.size_bytes else math.inf
             compilations[name] = 1
         if autotuner is not None and str(benchmark.path) in autotuner:
-            ratios["autotuner"] = min(autotuner[str(benchmark.path)], 1.0)
+            tuned, behind["autotuner"] = autotuner[str(benchmark.path)]
+            ratios["autotuner"] = min(tuned, 1.0)
         for name, propose in (proposers or {}).items():
+            proposed = propose(module)
             ratios[f"{name} + backup"], compilations[f"{name} + backup"] = _proposed(
-                evaluator, catalogue, module, propose(module), oz
+                evaluator, catalogue, module, proposed, oz
             )
-        outcomes.append(ProgramOutcome(benchmark.uri, oz.size_bytes, ratios, compilations, inference_ms))
+            if proposed:
+                behind[f"{name} + backup"] = tuned_pipeline(proposed, catalogue)
+        outcome = ProgramOutcome(
+            benchmark.uri, oz.size_bytes, ratios, compilations, inference_ms, benchmark.package, behind
+        )
+        outcomes.append(judged(outcome, verified or RunEvidence(), (benchmark.uri, str(benchmark.path))))
         predicted_sizes.append(model.predict_sizes(features)[0])
         actual_sizes.append(_actual_sizes(o0, oz, o3, [measured[p] for p in model.lists]))
         if on_program is not None:
@@ -167,6 +192,29 @@ def _methods(
     return ratios, compilations
 
 
+def _lists_behind(
+    ratios: Mapping[str, float],
+    lists: Sequence[PassNames | None],
+    ratio: Mapping[PassNames | None, float],
+    catalogue: Catalogue,
+) -> dict[str, str]:
+    """The pipeline behind each model-driven method's win: each such ratio is the smallest over some ranked
+    lists, so the first ranked list with exactly that ratio is the one the method builds."""
+    behind = {}
+    for method, value in ratios.items():
+        passes = next((p for p in lists if p is not None and ratio[p] == value), None)
+        if value < 1.0 and passes is not None:
+            behind[method] = tuned_pipeline(passes, catalogue)
+    return behind
+
+
+def judged(outcome: ProgramOutcome, evidence: RunEvidence, programs: Iterable[str]) -> ProgramOutcome:
+    """`outcome` with its unverified wins named; `programs` are the names evidence may use for it (its URI, its
+    file). Clang's own levels are not judged."""
+    ratios = {m: r for m, r in outcome.ratios.items() if m not in CLANG_LEVELS}
+    return replace(outcome, unverified=unverified_wins(ratios, outcome.pipelines, programs, evidence))
+
+
 def _actual_sizes(o0: EvalResult, oz: EvalResult, o3: EvalResult, lists: list[EvalResult]) -> list[float]:
     """Measured values in the size model's target order (NaN where a build failed)."""
 
@@ -184,19 +232,23 @@ def _actual_sizes(o0: EvalResult, oz: EvalResult, o3: EvalResult, lists: list[Ev
 
 
 def summarize(outcomes: Sequence[ProgramOutcome]) -> tuple[MethodSummary, ...]:
-    """Per method over all programs; the share of the autotuner's gain is taken over the programs it ran on."""
+    """Per method over all programs, unverified wins counted as -Oz (and, apart, what counting them would give);
+    the share of the autotuner's gain is taken over the programs it ran on."""
     if not outcomes:
         return ()
     methods = list(dict.fromkeys(m for o in outcomes for m in o.ratios))
-    tuned = [o for o in outcomes if "autotuner" in o.ratios]
-    autotuner_gain = _gain([o.ratios["autotuner"] for o in tuned])
+    headline = [o.counted_ratios for o in outcomes]
+    tuned = [h for h in headline if "autotuner" in h]
+    autotuner_gain = _gain([h["autotuner"] for h in tuned])
     summaries = []
     for method in methods:
-        ratios = np.array([o.ratios[method] for o in outcomes if method in o.ratios])
+        ratios = np.array([h[method] for h in headline if method in h])
         compilations = [o.compilations[method] for o in outcomes if method in o.compilations]
         share = None
         if autotuner_gain and method != "autotuner":
-            share = (_gain([o.ratios[method] for o in tuned if method in o.ratios]) or 0.0) / autotuner_gain
+            share = (_gain([h[method] for h in tuned if method in h]) or 0.0) / autotuner_gain
+        unverified = sum(method in o.unverified for o in outcomes)
+        measured = [o.ratios[method] for o in outcomes if method in o.ratios]
         summaries.append(
             MethodSummary(
                 method,
@@ -206,9 +258,23 @@ def summarize(outcomes: Sequence[ProgramOutcome]) -> tuple[MethodSummary, ...]:
                 float((ratios > 1).mean()),
                 float(np.mean(compilations)) if compilations else None,
                 share,
+                unverified,
+                -(_gain(measured) or 0.0) if unverified else None,
             )
         )
     return tuple(summaries)
+
+
+def restricted(evaluation: Evaluation, keep: Callable[[ProgramOutcome], bool]) -> Evaluation:
+    """The evaluation over the programs `keep` accepts, its method table computed again over them (e.g. without
+    numpy, whose few large wins carry the geomean)."""
+    programs = tuple(o for o in evaluation.programs if keep(o))
+    return replace(evaluation, programs=programs, methods=summarize(programs))
+
+
+def without_packages(evaluation: Evaluation, packages: Iterable[str]) -> Evaluation:
+    excluded = set(packages)
+    return restricted(evaluation, lambda outcome: outcome.package not in excluded)
 
 
 def _gain(ratios: list[float]) -> float | None:
@@ -217,13 +283,40 @@ def _gain(ratios: list[float]) -> float | None:
     return None if mean is None else 1.0 - mean
 
 
-def autotuner_ratios(record: RunRecord) -> dict[str, float]:
-    """Program path -> the autotuner's size ratio to -Oz, from a `stitchopt tune` run record."""
+def autotuner_answers(record: RunRecord) -> dict[str, tuple[float, str]]:
+    """Program path -> the autotuner's size ratio to -Oz and its pipeline, from a `stitchopt tune` run record."""
     return {
-        p.program: p.size_bytes / p.oz_size_bytes
+        p.program: (p.size_bytes / p.oz_size_bytes, p.pipeline)
         for p in record.programs
         if p.size_bytes is not None and p.oz_size_bytes
     }
+
+
+def evaluate_benchmarks(
+    evaluator: Evaluator,
+    benchmarks: Sequence[Benchmark],
+    model_dir: Path,
+    *,
+    ks: Sequence[int] = DEFAULT_KS,
+    autotuner: Path | None = None,
+    llm_compiler: Path | None = None,
+    verified: Path | None = None,
+) -> Evaluation:
+    """`evaluate_model` with the model, the autotuner's run record, LLM Compiler and the run evidence read from
+    their files."""
+    catalogue = load_catalogue(evaluator.toolchain)
+    model = FlagModel.from_pretrained(model_dir, catalogue)
+    answers = autotuner_answers(RunRecord.load(autotuner)) if autotuner is not None else None
+    evidence = RunEvidence.load(verified) if verified is not None else None
+    proposers: dict[str, Proposer] = {}
+    if llm_compiler is not None:
+        from stitchopt.lifting.flag_tuning import llm_compiler_proposer  # the lift extra, only when asked
+        from stitchopt.lifting.llm_compiler import LLMCompiler
+
+        proposers["LLM Compiler"] = llm_compiler_proposer(evaluator.toolchain, catalogue, LLMCompiler(llm_compiler))
+    return evaluate_model(
+        evaluator, catalogue, model, benchmarks, ks=ks, autotuner=answers, proposers=proposers, verified=evidence
+    )
 
 
 def evaluate_dataset(
@@ -238,19 +331,35 @@ def evaluate_dataset(
     ks: Sequence[int] = DEFAULT_KS,
     autotuner: Path | None = None,
     llm_compiler: Path | None = None,
+    verified: Path | None = None,
 ) -> tuple[Evaluation, str]:
     """`evaluate_model` on one split of a built dataset (round-robin over packages); returns a title too."""
     chosen = select_benchmarks(dataset, [split], max_ir_kb=max_ir_kb, per_package=per_package, limit=programs or None)
-    catalogue = load_catalogue(evaluator.toolchain)
-    model = FlagModel.from_pretrained(model_dir, catalogue)
-    ratios = autotuner_ratios(RunRecord.load(autotuner)) if autotuner is not None else None
-    proposers: dict[str, Proposer] = {}
-    if llm_compiler is not None:
-        from stitchopt.lifting.flag_tuning import llm_compiler_proposer  # the lift extra, only when asked
-        from stitchopt.lifting.llm_compiler import LLMCompiler
-
-        proposers["LLM Compiler"] = llm_compiler_proposer(evaluator.toolchain, catalogue, LLMCompiler(llm_compiler))
-    evaluation = evaluate_model(evaluator, catalogue, model, chosen, ks=ks, autotuner=ratios, proposers=proposers)
+    evaluation = evaluate_benchmarks(
+        evaluator, chosen, model_dir, ks=ks, autotuner=autotuner, llm_compiler=llm_compiler, verified=verified
+    )
     packages = len({b.package for b in chosen})
     title = f"{dataset} split={split}: {len(evaluation.programs)} programs from {packages} packages"
     return replace(evaluation, sources={**evaluation.sources, "dataset": title}), title
+
+
+def evaluate_paths(
+    evaluator: Evaluator,
+    paths: Sequence[Path],
+    model_dir: Path,
+    *,
+    ks: Sequence[int] = DEFAULT_KS,
+    autotuner: Path | None = None,
+    llm_compiler: Path | None = None,
+    verified: Path | None = None,
+) -> tuple[Evaluation, str]:
+    """`evaluate_model` on the user's own C/C++/IR files, each named by its path and grouped by its directory
+    (its "package"); returns a title too."""
+    chosen = [Benchmark(str(path), path, path.resolve().parent.name, "") for path in paths]
+    evaluation = evaluate_benchmarks(
+        evaluator, chosen, model_dir, ks=ks, autotuner=autotuner, llm_compiler=llm_compiler, verified=verified
+    )
+    directories = sorted({str(path.parent) for path in paths})
+    where = directories[0] if len(directories) == 1 else f"{len(directories)} directories"
+    title = f"{len(evaluation.programs)} programs in {where}"
+    return replace(evaluation, sources={**evaluation.sources, "inputs": title}), title

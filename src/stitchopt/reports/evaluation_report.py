@@ -1,6 +1,6 @@
 """The report of a flag-tuning evaluation (`stitchopt evaluate -o FILE.json`): every method against -Oz on the
 same programs (static, jit, the best single list, the coreset oracle, -Os, -O3, the autotuner when given), the
-per-program picture of the model's methods, and inference time."""
+wins without run evidence apart, the per-program picture of the model's methods, and inference time."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stitchopt.learning.evaluation import Evaluation
+from stitchopt.learning.verification import LARGE_WIN
 from stitchopt.reports.document import Figure, Report, Section
 from stitchopt.reports.figures import change_figures
-from stitchopt.reports.flag_tuning import method_rows
+from stitchopt.reports.flag_tuning import method_tables
 from stitchopt.reports.sources import file_identity, program_set_identity
 from stitchopt.reports.svg import bar_chart, histogram
 from stitchopt.reports.tables import Rows
@@ -41,17 +42,21 @@ def methods_section(evaluation: Evaluation, name: str) -> Section:
     )
     note = (
         "Every method is read off the same measurements: each coreset list, -Oz, -Os and -O3 built once per "
-        "program. A failed build counts as doubling the size."
+        f"program. A failed build counts as doubling the size. A win {LARGE_WIN} without run evidence counts "
+        "as -Oz and is listed apart."
     )
-    return Section(f"Methods: {name}", (note,), (Figure(bars, data),), (method_rows(evaluation, f"{name}: methods"),))
+    tables = tuple(method_tables(evaluation, f"{name}: methods"))
+    return Section(f"Methods: {name}", (note,), (Figure(bars, data),), tables)
 
 
 def _changes(evaluation: Evaluation, method: str) -> list[tuple[str, float]]:
-    """(program, % vs -Oz), failed builds left out (they are counted in the methods table)."""
+    """(program, % vs -Oz) as the methods table counts it (unverified wins as -Oz), failed builds left out (they
+    are counted in the methods table)."""
+    counted = [o.counted_ratios for o in evaluation.programs]
     return [
-        (o.uri.rsplit("/", 1)[-1], 100 * (o.ratios[method] - 1))
-        for o in evaluation.programs
-        if method in o.ratios and math.isfinite(o.ratios[method])
+        (o.uri.rsplit("/", 1)[-1], 100 * (ratios[method] - 1))
+        for o, ratios in zip(evaluation.programs, counted, strict=True)
+        if method in ratios and math.isfinite(ratios[method])
     ]
 
 

@@ -1,16 +1,20 @@
-"""Outputs of the flag-tuning evaluation: the method table (terminal/Markdown), per-program CSV and JSON."""
+"""Outputs of the flag-tuning evaluation: the method table and the unverified wins apart (terminal/Markdown),
+per-program CSV and JSON."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from stitchopt.errors import InputError
-from stitchopt.learning.evaluation import Evaluation, MethodSummary, ProgramOutcome
-from stitchopt.reports.tables import Rows
+from stitchopt.learning.evaluation import Evaluation, MethodSummary, ProgramOutcome, judged, summarize
+from stitchopt.learning.verification import LARGE_WIN, RunEvidence
+from stitchopt.reports.tables import Rows, to_markdown
 
 
 def method_rows(evaluation: Evaluation, title: str) -> Rows:
@@ -29,20 +33,51 @@ def method_rows(evaluation: Evaluation, title: str) -> Rows:
     return Rows(title, headers, rows)
 
 
+def unverified_rows(evaluation: Evaluation, title: str) -> Rows:
+    """Per method with unverified wins: how many programs, and the geomean had they been counted."""
+    rows = [
+        [
+            m.method,
+            str(m.unverified),
+            f"{100 * m.geomean_change:+.2f}%",
+            "-" if m.geomean_if_counted is None else f"{100 * m.geomean_if_counted:+.2f}%",
+        ]
+        for m in evaluation.methods
+        if m.unverified
+    ]
+    headers = ["method", "unverified wins", "geomean vs -Oz (counted as -Oz)", "geomean if counted"]
+    return Rows(f"{title}: wins {LARGE_WIN} without run evidence, counted as -Oz", headers, rows)
+
+
+def method_tables(evaluation: Evaluation, title: str) -> list[Rows]:
+    """The method table, then the unverified wins apart when there are any."""
+    if not any(m.unverified for m in evaluation.methods):
+        return [method_rows(evaluation, title)]
+    return [method_rows(evaluation, title), unverified_rows(evaluation, title)]
+
+
+def tables_markdown(tables: Sequence[Rows]) -> str:
+    """Markdown tables, each under its title (a page of several tables needs them told apart)."""
+    return "".join(f"{table.title}\n\n{to_markdown(table)}\n\n" for table in tables)
+
+
 def evaluation_csv(evaluation: Evaluation) -> str:
-    """One row per program: its -Oz size, inference time and each method's size ratio to -Oz."""
+    """One row per program: its package, -Oz size, inference time, each method's size ratio to -Oz as measured,
+    and the methods whose ratio is an unverified win (`;`-separated)."""
     methods = [m.method for m in evaluation.methods]
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(["uri", "oz_size_bytes", "inference_ms", *methods])
+    writer.writerow(["uri", "package", "oz_size_bytes", "inference_ms", *methods, "unverified"])
     for program in evaluation.programs:
         ratios = [program.ratios.get(m) for m in methods]
         writer.writerow(
             [
                 program.uri,
+                program.package,
                 program.oz_size,
                 f"{program.inference_ms:.2f}",
                 *("" if r is None else f"{r:.6f}" for r in ratios),
+                ";".join(program.unverified),
             ]
         )
     return stream.getvalue()
@@ -60,13 +95,24 @@ def write_json(evaluation: Evaluation, path: Path) -> None:
     path.write_text(evaluation_json(evaluation))
 
 
+def _outcome(data: dict[str, Any]) -> ProgramOutcome:
+    """A program's outcome; one written before the verification rule had no run evidence, so its large wins are
+    judged unverified now."""
+    if "unverified" not in data:
+        return judged(ProgramOutcome(**data), RunEvidence(), ())
+    return ProgramOutcome(**{**data, "unverified": tuple(data["unverified"])})
+
+
 def load_evaluation(path: Path) -> Evaluation:
-    """What `write_json` wrote (`stitchopt evaluate -o FILE.json`)."""
+    """What `write_json` wrote (`stitchopt evaluate -o FILE.json`). The method table of a file written before
+    the verification rule is computed again under it."""
     try:
         data = json.loads(path.read_text())
+        programs = tuple(_outcome(p) for p in data["programs"])
+        judged_now = any("unverified" not in p for p in data["programs"])
         return Evaluation(
-            programs=tuple(ProgramOutcome(**p) for p in data["programs"]),
-            methods=tuple(MethodSummary(**m) for m in data["methods"]),
+            programs=programs,
+            methods=summarize(programs) if judged_now else tuple(MethodSummary(**m) for m in data["methods"]),
             size_mape=data["size_mape"],
             inference_ms_median=data["inference_ms_median"],
             inference_ms_max=data["inference_ms_max"],
