@@ -1,4 +1,4 @@
-"""`stitchopt labels | train | predict | optimize | evaluate`: learned flag tuning from the command line."""
+"""`stitchopt labels | train | predict | optimize`: learned flag tuning from the command line."""
 
 from __future__ import annotations
 
@@ -26,14 +26,11 @@ from stitchopt.cli.options import (
     ValidateLimitOption,
     ValidateOption,
     console,
-    destination,
     exit_if_no_gain,
-    format_option,
     open_evaluator,
     open_store,
     output_option,
     parse_objective,
-    print_table,
     refuse_ignored,
     run_arguments,
     run_option,
@@ -45,7 +42,6 @@ from stitchopt.datasets.benchmarks import program_path, select_benchmarks
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.hotpath.predict import DEFAULT_HOTNESS_SOURCE, predicted_hot_functions
-from stitchopt.learning.evaluation import evaluate_dataset
 from stitchopt.learning.hybrid import hot_functions, optimize_hybrid, profile_counts
 from stitchopt.learning.kinds import load_model
 from stitchopt.learning.labels import build_labels
@@ -61,8 +57,6 @@ from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
-from stitchopt.reports.flag_tuning import evaluation_csv, evaluation_json, method_rows
-from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import is_source, load_module, write_object
 from stitchopt.tune.acceptance import ListValidation
@@ -130,7 +124,6 @@ def labels_command(
     )
 
 
-EVALUATE_FORMATS = ("json", "csv", "md")
 OPTIMIZE_MODES = (*MODES, "search", "hybrid")
 
 
@@ -351,67 +344,3 @@ def _optimize_hybrid(
         console.print(f"  {part}: -passes={pipeline}", highlight=False, soft_wrap=True)
     _show_notes(choice.notes)
     return choice.split_kept
-
-
-def evaluate_command(
-    dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
-    model_dir: ModelOption = None,
-    split: Annotated[str, typer.Option(help="Which split to evaluate on.")] = "test",
-    programs: Annotated[int, typer.Option(help="At most this many programs (round-robin by package).")] = 0,
-    max_ir_kb: Annotated[float, typer.Option(help="Skip programs whose IR file is larger.")] = 100.0,
-    per_package: Annotated[int, typer.Option(help="At most this many programs of one package (0: all).")] = 40,
-    ks: Annotated[str, typer.Option("--ks", help="jit k values, comma-separated.")] = "5,10",
-    autotuner: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(help="Run record of `stitchopt tune` on the same programs: adds the % of its gain."),
-    ] = None,
-    llm_compiler: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(help="A local LLM Compiler model directory: adds its flag-tuning answers (`lift` extra)."),
-    ] = None,
-    output: Annotated[
-        Optional[Path],  # noqa: UP045
-        output_option(
-            "Write the evaluation here: json (read by `stitchopt report evaluation`), csv (one row per "
-            "program) or md (the table)."
-        ),
-    ] = None,
-    fmt: Annotated[Optional[str], format_option(EVALUATE_FORMATS)] = None,  # noqa: UP045
-    json_output: JsonOption = False,
-    jobs: JobsOption = 0,
-    cache_dir: CacheDirOption = None,
-    backend: BackendOption = None,
-    address: AddressOption = None,
-    llvm: LlvmOption = None,
-) -> None:
-    """Evaluate a model on held-out programs against -Oz, -Os, -O3, the best single list and the autotuner."""
-    shown = destination(output, fmt, EVALUATE_FORMATS, json_output)
-    with open_evaluator(find_toolchain(llvm), cache_dir, jobs, backend, address) as evaluator:
-        evaluation, title = evaluate_dataset(
-            evaluator,
-            dataset,
-            model_dir or DEFAULT_MODEL_DIR,
-            split=split,
-            programs=programs,
-            max_ir_kb=max_ir_kb,
-            per_package=per_package or None,
-            ks=tuple(int(k) for k in ks.split(",") if k),
-            autotuner=autotuner,
-            llm_compiler=llm_compiler,
-        )
-    table = method_rows(evaluation, title)
-    renderers = {
-        "json": lambda: evaluation_json(evaluation),
-        "csv": lambda: evaluation_csv(evaluation),
-        "md": lambda: to_markdown(table) + "\n",
-    }
-    shown.write(lambda chosen: renderers[chosen]())
-    if not shown.tables:
-        return
-    print_table(to_rich(table))
-    mape = ", ".join(f"{name} {value:.3f}" for name, value in evaluation.size_mape.items())
-    console.print(
-        f"inference: median {evaluation.inference_ms_median:.1f} ms, max {evaluation.inference_ms_max:.1f} ms; "
-        f"size model MAPE: {mape}; {len(evaluation.skipped)} programs skipped",
-        highlight=False,
-    )

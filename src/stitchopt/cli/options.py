@@ -296,7 +296,8 @@ def parse_objective(text: str) -> Objective:
 
 def target_paths(targets: list[str]) -> list[Path]:
     """Files, directories (their C/C++/IR files), bench:// URIs and whole datasets (`bench://pypi-v1`, or
-    `bench://pypi-v1?split=test` for one split), in the given order."""
+    `bench://pypi-v1?split=test` for one split), in the given order; a missing path or a directory without
+    programs is a one-line error before any work."""
     paths: list[Path] = []
     for target in targets:
         if is_dataset_uri(target):
@@ -305,9 +306,16 @@ def target_paths(targets: list[str]) -> list[Path]:
             continue
         path = program_path(target)
         if path.is_dir():
-            paths += sorted(p for p in path.iterdir() if p.suffix in supported_suffixes())
-        else:
+            found = sorted(p for p in path.iterdir() if p.suffix in supported_suffixes())
+            if not found:
+                raise InputError(
+                    f"{target}: no C/C++/.ll/.bc files in this directory (subdirectories are not searched)"
+                )
+            paths += found
+        elif path.exists():
             paths.append(path)
+        else:
+            raise InputError(f"{target}: no such file or directory")
     if not paths:
         raise InputError("no programs given: give C/C++/.ll/.bc files, directories or bench:// URIs")
     return paths
