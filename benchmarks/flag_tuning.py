@@ -3,11 +3,13 @@ model's MAPE, from the same measurements as `stitchopt evaluate`.
 
     python benchmarks/flag_tuning.py [--dataset bench://pypi-v1] [--split test] [--model DIR] [--programs N]
         [--max-ir-kb 100] [--per-package 40] [--ks 5,10,50] [--autotuner RECORD.json] [--verified EVIDENCE.jsonl]
-        [--exclude-package P ...] [--csv F] [--json F]
+        [--exclude-package P ...] [--curve] [--csv F] [--json F]
 
 Besides the table over all programs it prints the same table per package, without the `--exclude-package`
 packages, and over the programs the autotuner ran on; each is followed by its wins of 10% or more without run
-evidence (`--verified`), which the table counts as -Oz.
+evidence (`--verified`), which the table counts as -Oz. With `--curve` it also prints seeded search's gain
+against compilations (k = 1, 5, 10, 50; one search of 300 evaluations per program and k, read at 0, 10, 25, 50,
+100 and 300) beside the autotuner's, read off the curves of its run record at the same numbers.
 """
 
 from __future__ import annotations
@@ -17,15 +19,36 @@ import time
 from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore, store_path
+from stitchopt.datasets.benchmarks import select_benchmarks
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.evaluation import Evaluation, evaluate_dataset, restricted, without_packages
+from stitchopt.learning.kinds import load_model
+from stitchopt.learning.search_curve import GainCurve, seeded_search_curve
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
-from stitchopt.reports.flag_tuning import method_tables, tables_markdown, write_csv, write_json
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.reports.flag_tuning import curve_rows, method_tables, tables_markdown, write_csv, write_json
 from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.tune.record import RunRecord
 
 
 def print_tables(evaluation: Evaluation, title: str) -> None:
     print(tables_markdown(method_tables(evaluation, title)), end="")
+
+
+def search_curve(evaluator: Evaluator, args: argparse.Namespace, evaluation: Evaluation) -> GainCurve:
+    """Seeded search's curve over the programs evaluated (those -Oz builds), with the autotuner's when given."""
+    evaluated = {o.uri for o in evaluation.programs}
+    chosen = select_benchmarks(
+        args.dataset,
+        [args.split],
+        max_ir_kb=args.max_ir_kb,
+        per_package=args.per_package or None,
+        limit=args.programs or None,
+    )
+    catalogue = load_catalogue(evaluator.toolchain)
+    record = RunRecord.load(args.autotuner) if args.autotuner else None
+    model = load_model(args.model, catalogue)
+    return seeded_search_curve(evaluator, catalogue, model, [b for b in chosen if b.uri in evaluated], autotuner=record)
 
 
 def main() -> None:
@@ -42,6 +65,7 @@ def main() -> None:
     parser.add_argument(
         "--exclude-package", action="append", default=[], help="also print the table without this package (repeatable)"
     )
+    parser.add_argument("--curve", action="store_true", help="also seeded search's gain against compilations")
     parser.add_argument("--csv", type=Path)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -60,6 +84,7 @@ def main() -> None:
             autotuner=args.autotuner,
             verified=args.verified,
         )
+        curve = search_curve(evaluator, args, evaluation) if args.curve else None
     print_tables(evaluation, title)
     packages = sorted({o.package for o in evaluation.programs})
     subsets = {f"package {p}": restricted(evaluation, lambda o, p=p: o.package == p) for p in packages}
@@ -74,6 +99,8 @@ def main() -> None:
         f"max {evaluation.inference_ms_max:.1f} ms"
     )
     print("size model MAPE (held-out): " + ", ".join(f"{k} {v:.3f}" for k, v in evaluation.size_mape.items()))
+    if curve is not None:
+        print(tables_markdown([curve_rows(curve, f"seeded search ({len(evaluation.programs)} programs)")]), end="")
     print(f"{len(evaluation.skipped)} programs skipped; wall time {time.perf_counter() - start:.0f} s")
     if args.csv:
         write_csv(evaluation, args.csv)

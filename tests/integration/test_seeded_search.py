@@ -1,6 +1,7 @@
 """Seeded search (the model's top lists start a short local search) on the bundled demo programs with the shipped
 model: never larger than -Oz, within budget + 1 compilations, deterministic, at least as good as static, the
-`optimize --mode search` command and `STITCHOPT_MODE=search` builds."""
+`optimize --mode search` command, `STITCHOPT_MODE=search` builds, the evaluation's rows and the curve of gain
+against compilations."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ import pytest
 
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.core import IRModule
-from stitchopt.datasets.benchmarks import program_path
+from stitchopt.datasets.benchmarks import Benchmark, program_path
 from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.evaluation import evaluate_model
 from stitchopt.learning.kinds import load_model
 from stitchopt.learning.optimize import choose
+from stitchopt.learning.search_curve import AUTOTUNER, seeded_search_curve
 from stitchopt.learning.seeded_search import seeded_search
+from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.list_model import ListModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue
@@ -26,6 +30,8 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.acceptance import list_validation
+from stitchopt.tune.driver import Budget
+from stitchopt.tune.session import run_record, tune_programs
 
 TINY = """#include <stdio.h>
 static int squares(int n) { int s = 0; for (int i = 0; i < n; i++) s += i * i; return s; }
@@ -143,3 +149,45 @@ def test_a_search_build_searches_each_unit_and_keeps_the_smaller_object(toolchai
         assert 2 <= store.stats().entries <= 7  # -Oz and the search's distinct lists, within the budget
     assert subprocess.run([clang, "tiny.o", "-o", "tiny"], cwd=tmp_path).returncode == 0
     assert subprocess.run([str(tmp_path / "tiny")], capture_output=True, text=True).stdout == "285\n"
+
+
+def test_evaluation_rows_of_seeded_search_count_their_compilations(
+    toolchain: Toolchain, catalogue: Catalogue, tmp_path: Path
+) -> None:
+    model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
+    benchmarks = [Benchmark(uri, program_path(uri), "demo", "test") for uri in PROGRAMS[:1]]
+    with Evaluator(toolchain, EvaluationStore(tmp_path / "c.sqlite"), jobs=2) as evaluator:
+        evaluation = evaluate_model(
+            evaluator, catalogue, model, benchmarks, ks=(2,), search_ks=(2,), search_budgets=(4, 8)
+        )
+    methods = {m.method: m for m in evaluation.methods}
+    short, long = methods["seeded search k=2 b=4"], methods["seeded search k=2 b=8"]
+    assert short.regressed == long.regressed == 0 and long.geomean_change <= short.geomean_change < 0
+    for outcome in evaluation.programs:  # the longer search begins with the shorter one's proposals
+        assert outcome.ratios["seeded search k=2 b=8"] <= outcome.ratios["seeded search k=2 b=4"]
+        assert outcome.compilations["seeded search k=2 b=4"] == 5 and outcome.compilations["seeded search k=2 b=8"] == 9
+
+
+def test_the_curve_of_gain_never_rises_with_budget_and_sits_beside_the_autotuners(
+    toolchain: Toolchain, catalogue: Catalogue, model: ListModel, tmp_path: Path
+) -> None:
+    benchmarks = [Benchmark(uri, program_path(uri), "demo", "test") for uri in PROGRAMS]
+    with Evaluator(toolchain, EvaluationStore(tmp_path / "c.sqlite"), jobs=2) as evaluator:
+        tuned = tune_programs(evaluator, catalogue, [benchmarks[0].path], budget=Budget(10), minimize_best=False)
+        record = run_record(evaluator, tuned, tuned[0].run.objective, "local", catalogue)
+        curve = seeded_search_curve(
+            evaluator, catalogue, model, benchmarks, ks=(1, 3), budgets=(0, 2, 6, 10), autotuner=record
+        )
+        static = [choose(evaluator, catalogue, model, load_module(toolchain, b.path)) for b in benchmarks]
+    assert curve.budgets == (0, 2, 6, 10) and set(curve.changes) == {
+        "seeded search k=1",
+        "seeded search k=3",
+        AUTOTUNER,
+    }
+    assert curve.programs == {"seeded search k=1": 2, "seeded search k=3": 2, AUTOTUNER: 1}
+    for changes in curve.changes.values():
+        assert len(changes) == 4 and list(changes) == sorted(changes, reverse=True) and changes[-1] <= 0
+    ratios = [c.size_bytes / c.oz_size_bytes for c in static]
+    assert curve.changes["seeded search k=1"][0] == pytest.approx((ratios[0] * ratios[1]) ** 0.5 - 1)  # static + backup
+    assert curve.changes[AUTOTUNER][0] == 0.0  # -Oz alone
+    assert curve.changes[AUTOTUNER][-1] == pytest.approx(tuned[0].run.curve[9] - 1)

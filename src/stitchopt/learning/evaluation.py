@@ -5,7 +5,9 @@ method is read off the same measurements (a list more than 10% below -Oz on a pr
 unless the program's IR guards pass): `static` (the top-1 list alone, zero-shot), `static + backup` (top-1
 and -Oz compiled, the smaller kept), `jit k` (the top-k lists and -Oz), `best single list` (the coreset's first
 list, the best one list for the whole training set, with the backup: LLM Compiler's broadcast baseline), the
-oracle over the coreset, and the autotuner when its run record for the same programs is given.
+oracle over the coreset, and the autotuner when its run record for the same programs is given. `seeded search
+k=K b=B` (the top K lists seeding a local search of B evaluations, `learning.seeded_search`) compiles what it
+proposes; every best it keeps has passed the program's IR guards.
 
 A win of 10% or more without run evidence (`verification`) counts as -Oz in the method table and is reported
 apart, per method, with the geomean it would give if counted.
@@ -26,10 +28,12 @@ from stitchopt.datasets.benchmarks import Benchmark, select_benchmarks
 from stitchopt.evaluation.comparison import geomean
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.learning.labels import distrust_suspicious
+from stitchopt.learning.optimize import Choice
+from stitchopt.learning.seeded_search import search_ranked
 from stitchopt.learning.train import size_errors
 from stitchopt.learning.verification import RunEvidence, counted, unverified_wins
 from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.list_model import Proposer
+from stitchopt.models.list_model import Proposer, RankedList
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.baselines import load_baselines
@@ -37,6 +41,8 @@ from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.record import RunRecord
 
 DEFAULT_KS = (5, 10)
+SEARCH_KS = (10,)  # seeded search rows: one per (k, budget)
+SEARCH_BUDGETS = (50,)
 CLANG_LEVELS = ("-Os", "-O3")  # clang's own levels: baselines, not wins of ours to verify
 
 
@@ -92,6 +98,8 @@ def evaluate_model(
     proposers: Mapping[str, Proposer] | None = None,
     on_program: Callable[[int], None] | None = None,
     verified: RunEvidence | None = None,
+    search_ks: Sequence[int] = SEARCH_KS,
+    search_budgets: Sequence[int] = SEARCH_BUDGETS,
 ) -> Evaluation:
     """`autotuner` maps a benchmark path (as in a `stitchopt tune` run record) to its size ratio to -Oz and its
     pipeline; `proposers` are other methods that propose one list per program (e.g. LLM Compiler), each
@@ -126,6 +134,10 @@ def evaluate_model(
         for name, result in zip(CLANG_LEVELS, (os_, o3), strict=True):
             ratios[name] = result.size_bytes / oz.size_bytes if result.ok and result.size_bytes else math.inf
             compilations[name] = 1
+        for name, choice in _seeded(evaluator, catalogue, module, ranked, search_ks, search_budgets):
+            ratios[name], compilations[name] = choice.size_bytes / oz.size_bytes, choice.compilations
+            if choice.passes is not None:
+                behind[name] = choice.pipeline
         if autotuner is not None and str(benchmark.path) in autotuner:
             tuned, behind["autotuner"] = autotuner[str(benchmark.path)]
             ratios["autotuner"] = min(tuned, 1.0)
@@ -190,6 +202,22 @@ def _methods(
     ratios[oracle] = min([1.0, *(ratio[p] for p in coreset)])
     compilations[oracle] = len(coreset) + 1
     return ratios, compilations
+
+
+def _seeded(
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    module: IRModule,
+    ranked: Sequence[RankedList],
+    ks: Sequence[int],
+    budgets: Sequence[int],
+) -> list[tuple[str, Choice]]:
+    """Seeded search for each (k, budget), from the ranking the other methods read."""
+    return [
+        (f"seeded search k={k} b={budget}", search_ranked(evaluator, catalogue, module, ranked, k=k, budget=budget))
+        for k in ks
+        for budget in budgets
+    ]
 
 
 def _lists_behind(
