@@ -4,7 +4,7 @@
         [--seed 0] [--no-pairs] [--exclude-package P] [--json F]
 
 LABELS: train and validation programs (experts and layers fit on train, stop and are chosen on validation);
-HELD_OUT_LABELS: other programs labeled with the same list pool (`stitchopt labels --split test --lists-from`),
+HELD_OUT_LABELS: other programs labeled with the same list pool (`stitchopt labels pool --split test --lists-from`),
 used only for the scores; the experts rank the coreset lists of `--model` (default: the shipped model, whose
 lists passed HumanEval-X). Prints the three tables of the README's stitching section and the OT timing.
 """

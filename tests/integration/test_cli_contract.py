@@ -78,6 +78,7 @@ class Inputs:
         self.made("datasets", "build", "demo", "--limit", "3", "--jobs", "1")
         self.made(
             "labels",
+            "pool",
             "bench://demo-v1",
             "-o",
             str(self.tmp / "labels.json.gz"),
@@ -363,7 +364,10 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
             "--data-dir only applies to the humaneval suite",
         ),
         (["validate", "-p", "sroa", "--json", "--show-passed"], "--show-passed only applies to the table"),
-        (["labels", "bench://x-v1", "-o", "l", "--lists-from", "l0", "--seed", "2"], "--seed only applies to the pool"),
+        (
+            ["labels", "pool", "bench://x-v1", "-o", "l", "--lists-from", "l0", "--seed", "2"],
+            "--seed only applies to the pool",
+        ),
         (["train", "l.json", "-o", "m", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
         (
             ["train", "l.json", "-o", "m", "--no-validate", "--validate", "csmith"],
@@ -415,7 +419,9 @@ class Reached(Exception):
 BROADCAST_RECORD = {"toolchain": "llvm", "objective": "size=1", "strategy": "local", "programs": []}
 # Just enough of each command to reach its Evaluator (the rest is faked where a built dataset would be needed).
 REACHES = {
-    "labels": ["labels", "bench://demo-v1", "-o", "l.json.gz"],
+    "labels pool": ["labels", "pool", "bench://demo-v1", "-o", "l.json.gz"],
+    "labels search": ["labels", "search", "bench://demo-v1", "-o", "labels"],
+    "labels broadcast": ["labels", "broadcast", "labels"],
     "train": ["train", "labels.json.gz", "-o", "model", "--no-validate"],
     "optimize": ["optimize", "{data}/loop_sum.c", "-o", "x.o"],
     "evaluate": ["evaluate", "bench://demo-v1"],
@@ -442,7 +448,10 @@ def test_evaluator_options_reach_the_evaluator(name: str, tmp_path: Path, monkey
         raise Reached
 
     monkeypatch.setattr(Evaluator, "__init__", spy)
-    monkeypatch.setattr("stitchopt.cli.learn.select_benchmarks", lambda *_args, **_kw: [])
+    monkeypatch.setattr("stitchopt.cli.labels.select_benchmarks", lambda *_args, **_kw: [])
+    monkeypatch.setattr("stitchopt.cli.labels.load_searches", lambda *_args, **_kw: [None])
+    monkeypatch.setattr("stitchopt.cli.labels.broadcast_pool", lambda *_args, **_kw: (("sroa",),))
+    monkeypatch.setattr("stitchopt.cli.labels.searched_dataset", lambda _dir: "bench://demo-v1")
     monkeypatch.setattr("stitchopt.learning.evaluation.select_benchmarks", lambda *_args, **_kw: [])
     monkeypatch.setattr("stitchopt.cli.datasets.Manifest.load", lambda _dir: SimpleNamespace(entries=[None]))
     monkeypatch.chdir(tmp_path)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 EVALUATES = {
-    "labels",
+    "labels pool",
+    "labels search",
+    "labels broadcast",
     "train",
     "optimize",
     "evaluate",

@@ -9,6 +9,7 @@ import pytest
 from stitchopt.core import Objective
 from stitchopt.errors import InputError
 from stitchopt.learning.warm import common_lists
+from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import select_coreset
 from stitchopt.models.labelset import LabeledProgram, LabelSet
 from stitchopt.models.ranker import FAILED_LOG_RATIO, ListRanker, jit_change, log_ratio_targets, static_change
@@ -141,3 +142,22 @@ def test_common_lists_count_only_the_top_k_and_break_ties_by_first_sight() -> No
     rankings = [[b, None, a, c], [a, b, c], [c, a, b]]
     assert common_lists(rankings, k=2, count=2) == (b, a)  # b and a twice in the top 2, c once; -Oz never
     assert common_lists(rankings, k=1, count=5) == (b, a, c)
+
+
+def test_the_chooser_learns_which_programs_a_list_helps_and_keeps_oz_for_the_rest() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 3))
+    helped = x[:, 0] > 0  # list 0 helps these programs by 5% and costs the others 5%; list 1 always costs 2%
+    ratios = np.column_stack([np.where(helped, 0.95, 1.05), np.full(200, 1.02)])
+    costs = decision_costs(ratios)
+    assert costs.shape == (200, 3) and (costs[:, -1] == 0).all()
+    chooser = SoftmaxChooser(0.01).fit(x, costs)
+    choices = chooser.choices(x)
+    assert (choices[helped] == 0).mean() > 0.9  # list 0 where it helps
+    assert (choices[~helped] == 2).mean() > 0.9  # -Oz (the last choice) elsewhere, never the list that always costs
+    assert chooser.restricted_to([1]).probabilities(x).shape == (200, 2)
+
+
+def test_failed_lists_cost_as_much_as_doubling_for_the_chooser() -> None:
+    costs = decision_costs(np.array([[np.inf, 0.5]]))
+    assert costs[0].tolist() == pytest.approx([FAILED_LOG_RATIO, np.log(0.5), 0.0])

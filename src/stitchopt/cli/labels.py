@@ -39,11 +39,10 @@ from stitchopt.learning.labels import Program, build_labels
 from stitchopt.models.coreset import select_coreset
 from stitchopt.models.label_shards import (
     MATRIX_PREFIX,
-    SEARCHES_DIR,
     SearchSettings,
-    SearchShard,
     load_matrix,
     load_searches,
+    searched_dataset,
 )
 from stitchopt.models.labelset import LabelSet
 from stitchopt.passes.catalogue import load_catalogue
@@ -146,7 +145,7 @@ def broadcast_command(
     lists = broadcast_pool(searched, pool)
     if not lists:
         raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")
-    dataset = _dataset_of(directory)
+    dataset = searched_dataset(directory)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
         programs = [_program(toolchain, u.uri, u.package, u.split) for u in searched]
         done = label_matrix(
@@ -316,11 +315,6 @@ def _committer(directory: Path) -> Callable[[Path], None]:
 
 def _program(toolchain: Toolchain, uri: str, package: str, split: str) -> Program:
     return Program(uri, package, split, benchmark_module(toolchain, uri))
-
-
-def _dataset_of(directory: Path) -> str:
-    """The dataset the searches came from (the first shard's)."""
-    return SearchShard.load(sorted((directory / SEARCHES_DIR).glob("*.json.gz"))[0]).dataset
 
 
 def _coverage(labels: LabelSet) -> str:

@@ -1,14 +1,13 @@
-"""`stitchopt labels | train | predict | optimize`: learned flag tuning from the command line."""
+"""`stitchopt train | predict | optimize`: learned flag tuning from the command line."""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-from rich.progress import Progress, TaskID
 
 from stitchopt.cli.options import (
     AddressOption,
@@ -38,20 +37,19 @@ from stitchopt.cli.options import (
     validation_choice,
 )
 from stitchopt.core import IRModule
-from stitchopt.datasets.benchmarks import program_path, select_benchmarks
+from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.hotpath.predict import DEFAULT_HOTNESS_SOURCE, predicted_hot_functions
 from stitchopt.learning.hybrid import hot_functions, optimize_hybrid, profile_counts
 from stitchopt.learning.kinds import load_model
-from stitchopt.learning.labels import build_labels
 from stitchopt.learning.optimize import MODES, choose
 from stitchopt.learning.seeded_search import DEFAULT_BUDGET as SEARCH_BUDGET
 from stitchopt.learning.seeded_search import DEFAULT_K as SEARCH_K
 from stitchopt.learning.seeded_search import seeded_search
-from stitchopt.learning.train import train_from_labels
+from stitchopt.learning.train import JIT_K, TrainReport, train_from_labels
 from stitchopt.models.coreset import DEFAULT_K
-from stitchopt.models.labelset import LabelSet
+from stitchopt.models.label_shards import load_matrix
 from stitchopt.models.list_model import OZ, ListModel, RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
@@ -61,75 +59,14 @@ from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import is_source, load_module, write_object
 from stitchopt.tune.acceptance import ListValidation
 
-
-def labels_command(
-    ctx: typer.Context,
-    dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
-    output: Annotated[Path, output_option("Labels file to write (.json.gz).")],
-    split: Annotated[str, typer.Option(help="Splits to label, comma-separated.")] = "train,validation",
-    programs: Annotated[int, typer.Option(help="Label at most this many programs (round-robin by package).")] = 0,
-    max_ir_kb: Annotated[float, typer.Option(help="Skip programs whose IR file is larger.")] = 100.0,
-    per_package: Annotated[int, typer.Option(help="At most this many programs of one package (0: all).")] = 40,
-    pool_programs: Annotated[int, typer.Option(help="Programs searched to propose the list pool.")] = 40,
-    pool_budget: Annotated[int, typer.Option(min=1, help="Evaluations per searched program.")] = 300,
-    seed: Annotated[int, typer.Option(help="Search seed.")] = 0,
-    lists_from: Annotated[
-        Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
-        typer.Option(help="Reuse the list pool of this labels file instead of searching for one."),
-    ] = None,
-    broad: Annotated[bool, typer.Option(help="Add lists built around -Oz (see `broad_lists`).")] = True,
-    jobs: JobsOption = 0,
-    cache_dir: CacheDirOption = None,
-    backend: BackendOption = None,
-    address: AddressOption = None,
-    llvm: LlvmOption = None,
-) -> None:
-    """Search a sample of programs for a pool of pass lists, then measure every list on every program."""
-    if lists_from is not None:
-        refuse_ignored(ctx, ("pool_programs", "pool_budget", "seed"), "to the pool search (without --lists-from)")
-    chosen = select_benchmarks(
-        dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None, limit=programs or None
-    )
-    reused = LabelSet.load(lists_from).lists if lists_from is not None else ()
-    toolchain = find_toolchain(llvm)
-    catalogue = load_catalogue(toolchain)
-    with (
-        open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
-        Progress(console=status_console, transient=True) as progress,
-    ):
-        tasks: dict[str, TaskID] = {}
-
-        def on_stage(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = progress.add_task(stage, total=total)
-            progress.update(tasks[stage], completed=done)
-
-        labels = build_labels(
-            evaluator,
-            catalogue,
-            chosen,
-            dataset=dataset,
-            pool_programs=0 if reused else pool_programs,
-            pool_budget=pool_budget,
-            seed=seed,
-            extra_lists=reused,
-            broad=broad,
-            on_stage=on_stage,
-        )
-    labels.save(output)
-    status_console.print(
-        f"{len(labels.programs)} programs x {len(labels.lists)} lists -> {output} "
-        f"({labels.cpu_seconds / 3600:.2f} CPU hours of opt and llc)",
-        highlight=False,
-    )
-
-
 OPTIMIZE_MODES = (*MODES, "search", "hybrid")
 
 
 def train_command(
     ctx: typer.Context,
-    labels_file: Annotated[Path, typer.Argument(help="Labels from `stitchopt labels`.")],
+    labels_file: Annotated[
+        Path, typer.Argument(help="A labels file (`stitchopt labels pool`) or a label directory (`labels broadcast`).")
+    ],
     output: Annotated[Path, output_option("Model directory to write.")],
     coreset_size: Annotated[int, typer.Option(help="Lists the model keeps (its coreset).")] = DEFAULT_K,
     objective: Annotated[
@@ -154,7 +91,7 @@ def train_command(
         model, report, skipped = train_from_labels(
             toolchain,
             catalogue,
-            LabelSet.load(labels_file),
+            load_matrix(labels_file),
             k=coreset_size,
             store=evaluator.store,
             validation=validation.open(evaluator),
@@ -169,8 +106,18 @@ def train_command(
         f"{model.trained_on['programs']} programs ({len(skipped)} skipped)\n"
         f"coreset coverage (geomean vs -Oz, training programs): {curve}; pool {100 * coreset.pool_best:+.2f}%\n"
         f"cross-validated static + backup: {100 * report.cross_validated:+.2f}% with {report.hyper_parameters}\n"
+        f"{_candidates(report)}"
         f"size model MAPE (in-sample): {mape}",
         highlight=False,
+    )
+
+
+def _candidates(report: TrainReport) -> str:
+    """What cross-validation compared (held-out folds, geomean vs -Oz), the chosen first."""
+    return "".join(
+        f"  {c.name}: static {100 * c.static:+.2f}% ({100 * c.regressed:.0f}% of programs larger), "
+        f"static + backup {100 * c.static_backup:+.2f}%, jit k={JIT_K} {100 * c.jit:+.2f}%\n"
+        for c in report.candidates
     )
 
 

@@ -48,7 +48,9 @@ stitch_app = typer.Typer(
 @stitch_app.command("table")
 def table_command(
     ctx: typer.Context,
-    labels: Annotated[Path, typer.Argument(help="Labels of the train and validation splits (`stitchopt labels`).")],
+    labels: Annotated[
+        Path, typer.Argument(help="Labels of the train and validation splits (`stitchopt labels pool`).")
+    ],
     held_out: Annotated[Path, typer.Argument(help="Labels of held-out programs, same list pool: scores only.")],
     epochs: Annotated[int, typer.Option(help="Most training epochs per expert or layer.")] = 300,
     hidden: Annotated[int, typer.Option(help="Hidden units per expert.")] = 256,
@@ -135,7 +137,9 @@ def _require_extra() -> None:
 
 @stitch_app.command("train")
 def train_command(
-    labels: Annotated[Path, typer.Argument(help="Labels of the train and validation splits (`stitchopt labels`).")],
+    labels: Annotated[
+        Path, typer.Argument(help="Labels of the train and validation splits (`stitchopt labels pool`).")
+    ],
     output: Annotated[Path, output_option("Model directory to write.")],
     model: Annotated[Path, typer.Option(help="Flag-tuning model whose coreset lists the experts rank.")] = (
         DEFAULT_MODEL_DIR

@@ -15,6 +15,7 @@ from stitchopt.core import Objective
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Representation, Standardizer
 from stitchopt.features.by_name import default_representations
+from stitchopt.models.chooser import PENALTIES, SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.labelset import LabelSet, labeled_features
@@ -24,6 +25,7 @@ from stitchopt.models.ranker import (
     RIDGES,
     SHRINKS,
     ListRanker,
+    geomean_change,
     jit_change,
     log_ratio_targets,
     static_change,
@@ -40,11 +42,23 @@ SIZE = Objective()
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """One way of choosing, scored on held-out folds (geomean size change vs -Oz)."""
+
+    name: str
+    static: float  # the top-1 list alone
+    static_backup: float  # the top-1 list with the -Oz backup: what chooses the model
+    jit: float  # the top JIT_K lists and -Oz
+    regressed: float  # share of programs the top-1 list alone makes larger than -Oz
+
+
+@dataclass(frozen=True)
 class TrainReport:
     coreset: Coreset
     cross_validated: float  # geomean size change vs -Oz of the top-1 list with the -Oz backup, held-out folds
     hyper_parameters: dict[str, float]
     size_mape: dict[str, float]  # in-sample MAPE per target group (held-out figures: `evaluate`)
+    candidates: tuple[Candidate, ...] = ()  # every kind of chooser cross-validation compared, the chosen first
 
 
 def train_flag_model(
@@ -69,8 +83,16 @@ def train_flag_model(
     lists = tuple(labels.lists[j] for j in coreset.indices)
     targets = log_ratio_targets(ratios[:, list(coreset.indices)])
     folds = _package_folds([p.package for p in labels.programs])
-    best, score = _choose_hyper_parameters(x, targets, ratios[:, list(coreset.indices)], folds)
+    chosen_ratios = ratios[:, list(coreset.indices)]
+    best, score = _choose_hyper_parameters(x, targets, chosen_ratios, folds)
     ranker = ListRanker(int(best["neighbors"]), best["ridge"], best["blend"], best["shrink"]).fit(x, targets)
+    candidates = _compare_choosers(x, targets, chosen_ratios, folds, best)
+    chooser = None
+    if candidates[0].name.startswith("chooser"):
+        penalty = float(candidates[0].name.partition("=")[2])
+        chooser = SoftmaxChooser(penalty).fit(x, decision_costs(chosen_ratios))
+        best = {**best, "chooser_penalty": penalty}
+        score = candidates[0].static_backup
     actual = size_values(labels, coreset)
     size_model = SizeModel(size_targets(len(lists)), ridge=1.0).fit(x, features, actual, folds)
     size_mape = size_errors(size_model.predict(x, features), actual)
@@ -89,8 +111,65 @@ def train_flag_model(
             "toolchain": labels.toolchain,
             "objective": str(objective),
         },
+        chooser,
     )
-    return model, TrainReport(coreset, score, {k: float(v) for k, v in best.items()}, size_mape)
+    return model, TrainReport(coreset, score, {k: float(v) for k, v in best.items()}, size_mape, candidates)
+
+
+def _compare_choosers(
+    x: np.ndarray, targets: np.ndarray, ratios: np.ndarray, folds: np.ndarray, ranker: dict[str, float]
+) -> tuple[Candidate, ...]:
+    """The best single list, the regression ranker chosen by `_choose_hyper_parameters` and the softmax chooser
+    at each penalty, on the same held-out folds; the best static + backup first (ties: the better jit, then
+    the simpler model)."""
+    with_oz = np.hstack([ratios, np.ones((len(ratios), 1))])
+    oz = ratios.shape[1]
+    picks: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # name -> (static choice, jit order) per program
+    constant = np.zeros(len(ratios), dtype=int)
+    regression = np.zeros(len(ratios), dtype=int)
+    regression_order = np.zeros(ratios.shape, dtype=int)
+    for fold in np.unique(folds):
+        test = folds == fold
+        if test.all():
+            continue
+        mean_gain = np.log(np.minimum(ratios[~test], 1.0)).mean(axis=0)
+        constant[test] = int(mean_gain.argmin())
+        fitted = ListRanker(int(ranker["neighbors"]), ranker["ridge"], ranker["blend"], ranker["shrink"])
+        fitted.fit(x[~test], targets[~test])
+        static = fitted.predict(x[test])
+        regression[test] = np.where(static.min(axis=1) < 0, static.argmin(axis=1), oz)
+        regression_order[test] = np.argsort(fitted.predict(x[test], shrink=1.0), axis=1)
+    picks["best single list"] = (
+        constant,
+        np.tile(np.argsort(np.log(np.minimum(ratios, 1.0)).mean(axis=0)), (len(ratios), 1)),
+    )
+    picks["regression ranker"] = (regression, regression_order)
+    costs = decision_costs(ratios)
+    for penalty in PENALTIES:
+        probabilities = np.zeros_like(with_oz)
+        for fold in np.unique(folds):
+            test = folds == fold
+            if not test.all():
+                probabilities[test] = SoftmaxChooser(penalty).fit(x[~test], costs[~test]).probabilities(x[test])
+        picks[f"chooser penalty={penalty:g}"] = (
+            probabilities.argmax(axis=1),
+            np.argsort(-probabilities[:, :oz], axis=1),
+        )
+    candidates = []
+    for name, (choice, order) in picks.items():
+        chosen = with_oz[np.arange(len(with_oz)), choice]
+        tried = np.take_along_axis(ratios, order[:, :JIT_K], axis=1).min(axis=1)
+        candidates.append(
+            Candidate(
+                name,
+                geomean_change(np.where(np.isfinite(chosen), chosen, 2.0)),
+                geomean_change(np.minimum(chosen, 1.0)),
+                geomean_change(np.minimum(tried, 1.0)),
+                float((chosen > 1.0).mean()),
+            )
+        )
+    simplicity = {name: i for i, name in enumerate(picks)}
+    return tuple(sorted(candidates, key=lambda c: (round(c.static_backup, 6), c.jit, simplicity[c.name])))
 
 
 def size_errors(predicted: np.ndarray, actual: np.ndarray) -> dict[str, float]:
@@ -166,7 +245,7 @@ def train_from_labels(
     if labels.catalogue != catalogue.identity:
         raise InputError(
             f"labels were made with pass catalogue {labels.catalogue}, this LLVM's is {catalogue.identity}: "
-            "relabel with `stitchopt labels` for this LLVM"
+            "relabel with `stitchopt labels` (search and broadcast, or pool) for this LLVM"
         )
     chosen = tuple(representations or default_representations())
     data = labeled_features(toolchain, labels, chosen, FeatureCache(store) if store is not None else None)

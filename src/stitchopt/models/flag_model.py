@@ -20,6 +20,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import Representation, Standardizer
 from stitchopt.features.by_name import representation
 from stitchopt.features.module import FeatureModule
+from stitchopt.models.chooser import SoftmaxChooser
 from stitchopt.models.directory import CONFIG_NAME, WEIGHTS_NAME, SavedModel, read_model_directory, stamp
 from stitchopt.models.list_model import RankedList
 from stitchopt.models.ranker import ListRanker
@@ -42,6 +43,7 @@ class FlagModel(SavedModel):
     llvm_version: str
     catalogue: str  # `Catalogue.identity` the lists were made with
     trained_on: dict[str, Any]
+    chooser: SoftmaxChooser | None = None  # when cross-validation chose it: decides static's list and jit's order
 
     def features(self, toolchain: Toolchain, module: IRModule) -> np.ndarray:
         """The raw feature row (1 x d) of one module: every representation, concatenated."""
@@ -57,20 +59,27 @@ class FlagModel(SavedModel):
         return self.size_model.predict(self.standardizer.transform(raw), raw)
 
     def rank_features(self, raw: np.ndarray) -> list[list[RankedList]]:
-        """For raw feature rows: every coreset list and -Oz per program. First comes the static choice (the
-        shrunk prediction's best, or -Oz when no list is predicted to beat it), then the rest in order of the
-        program's own (unshrunk) predictions, the order jit mode tries them in."""
+        """For raw feature rows: every coreset list and -Oz per program, in the order the modes try them.
+
+        With a chooser, its probabilities order them (the first is static's choice, -Oz included). Without
+        one, the first is the shrunk prediction's best (or -Oz when no list is predicted to beat it), then the
+        rest in order of the program's own (unshrunk) predictions. Predicted ratios and sizes come from the
+        regression either way."""
         standardized = self.standardizer.transform(raw)
-        static = self.ranker.predict(standardized)
         ratios = np.exp(self.ranker.predict(standardized, shrink=1.0))
         sizes = self.size_model.predict(standardized, raw)
         oz_size = sizes[:, self.size_model.targets.index("size:Oz")]
+        if self.chooser is not None:
+            order = -self.chooser.probabilities(standardized)  # lists, then -Oz
+        else:
+            static = self.ranker.predict(standardized)
+            order = np.hstack([np.log(ratios), np.zeros((len(ratios), 1))])
+            order[np.arange(len(order)), np.where(static.min(axis=1) < 0, static.argmin(axis=1), -1)] = -np.inf
         ranked = []
-        for row, chosen, oz in zip(ratios, static, oz_size, strict=True):
+        for row, positions, oz in zip(ratios, order, oz_size, strict=True):
             entries = [RankedList(passes, float(r), float(r * oz)) for passes, r in zip(self.lists, row, strict=True)]
             entries.append(RankedList(None, 1.0, float(oz)))
-            first = entries[int(chosen.argmin())] if chosen.min() < 0 else entries[-1]
-            ranked.append([first, *sorted((e for e in entries if e is not first), key=lambda e: e.predicted_ratio)])
+            ranked.append([entries[i] for i in np.argsort(positions, kind="stable")])
         return ranked
 
     def _config(self) -> dict[str, Any]:
@@ -91,6 +100,7 @@ class FlagModel(SavedModel):
                 "kinds": list(self.size_model.kinds),
             },
             "trained_on": self.trained_on,
+            "chooser": None if self.chooser is None else {"penalty": self.chooser.penalty, "scale": self.chooser.scale},
         }
 
     def _arrays(self) -> dict[str, np.ndarray]:
@@ -98,6 +108,9 @@ class FlagModel(SavedModel):
         arrays = {f"ranker.{k}": v.astype(np.float32) for k, v in self.ranker.arrays().items()}
         arrays["size.linear"] = self.size_model.linear_weights
         arrays["size.log"] = self.size_model.log_weights
+        if self.chooser is not None:
+            assert self.chooser.weights is not None
+            arrays["chooser.weights"] = self.chooser.weights.astype(np.float32)
         return arrays
 
     @classmethod
@@ -117,6 +130,9 @@ class FlagModel(SavedModel):
             "size.linear": (features + 1, targets),
             "size.log": (features + 1, targets),
         }
+        chooser = config.get("chooser")
+        if chooser is not None:
+            shapes["chooser.weights"] = (features + 1, lists + 1)
         check_arrays(arrays, shapes, weights)
         if len(config["standardizer"]["mean"]) != features:
             raise InputError(
@@ -139,6 +155,9 @@ class FlagModel(SavedModel):
             llvm_version=config["llvm"],
             catalogue=config["catalogue"],
             trained_on=config.get("trained_on", {}),
+            chooser=None
+            if chooser is None
+            else SoftmaxChooser(chooser["penalty"], arrays["chooser.weights"].astype(np.float64), chooser["scale"]),
         )
         if catalogue is not None and catalogue.identity != model.catalogue:
             model = model.restricted_to(catalogue)
@@ -162,4 +181,5 @@ class FlagModel(SavedModel):
             catalogue.llvm_version,
             catalogue.identity,
             self.trained_on,
+            None if self.chooser is None else self.chooser.restricted_to(keep),
         )

@@ -177,6 +177,14 @@ def load_searches(
     return list(units.values())
 
 
+def searched_dataset(directory: Path) -> str:
+    """The dataset a label directory's searches came from (its first shard's)."""
+    shards = sorted((directory / SEARCHES_DIR).glob("*.json.gz"))
+    if not shards:
+        raise InputError(f"{directory}: no search shards: run `stitchopt labels search` first")
+    return SearchShard.load(shards[0]).dataset
+
+
 def pool_identity(lists: Sequence[PassNames]) -> str:
     """A short hash of a pool of lists, naming the matrix directory measured with it."""
     return hashlib.sha256("\n".join(",".join(p) for p in lists).encode()).hexdigest()[:12]

@@ -90,7 +90,7 @@ class LabelSet:
             raise InputError("labels hold no runtimes: train for size, instructions and compile-time only")
         timed = any(name == "compile-time" and weight > 0 for name, weight in objective.weights)
         if timed and not all(p.seconds and p.baseline_seconds for p in self.programs):
-            raise InputError("these labels have no compile times: relabel with this stitchopt (`stitchopt labels`)")
+            raise InputError("these labels have no compile times: relabel with this stitchopt (`stitchopt labels pool` or `labels broadcast`)")
         return np.array(
             [
                 [objective.score(p.result(column), p.result(None)) for column in range(len(self.lists))]

@@ -67,7 +67,7 @@ def expert_data(
     if missing:
         raise InputError(
             f"the labels did not measure {len(missing)} coreset lists (first: {missing[0]}): "
-            "label these programs with the same list pool (`stitchopt labels --lists-from`)"
+            "label these programs with the same list pool (`stitchopt labels pool --lists-from`)"
         )
     splits = tuple(p.split for p in labels.programs)
     fit_rows = [i for i, s in enumerate(splits) if s == fit_split]

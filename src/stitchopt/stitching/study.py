@@ -290,7 +290,7 @@ def run_study(
     if not validation.splits or not scored.labels.programs:
         raise InputError(
             "the study needs labeled programs of the validation split (to stop and choose) and held-out ones (to "
-            "score): label with `stitchopt labels --split train,validation` and `--split test`"
+            "score): label with `stitchopt labels pool --split train,validation` and `--split test`"
         )
     test = expert_data(scored.labels, scored.outputs, lists, standardizers=data.standardizers)
     experts, expert_rows = train_experts(train, validation, test, config, hidden, {tokens.name: tokens.vocabulary_size})

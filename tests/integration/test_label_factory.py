@@ -1,0 +1,162 @@
+"""The label factory on demo programs: per-unit searches written as shards, resumed by key, function units, the
+broadcast matrix, a tiny training run from the label directory, commits of shards, and the Ray path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.datasets.benchmarks import benchmark_module
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.label_broadcast import best_lists, broadcast_pool, label_matrix
+from stitchopt.learning.label_search import function_units, search_units
+from stitchopt.learning.labels import Program
+from stitchopt.learning.train import train_from_labels
+from stitchopt.models.chooser import SoftmaxChooser, decision_costs
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.label_shards import (
+    SEARCHES_DIR,
+    SearchSettings,
+    SearchShard,
+    load_matrix,
+    load_searches,
+)
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.toolchain.discovery import Toolchain
+
+
+def run_cli(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+SETTINGS = SearchSettings("local", budget=10, seed=0, minimize=True)
+NAMES = ("bit_tricks", "ring_buffer", "prime_sieve")
+
+
+def programs(toolchain: Toolchain, names: tuple[str, ...] = NAMES) -> list[Program]:
+    return [
+        Program(f"bench://demo-v1/{name}", name, "train", benchmark_module(toolchain, f"bench://demo-v1/{name}"))
+        for name in names
+    ]
+
+
+def search(evaluator: Evaluator, catalogue: Catalogue, units: list[Program], directory: Path) -> list[Path]:
+    done = search_units(
+        evaluator, catalogue, units, directory, dataset="bench://demo-v1", settings=SETTINGS, shard_units=2
+    )
+    return list(done.shards)
+
+
+def test_searches_are_shards_that_resume_by_key(
+    toolchain: Toolchain, catalogue: Catalogue, store: EvaluationStore, tmp_path: Path
+) -> None:
+    units = programs(toolchain)
+    with Evaluator(toolchain, store, jobs=2) as evaluator:
+        written = search(evaluator, catalogue, units, tmp_path)
+        assert len(written) == 2  # 2 + 1 units
+        searched = {u.uri: u for u in load_searches(tmp_path)}
+        assert set(searched) == {p.uri for p in units}
+        for program in units:
+            unit = searched[program.uri]
+            assert unit.ir_sha256 == program.module.sha256 and len(unit.evaluated) == SETTINGS.budget
+            assert unit.oz_size > 0 and unit.cpu_seconds > 0
+            if unit.best is not None:
+                assert unit.best_size is not None and unit.best_size < unit.oz_size
+                assert len(unit.best) <= len(unit.bests[-1][0])  # minimized
+                assert min(size for _, size in unit.evaluated if size) <= unit.bests[-1][1]
+        assert search(evaluator, catalogue, units, tmp_path) == []  # everything is already in shards
+        lost = written[0]
+        lost_units = {u.uri for u in SearchShard.load(lost).units}
+        lost.unlink()
+        resumed = search(evaluator, catalogue, units, tmp_path)
+        assert {u.uri for p in resumed for u in SearchShard.load(p).units} == lost_units
+        other = SearchSettings("local", budget=6, seed=0, minimize=True)  # other settings are other work
+        assert load_searches(tmp_path, settings=other) == []
+    again = SearchShard.load(resumed[0])
+    assert again.save(tmp_path / "copy").name == resumed[0].name  # the same work gets the same name
+
+
+def test_function_units_are_cut_out_and_found_again_by_uri(toolchain: Toolchain) -> None:
+    (program,) = programs(toolchain, ("bit_tricks",))
+    parts = function_units(toolchain, program, 2)
+    assert len(parts) == 2 and all(p.uri.startswith(f"{program.uri}#") for p in parts)
+    assert len(parts[0].module.bitcode) >= len(parts[1].module.bitcode)  # the largest first
+    assert benchmark_module(toolchain, parts[0].uri).sha256 == parts[0].module.sha256
+
+
+def test_broadcast_matrix_trains_a_model(
+    toolchain: Toolchain, catalogue: Catalogue, store: EvaluationStore, tmp_path: Path
+) -> None:
+    units = programs(toolchain, ("bit_tricks", "ring_buffer", "prime_sieve", "union_find"))
+    with Evaluator(toolchain, store, jobs=2) as evaluator:
+        search(evaluator, catalogue, units, tmp_path)
+        searched = load_searches(tmp_path)
+        pool = broadcast_pool(searched, 3)
+        assert pool and len(pool) <= 3
+        assert [p.passes for p in best_lists(searched)][: len(pool)] == list(pool)
+        done = label_matrix(evaluator, catalogue, units, pool, tmp_path, dataset="bench://demo-v1", shard_units=3)
+        assert done.labeled == len(units) and len(done.shards) == 2
+        assert label_matrix(evaluator, catalogue, units, pool, tmp_path, dataset="bench://demo-v1").labeled == 0
+        labels = load_matrix(tmp_path)
+        assert labels.lists == pool and len(labels.programs) == len(units)
+        ratios = labels.ratios()
+        for row, program in zip(ratios, labels.programs, strict=True):
+            unit = next(u for u in searched if u.uri == program.uri)
+            if unit.best in pool:  # a unit's own best, measured again in the matrix, gives the same size
+                assert row[pool.index(unit.best)] == pytest.approx(unit.best_ratio)
+        model, report, skipped = train_from_labels(toolchain, catalogue, labels, k=2, store=store)
+    assert not skipped and 1 <= len(model.lists) <= 2
+    assert {c.name for c in report.candidates} >= {"best single list", "regression ranker"}
+    assert np.isfinite([c.static_backup for c in report.candidates]).all()
+    raw = np.vstack([model.features(toolchain, p.module) for p in units])
+    x = model.standardizer.transform(raw)
+    model.chooser = SoftmaxChooser(0.01).fit(x, decision_costs(labels.ratios()[:, : len(model.lists)]))
+    model.save_pretrained(tmp_path / "model")
+    loaded = FlagModel.from_pretrained(tmp_path / "model", catalogue)
+    assert loaded.chooser is not None
+    order = [[e.passes for e in ranked] for ranked in loaded.rank_features(raw)]
+    expected = np.argsort(-model.chooser.probabilities(x), axis=1, kind="stable")
+    choices = [*model.lists, None]
+    assert order == [[choices[i] for i in row] for row in expected]  # the chooser orders what the modes try
+
+
+def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> None:
+    repository = tmp_path / "repo"
+    repository.mkdir()
+    for argv in (["init", "-q"], ["config", "user.email", "t@example.org"], ["config", "user.name", "t"]):
+        subprocess.run(["git", "-C", str(repository), *argv], check=True)
+    subprocess.run(["git", "-C", str(repository), "commit", "-q", "--allow-empty", "-m", "start"], check=True)
+    cache = tmp_path / "cache"
+    assert run_cli(cache, "datasets", "build", "demo", "--limit", "2", "--jobs", "1").returncode == 0
+    labels = repository / "labels"
+    search = ["labels", "search", "bench://demo-v1", "-o", str(labels), "--split", "train,validation,test"]
+    done = run_cli(cache, *search, "--programs", "2", "--budget", "4", "--shard-units", "1", "--commit")
+    assert done.returncode == 0 and "2 units searched" in done.stderr, done.stderr
+    log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert log.count(f"labels: {SEARCHES_DIR}/") == 2
+    info = run_cli(cache, "labels", "info", str(labels), "--json")
+    assert '"searched_units": 2' in info.stdout and "search_cpu_hours" in info.stdout
+    refused = run_cli(cache, "labels", "search", "bench://demo-v1", "-o", str(tmp_path / "x"), "--commit")
+    assert refused.returncode == 2 and "not inside a git repository" in refused.stderr
+
+
+@pytest.mark.slow
+def test_the_ray_path_makes_the_same_labels(toolchain: Toolchain, catalogue: Catalogue, tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    units = programs(toolchain, ("bit_tricks",))
+    with Evaluator(toolchain, EvaluationStore(tmp_path / "a.db"), jobs=2) as evaluator:
+        search(evaluator, catalogue, units, tmp_path / "local")
+    with Evaluator(toolchain, EvaluationStore(tmp_path / "b.db"), backend="ray", jobs=2) as evaluator:
+        search(evaluator, catalogue, units, tmp_path / "ray")
+    (local,) = load_searches(tmp_path / "local")
+    (remote,) = load_searches(tmp_path / "ray")
+    assert (remote.evaluated, remote.best, remote.best_size) == (local.evaluated, local.best, local.best_size)
