@@ -21,6 +21,7 @@ import torch
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.features.base import FeatureCache
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.label_shards import load_matrix
 from stitchopt.models.labelset import LabelSet
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
@@ -61,7 +62,7 @@ def main() -> None:
     with EvaluationStore() as store:
         report = run_study(
             toolchain,
-            LabelSet.load(args.labels),
+            load_matrix(args.labels),
             LabelSet.load(args.held_out),
             lists,
             TrainConfig(epochs=args.epochs, seed=args.seed),

@@ -222,7 +222,7 @@ def pool_command(
     seed: Annotated[int, typer.Option(help="Search seed.")] = 0,
     lists_from: Annotated[
         Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
-        typer.Option(help="Reuse the list pool of this labels file instead of searching for one."),
+        typer.Option(help="Reuse the list pool of this labels file or label directory instead of searching for one."),
     ] = None,
     broad: Annotated[bool, typer.Option(help="Add lists built around -Oz (see `broad_lists`).")] = True,
     jobs: JobsOption = 0,
@@ -238,7 +238,7 @@ def pool_command(
     chosen = select_benchmarks(
         dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None, limit=programs or None
     )
-    reused = LabelSet.load(lists_from).lists if lists_from is not None else ()
+    reused = load_matrix(lists_from).lists if lists_from is not None else ()
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:

@@ -28,6 +28,7 @@ from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.label_shards import load_matrix
 from stitchopt.models.labelset import LabelSet
 from stitchopt.models.ranker import geomean_change
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
@@ -49,7 +50,8 @@ stitch_app = typer.Typer(
 def table_command(
     ctx: typer.Context,
     labels: Annotated[
-        Path, typer.Argument(help="Labels of the train and validation splits (`stitchopt labels pool`).")
+        Path,
+        typer.Argument(help="Labels of the train and validation splits: a file (`labels pool`) or a label directory."),
     ],
     held_out: Annotated[Path, typer.Argument(help="Labels of held-out programs, same list pool: scores only.")],
     epochs: Annotated[int, typer.Option(help="Most training epochs per expert or layer.")] = 300,
@@ -97,7 +99,7 @@ def table_command(
     with open_store(cache_dir) as store:
         report = run_study(
             toolchain,
-            LabelSet.load(labels),
+            load_matrix(labels),
             LabelSet.load(held_out),
             coreset.lists,
             TrainConfig(epochs=epochs, seed=seed),
@@ -138,7 +140,8 @@ def _require_extra() -> None:
 @stitch_app.command("train")
 def train_command(
     labels: Annotated[
-        Path, typer.Argument(help="Labels of the train and validation splits (`stitchopt labels pool`).")
+        Path,
+        typer.Argument(help="Labels of the train and validation splits: a file (`labels pool`) or a label directory."),
     ],
     output: Annotated[Path, output_option("Model directory to write.")],
     model: Annotated[Path, typer.Option(help="Flag-tuning model whose coreset lists the experts rank.")] = (
@@ -162,7 +165,7 @@ def train_command(
         trained, grown = train_stitched(
             toolchain,
             catalogue,
-            LabelSet.load(labels),
+            load_matrix(labels),
             lists,
             TrainConfig(epochs=epochs, seed=seed),
             hidden=hidden,
