@@ -3,8 +3,9 @@ each static choice measured on the validation split, the Pareto front of (object
 
     python benchmarks/objective_grid.py LABELS [--objectives 'size=1;size=1,compile-time=0.3;...'] [--k 50]
 
-LABELS must hold compile times (written by this stitchopt's `stitchopt labels pool` or `labels broadcast`). The lists are not validated
-here: the table is about the trade-off, `stitchopt train --objective ...` validates the lists it ships.
+LABELS must hold compile times (written by this stitchopt's `stitchopt labels pool` or `labels broadcast`). The
+lists are not validated here: the table is about the trade-off, `stitchopt train --objective ...` validates the
+lists it ships.
 """
 
 from __future__ import annotations
