@@ -3,13 +3,14 @@ model's MAPE, from the same measurements as `stitchopt evaluate`.
 
     python benchmarks/flag_tuning.py [--dataset bench://pypi-v1] [--split test] [--model DIR] [--programs N]
         [--max-ir-kb 100] [--per-package 40] [--ks 5,10,50] [--autotuner RECORD.json] [--verified EVIDENCE.jsonl]
-        [--exclude-package P ...] [--curve] [--csv F] [--json F]
+        [--exclude-package P ...] [--curve [--curve-ks 1,5,10,50] [--curve-budgets 0,10,25,50,100,300]]
+        [--csv F] [--json F]
 
 Besides the table over all programs it prints the same table per package, without the `--exclude-package`
 packages, and over the programs the autotuner ran on; each is followed by its wins of 10% or more without run
 evidence (`--verified`), which the table counts as -Oz. With `--curve` it also prints seeded search's gain
-against compilations (k = 1, 5, 10, 50; one search of 300 evaluations per program and k, read at 0, 10, 25, 50,
-100 and 300) beside the autotuner's, read off the curves of its run record at the same numbers.
+against compilations (by default k = 1, 5, 10, 50: one search of 300 evaluations per program and k, read at 0,
+10, 25, 50, 100 and 300) beside the autotuner's, read off the curves of its run record at the same numbers.
 """
 
 from __future__ import annotations
@@ -48,7 +49,19 @@ def search_curve(evaluator: Evaluator, args: argparse.Namespace, evaluation: Eva
     catalogue = load_catalogue(evaluator.toolchain)
     record = RunRecord.load(args.autotuner) if args.autotuner else None
     model = load_model(args.model, catalogue)
-    return seeded_search_curve(evaluator, catalogue, model, [b for b in chosen if b.uri in evaluated], autotuner=record)
+    return seeded_search_curve(
+        evaluator,
+        catalogue,
+        model,
+        [b for b in chosen if b.uri in evaluated],
+        ks=_numbers(args.curve_ks),
+        budgets=_numbers(args.curve_budgets),
+        autotuner=record,
+    )
+
+
+def _numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in text.split(",") if n)
 
 
 def main() -> None:
@@ -66,6 +79,8 @@ def main() -> None:
         "--exclude-package", action="append", default=[], help="also print the table without this package (repeatable)"
     )
     parser.add_argument("--curve", action="store_true", help="also seeded search's gain against compilations")
+    parser.add_argument("--curve-ks", default="1,5,10,50", help="seeded search's k values on the curve")
+    parser.add_argument("--curve-budgets", default="0,10,25,50,100,300", help="evaluations the curve is read at")
     parser.add_argument("--csv", type=Path)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
