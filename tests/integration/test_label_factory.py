@@ -3,9 +3,12 @@ broadcast matrix, a tiny training run from the label directory, commits of shard
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +16,7 @@ import pytest
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.datasets.benchmarks import benchmark_module
+from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.label_broadcast import best_lists, broadcast_pool, label_matrix
 from stitchopt.learning.label_search import function_units, search_units
@@ -38,7 +42,7 @@ def run_cli(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-SETTINGS = SearchSettings("local", budget=10, seed=0, minimize=True)
+SETTINGS = SearchSettings("local", budget=8, seed=0, minimize=True)
 NAMES = ("bit_tricks", "ring_buffer", "prime_sieve")
 
 
@@ -56,33 +60,51 @@ def search(evaluator: Evaluator, catalogue: Catalogue, units: list[Program], dir
     return list(done.shards)
 
 
-def test_searches_are_shards_that_resume_by_key(
-    toolchain: Toolchain, catalogue: Catalogue, store: EvaluationStore, tmp_path: Path
-) -> None:
+@dataclass(frozen=True)
+class Searched:
+    directory: Path
+    units: list[Program]
+    shards: list[Path]
+    store: EvaluationStore
+
+
+@pytest.fixture(scope="module")
+def searched(toolchain: Toolchain, catalogue: Catalogue, tmp_path_factory: pytest.TempPathFactory) -> Searched:
+    """The three demo units searched once, into shards of two units; the tests read or copy them."""
+    directory = tmp_path_factory.mktemp("labels")
+    store = EvaluationStore(directory / "cache.db")
     units = programs(toolchain)
     with Evaluator(toolchain, store, jobs=2) as evaluator:
-        written = search(evaluator, catalogue, units, tmp_path)
-        assert len(written) == 2  # 2 + 1 units
-        searched = {u.uri: u for u in load_searches(tmp_path)}
-        assert set(searched) == {p.uri for p in units}
-        for program in units:
-            unit = searched[program.uri]
-            assert unit.ir_sha256 == program.module.sha256 and len(unit.evaluated) == SETTINGS.budget
-            assert unit.oz_size > 0 and unit.cpu_seconds > 0
-            if unit.best is not None:
-                assert unit.best_size is not None and unit.best_size < unit.oz_size
-                assert len(unit.best) <= len(unit.bests[-1][0])  # minimized
-                assert min(size for _, size in unit.evaluated if size) <= unit.bests[-1][1]
-        assert search(evaluator, catalogue, units, tmp_path) == []  # everything is already in shards
-        lost = written[0]
+        shards = search(evaluator, catalogue, units, directory / "labels")
+    return Searched(directory / "labels", units, shards, store)
+
+
+def test_searches_are_shards_that_resume_by_key(
+    toolchain: Toolchain, catalogue: Catalogue, searched: Searched, tmp_path: Path
+) -> None:
+    assert len(searched.shards) == 2  # 2 + 1 units
+    found = {u.uri: u for u in load_searches(searched.directory)}
+    assert set(found) == {p.uri for p in searched.units}
+    for program in searched.units:
+        unit = found[program.uri]
+        assert unit.ir_sha256 == program.module.sha256 and len(unit.evaluated) == SETTINGS.budget
+        assert unit.oz_size > 0 and unit.cpu_seconds > 0
+        if unit.best is not None:
+            assert unit.best_size is not None and unit.best_size < unit.oz_size
+            assert len(unit.best) <= len(unit.bests[-1][0])  # minimized
+            assert min(size for _, size in unit.evaluated if size) <= unit.bests[-1][1]
+    copy = tmp_path / "labels"
+    shutil.copytree(searched.directory, copy)
+    with Evaluator(toolchain, searched.store, jobs=2) as evaluator:
+        assert search(evaluator, catalogue, searched.units, copy) == []  # everything is already in shards
+        lost = copy / SEARCHES_DIR / searched.shards[0].name
         lost_units = {u.uri for u in SearchShard.load(lost).units}
         lost.unlink()
-        resumed = search(evaluator, catalogue, units, tmp_path)
-        assert {u.uri for p in resumed for u in SearchShard.load(p).units} == lost_units
-        other = SearchSettings("local", budget=6, seed=0, minimize=True)  # other settings are other work
-        assert load_searches(tmp_path, settings=other) == []
-    again = SearchShard.load(resumed[0])
-    assert again.save(tmp_path / "copy").name == resumed[0].name  # the same work gets the same name
+        resumed = search(evaluator, catalogue, searched.units, copy)
+    assert {u.uri for p in resumed for u in SearchShard.load(p).units} == lost_units
+    assert resumed[0].name == searched.shards[0].name  # the same work gets the same name
+    other = SearchSettings("local", budget=6, seed=0, minimize=True)  # other settings are other work
+    assert load_searches(copy, settings=other) == []
 
 
 def test_function_units_are_cut_out_and_found_again_by_uri(toolchain: Toolchain) -> None:
@@ -94,26 +116,29 @@ def test_function_units_are_cut_out_and_found_again_by_uri(toolchain: Toolchain)
 
 
 def test_broadcast_matrix_trains_a_model(
-    toolchain: Toolchain, catalogue: Catalogue, store: EvaluationStore, tmp_path: Path
+    toolchain: Toolchain, catalogue: Catalogue, searched: Searched, tmp_path: Path
 ) -> None:
-    units = programs(toolchain, ("bit_tricks", "ring_buffer", "prime_sieve", "union_find"))
+    units, store, directory = searched.units, searched.store, tmp_path / "labels"
+    shutil.copytree(searched.directory, directory)
     with Evaluator(toolchain, store, jobs=2) as evaluator:
-        search(evaluator, catalogue, units, tmp_path)
-        searched = load_searches(tmp_path)
-        pool = broadcast_pool(searched, 3)
+        found = load_searches(directory)
+        pool = broadcast_pool(found, 3)
         assert pool and len(pool) <= 3
-        assert [p.passes for p in best_lists(searched)][: len(pool)] == list(pool)
-        done = label_matrix(evaluator, catalogue, units, pool, tmp_path, dataset="bench://demo-v1", shard_units=3)
+        assert [p.passes for p in best_lists(found)][: len(pool)] == list(pool)
+        done = label_matrix(evaluator, catalogue, units, pool, directory, dataset="bench://demo-v1", shard_units=2)
         assert done.labeled == len(units) and len(done.shards) == 2
-        assert label_matrix(evaluator, catalogue, units, pool, tmp_path, dataset="bench://demo-v1").labeled == 0
-        labels = load_matrix(tmp_path)
+        assert label_matrix(evaluator, catalogue, units, pool, directory, dataset="bench://demo-v1").labeled == 0
+        labels = load_matrix(directory)
         assert labels.lists == pool and len(labels.programs) == len(units)
-        ratios = labels.ratios()
-        for row, program in zip(ratios, labels.programs, strict=True):
-            unit = next(u for u in searched if u.uri == program.uri)
-            if unit.best in pool:  # a unit's own best, measured again in the matrix, gives the same size
-                assert row[pool.index(unit.best)] == pytest.approx(unit.best_ratio)
-        model, report, skipped = train_from_labels(toolchain, catalogue, labels, k=2, store=store)
+        other = label_matrix(evaluator, catalogue, units[:1], pool[:1], directory, dataset="bench://demo-v1")
+    with pytest.raises(InputError, match="several matrices"):
+        load_matrix(directory)  # a second pool: the one meant must be named
+    assert load_matrix(done.directory).lists == pool and load_matrix(other.directory).lists == pool[:1]
+    for row, program in zip(labels.ratios(), labels.programs, strict=True):
+        unit = next(u for u in found if u.uri == program.uri)
+        if unit.best in pool:  # a unit's own best, measured again in the matrix, gives the same size
+            assert row[pool.index(unit.best)] == pytest.approx(unit.best_ratio)
+    model, report, skipped = train_from_labels(toolchain, catalogue, labels, k=2, store=store)
     assert not skipped and 1 <= len(model.lists) <= 2
     assert {c.name for c in report.candidates} >= {"best single list", "regression ranker"}
     assert np.isfinite([c.static_backup for c in report.candidates]).all()
@@ -139,24 +164,32 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     assert run_cli(cache, "datasets", "build", "demo", "--limit", "2", "--jobs", "1").returncode == 0
     labels = repository / "labels"
     search = ["labels", "search", "bench://demo-v1", "-o", str(labels), "--split", "train,validation,test"]
-    done = run_cli(cache, *search, "--programs", "2", "--budget", "4", "--shard-units", "1", "--commit")
+    done = run_cli(cache, *search, "--programs", "2", "--budget", "24", "--shard-units", "1", "--commit")
     assert done.returncode == 0 and "2 units searched" in done.stderr, done.stderr
     log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.count(f"labels: {SEARCHES_DIR}/") == 2
-    info = run_cli(cache, "labels", "info", str(labels), "--json")
-    assert '"searched_units": 2' in info.stdout and "search_cpu_hours" in info.stdout
+    broadcast = run_cli(cache, "labels", "broadcast", str(labels), "--pool", "2", "--commit")
+    assert broadcast.returncode == 0 and "coverage (geomean vs -Oz with backup): K=1:" in broadcast.stderr
+    info = json.loads(run_cli(cache, "labels", "info", str(labels), "--json").stdout)
+    assert info["searched_units"] == 2 and info["search_cpu_hours"] > 0
+    (matrix,) = info["matrices"]
+    assert matrix["programs"] == 2 and matrix["cpu_hours"] > 0
+    log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert log.count("labels: matrix-") == 1
     refused = run_cli(cache, "labels", "search", "bench://demo-v1", "-o", str(tmp_path / "x"), "--commit")
     assert refused.returncode == 2 and "not inside a git repository" in refused.stderr
+    missing = run_cli(cache, "labels", "info", str(tmp_path / "absent"))
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
 
 
 @pytest.mark.slow
 def test_the_ray_path_makes_the_same_labels(toolchain: Toolchain, catalogue: Catalogue, tmp_path: Path) -> None:
     pytest.importorskip("ray")
     units = programs(toolchain, ("bit_tricks",))
-    with Evaluator(toolchain, EvaluationStore(tmp_path / "a.db"), jobs=2) as evaluator:
-        search(evaluator, catalogue, units, tmp_path / "local")
-    with Evaluator(toolchain, EvaluationStore(tmp_path / "b.db"), backend="ray", jobs=2) as evaluator:
-        search(evaluator, catalogue, units, tmp_path / "ray")
+    settings = SearchSettings("local", budget=6, seed=0, minimize=False)
+    for name, backend in (("local", None), ("ray", "ray")):
+        with Evaluator(toolchain, EvaluationStore(tmp_path / f"{name}.db"), backend=backend, jobs=2) as evaluator:
+            search_units(evaluator, catalogue, units, tmp_path / name, dataset="demo", settings=settings)
     (local,) = load_searches(tmp_path / "local")
     (remote,) = load_searches(tmp_path / "ray")
     assert (remote.evaluated, remote.best, remote.best_size) == (local.evaluated, local.best, local.best_size)

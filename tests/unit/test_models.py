@@ -8,6 +8,7 @@ import pytest
 
 from stitchopt.core import Objective
 from stitchopt.errors import InputError
+from stitchopt.learning.train import train_flag_model
 from stitchopt.learning.warm import common_lists
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import select_coreset
@@ -152,7 +153,7 @@ def test_the_chooser_learns_which_programs_a_list_helps_and_keeps_oz_for_the_res
     costs = decision_costs(ratios)
     assert costs.shape == (200, 3) and (costs[:, -1] == 0).all()
     chooser = SoftmaxChooser(0.01).fit(x, costs)
-    choices = chooser.choices(x)
+    choices = chooser.probabilities(x).argmax(axis=1)
     assert (choices[helped] == 0).mean() > 0.9  # list 0 where it helps
     assert (choices[~helped] == 2).mean() > 0.9  # -Oz (the last choice) elsewhere, never the list that always costs
     assert chooser.restricted_to([1]).probabilities(x).shape == (200, 2)
@@ -161,3 +162,37 @@ def test_the_chooser_learns_which_programs_a_list_helps_and_keeps_oz_for_the_res
 def test_failed_lists_cost_as_much_as_doubling_for_the_chooser() -> None:
     costs = decision_costs(np.array([[np.inf, 0.5]]))
     assert costs[0].tolist() == pytest.approx([FAILED_LOG_RATIO, np.log(0.5), 0.0])
+
+
+def test_a_constant_chooser_orders_every_program_alike() -> None:
+    chooser = SoftmaxChooser.constant(np.array([0.01, 0.03, -np.inf]), features=2)
+    order = np.argsort(-chooser.probabilities(np.random.default_rng(1).normal(size=(5, 2))), axis=1)
+    assert (order == [1, 0, 2]).all()  # the better list first, -Oz last
+
+
+def test_cross_validation_finds_per_program_choices_where_programs_differ_in_which_list_helps() -> None:
+    rng = np.random.default_rng(2)
+    programs, features = [], []
+    for index in range(120):
+        helped = index % 2 == 0  # list 0 helps even programs, list 1 odd ones; both cost 4% elsewhere
+        sizes = (950, 1040) if helped else (1040, 950)
+        features.append([1.0 if helped else 0.0, *rng.normal(size=3)])
+        programs.append(
+            LabeledProgram(
+                f"bench://t-v1/p{index % 10}/{index}",
+                f"{index}",
+                f"p{index % 10}",
+                "train",
+                {"O0": 3000, "Oz": 1000, "O3": 1500},
+                {"O0": 300, "Oz": 100, "O3": 150},
+                sizes,
+                (100, 100),
+            )
+        )
+    labels = LabelSet("llvm", "catalogue", "t", (("a",), ("b",)), tuple(programs), 1.0)
+    model, report = train_flag_model(labels, np.array(features) + 5.0, (), llvm_version="19", k=2)
+    best_single = next(c for c in report.candidates if c.kind == "best single list")
+    chooser = next(c for c in report.candidates if c.kind == "chooser")
+    assert report.candidates[0].kind != "best single list" and best_single.regressed > 0.4
+    assert chooser.static_backup == pytest.approx(-0.05) and chooser.regressed == 0  # each program's own list
+    assert report.cross_validated == pytest.approx(-0.05) and len(model.lists) == 2

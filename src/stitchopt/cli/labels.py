@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Optional
 
-import numpy as np
 import typer
 from rich.progress import Progress, TaskID
 
@@ -38,11 +39,12 @@ from stitchopt.learning.label_search import DEFAULT_SHARD_UNITS, function_units,
 from stitchopt.learning.labels import Program, build_labels
 from stitchopt.models.coreset import select_coreset
 from stitchopt.models.label_shards import (
-    MATRIX_PREFIX,
+    SearchedUnit,
     SearchSettings,
     load_matrix,
     load_searches,
     searched_dataset,
+    summarize_directory,
 )
 from stitchopt.models.labelset import LabelSet
 from stitchopt.passes.catalogue import load_catalogue
@@ -50,6 +52,8 @@ from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.strategies import STRATEGIES
 
+COMMIT_ATTEMPTS = 5
+SHARDS_PATHSPEC = ":(glob)**/*.json.gz"  # the directory's shard files, nothing else in it
 labels_app = typer.Typer(help="Make labels for learned flag tuning: per-program searches, broadcast, info.")
 
 DirectoryArgument = Annotated[Path, typer.Argument(help="Label directory (shards accumulate here).")]
@@ -147,7 +151,7 @@ def broadcast_command(
         raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")
     dataset = searched_dataset(directory)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
-        programs = [_program(toolchain, u.uri, u.package, u.split) for u in searched]
+        programs = _searched_programs(toolchain, [u for u in searched if not u.failed])
         done = label_matrix(
             evaluator,
             catalogue,
@@ -159,7 +163,7 @@ def broadcast_command(
             on_unit=lambda finished, total: advance("broadcast", finished, total),
             on_shard=committer,
         )
-    labels = load_matrix(directory)
+    labels = load_matrix(done.directory)
     status_console.print(
         f"{len(lists)} lists x {len(labels.programs)} units -> {done.directory} ({done.labeled} measured now, "
         f"{done.cpu_seconds / 3600:.2f} CPU hours)\ncoverage (geomean vs -Oz with backup): {_coverage(labels)}",
@@ -170,40 +174,20 @@ def broadcast_command(
 @labels_app.command("info")
 def info_command(directory: DirectoryArgument, json_output: JsonOption = False) -> None:
     """What a label directory holds: searched units, matrices, and the CPU hours behind each."""
-    searched = load_searches(directory)
-    matrices = sorted(p for p in directory.glob(f"{MATRIX_PREFIX}*") if p.is_dir())
-    rows = []
-    for matrix in matrices:
-        shards = [LabelSet.load(path) for path in sorted(matrix.glob("*.json.gz"))]
-        programs = sum(len(s.programs) for s in shards)
-        lists = len(shards[0].lists) if shards else 0
-        rows.append({"matrix": matrix.name, "programs": programs, "lists": lists, "cpu_hours": _hours(shards)})
-    wins = [u for u in searched if u.best is not None]
-    change = _geomean([u.best_ratio for u in searched])
-    hours = sum(u.cpu_seconds for u in searched) / 3600
-    summary = {
-        "directory": str(directory),
-        "searched_units": len(searched),
-        "packages": len({u.package for u in searched}),
-        "function_units": sum("#" in u.uri for u in searched),
-        "evaluations": sum(len(u.evaluated) for u in searched),
-        "units_beating_oz": len(wins),
-        "search_geomean_change": change,
-        "search_cpu_hours": hours,
-        "matrices": rows,
-    }
+    summary = summarize_directory(directory)
     if json_output:
-        print(json.dumps(summary, indent=1))
+        print(json.dumps(asdict(summary), indent=1))
         return
     console.print(
-        f"{summary['searched_units']} units searched ({summary['function_units']} functions, "
-        f"{summary['packages']} packages), {summary['evaluations']:,} evaluations, "
-        f"{hours:.2f} CPU hours; {len(wins)} beat -Oz, geomean {100 * change:+.2f}% vs -Oz (minimized bests)",
+        f"{summary.searched_units} units searched ({summary.function_units} functions, {summary.packages} packages, "
+        f"{summary.failed_units} without -Oz), {summary.evaluations:,} evaluations, "
+        f"{summary.search_cpu_hours:.2f} CPU hours; {summary.units_beating_oz} beat -Oz, geomean "
+        f"{100 * summary.search_geomean_change:+.2f}% vs -Oz (minimized bests)",
         highlight=False,
     )
-    for row in rows:
+    for matrix in summary.matrices:
         console.print(
-            f"{row['matrix']}: {row['programs']} units x {row['lists']} lists, {row['cpu_hours']:.2f} CPU hours",
+            f"{matrix.name}: {matrix.programs} units x {matrix.lists} lists, {matrix.cpu_hours:.2f} CPU hours",
             highlight=False,
         )
 
@@ -290,7 +274,8 @@ def _part(text: str) -> tuple[int, int]:
 
 
 def _committer(directory: Path) -> Callable[[Path], None]:
-    """Commits one shard at a time (only that file, whatever else is staged); checked up front."""
+    """Commits the directory's shards as each is written (only them, whatever else is staged). A commit refused
+    (another git command holds the index lock) is retried, and a shard left uncommitted goes in with the next."""
     directory.mkdir(parents=True, exist_ok=True)
     probe = subprocess.run(
         ["git", "-C", str(directory), "rev-parse", "--show-toplevel"], capture_output=True, text=True
@@ -298,34 +283,41 @@ def _committer(directory: Path) -> Callable[[Path], None]:
     if probe.returncode != 0:
         raise InputError(f"--commit: {directory} is not inside a git repository; drop --commit or move the directory")
 
+    def git(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-C", str(directory), *argv], capture_output=True, text=True)
+
     def commit(path: Path) -> None:
-        shard = path.relative_to(directory)
-        for argv in (["add", "--", str(shard)], ["commit", "-q", "-m", f"labels: {shard}", "--", str(shard)]):
-            done = subprocess.run(["git", "-C", str(directory), *argv], capture_output=True, text=True)
-            if done.returncode != 0:
-                status_console.print(
-                    f"stitchopt: warning: could not commit {path} ({done.stderr.strip().splitlines()[-1:]}); "
-                    "it is kept on disk",
-                    highlight=False,
-                )
+        for attempt in range(COMMIT_ATTEMPTS):
+            added = git("add", "--", SHARDS_PATHSPEC)
+            message = f"labels: {path.relative_to(directory)}"
+            done = git("commit", "-q", "-m", message, "--", SHARDS_PATHSPEC) if added.returncode == 0 else added
+            if done.returncode == 0 or "nothing" in done.stdout + done.stderr:
                 return
+            time.sleep(1 + attempt)
+        reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        status_console.print(
+            f"stitchopt: warning: could not commit {path} ({reason}); it stays on disk and goes in with the next shard",
+            highlight=False,
+        )
 
     return commit
 
 
-def _program(toolchain: Toolchain, uri: str, package: str, split: str) -> Program:
-    return Program(uri, package, split, benchmark_module(toolchain, uri))
+def _searched_programs(toolchain: Toolchain, units: list[SearchedUnit]) -> list[Program]:
+    """The searched units' IR, rebuilt from the dataset; a unit whose IR differs from the searched one (another
+    dataset build) is left out with a warning, never measured under the old unit's name."""
+    programs = [Program(u.uri, u.package, u.split, benchmark_module(toolchain, u.uri)) for u in units]
+    kept = [p for p, u in zip(programs, units, strict=True) if p.module.sha256 == u.ir_sha256]
+    if len(kept) < len(programs):
+        status_console.print(
+            f"stitchopt: warning: {len(programs) - len(kept)} searched units have other IR now (another dataset "
+            "build); they are left out",
+            highlight=False,
+        )
+    return kept
 
 
 def _coverage(labels: LabelSet) -> str:
     curve = select_coreset(labels.ratios(), k=len(labels.lists)).curve
     shown = [f"K={k}: {100 * curve[k - 1]:+.2f}%" for k in (1, 2, 5, 10, 20, 50) if k <= len(curve)]
     return ", ".join(shown)
-
-
-def _hours(shards: list[LabelSet]) -> float:
-    return sum(s.cpu_seconds for s in shards) / 3600
-
-
-def _geomean(ratios: list[float]) -> float:
-    return float(np.exp(np.mean(np.log(ratios))) - 1.0) if ratios else 0.0

@@ -71,7 +71,9 @@ def label_matrix(
     """Measure `pool` on every program not yet in the pool's matrix shards, `shard_units` programs a shard."""
     lists = tuple(pool)
     target = matrix_directory(directory, lists)
-    done = {(p.uri, p.ir_sha256) for path in sorted(target.glob("*.json.gz")) for p in LabelSet.load(path).programs}
+    stamps = (evaluator.toolchain.identity, catalogue.identity)
+    shards = [LabelSet.load(path) for path in sorted(target.glob("*.json.gz"))]
+    done = {(p.uri, p.ir_sha256) for s in shards if (s.toolchain, s.catalogue) == stamps for p in s.programs}
     todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
     written: list[Path] = []
     cpu = 0.0
@@ -86,8 +88,7 @@ def label_matrix(
         rows, seconds = label_programs(evaluator, catalogue, chunk, lists, on_program=progress)
         cpu += seconds
         labeled += len(rows)
-        stamps = (evaluator.toolchain.identity, catalogue.identity, dataset)
-        path = save_matrix_shard(directory, LabelSet(*stamps, lists, rows, seconds))
+        path = save_matrix_shard(directory, LabelSet(*stamps, dataset, lists, rows, seconds))
         written.append(path)
         if on_shard is not None:
             on_shard(path)

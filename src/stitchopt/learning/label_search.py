@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from stitchopt.core import EvalStatus, IRModule, Objective
 from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
@@ -34,33 +34,36 @@ from stitchopt.tune.strategies import make_strategy
 DEFAULT_SHARD_UNITS = 20
 
 
-def search_unit(
-    evaluator: Evaluator, catalogue: Catalogue, program: Program, settings: SearchSettings
-) -> SearchedUnit | None:
-    """One unit's search under its IR guards, its best minimized; None when -Oz itself fails on it (no
-    reference to compare with)."""
-    start = time.monotonic()
+def search_unit(evaluator: Evaluator, catalogue: Catalogue, program: Program, settings: SearchSettings) -> SearchedUnit:
+    """One unit's search under its IR guards, its best minimized. A unit whose -Oz build fails is not searched
+    (there is no reference to compare with) but recorded as failed, so a rerun does not try it again."""
     module = program.module
+    oz_baseline = evaluator.baselines["Oz"]
+    oz = evaluator.evaluate(module, oz_baseline.pipeline, oz_baseline.options)
+    unit = SearchedUnit(program.uri, module.sha256, program.package, program.split, 0, None, None, (), (), 0.0)
+    if not (oz.ok and oz.size_bytes):
+        return unit
     guard = program_guard(evaluator, module)
-    searcher = make_strategy(settings.strategy, catalogue, settings.seed, evaluator.baselines["Oz"].pipeline)
+    searcher = make_strategy(settings.strategy, catalogue, settings.seed, oz_baseline.pipeline)
     trials = io.StringIO()
     budget = Budget(evaluations=settings.budget)
     run = tune(evaluator, module, searcher, catalogue, Objective(), budget, trial_log=trials, guard=guard)
-    oz_size = run.oz.size_bytes
-    if not (run.oz.ok and oz_size):
-        return None
-    best, best_size = _minimized_best(evaluator, catalogue, module, run.best_passes, settings, guard, oz_size)
-    return SearchedUnit(
-        uri=program.uri,
-        ir_sha256=module.sha256,
-        package=program.package,
-        split=program.split,
-        oz_size=oz_size,
+    evaluated = [json.loads(line) for line in trials.getvalue().splitlines()]
+    seconds = [trial["compile_seconds"] for trial in evaluated]
+    mean_seconds = sum(seconds) / len(seconds) if seconds else 0.0
+    best, best_size, extra = _minimized_best(
+        evaluator, catalogue, module, run.best_passes, settings, guard, oz.size_bytes
+    )
+    return replace(
+        unit,
+        oz_size=oz.size_bytes,
         best=best,
         best_size=best_size,
-        bests=tuple((passes, round(score * oz_size)) for passes, score in run.bests),
-        evaluated=tuple(_evaluated(trials.getvalue())),
-        cpu_seconds=(time.monotonic() - start) * evaluator.jobs,
+        bests=tuple((passes, round(score * oz.size_bytes)) for passes, score in run.bests),
+        evaluated=tuple(_evaluated(evaluated)),
+        # opt + llc seconds of every evaluation behind the unit (cached ones count what they cost when measured);
+        # the minimizer's evaluations are counted at the search's mean.
+        cpu_seconds=sum(seconds) + extra * mean_seconds,
     )
 
 
@@ -72,24 +75,24 @@ def _minimized_best(
     settings: SearchSettings,
     guard: Callable[[str], list[str]],
     oz_size: int,
-) -> tuple[PassNames | None, int | None]:
-    """The search's best, minimized (passes that change nothing dropped), with its object size; (None, None)
-    when nothing beat -Oz."""
+) -> tuple[PassNames | None, int | None, int]:
+    """The search's best, minimized (passes that change nothing dropped), with its object size ((None, None)
+    when nothing beat -Oz), and the evaluations that took."""
     if found is None:
-        return None, None
-    passes = found
+        return None, None, 0
+    passes, evaluations = found, 0
     if settings.minimize:
-        passes = minimize(evaluator, module, found, catalogue, insertion=False, guard=guard).passes
+        minimized = minimize(evaluator, module, found, catalogue, insertion=False, guard=guard)
+        passes, evaluations = minimized.passes, minimized.evaluations
     result = evaluator.evaluate(module, tuned_pipeline(passes, catalogue), evaluator.baselines["Oz"].options)
     if not (result.ok and result.size_bytes and result.size_bytes < oz_size):
-        return None, None
-    return passes, result.size_bytes
+        return None, None, evaluations
+    return passes, result.size_bytes, evaluations
 
 
-def _evaluated(trial_log: str) -> Iterator[tuple[PassNames, int | None]]:
+def _evaluated(trials: list[dict[str, Any]]) -> Iterator[tuple[PassNames, int | None]]:
     """(list, object bytes) per trial; None where the list failed or the guards distrusted it."""
-    for line in trial_log.splitlines():
-        trial = json.loads(line)
+    for trial in trials:
         usable = trial["status"] == EvalStatus.OK.value and not trial["suspicious"]
         yield tuple(trial["passes"]), trial["size_bytes"] if usable else None
 
@@ -117,7 +120,7 @@ def function_units(toolchain: Toolchain, program: Program, limit: int) -> list[P
 class SearchProgress:
     searched: int  # units searched by this call
     skipped: int  # units found in existing shards
-    failed: int  # units whose -Oz failed
+    failed: int  # units whose -Oz failed (recorded, never searched again)
     shards: tuple[Path, ...]  # written by this call
     cpu_seconds: float  # of this call's searches
 
@@ -131,7 +134,7 @@ def search_units(
     dataset: str,
     settings: SearchSettings,
     shard_units: int = DEFAULT_SHARD_UNITS,
-    on_unit: Callable[[int, int, SearchedUnit | None], None] | None = None,
+    on_unit: Callable[[int, int, SearchedUnit], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
 ) -> SearchProgress:
     """Search every program not yet in `directory`'s shards; every `shard_units` searched units become a shard
@@ -155,11 +158,9 @@ def search_units(
 
     for index, program in enumerate(todo):
         unit = search_unit(evaluator, catalogue, program, settings)
-        if unit is None:
-            failed += 1
-        else:
-            batch.append(unit)
-            cpu += unit.cpu_seconds
+        failed += unit.failed
+        batch.append(unit)
+        cpu += unit.cpu_seconds
         if on_unit is not None:
             on_unit(index + 1, len(todo), unit)
         if len(batch) >= shard_units:

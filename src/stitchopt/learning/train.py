@@ -50,6 +50,8 @@ class Candidate:
     static_backup: float  # the top-1 list with the -Oz backup: what chooses the model
     jit: float  # the top JIT_K lists and -Oz
     regressed: float  # share of programs the top-1 list alone makes larger than -Oz
+    kind: str = "chooser"  # "best single list", "regression ranker" or "chooser"
+    penalty: float | None = None  # the chooser's
 
 
 @dataclass(frozen=True)
@@ -87,12 +89,15 @@ def train_flag_model(
     best, score = _choose_hyper_parameters(x, targets, chosen_ratios, folds)
     ranker = ListRanker(int(best["neighbors"]), best["ridge"], best["blend"], best["shrink"]).fit(x, targets)
     candidates = _compare_choosers(x, targets, chosen_ratios, folds, best)
+    winner = candidates[0]
     chooser = None
-    if candidates[0].name.startswith("chooser"):
-        penalty = float(candidates[0].name.partition("=")[2])
-        chooser = SoftmaxChooser(penalty).fit(x, decision_costs(chosen_ratios))
-        best = {**best, "chooser_penalty": penalty}
-        score = candidates[0].static_backup
+    if winner.kind == "chooser" and winner.penalty is not None:
+        chooser = SoftmaxChooser(winner.penalty).fit(x, decision_costs(chosen_ratios))
+        best = {**best, "chooser_penalty": winner.penalty}
+    elif winner.kind == "best single list":
+        chooser = SoftmaxChooser.constant(-constant_order(chosen_ratios), x.shape[1])
+    if winner.kind != "regression ranker":  # the hyper-parameters shown are the ranker's (it still predicts sizes)
+        score = winner.static_backup
     actual = size_values(labels, coreset)
     size_model = SizeModel(size_targets(len(lists)), ridge=1.0).fit(x, features, actual, folds)
     size_mape = size_errors(size_model.predict(x, features), actual)
@@ -121,55 +126,55 @@ def _compare_choosers(
 ) -> tuple[Candidate, ...]:
     """The best single list, the regression ranker chosen by `_choose_hyper_parameters` and the softmax chooser
     at each penalty, on the same held-out folds; the best static + backup first (ties: the better jit, then
-    the simpler model)."""
-    with_oz = np.hstack([ratios, np.ones((len(ratios), 1))])
+    the simpler model). Each gives every program an order over the lists and -Oz (the last column), read the
+    way the modes read a ranking: static builds the first, jit the first JIT_K (with -Oz always built)."""
     oz = ratios.shape[1]
-    picks: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # name -> (static choice, jit order) per program
-    constant = np.zeros(len(ratios), dtype=int)
-    regression = np.zeros(len(ratios), dtype=int)
-    regression_order = np.zeros(ratios.shape, dtype=int)
+    orders: dict[tuple[str, float | None], np.ndarray] = {
+        ("best single list", None): np.zeros((len(ratios), oz + 1)),
+        ("regression ranker", None): np.zeros((len(ratios), oz + 1)),
+        **{("chooser", penalty): np.zeros((len(ratios), oz + 1)) for penalty in PENALTIES},
+    }
+    for order in orders.values():
+        order[:, :oz] = np.inf  # a program alone in its fold keeps -Oz, as in `_choose_hyper_parameters`
+    costs = decision_costs(ratios)
     for fold in np.unique(folds):
         test = folds == fold
         if test.all():
             continue
-        mean_gain = np.log(np.minimum(ratios[~test], 1.0)).mean(axis=0)
-        constant[test] = int(mean_gain.argmin())
+        orders["best single list", None][test] = constant_order(ratios[~test])
         fitted = ListRanker(int(ranker["neighbors"]), ranker["ridge"], ranker["blend"], ranker["shrink"])
         fitted.fit(x[~test], targets[~test])
         static = fitted.predict(x[test])
-        regression[test] = np.where(static.min(axis=1) < 0, static.argmin(axis=1), oz)
-        regression_order[test] = np.argsort(fitted.predict(x[test], shrink=1.0), axis=1)
-    picks["best single list"] = (
-        constant,
-        np.tile(np.argsort(np.log(np.minimum(ratios, 1.0)).mean(axis=0)), (len(ratios), 1)),
-    )
-    picks["regression ranker"] = (regression, regression_order)
-    costs = decision_costs(ratios)
-    for penalty in PENALTIES:
-        probabilities = np.zeros_like(with_oz)
-        for fold in np.unique(folds):
-            test = folds == fold
-            if not test.all():
-                probabilities[test] = SoftmaxChooser(penalty).fit(x[~test], costs[~test]).probabilities(x[test])
-        picks[f"chooser penalty={penalty:g}"] = (
-            probabilities.argmax(axis=1),
-            np.argsort(-probabilities[:, :oz], axis=1),
-        )
+        order = np.hstack([fitted.predict(x[test], shrink=1.0), np.zeros((int(test.sum()), 1))])
+        order[np.arange(len(order)), np.where(static.min(axis=1) < 0, static.argmin(axis=1), oz)] = -np.inf
+        orders["regression ranker", None][test] = order
+        for weight in PENALTIES:
+            fitted_chooser = SoftmaxChooser(weight).fit(x[~test], costs[~test])
+            orders["chooser", weight][test] = -fitted_chooser.probabilities(x[test])
+    with_oz = np.hstack([ratios, np.ones((len(ratios), 1))])
     candidates = []
-    for name, (choice, order) in picks.items():
-        chosen = with_oz[np.arange(len(with_oz)), choice]
-        tried = np.take_along_axis(ratios, order[:, :JIT_K], axis=1).min(axis=1)
+    for (kind, penalty), order in orders.items():
+        ranked = np.argsort(order, axis=1, kind="stable")
+        chosen = with_oz[np.arange(len(with_oz)), ranked[:, 0]]
+        tried = np.take_along_axis(with_oz, ranked[:, :JIT_K], axis=1).min(axis=1)  # -Oz among them: ratio 1
         candidates.append(
             Candidate(
-                name,
+                kind if penalty is None else f"{kind} penalty={penalty:g}",
                 geomean_change(np.where(np.isfinite(chosen), chosen, 2.0)),
                 geomean_change(np.minimum(chosen, 1.0)),
                 geomean_change(np.minimum(tried, 1.0)),
                 float((chosen > 1.0).mean()),
+                kind,
+                penalty,
             )
         )
-    simplicity = {name: i for i, name in enumerate(picks)}
+    simplicity = {candidate.name: i for i, candidate in enumerate(candidates)}
     return tuple(sorted(candidates, key=lambda c: (round(c.static_backup, 6), c.jit, simplicity[c.name])))
+
+
+def constant_order(ratios: np.ndarray) -> np.ndarray:
+    """One row: the lists in order of their geomean gain with the -Oz backup over `ratios`' programs, -Oz last."""
+    return np.append(np.log(np.minimum(ratios, 1.0)).mean(axis=0), np.inf)
 
 
 def size_errors(predicted: np.ndarray, actual: np.ndarray) -> dict[str, float]:

@@ -49,17 +49,21 @@ class SoftmaxChooser:
             first = 0.9 * first + 0.1 * gradient
             second = 0.999 * second + 0.001 * gradient**2
             weights -= LEARNING_RATE * (first / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
-        self.weights = weights
+        self.weights = weights.astype(np.float32).astype(np.float64)  # what a saved model reads back
         return self
+
+    @classmethod
+    def constant(cls, preference: np.ndarray, features: int) -> SoftmaxChooser:
+        """The same order for every program (the best single list first): bias only, `preference` per choice
+        (lists, then -Oz), higher first."""
+        weights = np.zeros((features + 1, len(preference)))
+        weights[-1] = np.where(np.isfinite(preference), preference, np.nanmin(preference[np.isfinite(preference)]) - 1)
+        return cls(0.0, weights.astype(np.float32).astype(np.float64), 1.0)
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         """programs x (lists + 1): how likely each choice is the right one; the last column is -Oz."""
         assert self.weights is not None, "fit the chooser first"
         return _softmax(_design(features) @ self.weights)
-
-    def choices(self, features: np.ndarray) -> np.ndarray:
-        """Each program's choice: a list index, or the number of lists for -Oz."""
-        return np.asarray(self.probabilities(features).argmax(axis=1))
 
     def restricted_to(self, keep: list[int]) -> SoftmaxChooser:
         """The same chooser over lists `keep` (in that order) and -Oz."""

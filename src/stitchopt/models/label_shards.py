@@ -13,16 +13,21 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
 from stitchopt.errors import InputError
-from stitchopt.models.labelset import LabelSet
+from stitchopt.models.labelset import LabelSet, write_gzip_json
 from stitchopt.passes.pipeline import PassNames
 
 SHARDS_FORMAT = 1
+# What a search shard's CPU seconds count. The first shards (no such field) counted wall seconds times the
+# evaluator's workers, an upper bound.
+CPU_MEASURE = "opt+llc seconds"
 SEARCHES_DIR = "searches"
 MATRIX_PREFIX = "matrix-"
 
@@ -49,16 +54,21 @@ class SearchedUnit:
     ir_sha256: str
     package: str
     split: str
-    oz_size: int
+    oz_size: int  # 0: -Oz failed, the unit was not searched
     best: PassNames | None  # the minimized best; None when nothing beat -Oz
     best_size: int | None
     bests: tuple[tuple[PassNames, int], ...]  # the search's successive bests, the latest last
     evaluated: tuple[tuple[PassNames, int | None], ...]  # every list the search evaluated, in order
-    cpu_seconds: float  # an upper bound: wall seconds times the workers
+    cpu_seconds: float  # opt + llc seconds of its evaluations (in shards without CPU_MEASURE: wall x workers)
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.uri, self.ir_sha256)
+
+    @property
+    def failed(self) -> bool:
+        """-Oz itself failed on the unit: it was not searched (and is not searched again)."""
+        return self.oz_size == 0
 
     @property
     def best_ratio(self) -> float:
@@ -101,6 +111,7 @@ class SearchShard:
             "dataset": self.dataset,
             "settings": self.settings.__dict__,
             "cpu_seconds": round(self.cpu_seconds, 2),
+            "cpu_measure": CPU_MEASURE,
             "passes": vocabulary,
             "units": [
                 {
@@ -118,11 +129,19 @@ class SearchShard:
                 for u in self.units
             ],
         }
-        return _write_gzip_json(directory / SEARCHES_DIR / self.name, data)
+        path = directory / SEARCHES_DIR / self.name
+        write_gzip_json(path, data)
+        return path
 
     @classmethod
     def load(cls, path: Path) -> SearchShard:
-        data = _read_gzip_json(path, "searches")
+        try:
+            return cls._from_data(_read_gzip_json(path, "searches"))
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise InputError(f"{path}: a damaged search shard ({exc!r}); delete it and search again") from exc
+
+    @classmethod
+    def _from_data(cls, data: dict[str, Any]) -> SearchShard:
         vocabulary: list[str] = data["passes"]
 
         def decode(text: str | None) -> PassNames | None:
@@ -199,27 +218,28 @@ def save_matrix_shard(directory: Path, labels: LabelSet) -> Path:
     keys = sorted(f"{p.uri}\0{p.ir_sha256}" for p in labels.programs)
     name = hashlib.sha256("\n".join([labels.toolchain, labels.catalogue, *keys]).encode()).hexdigest()[:16]
     target = matrix_directory(directory, labels.lists) / f"{name}.json.gz"
-    partial = target.with_name(f".{target.name}.partial")
-    labels.save(partial)
-    partial.replace(target)  # a shard file is whole or absent
+    labels.save(target)
     return target
 
 
-def load_matrix(directory: Path) -> LabelSet:
-    """A labels file, or a label directory's matrix shards merged into one `LabelSet` (each program once).
-
-    A directory must hold one matrix (one pool): the programs x lists matrix needs every list measured on
-    every program."""
-    if directory.is_file():
-        return LabelSet.load(directory)
-    pools = sorted(p for p in directory.glob(f"{MATRIX_PREFIX}*") if p.is_dir())
+def load_matrix(path: Path) -> LabelSet:
+    """A labels file, a pool's matrix directory (`matrix-<pool>`), or a label directory holding one matrix: its
+    shards merged into one `LabelSet` (each program once). A label directory with several matrices (its searches
+    grew, or another `--pool`) needs the one meant named."""
+    if path.is_file():
+        return LabelSet.load(path)
+    if not path.is_dir():
+        raise InputError(f"{path}: no such labels file or label directory")
+    pools = [path] if path.name.startswith(MATRIX_PREFIX) else sorted(path.glob(f"{MATRIX_PREFIX}*"))
+    pools = [p for p in pools if p.is_dir()]
     if len(pools) != 1:
-        found = ", ".join(p.name for p in pools) or "none"
+        found = ", ".join(p.name for p in pools)
         raise InputError(
-            f"{directory}: expected one {MATRIX_PREFIX}<pool> directory of labels, found {found}: "
-            "run `stitchopt labels broadcast` (or name a labels file)"
+            f"{path}: several matrices ({found}): name one, e.g. {pools[-1]}"
+            if pools
+            else f"{path}: no {MATRIX_PREFIX}<pool> matrix yet: run `stitchopt labels broadcast {path}`"
         )
-    shards = [LabelSet.load(path) for path in sorted(pools[0].glob("*.json.gz"))]
+    shards = [LabelSet.load(shard) for shard in sorted(pools[0].glob("*.json.gz"))]
     if not shards:
         raise InputError(f"{pools[0]}: no label shards yet: run `stitchopt labels broadcast`")
     return merge_label_sets(shards)
@@ -239,15 +259,6 @@ def merge_label_sets(shards: Sequence[LabelSet]) -> LabelSet:
     return LabelSet(first.toolchain, first.catalogue, first.dataset, first.lists, tuple(seen.values()), cpu)
 
 
-def _write_gzip_json(path: Path, data: dict[str, Any]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    with gzip.open(partial, "wt", encoding="utf-8") as handle:
-        json.dump(data, handle, separators=(",", ":"))
-    partial.replace(path)
-    return path
-
-
 def _read_gzip_json(path: Path, kind: str) -> dict[str, Any]:
     try:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
@@ -257,3 +268,53 @@ def _read_gzip_json(path: Path, kind: str) -> dict[str, Any]:
     if data.get("format") != SHARDS_FORMAT or data.get("kind") != kind:
         raise InputError(f"{path}: not a {kind} label shard of format {SHARDS_FORMAT}")
     return data
+
+
+@dataclass(frozen=True)
+class MatrixSummary:
+    name: str
+    programs: int
+    lists: int
+    cpu_hours: float
+
+
+@dataclass(frozen=True)
+class DirectorySummary:
+    """What a label directory holds and the CPU hours behind it (`stitchopt labels info`)."""
+
+    directory: str
+    searched_units: int
+    function_units: int
+    failed_units: int  # -Oz failed: recorded, not searched
+    packages: int
+    evaluations: int
+    units_beating_oz: int
+    search_geomean_change: float  # of the minimized bests vs -Oz, over the searched units
+    search_cpu_hours: float
+    matrices: tuple[MatrixSummary, ...]
+
+
+def summarize_directory(directory: Path) -> DirectorySummary:
+    if not directory.is_dir():
+        raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
+    units = load_searches(directory)
+    searched = [u for u in units if not u.failed]
+    matrices = []
+    for pool in sorted(p for p in directory.glob(f"{MATRIX_PREFIX}*") if p.is_dir()):
+        shards = [LabelSet.load(path) for path in sorted(pool.glob("*.json.gz"))]
+        lists = len(shards[0].lists) if shards else 0
+        hours = sum(s.cpu_seconds for s in shards) / 3600
+        matrices.append(MatrixSummary(pool.name, sum(len(s.programs) for s in shards), lists, hours))
+    ratios = [u.best_ratio for u in searched]
+    return DirectorySummary(
+        directory=str(directory),
+        searched_units=len(searched),
+        function_units=sum(FUNCTION_SEPARATOR in u.uri for u in searched),
+        failed_units=len(units) - len(searched),
+        packages=len({u.package for u in searched}),
+        evaluations=sum(len(u.evaluated) for u in searched),
+        units_beating_oz=sum(u.best is not None for u in searched),
+        search_geomean_change=math.exp(sum(map(math.log, ratios)) / len(ratios)) - 1 if ratios else 0.0,
+        search_cpu_hours=sum(u.cpu_seconds for u in units) / 3600,
+        matrices=tuple(matrices),
+    )

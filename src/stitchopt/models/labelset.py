@@ -5,6 +5,7 @@ learner reads; `learning.labels` is how labels are made."""
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -90,7 +91,9 @@ class LabelSet:
             raise InputError("labels hold no runtimes: train for size, instructions and compile-time only")
         timed = any(name == "compile-time" and weight > 0 for name, weight in objective.weights)
         if timed and not all(p.seconds and p.baseline_seconds for p in self.programs):
-            raise InputError("these labels have no compile times: relabel with this stitchopt (`stitchopt labels pool` or `labels broadcast`)")
+            raise InputError(
+                "these labels have no compile times: relabel with this stitchopt (`labels pool` or `labels broadcast`)"
+            )
         return np.array(
             [
                 [objective.score(p.result(column), p.result(None)) for column in range(len(self.lists))]
@@ -109,10 +112,7 @@ class LabelSet:
         )
 
     def save(self, path: Path) -> None:
-        data = {"format": LABELS_FORMAT, **asdict(self), "lists": [list(passes) for passes in self.lists]}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with gzip.open(path, "wt", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
+        write_gzip_json(path, {"format": LABELS_FORMAT, **asdict(self), "lists": [list(p) for p in self.lists]})
 
     @classmethod
     def load(cls, path: Path) -> LabelSet:
@@ -136,6 +136,16 @@ class LabelSet:
         )
         lists = tuple(tuple(passes) for passes in data["lists"])
         return cls(data["toolchain"], data["catalogue"], data["dataset"], lists, programs, data["cpu_seconds"])
+
+
+def write_gzip_json(path: Path, data: dict[str, Any]) -> None:
+    """Compact JSON, gzip'd without a timestamp (the same data gives the same bytes), written to a temporary
+    name and renamed: a labels file is whole or absent, whenever the writer is killed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    with gzip.GzipFile(partial, "wb", mtime=0) as packed, io.TextIOWrapper(packed, encoding="utf-8") as handle:
+        json.dump(data, handle, separators=(",", ":"))
+    partial.replace(path)
 
 
 @dataclass(frozen=True)
