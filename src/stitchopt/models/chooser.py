@@ -19,7 +19,7 @@ from stitchopt.models.ranker import FAILED_LOG_RATIO
 
 STEPS = 400
 LEARNING_RATE = 0.05
-PENALTIES = (0.001, 0.01, 0.1)  # the L2 weights package-grouped cross-validation chooses from
+PENALTIES = (0.01, 0.1, 1.0)  # the L2 weights package-grouped cross-validation chooses from
 
 
 def decision_costs(ratios: np.ndarray) -> np.ndarray:
