@@ -94,6 +94,14 @@ class Inputs:
         return self.tmp / "labels.json.gz"
 
     @cached_property
+    def label_dir(self) -> Path:
+        """A label directory with one searched demo unit."""
+        self.made("datasets", "build", "demo", "--limit", "3", "--jobs", "1")
+        directory = self.tmp / "label-dir"
+        self.made("labels", "search", "bench://demo-v1", "-o", str(directory), "--programs", "1", "--budget", "2")
+        return directory
+
+    @cached_property
     def model(self) -> Path:
         """A flag-tuning model with a two-list coreset: evaluations and studies of it stay small."""
         self.made("train", str(self.labels), "-o", str(self.tmp / "model"), "--coreset-size", "2", "--no-validate")
@@ -153,6 +161,7 @@ INVOCATIONS = {
         status=1,
     ),
     "predict": Invocation(("predict", "{data}/loop_sum.c", "--top", "3", "--json")),
+    "labels info": Invocation(("labels", "info", "{label_dir}", "--json")),
     "hot": Invocation(("hot", "{data}/hot_loop.c", "--json")),
     "evaluate": Invocation(
         (
