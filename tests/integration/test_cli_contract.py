@@ -377,6 +377,8 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
             ["labels", "pool", "bench://x-v1", "-o", "l", "--lists-from", "l0", "--seed", "2"],
             "--seed only applies to the pool",
         ),
+        (["labels", "search", "bench://x-v1", "-o", "l", "--part", "3/2"], "--part '3/2': give I/N with 1 <= I <= N"),
+        (["labels", "search", "bench://x-v1", "-o", "l", "--strategy", "anneal"], "--strategy 'anneal': use one of"),
         (["train", "l.json", "-o", "m", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
         (
             ["train", "l.json", "-o", "m", "--no-validate", "--validate", "csmith"],
