@@ -33,6 +33,7 @@ from stitchopt.models.label_shards import (
 )
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.split import symbols
 
 
 def run_cli(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -111,7 +112,10 @@ def test_function_units_are_cut_out_and_found_again_by_uri(toolchain: Toolchain)
     (program,) = programs(toolchain, ("bit_tricks",))
     parts = function_units(toolchain, program, 2)
     assert len(parts) == 2 and all(p.uri.startswith(f"{program.uri}#") for p in parts)
-    assert len(parts[0].module.bitcode) >= len(parts[1].module.bitcode)  # the largest first
+    found = symbols(toolchain, program.module.bitcode, program.uri)
+    longest = sorted(zip(found.lines, found.functions, strict=True), reverse=True)[:2]
+    assert [p.uri.rpartition("#")[2] for p in parts] == [name for _, name in longest]  # the largest first
+    assert longest[0][0] > longest[1][0] > min(found.lines)
     assert benchmark_module(toolchain, parts[0].uri).sha256 == parts[0].module.sha256
 
 

@@ -98,21 +98,24 @@ def _evaluated(trials: list[dict[str, Any]]) -> Iterator[tuple[PassNames, int | 
 
 
 def function_units(toolchain: Toolchain, program: Program, limit: int) -> list[Program]:
-    """Up to `limit` of the unit's defined functions, the largest first, each cut out of the module alone
+    """Up to `limit` of the unit's defined functions, the largest (in IR lines) first, each cut out of the module alone
     (`<uri>#<function>`, the same package and split)."""
     if limit <= 0:
         return []
-    names = symbols(toolchain, program.module.bitcode, program.uri).functions
-    parts = [(name, extract_function(toolchain, program.module.bitcode, name)) for name in names]
-    parts.sort(key=lambda part: -len(part[1]))
+    found = symbols(toolchain, program.module.bitcode, program.uri)
+    largest = sorted(zip(found.functions, found.lines, strict=True), key=lambda item: -item[1])[:limit]
     return [
         Program(
             f"{program.uri}{FUNCTION_SEPARATOR}{name}",
             program.package,
             program.split,
-            IRModule(f"{program.module.name}{FUNCTION_SEPARATOR}{name}", bitcode, program.module.triple),
+            IRModule(
+                f"{program.module.name}{FUNCTION_SEPARATOR}{name}",
+                extract_function(toolchain, program.module.bitcode, name),
+                program.module.triple,
+            ),
         )
-        for name, bitcode in parts[:limit]
+        for name, _ in largest
     ]
 
 

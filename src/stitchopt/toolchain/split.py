@@ -32,6 +32,7 @@ class Symbols:
     functions: tuple[str, ...]  # defined functions, in module order
     defined: frozenset[str]  # functions, variables and aliases with a definition
     exported: frozenset[str]  # the defined ones other modules can see (neither internal nor private)
+    lines: tuple[int, ...] = ()  # each defined function's length in IR lines, in `functions` order
 
 
 def _unquote(name: str) -> str:
@@ -41,7 +42,9 @@ def _unquote(name: str) -> str:
 def symbols(toolchain: Toolchain, bitcode: bytes, name: str) -> Symbols:
     """What a module defines and exports, read from its text."""
     text = _run(toolchain, ["llvm-dis", "-", "-o", "-"], bitcode, name).decode(errors="replace")
-    functions = [(_unquote(n), set(words.split())) for words, n in _FUNCTION_RE.findall(text)]
+    matches = list(_FUNCTION_RE.finditer(text))
+    functions = [(_unquote(m.group(2)), set(m.group(1).split())) for m in matches]
+    lines = tuple(_body_lines(text, m.end()) for m in matches)
     defined = {n for n, _ in functions}
     exported = {n for n, words in functions if not words & _HIDDEN_LINKAGE}
     for raw, rest in _GLOBAL_RE.findall(text):
@@ -51,7 +54,13 @@ def symbols(toolchain: Toolchain, bitcode: bytes, name: str) -> Symbols:
         defined.add(_unquote(raw))
         if not words & _HIDDEN_LINKAGE:
             exported.add(_unquote(raw))
-    return Symbols(tuple(n for n, _ in functions), frozenset(defined), frozenset(exported))
+    return Symbols(tuple(n for n, _ in functions), frozenset(defined), frozenset(exported), lines)
+
+
+def _body_lines(text: str, start: int) -> int:
+    """Lines from a definition's header to its closing brace."""
+    end = text.find("\n}", start)
+    return text.count("\n", start, end if end >= 0 else len(text))
 
 
 def extract_function(toolchain: Toolchain, bitcode: bytes, function: str) -> bytes:
