@@ -131,10 +131,8 @@ def predict_command(
 ) -> None:
     """Rank the model's lists for one program: `-passes=` strings with predicted sizes.
 
-    The first is what static mode builds: the best of the model's predictions shrunk toward each list's training
-    mean. The shipped model shrinks all the way (shrink 0), so its first is the same list for every program, even
-    where this program's own prediction for that list is worse than -Oz. The rest follow in the order jit mode
-    tries them (this program's own predictions)."""
+    The first is what static mode builds (the model's choice for this program, or -Oz); the rest follow in the
+    order jit mode tries them. Predicted changes are the regression's, whichever way the model chooses."""
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)

@@ -70,7 +70,7 @@ ModelOption = Annotated[
 ModeOption = Annotated[
     str,
     typer.Option(
-        help="static: top-1 and -Oz (the shipped model's top-1 is the same list for every program); jit: "
+        help="static: the model's top-1 for this program and -Oz; jit: "
         "the top k lists and -Oz; search: a local search of --budget evaluations that starts from the top k "
         "lists (--k, default 10 here), and -Oz; hybrid: jit per hot function (--hot, --run, or else predicted "
         "by the hot-path model), static for the rest."

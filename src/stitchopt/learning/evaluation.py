@@ -123,7 +123,7 @@ def evaluate_model(
         results = evaluator.evaluate_many(requests)
         o0, oz, os_, o3 = results[:4]
         if not (oz.ok and oz.size_bytes):
-            skipped[benchmark.uri] = f"-Oz {oz.status.value}"
+            skipped[benchmark.uri] = f"-Oz {oz.status.value}" if not oz.ok else "-Oz gives an empty object"
             continue
         measured = dict(zip(model.lists, distrust_suspicious(evaluator, module, results[4:], oz), strict=True))
         ratio: dict[PassNames | None, float] = {None: 1.0}
