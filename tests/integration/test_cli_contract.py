@@ -264,8 +264,8 @@ def test_fail_if_no_gain_exits_1_when_every_answer_is_oz(inputs: Inputs, tmp_pat
 
 
 def test_optimize_fails_if_no_gain_only_when_the_object_is_ozs(inputs: Inputs, tmp_path: Path) -> None:
-    """On loop_sum.c the shipped model's static list loses to -Oz and its jit lists beat it."""
-    optimize = ["optimize", str(DATA / "loop_sum.c"), "--jobs", "1", "--fail-if-no-gain", "-o"]
+    """On avl_tree the shipped model's static choice is -Oz and its jit lists beat it."""
+    optimize = ["optimize", "bench://demo-v1/avl_tree", "--jobs", "1", "--fail-if-no-gain", "-o"]
     static = inputs.cli(*optimize, str(tmp_path / "static.o"))
     assert static.returncode == 1 and "-Oz (backup)" in static.stdout, static.stderr
     assert (tmp_path / "static.o").read_bytes()[:4] == b"\x7fELF"  # written all the same
@@ -302,10 +302,10 @@ def _humaneval(directory: Path, expected: int) -> Path:
 
 
 def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> None:
-    hot = ("big_mul", "trim")
+    hot = ("kruskal", "prim_forest")
     args = [
         "optimize",
-        "bench://demo-v1/bigint",
+        "bench://demo-v1/union_find",
         "-o",
         str(tmp_path / "out.o"),
         "--mode",

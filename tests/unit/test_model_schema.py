@@ -30,7 +30,7 @@ CHANGES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("nested", lambda c: c["size_model"].pop("ridge"), "config.json: field size_model.ridge is missing"),
     ("type", lambda c: c["ranker"].update(neighbors="four"), "field ranker.neighbors must be int, not str"),
     ("item", lambda c: c["lists"][3].append(7), "field lists[3]["),
-    ("count", lambda c: c["lists"].append(["sroa"]), "weights.npz: array ranker.train_targets is 460x43"),
+    ("count", lambda c: c["lists"].append(["sroa"]), "weights.npz: array ranker.train_targets is "),
 ]
 
 
