@@ -143,6 +143,8 @@ def broadcast_command(
     committer = _committer(directory) if commit else None
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
+    if not directory.is_dir():
+        raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     searched = load_searches(directory, toolchain.identity, catalogue.identity)
     if not searched:
         raise InputError(f"{directory}: no search shards for this LLVM: run `stitchopt labels search` first")
@@ -276,12 +278,11 @@ def _part(text: str) -> tuple[int, int]:
 def _committer(directory: Path) -> Callable[[Path], None]:
     """Commits the directory's shards as each is written (only them, whatever else is staged). A commit refused
     (another git command holds the index lock) is retried, and a shard left uncommitted goes in with the next."""
-    directory.mkdir(parents=True, exist_ok=True)
-    probe = subprocess.run(
-        ["git", "-C", str(directory), "rev-parse", "--show-toplevel"], capture_output=True, text=True
-    )
+    existing = next(p for p in (directory, *directory.parents) if p.exists())
+    probe = subprocess.run(["git", "-C", str(existing), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
     if probe.returncode != 0:
         raise InputError(f"--commit: {directory} is not inside a git repository; drop --commit or move the directory")
+    directory.mkdir(parents=True, exist_ok=True)
 
     def git(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["git", "-C", str(directory), *argv], capture_output=True, text=True)

@@ -82,8 +82,9 @@ def train_command(
     address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Choose the coreset (each list validated, unless --no-validate), fit the ranker and the size model, and save
-    the model directory."""
+    """Choose the coreset (each list validated, unless --no-validate), compare the best single list, the ranker and
+    the chooser by package-grouped cross-validation, fit the winner and the size model, and save the model
+    directory."""
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)

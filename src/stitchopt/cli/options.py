@@ -76,7 +76,9 @@ ModeOption = Annotated[
         "by the hot-path model), static for the rest."
     ),
 ]
-KOption = Annotated[int, typer.Option("--k", help="Lists compiled in jit mode.")]
+KOption = Annotated[
+    int, typer.Option("--k", help="Lists compiled in jit and hybrid mode; the seeds of search mode (10 there).")
+]
 FailIfNoGainOption = Annotated[
     bool,
     typer.Option(

@@ -1,5 +1,6 @@
-"""Train the flag-tuning model from labels: coreset, ranker (hyper-parameters by package-grouped cross-validation)
-and size model. Everything is closed-form, so training is seconds; labels are the expensive part."""
+"""Train the flag-tuning model from labels: coreset, the way static mode chooses (the best single list, the
+regression ranker or the softmax chooser, compared by package-grouped cross-validation) and size model. Everything
+is closed-form or a few hundred numpy steps, so training is seconds; labels are the expensive part."""
 
 from __future__ import annotations
 

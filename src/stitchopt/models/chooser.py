@@ -5,8 +5,8 @@ winner's curse: the list whose error happens to be most negative wins). The choo
 a linear softmax over the coreset lists and -Oz, fitted to minimize the expected size of what it picks,
 `mean_i sum_j p_ij(x_i) c_ij` with `c_ij` the list's log size ratio to -Oz (0 for -Oz, failures count as
 doubling). Where no list is reliably better for programs like this one, -Oz keeps the probability, so static
-mode without the backup rarely regresses. Listwise and cost-sensitive, closed-form inputs, numpy only: a few
-hundred gradient steps on a few hundred programs take well under a second.
+mode without the backup regresses less often than a regression's top-1. Listwise and cost-sensitive, numpy
+only: a few hundred gradient steps on a few hundred programs take well under a second.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ any seen). Both are closed-form, so training takes seconds and inference is a fe
 
 The blend is then shrunk toward each list's mean over the training programs (`shrink` = 1: no shrinking, 0: the
 same ranking for every program, i.e. the best single list). Picking the smallest of ~50 noisy predictions
-favours lists whose error happens to be negative (the winner's curse); on the pypi labels the unshrunk top-1
-choice was worse than the best single list (docs/flag-tuning.md). The unshrunk prediction still orders the
-lists that jit mode tries.
+favours lists whose error happens to be negative (the winner's curse); on the pool labels (pypi-v1.json.gz) the
+unshrunk top-1 choice was worse than the best single list, on the label factory's it is better
+(docs/flag-tuning.md). The unshrunk prediction still orders the lists that jit mode tries.
 """
 
 from __future__ import annotations
