@@ -13,8 +13,9 @@ required=(clang-19 llvm-19 llvm-19-dev lld-19 libclang-rt-19-dev csmith libcsmit
 # Installed when possible, a warning otherwise: only three HumanEval-X programs need Boost and OpenSSL
 # (CPP/22 and CPP/137 include Boost headers, CPP/162 links OpenSSL; without them those programs are excluded,
 # not failed); valgrind gives instruction counts for the perf objective (wall seconds are measured without it);
-# cmake and dpkg-dev (dpkg-source) build the real projects of benchmarks/build_integration.py.
-optional=(libboost-dev libssl-dev valgrind cmake dpkg-dev)
+# cmake and dpkg-dev (dpkg-source) build the real projects of benchmarks/build_integration.py; git commits label
+# shards as they are written (`stitchopt labels search|broadcast --commit`, and its test).
+optional=(libboost-dev libssl-dev valgrind cmake dpkg-dev git)
 # With --test, also when possible: headless Chromium and its driver for the browser test of the HTML reports
 # (skipped, with its reason, without them).
 test_only=(chromium chromium-driver)
