@@ -467,6 +467,7 @@ def test_evaluator_options_reach_the_evaluator(name: str, tmp_path: Path, monkey
     monkeypatch.setattr("stitchopt.cli.datasets.Manifest.load", lambda _dir: SimpleNamespace(entries=[None]))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "run.json").write_text(json.dumps(BROADCAST_RECORD))
+    (tmp_path / "labels").mkdir()  # the label directory `labels broadcast` reads (its shards are faked)
     args = [arg.replace("{data}", str(DATA)) for arg in REACHES[name]]
     cache = tmp_path / "cache"
     options = ["--jobs", "3", "--backend", "subprocess", "--address", "ray://head:10001", "--cache-dir", str(cache)]
