@@ -54,7 +54,9 @@ from stitchopt.tune.strategies import STRATEGIES
 
 COMMIT_ATTEMPTS = 5
 SHARDS_PATHSPEC = ":(glob)**/*.json.gz"  # the directory's shard files, nothing else in it
-labels_app = typer.Typer(help="Make labels for learned flag tuning: per-program searches, broadcast, info.")
+labels_app = typer.Typer(
+    help="Make labels for learned flag tuning: per-program searches, broadcast, info.", no_args_is_help=True
+)
 
 DirectoryArgument = Annotated[Path, typer.Argument(help="Label directory (shards accumulate here).")]
 CommitOption = Annotated[
