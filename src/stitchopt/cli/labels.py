@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Optional
@@ -32,14 +34,19 @@ from stitchopt.cli.options import (
     refuse_ignored,
     status_console,
 )
-from stitchopt.datasets.benchmarks import benchmark_module, select_benchmarks
+from stitchopt.datasets.benchmarks import select_benchmarks
 from stitchopt.errors import InputError
-from stitchopt.learning.label_broadcast import DEFAULT_MATRIX_UNITS, DEFAULT_POOL, broadcast_pool, label_matrix
+from stitchopt.learning.label_broadcast import (
+    DEFAULT_MATRIX_UNITS,
+    DEFAULT_POOL,
+    broadcast_pool,
+    label_matrix,
+    searched_programs,
+)
 from stitchopt.learning.label_search import DEFAULT_SHARD_UNITS, function_units, search_units
 from stitchopt.learning.labels import Program, build_labels
 from stitchopt.models.coreset import select_coreset
 from stitchopt.models.label_shards import (
-    SearchedUnit,
     SearchSettings,
     load_matrix,
     load_searches,
@@ -48,7 +55,7 @@ from stitchopt.models.label_shards import (
 )
 from stitchopt.models.labelset import LabelSet
 from stitchopt.passes.catalogue import load_catalogue
-from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.strategies import STRATEGIES
 
@@ -155,7 +162,7 @@ def broadcast_command(
         raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")
     dataset = searched_dataset(directory)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
-        programs = _searched_programs(toolchain, [u for u in searched if not u.failed])
+        programs = searched_programs(toolchain, [u for u in searched if not u.failed])
         done = label_matrix(
             evaluator,
             catalogue,
@@ -250,23 +257,18 @@ def pool_command(
     )
 
 
-class _progress:
-    """A transient progress display on stderr; entering it gives `advance(stage, done, total)`."""
-
-    def __enter__(self) -> Callable[[str, int, int], None]:
-        self.progress = Progress(console=status_console, transient=True)
-        self.progress.__enter__()
-        tasks: dict[str, TaskID] = {}
+@contextmanager
+def _progress() -> Iterator[Callable[[str, int, int], None]]:
+    """A transient progress display on stderr, as `advance(stage, done, total)`."""
+    tasks: dict[str, TaskID] = {}
+    with Progress(console=status_console, transient=True) as progress:
 
         def advance(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                tasks[stage] = self.progress.add_task(stage, total=total)
-            self.progress.update(tasks[stage], completed=done)
+                tasks[stage] = progress.add_task(stage, total=total)
+            progress.update(tasks[stage], completed=done)
 
-        return advance
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(None, None, None)
+        yield advance
 
 
 def _part(text: str) -> tuple[int, int]:
@@ -298,26 +300,11 @@ def _committer(directory: Path) -> Callable[[Path], None]:
                 return
             time.sleep(1 + attempt)
         reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        status_console.print(
-            f"stitchopt: warning: could not commit {path} ({reason}); it stays on disk and goes in with the next shard",
-            highlight=False,
+        warnings.warn(
+            f"could not commit {path} ({reason}); it stays on disk and goes in with the next shard", stacklevel=2
         )
 
     return commit
-
-
-def _searched_programs(toolchain: Toolchain, units: list[SearchedUnit]) -> list[Program]:
-    """The searched units' IR, rebuilt from the dataset; a unit whose IR differs from the searched one (another
-    dataset build) is left out with a warning, never measured under the old unit's name."""
-    programs = [Program(u.uri, u.package, u.split, benchmark_module(toolchain, u.uri)) for u in units]
-    kept = [p for p, u in zip(programs, units, strict=True) if p.module.sha256 == u.ir_sha256]
-    if len(kept) < len(programs):
-        status_console.print(
-            f"stitchopt: warning: {len(programs) - len(kept)} searched units have other IR now (another dataset "
-            "build); they are left out",
-            highlight=False,
-        )
-    return kept
 
 
 def _coverage(labels: LabelSet) -> str:

@@ -10,16 +10,19 @@ stage resumes like the searches do.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.labels import Program, label_programs
-from stitchopt.models.label_shards import SearchedUnit, matrix_directory, save_matrix_shard
+from stitchopt.models.label_shards import SearchedUnit, matrix_directory, matrix_shards, save_matrix_shard
 from stitchopt.models.labelset import LabelSet
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames
+from stitchopt.toolchain.discovery import Toolchain
 
 DEFAULT_POOL = 60
 DEFAULT_MATRIX_UNITS = 50
@@ -47,6 +50,19 @@ def broadcast_pool(units: Sequence[SearchedUnit], size: int = DEFAULT_POOL) -> t
     return tuple(p.passes for p in best_lists(units)[:size])
 
 
+def searched_programs(toolchain: Toolchain, units: Sequence[SearchedUnit]) -> list[Program]:
+    """The searched units' IR, rebuilt from the dataset; a unit whose IR differs from the searched one (another
+    dataset build) is left out with a warning, never measured under the old unit's name."""
+    programs = [Program(u.uri, u.package, u.split, benchmark_module(toolchain, u.uri)) for u in units]
+    kept = [p for p, u in zip(programs, units, strict=True) if p.module.sha256 == u.ir_sha256]
+    if len(kept) < len(programs):
+        lost = len(programs) - len(kept)
+        warnings.warn(
+            f"{lost} searched units have other IR now (another dataset build); they are left out", stacklevel=2
+        )
+    return kept
+
+
 @dataclass(frozen=True)
 class MatrixProgress:
     directory: Path
@@ -72,7 +88,7 @@ def label_matrix(
     lists = tuple(pool)
     target = matrix_directory(directory, lists)
     stamps = (evaluator.toolchain.identity, catalogue.identity)
-    shards = [LabelSet.load(path) for path in sorted(target.glob("*.json.gz"))]
+    shards = matrix_shards(target)
     done = {(p.uri, p.ir_sha256) for s in shards if (s.toolchain, s.catalogue) == stamps for p in s.programs}
     todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
     written: list[Path] = []

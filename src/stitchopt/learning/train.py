@@ -84,9 +84,9 @@ def train_flag_model(
     if not coreset.indices:
         raise InputError("no list of the pool beats -Oz on any labeled program: search longer (--pool-budget)")
     lists = tuple(labels.lists[j] for j in coreset.indices)
-    targets = log_ratio_targets(ratios[:, list(coreset.indices)])
-    folds = _package_folds([p.package for p in labels.programs])
     chosen_ratios = ratios[:, list(coreset.indices)]
+    targets = log_ratio_targets(chosen_ratios)
+    folds = _package_folds([p.package for p in labels.programs])
     best, score = _choose_hyper_parameters(x, targets, chosen_ratios, folds)
     ranker = ListRanker(int(best["neighbors"]), best["ridge"], best["blend"], best["shrink"]).fit(x, targets)
     candidates = _compare_choosers(x, targets, chosen_ratios, folds, best)
@@ -144,14 +144,9 @@ def _compare_choosers(
             continue
         orders["best single list", None][test] = constant_order(ratios[~test])
         fitted = ListRanker(int(ranker["neighbors"]), ranker["ridge"], ranker["blend"], ranker["shrink"])
-        fitted.fit(x[~test], targets[~test])
-        static = fitted.predict(x[test])
-        order = np.hstack([fitted.predict(x[test], shrink=1.0), np.zeros((int(test.sum()), 1))])
-        order[np.arange(len(order)), np.where(static.min(axis=1) < 0, static.argmin(axis=1), oz)] = -np.inf
-        orders["regression ranker", None][test] = order
+        orders["regression ranker", None][test] = fitted.fit(x[~test], targets[~test]).order(x[test])
         for weight in PENALTIES:
-            fitted_chooser = SoftmaxChooser(weight).fit(x[~test], costs[~test])
-            orders["chooser", weight][test] = -fitted_chooser.probabilities(x[test])
+            orders["chooser", weight][test] = SoftmaxChooser(weight).fit(x[~test], costs[~test]).order(x[test])
     with_oz = np.hstack([ratios, np.ones((len(ratios), 1))])
     candidates = []
     for (kind, penalty), order in orders.items():

@@ -65,6 +65,10 @@ class SoftmaxChooser:
         assert self.weights is not None, "fit the chooser first"
         return _softmax(_design(features) @ self.weights)
 
+    def order(self, features: np.ndarray) -> np.ndarray:
+        """programs x (lists + 1), lowest tried first: the likeliest right choice first."""
+        return -self.probabilities(features)
+
     def restricted_to(self, keep: list[int]) -> SoftmaxChooser:
         """The same chooser over lists `keep` (in that order) and -Oz."""
         assert self.weights is not None

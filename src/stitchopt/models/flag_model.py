@@ -69,12 +69,7 @@ class FlagModel(SavedModel):
         ratios = np.exp(self.ranker.predict(standardized, shrink=1.0))
         sizes = self.size_model.predict(standardized, raw)
         oz_size = sizes[:, self.size_model.targets.index("size:Oz")]
-        if self.chooser is not None:
-            order = -self.chooser.probabilities(standardized)  # lists, then -Oz
-        else:
-            static = self.ranker.predict(standardized)
-            order = np.hstack([np.log(ratios), np.zeros((len(ratios), 1))])
-            order[np.arange(len(order)), np.where(static.min(axis=1) < 0, static.argmin(axis=1), -1)] = -np.inf
+        order = (self.chooser or self.ranker).order(standardized)  # lists, then -Oz
         ranked = []
         for row, positions, oz in zip(ratios, order, oz_size, strict=True):
             entries = [RankedList(passes, float(r), float(r * oz)) for passes, r in zip(self.lists, row, strict=True)]

@@ -10,18 +10,18 @@ keys: two machines that did the same work write the same file, never a near-copy
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
-import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
 from stitchopt.errors import InputError
-from stitchopt.models.labelset import LabelSet, write_gzip_json
+from stitchopt.models.labelset import LabelSet, read_gzip_json, write_gzip_json
+from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.pipeline import PassNames
 
 SHARDS_FORMAT = 1
@@ -109,7 +109,7 @@ class SearchShard:
             "toolchain": self.toolchain,
             "catalogue": self.catalogue,
             "dataset": self.dataset,
-            "settings": self.settings.__dict__,
+            "settings": asdict(self.settings),
             "cpu_seconds": round(self.cpu_seconds, 2),
             "cpu_measure": CPU_MEASURE,
             "passes": vocabulary,
@@ -136,7 +136,7 @@ class SearchShard:
     @classmethod
     def load(cls, path: Path) -> SearchShard:
         try:
-            return cls._from_data(_read_gzip_json(path, "searches"))
+            return cls._from_data(_read_shard(path, "searches"))
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise InputError(f"{path}: a damaged search shard ({exc!r}); delete it and search again") from exc
 
@@ -144,13 +144,8 @@ class SearchShard:
     def _from_data(cls, data: dict[str, Any]) -> SearchShard:
         vocabulary: list[str] = data["passes"]
 
-        def decode(text: str | None) -> PassNames | None:
-            return None if text is None else tuple(vocabulary[int(i)] for i in text.split())
-
         def decoded(text: str) -> PassNames:
-            passes = decode(text)
-            assert passes is not None
-            return passes
+            return tuple(vocabulary[int(i)] for i in text.split())
 
         units = tuple(
             SearchedUnit(
@@ -159,7 +154,7 @@ class SearchShard:
                 package=u["package"],
                 split=u["split"],
                 oz_size=u["oz_size"],
-                best=decode(u["best"]),
+                best=None if u["best"] is None else decoded(u["best"]),
                 best_size=u["best_size"],
                 bests=tuple((decoded(p), size) for p, size in u["bests"]),
                 evaluated=tuple((decoded(p), size) for p, size in u["evaluated"]),
@@ -213,6 +208,11 @@ def matrix_directory(directory: Path, lists: Sequence[PassNames]) -> Path:
     return directory / f"{MATRIX_PREFIX}{pool_identity(lists)}"
 
 
+def matrix_shards(pool: Path) -> list[LabelSet]:
+    """The `LabelSet` shards of one pool's matrix directory (none when it does not exist yet)."""
+    return [LabelSet.load(path) for path in sorted(pool.glob("*.json.gz"))]
+
+
 def save_matrix_shard(directory: Path, labels: LabelSet) -> Path:
     """One `LabelSet` shard of a pool's matrix, named by a hash of its programs' keys."""
     keys = sorted(f"{p.uri}\0{p.ir_sha256}" for p in labels.programs)
@@ -239,7 +239,7 @@ def load_matrix(path: Path) -> LabelSet:
             if pools
             else f"{path}: no {MATRIX_PREFIX}<pool> matrix yet: run `stitchopt labels broadcast {path}`"
         )
-    shards = [LabelSet.load(shard) for shard in sorted(pools[0].glob("*.json.gz"))]
+    shards = matrix_shards(pools[0])
     if not shards:
         raise InputError(f"{pools[0]}: no label shards yet: run `stitchopt labels broadcast`")
     return merge_label_sets(shards)
@@ -259,12 +259,8 @@ def merge_label_sets(shards: Sequence[LabelSet]) -> LabelSet:
     return LabelSet(first.toolchain, first.catalogue, first.dataset, first.lists, tuple(seen.values()), cpu)
 
 
-def _read_gzip_json(path: Path, kind: str) -> dict[str, Any]:
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            data: dict[str, Any] = json.load(handle)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a stitchopt label shard ({exc}); delete it and run the labels again") from exc
+def _read_shard(path: Path, kind: str) -> dict[str, Any]:
+    data = read_gzip_json(path, "not a stitchopt label shard; delete it and run the labels again")
     if data.get("format") != SHARDS_FORMAT or data.get("kind") != kind:
         raise InputError(f"{path}: not a {kind} label shard of format {SHARDS_FORMAT}")
     return data
@@ -301,7 +297,7 @@ def summarize_directory(directory: Path) -> DirectorySummary:
     searched = [u for u in units if not u.failed]
     matrices = []
     for pool in sorted(p for p in directory.glob(f"{MATRIX_PREFIX}*") if p.is_dir()):
-        shards = [LabelSet.load(path) for path in sorted(pool.glob("*.json.gz"))]
+        shards = matrix_shards(pool)
         lists = len(shards[0].lists) if shards else 0
         hours = sum(s.cpu_seconds for s in shards) / 3600
         matrices.append(MatrixSummary(pool.name, sum(len(s.programs) for s in shards), lists, hours))
@@ -314,7 +310,7 @@ def summarize_directory(directory: Path) -> DirectorySummary:
         packages=len({u.package for u in searched}),
         evaluations=sum(len(u.evaluated) for u in searched),
         units_beating_oz=sum(u.best is not None for u in searched),
-        search_geomean_change=math.exp(sum(map(math.log, ratios)) / len(ratios)) - 1 if ratios else 0.0,
+        search_geomean_change=geomean_change(np.array(ratios)) if ratios else 0.0,
         search_cpu_hours=sum(u.cpu_seconds for u in units) / 3600,
         matrices=tuple(matrices),
     )

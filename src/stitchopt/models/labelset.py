@@ -116,11 +116,7 @@ class LabelSet:
 
     @classmethod
     def load(cls, path: Path) -> LabelSet:
-        try:
-            with gzip.open(path, "rt", encoding="utf-8") as handle:
-                data: dict[str, Any] = json.load(handle)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{path}: not a stitchopt labels file ({exc})") from exc
+        data = read_gzip_json(path, "not a stitchopt labels file")
         if data.get("format") != LABELS_FORMAT:
             raise InputError(f"{path}: labels format {data.get('format')}, this stitchopt reads {LABELS_FORMAT}")
         programs = tuple(
@@ -136,6 +132,16 @@ class LabelSet:
         )
         lists = tuple(tuple(passes) for passes in data["lists"])
         return cls(data["toolchain"], data["catalogue"], data["dataset"], lists, programs, data["cpu_seconds"])
+
+
+def read_gzip_json(path: Path, what: str) -> dict[str, Any]:
+    """A gzip'd JSON object; a file that is not one is an InputError: `{path}: {what} ({why})`."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            data: dict[str, Any] = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: {what} ({exc})") from exc
+    return data
 
 
 def write_gzip_json(path: Path, data: dict[str, Any]) -> None:

@@ -85,6 +85,14 @@ class ListRanker:
         shrunk = weight * blended + (1.0 - weight) * self.train_targets.mean(axis=0)
         return np.asarray(shrunk, dtype=np.float64)
 
+    def order(self, features: np.ndarray) -> np.ndarray:
+        """programs x (lists + 1), lowest tried first, -Oz last: the static choice (the shrunk prediction's best,
+        or -Oz when no list is predicted to beat it) first, then each program's own (unshrunk) predictions."""
+        static = self.predict(features)
+        order = np.hstack([self.predict(features, shrink=1.0), np.zeros((len(static), 1))])
+        order[np.arange(len(order)), np.where(static.min(axis=1) < 0, static.argmin(axis=1), -1)] = -np.inf
+        return order
+
     def _linear(self, features: np.ndarray) -> np.ndarray:
         assert self.weights is not None, "fit the ranker first"
         return np.asarray(np.hstack([features, np.ones((features.shape[0], 1))]) @ self.weights)
