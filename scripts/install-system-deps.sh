@@ -14,8 +14,9 @@ required=(clang-19 llvm-19 llvm-19-dev lld-19 libclang-rt-19-dev csmith libcsmit
 # (CPP/22 and CPP/137 include Boost headers, CPP/162 links OpenSSL; without them those programs are excluded,
 # not failed); valgrind gives instruction counts for the perf objective (wall seconds are measured without it);
 # cmake and dpkg-dev (dpkg-source) build the real projects of benchmarks/build_integration.py; git commits label
-# shards as they are written (`stitchopt labels search|broadcast --commit`, and its test).
-optional=(libboost-dev libssl-dev valgrind cmake dpkg-dev git)
+# shards as they are written (`stitchopt labels search|broadcast --commit`, and its test); cppcheck is one of the
+# two static-analyzer anchors of the vulnerability study (security/analyzers.py; its test is skipped without it).
+optional=(libboost-dev libssl-dev valgrind cmake dpkg-dev git cppcheck)
 # With --test, also when possible: headless Chromium and its driver for the browser test of the HTML reports
 # (skipped, with its reason, without them).
 test_only=(chromium chromium-driver)
@@ -46,7 +47,8 @@ mapfile -t missing_optional < <(not_installed "${optional[@]}")
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   if [ ${#missing_optional[@]} -gt 0 ]; then
     echo "warning: optional packages missing: ${missing_optional[*]} (some HumanEval-X programs are then" \
-      "excluded, perf is measured in seconds, the report browser test is skipped)" >&2
+      "excluded, perf is measured in seconds, the report browser test is skipped, the security study has no" \
+      "cppcheck anchor)" >&2
   fi
   [ ${#missing[@]} -eq 0 ] && exit 0
   echo "stitchopt needs these system packages: ${missing[*]}" >&2
