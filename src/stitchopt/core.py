@@ -75,6 +75,7 @@ class EvalResult:
     codegen_cached: bool = False  # sizes came from an earlier codegen of the same optimized IR
     resumed: bool = False  # optimized from a module state a native worker held (prefix reuse), not from the input
     runtime: float | None = None  # the program's run cost when a runtime probe is attached (unit: the probe's)
+    security: float | None = None  # 1 + security-relevant items lost, when a security probe is attached
     # The limits a failure happened under: a timeout or a crash under a memory cap says nothing about a
     # run with a larger limit, so the cache replays it only under the same or tighter limits.
     time_limit_s: float | None = None
@@ -118,7 +119,10 @@ class IRModule:
         return hashlib.sha256(self.bitcode).hexdigest()
 
 
-OBJECTIVE_TERMS = ("size", "instructions", "compile-time", "perf")
+OBJECTIVE_TERMS = ("size", "instructions", "compile-time", "perf", "security")
+# Terms measured by a probe attached to the evaluator per module (not by the backends), and the EvalResult
+# field each one fills.
+PROBED_TERMS = {"perf": "runtime", "security": "security"}
 
 
 @dataclass(frozen=True)
@@ -126,7 +130,11 @@ class Objective:
     """`L = sum(w * metric / metric at -Oz) / sum(w)`: 1.0 is -Oz, lower is better, failures are infinite.
 
     Terms: `size` (object bytes), `instructions` (IR instructions), `compile-time` (opt + codegen seconds),
-    `perf` (the program's runtime, needs a runtime probe: a result without one scores infinite).
+    `perf` (the program's runtime, needs a runtime probe: a result without one scores infinite), `security`
+    (1 + the security-relevant items of the unoptimized module that the list's output lost, summed over kinds:
+    clearing writes, stack protection, fortified calls, overflow checks, ...; needs a security probe,
+    `validate.hardening.SecurityMeter`). So `security` is 1.0 at -Oz's loss, below 1 where a list keeps more
+    than -Oz and above where it keeps less: deterministic, one `opt -S` per list, no model needed.
     """
 
     weights: tuple[tuple[str, float], ...] = (("size", 1.0),)
@@ -160,7 +168,12 @@ class Objective:
 
     @property
     def needs_runtime(self) -> bool:
-        return any(name == "perf" and weight > 0 for name, weight in self.weights)
+        return self.weighs("perf")
+
+    @property
+    def probed_terms(self) -> tuple[str, ...]:
+        """The weighted terms that need a probe attached to the evaluator (PROBED_TERMS)."""
+        return tuple(name for name, weight in self.weights if weight > 0 and name in PROBED_TERMS)
 
     def score(self, result: EvalResult, reference: EvalResult) -> float:
         if not result.ok or not reference.ok:
@@ -175,8 +188,9 @@ def _metric(result: EvalResult, name: str) -> float:
         return float(result.size_bytes or 0)
     if name == "instructions":
         return float(result.ir_instruction_count or 0)
-    if name == "perf":
-        return result.runtime if result.runtime is not None else math.inf
+    if name in PROBED_TERMS:
+        value = getattr(result, PROBED_TERMS[name])
+        return float(value) if value is not None else math.inf
     return result.opt_seconds + result.codegen_seconds
 
 

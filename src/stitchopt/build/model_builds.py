@@ -1,6 +1,7 @@
 """Model builds: `stitchopt-cc` with STITCHOPT_MODEL, STITCHOPT_LIST or STITCHOPT_MODE set builds each unit as
 `build.plan` says (the user's clang and flags, only the pipeline chosen), tries the lists the mode allows
-besides -Oz, and keeps the smallest object; objects are cached by everything that decides them.
+besides -Oz, and keeps the smallest object whose list passes the unit's guards (`validate.guards`, which include
+the security guard); objects are cached by everything that decides them.
 
 When a unit cannot be built this way, the real compiler runs the command as asked; unless that was the user's
 own compile error, one line on stderr names the unit and the cause and the build log gets a `failed` entry.
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,17 +29,18 @@ from stitchopt.build.compiler import run_compiler
 from stitchopt.build.plan import CompilePlan, PassThrough, Unit, plan_command
 from stitchopt.build.settings import BuildSettings
 from stitchopt.cache.store import EvaluationStore
-from stitchopt.core import MEASUREMENT_VERSION
+from stitchopt.core import MEASUREMENT_VERSION, CompileOptions, IRModule
 from stitchopt.datasets.recording import wrapper_toolchain
 from stitchopt.diagnostics import exception_line, first_error
 from stitchopt.errors import InputError
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
-from stitchopt.toolchain.baselines import OPT_FLAGS
+from stitchopt.toolchain.baselines import OPT_FLAGS, clang_pipeline
 from stitchopt.toolchain.commands import CXX_DRIVER, IR_TIMEOUT_S, is_cxx_driver
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import disassemble, module_from_text
 from stitchopt.toolchain.process import run_tool
+from stitchopt.validate.guards import Guard
 
 OBJECT_KIND = "object"  # artifacts of the evaluation store: bounded and evicted with it
 
@@ -177,8 +179,8 @@ def _build_unit(
         _write_atomically(target, data)
         stored: dict[str, Any] = json.loads(header)
         return _with_choice(entry, stored, cache="hit"), frontend.stderr_text + str(stored.get("stderr", ""))
-    built = _build_candidates(plan, settings, toolchain, store, unit, bitcode, bitcode_bytes, scratch)
-    oz, best = built[0], min(built, key=lambda candidate: candidate.size)  # the first minimum: -Oz on a tie
+    built, best = _build_candidates(plan, settings, toolchain, store, unit, bitcode, bitcode_bytes, scratch)
+    oz = built[0]
     data = best.path.read_bytes()
     _write_atomically(target, data)
     choice: dict[str, Any] = {
@@ -216,8 +218,9 @@ def _build_candidates(
     bitcode: Path,
     bitcode_bytes: bytes,
     scratch: Path,
-) -> list[BuiltObject]:
-    """-Oz first, then each list the mode chose that compiled; lists run in parallel with -Oz."""
+) -> tuple[list[BuiltObject], BuiltObject]:
+    """-Oz first, then each list the mode chose that compiled (lists run in parallel with -Oz), and the chosen
+    object (`passing_guards`)."""
     from stitchopt.build.candidates import candidate_pipelines  # the model and numpy: only on a cache miss
     from stitchopt.passes.catalogue import load_catalogue
 
@@ -233,7 +236,27 @@ def _build_candidates(
         ]
         built = [oz.result()]
         built += [found for future in futures if (found := future.result()) is not None]
-    return built
+    return built, passing_guards(built, lambda: unit_guard(toolchain, module, opt))
+
+
+def unit_guard(toolchain: Toolchain, module: IRModule, opt: Sequence[str]) -> Guard:
+    """The unit's guards under the build's own `opt` flags, against clang's -Oz pipeline."""
+    options = CompileOptions(relocation_model=opt[1].partition("=")[2], opt_flags=tuple(opt[2:]))
+    return Guard(toolchain, module, options, clang_pipeline(toolchain, "Oz"), timeout=IR_TIMEOUT_S)
+
+
+def passing_guards(built: list[BuiltObject], guard: Callable[[], Guard]) -> BuiltObject:
+    """The smallest candidate below -Oz (`built[0]`) that passes the unit's guards (no miscompile signs, no
+    security-relevant code removed relative to -Oz), else -Oz; checked smallest first, so the guards (two or
+    three `opt -S`) run only when some list beat -Oz."""
+    oz, smaller = built[0], sorted((b for b in built[1:] if b.size < built[0].size), key=lambda b: b.size)
+    if not smaller:
+        return oz
+    try:
+        checks = guard()
+    except InputError:  # the module cannot be read for the guards: -Oz, which needs no guard
+        return oz
+    return next((b for b in smaller if b.pipeline is not None and not checks.check(b.pipeline)), oz)
 
 
 def opt_command(toolchain: Toolchain, plan: CompilePlan, ir_text: str) -> list[str]:

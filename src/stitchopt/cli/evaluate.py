@@ -32,10 +32,30 @@ from stitchopt.evaluation.comparison import compare
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
-from stitchopt.reports.tables import evaluation_rows, results_json, to_rich
+from stitchopt.reports.tables import Rows, evaluation_rows, results_json, to_rich
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import compile_source, is_source
+from stitchopt.toolchain.frontend import compile_source, is_source, load_module
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
+from stitchopt.validate.hardening import KINDS, HardeningError, SecurityComparison, compare_security, describe
+
+
+def _security(evaluator: Evaluator, path: Path, pipeline: str, clang_args: list[str]) -> SecurityComparison | None:
+    """The security-relevant code of the program, at -Oz and with the list (None when the IR cannot be read:
+    the size table then says why)."""
+    oz = evaluator.baselines["Oz"]
+    module = load_module(evaluator.toolchain, path, clang_args)
+    try:
+        return compare_security(evaluator.toolchain, evaluator.store, module, oz.options, oz.pipeline, pipeline)
+    except HardeningError:
+        return None
+
+
+def security_rows(security: SecurityComparison) -> Rows:
+    """One row per kind: the unoptimized module, -Oz and the list."""
+    columns = (security.source.to_dict(), security.oz.to_dict(), security.passes.to_dict())
+    rows = [[kind.replace("_", " "), *(str(c[kind]) for c in columns)] for kind in KINDS]
+    return Rows("security-relevant code (validate.hardening)", ["kind", "source", "-Oz", "passes"], rows)
+
 
 ClangArgs = Annotated[Optional[list[str]], typer.Argument(help="Extra clang arguments after --.")]  # noqa: UP045
 
@@ -111,15 +131,24 @@ def eval_command(
         Evaluator(toolchain, store, timeout=timeout, jobs=jobs or None, backend=backend, address=address) as evaluator,
     ):
         comparison = compare(evaluator, path, pipeline, clang_args or [])
+        security = _security(evaluator, path, pipeline, clang_args or [])
     oz = comparison.results["Oz"]
     if not any(result.ok for result in comparison.results.values()):  # clang's own levels fail too: the input
         why = telling_line(oz.stderr_tail) or oz.status.value
         raise InputError(f"{path}: not even clang's -O0/-Oz/-O3 build it ({why}); give IR for a target llc can emit")
     if json_output:
-        print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison)}, indent=2))
+        found = {"security": security.to_dict()} if security is not None else {}
+        print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison), **found}, indent=2))
         return
     console.print(f"pipeline: {pipeline}", highlight=False, soft_wrap=True)
     print_table(to_rich(evaluation_rows(comparison)))
+    if security is not None:
+        print_table(to_rich(security_rows(security)))
+        if security.removed_vs_oz:
+            removed = describe(security.removed_vs_oz)
+            console.print(f"[red]the list removes security-relevant code that -Oz keeps: {removed}[/red]")
+        if security.removed_by_oz:
+            console.print(f"[yellow]-Oz itself removes: {describe(security.removed_by_oz)}[/yellow]")
     for label, result in comparison.results.items():
         if not result.ok:
             console.print(f"[red]{label}: {result.status.value}[/red] {result.stderr_tail.strip()[-500:]}")

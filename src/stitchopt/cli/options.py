@@ -86,7 +86,11 @@ FailIfNoGainOption = Annotated[
     ),
 ]
 ObjectiveOption = Annotated[
-    str, typer.Option(help="Weighted terms: size, instructions, compile-time, perf (perf needs --run).")
+    str,
+    typer.Option(
+        help="Weighted terms: size, instructions, compile-time, perf (needs --run), security (security-relevant "
+        "code lost, vs -Oz)."
+    ),
 ]
 
 ValidateOption = Annotated[

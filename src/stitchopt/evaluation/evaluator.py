@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Protocol
+from typing import Any, Protocol
 
 from stitchopt.cache.store import CodegenKey, EvalKey, EvaluationStore
-from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
+from stitchopt.core import PROBED_TERMS, CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.errors import StitchoptError
 from stitchopt.evaluation.backend import Backend, Screen
 from stitchopt.evaluation.native.pool import NativeBackend, PrefixReuse, probe_native
@@ -46,8 +46,10 @@ class EvalRequest:
     base: str | None = None
 
 
-class RuntimeProbe(Protocol):
-    """Measures how long a program runs when built with a pipeline (see `tune.runtime.RuntimeMeter`)."""
+class MetricProbe(Protocol):
+    """Measures one objective term of a module built with a pipeline, beyond what the backends measure: the
+    runtime (`perf`: `tune.runtime.RuntimeMeter`), security-relevant code lost (`security`:
+    `validate.hardening.SecurityMeter`). None: the list fails that term."""
 
     def measure(self, pipeline: str, result: EvalResult) -> float | None: ...
 
@@ -157,7 +159,7 @@ class Evaluator:
         self.codegen_cache = CodegenCache(toolchain, store)
         self.counters = EvalCounters()
         self._baselines: dict[str, Baseline] | None = None
-        self._probes: dict[str, RuntimeProbe] = {}
+        self._probes: dict[str, dict[str, MetricProbe]] = {}  # module sha256 -> term -> probe
 
     def close(self) -> None:
         self.backend.close()
@@ -182,9 +184,12 @@ class Evaluator:
             self._baselines = load_baselines(self.toolchain)
         return self._baselines
 
-    def attach_runtime(self, module: IRModule, probe: RuntimeProbe) -> None:
-        """From now on, ok results for `module` carry `runtime` (the objective's `perf` term)."""
-        self._probes[module.sha256] = probe
+    def attach_probe(self, module: IRModule, term: str, probe: MetricProbe) -> None:
+        """From now on, ok results for `module` carry the objective `term` (a key of PROBED_TERMS) that `probe`
+        measures, in the EvalResult field the term names."""
+        if term not in PROBED_TERMS:
+            raise ValueError(f"{term!r} is measured by the backends, not by a probe")
+        self._probes.setdefault(module.sha256, {})[term] = probe
 
     def key(self, request: EvalRequest) -> EvalKey:
         return EvalKey(
@@ -208,7 +213,7 @@ class Evaluator:
         self.counters.codegen_skipped += result.codegen_cached
         if self.store is not None:
             self.store.put(self.key(request), result)
-        return self._with_runtime([request], [result])[0] if self._probes else result
+        return self._with_probes([request], [result])[0] if self._probes else result
 
     def evaluate_many(
         self,
@@ -253,17 +258,20 @@ class Evaluator:
                     self.backend.close()
                     raise
         finished = [result for result in results if result is not None]
-        return self._with_runtime(requests, finished) if self._probes else finished
+        return self._with_probes(requests, finished) if self._probes else finished
 
-    def _with_runtime(self, requests: Sequence[EvalRequest], results: list[EvalResult]) -> list[EvalResult]:
-        """Runtime for ok results of modules with a probe (not cached with the result: the probe caches it)."""
+    def _with_probes(self, requests: Sequence[EvalRequest], results: list[EvalResult]) -> list[EvalResult]:
+        """Probed terms for ok results of modules with probes (not cached with the result: each probe caches)."""
 
         def add(pair: tuple[EvalRequest, EvalResult]) -> EvalResult:
             request, result = pair
-            probe = self._probes.get(request.module.sha256)
-            if probe is None or not result.ok:
+            probes = self._probes.get(request.module.sha256, {})
+            if not probes or not result.ok:
                 return result
-            return replace(result, runtime=probe.measure(request.pipeline, result))
+            measured: dict[str, Any] = {
+                PROBED_TERMS[t]: probe.measure(request.pipeline, result) for t, probe in probes.items()
+            }
+            return replace(result, **measured)
 
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             return list(pool.map(add, zip(requests, results, strict=True)))

@@ -2,7 +2,8 @@
 the rest of the module gets the static choice; the parts are optimized apart, relinked (`toolchain.split`) and
 compiled once. The result is kept only when it is smaller than the whole module at -Oz, so hybrid mode is never
 worse than -Oz either. With a validation, every list in the answer passed it (a part whose lists all fail
-gets -Oz), as in static and jit mode.
+gets -Oz), and every list passed the guards of its part (the static list those of the whole module), as in
+static and jit mode.
 
 Hotness comes from a profile of the user's run command (`-fprofile-instr-generate`, `llvm-profdata`): the
 fewest functions that together take `share` of all function entries.
@@ -31,7 +32,7 @@ from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, module_from_bitcode
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.split import extract_function, relink, symbols, without_functions
-from stitchopt.tune.acceptance import ListValidation
+from stitchopt.tune.acceptance import ListValidation, program_guard
 from stitchopt.tune.session import first_valid
 
 _COUNT_RE = re.compile(r"^  (\S.*):\n(?:    .*\n)*?    Function count: (\d+)", re.M)
@@ -110,7 +111,11 @@ def optimize_hybrid(
     ranked = cached_rank(model, toolchain, module, evaluator.store)
     static = oz.pipeline if ranked[0].passes is None else tuned_pipeline(ranked[0].passes, catalogue)
     notes: list[str] = []
-    if validation is not None and ranked[0].passes is not None:
+    reasons = program_guard(evaluator, module)(static) if ranked[0].passes is not None else []
+    if reasons:
+        notes.append(f"{REST}: static list failed the guards: {'; '.join(reasons)}")
+        static = oz.pipeline
+    elif validation is not None and ranked[0].passes is not None:
         verified = validation.check(static)
         notes.append(f"{REST}: static list {verified.note}")
         static = static if verified.passed else oz.pipeline
@@ -128,7 +133,8 @@ def optimize_hybrid(
             ((p, r.size_bytes) for p, r in zip(candidates, results, strict=True) if r.ok and r.size_bytes),
             key=lambda item: item[1],
         )
-        passes, said = first_valid([(p, size / baseline) for p, size in sizes], catalogue, validation)
+        ratios = [(p, size / baseline) for p, size in sizes]
+        passes, said = first_valid(ratios, catalogue, validation, program_guard(evaluator, part))
         chosen[function] = oz.pipeline if passes is None else tuned_pipeline(passes, catalogue)
         notes += [f"{function}: {note}" for note in said]
     parts = [_optimized(toolchain, bitcode, chosen[f], oz.options.opt_args()) for f, bitcode in extracted.items()]

@@ -1,8 +1,9 @@
 """Apply a flag-tuning model to one module: rank, measure what the mode allows, validate, keep the smallest.
 
 `static` compiles the top-ranked list and, as the backup, -Oz (two compilations; one when -Oz ranks first);
-`jit` compiles the top `k` lists and -Oz. The answer is never larger than -Oz, and with a validation it is a
-list that passed it (the next best is tried, then -Oz).
+`jit` compiles the top `k` lists and -Oz. The answer is never larger than -Oz, passes the program's guards
+(no miscompile signs, no security-relevant code removed relative to -Oz; checked only on lists smaller than
+-Oz, best first) and with a validation it is a list that passed it (the next best is tried, then -Oz).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from stitchopt.models.list_model import ListModel, RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
-from stitchopt.tune.acceptance import ListValidation
+from stitchopt.tune.acceptance import ListValidation, program_guard
 from stitchopt.tune.session import first_valid
 
 MODES = ("static", "jit")
@@ -61,7 +62,8 @@ def choose(
         raise InputError(f"{module.name}: -Oz itself fails ({oz_result.status.value}): {oz_result.stderr_tail}")
     oz_size = oz_result.size_bytes
     measured = [(p, r.size_bytes / oz_size) for p, r in zip(tried, results[1:], strict=True) if r.ok and r.size_bytes]
-    chosen, notes = first_valid(sorted(measured, key=lambda item: item[1]), catalogue, validation)
+    guard = program_guard(evaluator, module)
+    chosen, notes = first_valid(sorted(measured, key=lambda item: item[1]), catalogue, validation, guard)
     if chosen is None:
         return Choice(None, oz.pipeline, oz_size, oz_size, len(requests), inference_ms, tuple(ranked), tuple(notes))
     size = next(r.size_bytes for p, r in zip(tried, results[1:], strict=True) if p == chosen)

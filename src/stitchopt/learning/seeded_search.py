@@ -75,7 +75,7 @@ def search_ranked(
     oz_size = run.oz.size_bytes
     if not (run.oz.ok and oz_size):
         raise InputError(f"{module.name}: -Oz itself fails ({run.oz.status.value}): {run.oz.stderr_tail}")
-    chosen, notes = first_valid(list(reversed(run.bests)), catalogue, validation)
+    chosen, notes = first_valid(list(reversed(run.bests)), catalogue, validation, guard)
     if run.suspicious:
         notes.append(f"{run.suspicious} candidates failed the program's guards")
     compilations = run.evaluations + 1  # and -Oz

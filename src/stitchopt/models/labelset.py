@@ -87,8 +87,11 @@ class LabelSet:
 
     def objective_values(self, objective: Objective) -> np.ndarray:
         """programs x lists: `objective` of each list relative to -Oz (1.0 is -Oz; infinite where it failed)."""
-        if objective.needs_runtime:
-            raise InputError("labels hold no runtimes: train for size, instructions and compile-time only")
+        if objective.probed_terms:
+            raise InputError(
+                f"labels hold no runtimes or security counts ({', '.join(objective.probed_terms)}): train for size, "
+                "instructions and compile-time; every model answer passes the security guard"
+            )
         timed = any(name == "compile-time" and weight > 0 for name, weight in objective.weights)
         if timed and not all(p.seconds and p.baseline_seconds for p in self.programs):
             raise InputError(

@@ -121,11 +121,12 @@ def pareto_rows(program: str, front: Sequence[dict[str, Any]]) -> Rows:
             _ms(t["compile_seconds"]),
             _num(t["ir_instruction_count"]),
             _num(t.get("runtime"), "{:,.6g}"),
+            _num(t.get("security"), "{:g}"),
             t["pipeline"] if len(t["pipeline"]) <= 60 else t["pipeline"][:57] + "...",
         ]
         for t in front
     ]
-    headers = ["passes", "size B", "compile ms", "IR instrs", "runtime", "pipeline"]
+    headers = ["passes", "size B", "compile ms", "IR instrs", "runtime", "security", "pipeline"]
     return Rows(f"{program}: {len(front)} Pareto-optimal lists", headers, rows)
 
 

@@ -28,14 +28,17 @@ GuardCheck = Callable[[str], list[str]]  # pipeline -> reasons to distrust it (e
 def program_guard(evaluator: Evaluator, module: IRModule, self_check: ListValidation | None = None) -> GuardCheck:
     """The guards for `module`, comparing with -Oz on it, then (when given) `self_check`: the program itself
     run against its -O0/-O2 builds, which costs one build and run and catches what the IR guards cannot.
-    Answers are remembered per pipeline."""
-    oz = evaluator.baselines["Oz"]
-    guard = Guard(evaluator.toolchain, module, oz.options, oz.pipeline, timeout=evaluator.timeout)
+    Answers are remembered per pipeline; the guards' own summaries (the module and -Oz on it) are made on the
+    first question, so a program whose candidates never beat -Oz costs nothing."""
     answers: dict[str, list[str]] = {}
+    guards: list[Guard] = []
 
     def check(pipeline: str) -> list[str]:
+        if not guards:
+            oz = evaluator.baselines["Oz"]
+            guards.append(Guard(evaluator.toolchain, module, oz.options, oz.pipeline, timeout=evaluator.timeout))
         if pipeline not in answers:
-            reasons = guard.check(pipeline)
+            reasons = guards[0].check(pipeline)
             if not reasons and self_check is not None:
                 verified = self_check.check(pipeline)
                 reasons = [] if verified.passed else [verified.note]

@@ -18,7 +18,7 @@ from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.acceptance import ListValidation, ProgramRun, program_guard, self_check_for, validation_for
 from stitchopt.tune.record import RunRecord
-from stitchopt.tune.runtime import attach_runtime_meter
+from stitchopt.tune.runtime import attach_probes
 from stitchopt.tune.session import replay_command
 
 DEFAULT_TOP = 100
@@ -54,8 +54,7 @@ def broadcast(
         module = load_module(evaluator.toolchain, program_path(program.program))
         self_check = self_check_for(evaluator, program_path(program.program), program_run, validation)
         guard = program_guard(evaluator, module, self_check) if guards else None
-        if objective.needs_runtime and program_run is not None:
-            attach_runtime_meter(evaluator, module, program_path(program.program), program_run)
+        attach_probes(evaluator, module, objective, program_path(program.program), program_run)
         checks = validation_for(validation, program_path(program.program), program_run)
         reference, current = evaluator.evaluate_many(
             [EvalRequest(module, oz.pipeline, oz.options), EvalRequest(module, program.pipeline, oz.options)]

@@ -146,6 +146,7 @@ def _trial(
         "ir_instruction_count": result.ir_instruction_count,
         "compile_seconds": result.opt_seconds + result.codegen_seconds,
         "runtime": result.runtime,
+        "security": result.security,
         "score": score if math.isfinite(score) else None,
         "best_score": run.best_score,
         "suspicious": doubts,

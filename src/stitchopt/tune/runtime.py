@@ -23,13 +23,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore
-from stitchopt.core import CompileOptions, EvalResult, IRModule
+from stitchopt.core import CompileOptions, EvalResult, IRModule, Objective
 from stitchopt.errors import InputError, ToolchainError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import is_source
 from stitchopt.tune.acceptance import ProgramRun
 from stitchopt.validate.builder import ProgramBuilder
+from stitchopt.validate.hardening import SecurityMeter
 from stitchopt.validate.sandbox import Limits, RunOutcome, scratch_directory
 from stitchopt.validate.selection import differential_suite
 from stitchopt.validate.suites import SuiteProgram
@@ -142,5 +143,20 @@ def attach_runtime_meter(evaluator: Evaluator, module: IRModule, path: Path, pro
     oz = evaluator.baselines["Oz"]
     meter = RuntimeMeter(evaluator.toolchain, evaluator.store, module, runs, oz.options, counter=program_run.counter)
     meter.expect(oz.pipeline)
-    evaluator.attach_runtime(module, meter)
+    evaluator.attach_probe(module, "perf", meter)
     return meter
+
+
+def attach_probes(
+    evaluator: Evaluator, module: IRModule, objective: Objective, path: Path, program_run: ProgramRun | None
+) -> str:
+    """Attach the probes `objective` weighs: the runtime meter (`perf`, when the program can be run) and the
+    security meter (`security`). Returns the runtime's unit ("" without a runtime meter)."""
+    unit = ""
+    if objective.needs_runtime and program_run is not None:
+        unit = attach_runtime_meter(evaluator, module, path, program_run).unit
+    if objective.weighs("security"):
+        oz = evaluator.baselines["Oz"]
+        meter = SecurityMeter(evaluator.toolchain, evaluator.store, module, oz.options, evaluator.timeout)
+        evaluator.attach_probe(module, "security", meter)
+    return unit

@@ -29,7 +29,7 @@ from stitchopt.tune.acceptance import (
 from stitchopt.tune.driver import Budget, TuningRun, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.record import ProgramRecord, RunRecord
-from stitchopt.tune.runtime import attach_runtime_meter
+from stitchopt.tune.runtime import attach_probes
 from stitchopt.tune.strategies import Strategy, make_strategy
 
 
@@ -120,9 +120,7 @@ def tune_programs(
         module = load_module(evaluator.toolchain, path)
         self_check = self_check_for(evaluator, path, program_run, validation)
         guard = program_guard(evaluator, module, self_check) if guards else None
-        unit = ""
-        if objective.needs_runtime and program_run is not None:
-            unit = attach_runtime_meter(evaluator, module, path, program_run).unit
+        unit = attach_probes(evaluator, module, objective, path, program_run)
         searcher = make_strategy(strategy, catalogue, seed, oz.pipeline)
         run, chosen, notes = search_and_validate(
             evaluator,
@@ -171,20 +169,28 @@ def search_and_validate(
         minimized = minimize(evaluator, module, run.best_passes, catalogue, objective, insertion=insertion, guard=guard)
         if minimized.score <= run.best_score:
             candidates.insert(0, (minimized.passes, minimized.score))
-    chosen, notes = first_valid(candidates, catalogue, validation)
+    chosen, notes = first_valid(candidates, catalogue, validation, guard)  # guard answers are remembered
     return run, chosen, notes
 
 
 def first_valid(
-    candidates: list[tuple[PassNames, float]], catalogue: Catalogue, validation: ListValidation | None
+    candidates: list[tuple[PassNames, float]],
+    catalogue: Catalogue,
+    validation: ListValidation | None,
+    guard: GuardCheck | None = None,
 ) -> tuple[PassNames | None, list[str]]:
-    """The best candidate that beats -Oz and passes validation, and what validation said on the way."""
+    """The best candidate that beats -Oz, passes the program's guards (when given: for answers that did not come
+    from a guarded search) and validation, and what they said on the way."""
     notes: list[str] = []
     tried: set[PassNames] = set()
     for passes, score in candidates:
         if score >= 1.0 or passes in tried or len(tried) >= MAX_VALIDATED_CANDIDATES:
             continue
         tried.add(passes)
+        reasons = guard(tuned_pipeline(passes, catalogue)) if guard is not None else []
+        if reasons:
+            notes.append(f"{len(passes)}-pass list failed the guards: {'; '.join(reasons)}")
+            continue
         if validation is None:
             return passes, notes
         verified = validation.check(tuned_pipeline(passes, catalogue))

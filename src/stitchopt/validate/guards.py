@@ -2,21 +2,31 @@
 
 A size objective rewards deleting code, so the classic miscompiles look like wins: exported functions or
 globals gone, whole function bodies reduced to `unreachable`, code proven undefined and replaced by UB
-markers (`store ... ptr poison/null`). Each guard compares with what -Oz does to the same IR, so code that
-really is dead or undefined under -Oz too is not held against a list. Guards are necessary, not sufficient:
-full validation still runs on the final lists.
+markers (`store ... ptr poison/null`); and so does removing security-relevant code (clears of memory before
+free or end of scope, stack canaries, fortified calls, overflow checks: `validate.hardening`). Each guard
+compares with what -Oz does to the same IR, so code that really is dead or undefined under -Oz too is not held
+against a list. Guards are necessary, not sufficient: full validation still runs on the final lists.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from stitchopt.core import CompileOptions, IRModule
-from stitchopt.diagnostics import telling_line
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, run_tool
+from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
+from stitchopt.validate.hardening import (
+    HardeningCounts,
+    HardeningError,
+    count_ir,
+    counts_of_text,
+    describe,
+    needs_codegen,
+    optimized_text,
+    weakened,
+)
 
 _NAME = r'(?:"[^"]*"|[-a-zA-Z$._0-9]+)'
 _DEFINE_RE = re.compile(rf"^define\s+(.*?)@({_NAME})\(")
@@ -33,10 +43,11 @@ class ModuleSummary:
     exported: frozenset[str]  # every definition visible outside the module
     unreachable_bodies: frozenset[str]  # defined functions whose whole body is `unreachable`
     ub_markers: int  # stores to null or poison: how LLVM marks code it proved undefined
+    hardening: HardeningCounts = HardeningCounts()  # canary checks only when read from assembly (Guard does)
 
 
 def summarize(ir_text: str) -> ModuleSummary:
-    """Read the facts the guards need from textual IR (one pass over the lines)."""
+    """Read the facts the guards need from textual IR."""
     required: set[str] = set()
     exported: set[str] = set()
     unreachable: set[str] = set()
@@ -63,7 +74,9 @@ def summarize(ir_text: str) -> ModuleSummary:
             name, linkage = match.group(1), set(match.group(2).split())
             if not linkage & _DECLARATION_LINKAGES:
                 _classify(name, linkage, required, exported)
-    return ModuleSummary(frozenset(required), frozenset(exported), frozenset(unreachable), ub_markers)
+    return ModuleSummary(
+        frozenset(required), frozenset(exported), frozenset(unreachable), ub_markers, count_ir(ir_text)
+    )
 
 
 def _classify(name: str, linkage: set[str], required: set[str], exported: set[str]) -> None:
@@ -87,6 +100,9 @@ def suspicious_changes(source: ModuleSummary, reference: ModuleSummary, candidat
         reasons.append(
             f"{candidate.ub_markers} stores to null/poison (code proven undefined), -Oz has {reference.ub_markers}"
         )
+    removed = weakened(reference.hardening, candidate.hardening)
+    if removed:
+        reasons.append(f"security-relevant code removed relative to -Oz: {describe(removed)}")
     return reasons
 
 
@@ -95,12 +111,9 @@ def _names(names: list[str], shown: int = 5) -> str:
     return ", ".join(names[:shown]) + more
 
 
-class _OptFailed(Exception):
-    pass
-
-
 class Guard:
-    """The guards for one program: summaries of its IR and of -Oz on it, computed once."""
+    """The guards for one program: summaries of its IR and of -Oz on it, computed once. `oz_removed` is the
+    security-relevant code of the program that -Oz itself removes (a warning: the guard only holds lists to -Oz)."""
 
     def __init__(
         self,
@@ -114,27 +127,27 @@ class Guard:
         self.module = module
         self.options = options
         self.timeout = timeout
+        self.oz_pipeline = oz_pipeline
         try:
             self.source = self._summary(None)
             self.reference = self._summary(oz_pipeline)
-        except _OptFailed as exc:
+        except HardeningError as exc:
             raise InputError(f"{module.name}: cannot read the module for the guards: {exc}") from exc
+        self.oz_removed = weakened(self.source.hardening, self.reference.hardening)
 
     def check(self, pipeline: str) -> list[str]:
         """Reasons to distrust `pipeline` on this program; empty when every guard holds."""
         try:
             candidate = self._summary(pipeline)
-        except _OptFailed as exc:
+        except HardeningError as exc:
             return [str(exc)]
         return suspicious_changes(self.source, self.reference, candidate)
 
     def _summary(self, pipeline: str | None) -> ModuleSummary:
-        """The module after `pipeline` (None: as it is); opt fails e.g. when the result does not verify."""
-        passes = [f"-passes={pipeline}"] if pipeline is not None else []
-        argv = [self.toolchain.tool("opt"), *self.options.opt_args(), *passes, "-S", "-", "-o", "-"]
-        run = run_tool(argv, stdin=self.module.bitcode, timeout=self.timeout)
-        if run.timed_out:
-            raise _OptFailed(f"opt timed out after {run.seconds:.0f} s")
-        if run.returncode != 0:
-            raise _OptFailed(f"opt failed: {telling_line(run.stderr_text)}")
-        return summarize(run.stdout.decode(errors="replace"))
+        """The module after `pipeline` (None: as it is, locals promoted); opt fails e.g. when the result does not
+        verify. Canary checks need the assembly: llc runs only when a function asks for a stack protector."""
+        text = optimized_text(self.toolchain, self.module, pipeline, self.options, self.timeout)
+        summary = summarize(text)
+        if needs_codegen(text):
+            summary = replace(summary, hardening=counts_of_text(self.toolchain, text, self.options, self.timeout))
+        return summary

@@ -1,0 +1,105 @@
+"""The security counts read from IR text, on hand-written functions: one rule per test."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from stitchopt.core import EvalResult, EvalStatus, Objective
+from stitchopt.errors import InputError
+from stitchopt.models.labelset import LabelSet
+from stitchopt.validate.hardening import count_canaries, count_ir, needs_codegen
+
+CLEAR_THEN_RETURN = """
+define i32 @f(i32 %n) #0 {
+  %key = alloca [16 x i8], align 16
+  %p = getelementptr inbounds [16 x i8], ptr %key, i64 0, i64 0
+  %r = call i32 @use(ptr %p)
+  call void @llvm.memset.p0.i64(ptr %p, i8 0, i64 16, i1 false)
+  call void @llvm.lifetime.end.p0(i64 16, ptr %key)
+  ret i32 %r
+}
+attributes #0 = { nounwind sspstrong }
+"""
+
+
+def test_a_zero_write_into_a_local_that_is_not_read_again_is_a_clearing_write() -> None:
+    counts = count_ir(CLEAR_THEN_RETURN)
+    assert counts.clearing_writes == 1 and counts.protected_functions == 1
+    assert needs_codegen(CLEAR_THEN_RETURN)
+
+
+def test_a_zero_write_read_afterwards_is_an_initialization() -> None:
+    text = CLEAR_THEN_RETURN.replace("  ret i32 %r", "  %again = call i32 @use(ptr %p)\n  ret i32 %r")
+    assert count_ir(text).clearing_writes == 0
+
+
+def test_zero_writes_to_globals_and_loaded_pointers_are_not_clearing() -> None:
+    text = """
+define void @g(ptr %slot) {
+  store i32 0, ptr @counter, align 4
+  %q = load ptr, ptr %slot, align 8
+  store i8 0, ptr %q, align 1
+  ret void
+}
+"""
+    assert count_ir(text).clearing_writes == 0
+
+
+def test_heap_memory_cleared_before_free_and_through_a_local_holding_its_pointer() -> None:
+    text = """
+define void @h() {
+  %slot = alloca ptr, align 8
+  %m = call ptr @malloc(i64 32)
+  store ptr %m, ptr %slot, align 8
+  %k = load ptr, ptr %slot, align 8
+  %v = call i32 @use(ptr %k)
+  store volatile i8 0, ptr %k, align 1
+  call void @free(ptr %m)
+  ret void
+}
+"""
+    counts = count_ir(text)
+    assert counts.clearing_writes == 1 and counts.volatile_accesses == 1
+
+
+def test_clearing_calls_fortified_calls_and_overflow_checks() -> None:
+    text = """
+define i32 @c(ptr %p, i32 %a, i32 %b) {
+  call void @explicit_bzero(ptr %p, i64 8)
+  %d = call ptr @__memcpy_chk(ptr %p, ptr %p, i64 4, i64 8)
+  %s = call { i32, i1 } @llvm.sadd.with.overflow.i32(i32 %a, i32 %b)
+  %o = extractvalue { i32, i1 } %s, 1
+  br i1 %o, label %trap, label %ok
+
+trap:
+  call void @abort()
+  unreachable
+
+ok:
+  %v = extractvalue { i32, i1 } %s, 0
+  ret i32 %v
+}
+"""
+    counts = count_ir(text)
+    assert (counts.clearing_calls, counts.fortified_calls, counts.overflow_checks) == (1, 1, 2)
+    assert not needs_codegen(text)
+
+
+def test_canaries_are_calls_of_stack_chk_fail_not_directives() -> None:
+    assembly = "\t.globl f\n\tcallq\t__stack_chk_fail@PLT\n\t.hidden __stack_chk_fail\n"
+    assert count_canaries(assembly) == 1
+
+
+def test_security_is_an_objective_term_that_labels_cannot_score() -> None:
+    objective = Objective.parse("size=0.3,security=0.7")
+    assert objective.probed_terms == ("security",)
+    reference = EvalResult(EvalStatus.OK, "oz", size_bytes=100, security=2.0)
+    assert objective.score(EvalResult(EvalStatus.OK, "p", size_bytes=90, security=1.0), reference) == pytest.approx(
+        0.3 * 0.9 + 0.7 * 0.5
+    )
+    assert math.isinf(objective.score(EvalResult(EvalStatus.OK, "p", size_bytes=90), reference))
+    labels = LabelSet("llvm", "cat", "d", (), (), 0.0)
+    with pytest.raises(InputError, match="security"):
+        labels.objective_values(objective)
