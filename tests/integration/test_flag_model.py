@@ -11,12 +11,14 @@ import numpy as np
 import pytest
 
 from stitchopt.cache.store import EvaluationStore
+from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import Benchmark
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.evaluation import evaluate_model
 from stitchopt.learning.labels import broad_lists, build_labels
 from stitchopt.learning.optimize import choose
+from stitchopt.learning.probed_labels import probed_values
 from stitchopt.learning.train import train_from_labels
 from stitchopt.learning.warm import warm_caches
 from stitchopt.models.flag_model import FlagModel
@@ -179,3 +181,21 @@ def test_broad_lists_wrap_searched_lists_around_oz_and_run(toolchain: Toolchain,
     assert len(set(lists)) == len(lists)
     for passes in lists[:3] + lists[-2:]:
         check_pipeline(toolchain, tuned_pipeline(passes, catalogue))  # raises if opt cannot parse it
+
+
+def test_training_for_security_measures_every_labeled_list_and_records_the_objective(
+    toolchain: Toolchain, catalogue: Catalogue, trained: tuple[LabelSet, FlagModel, Path]
+) -> None:
+    labels, _, work = trained
+    objective = Objective.parse("size=0.3,security=0.7")
+    with EvaluationStore(work / "cache.sqlite") as store:
+        values = probed_values(toolchain, catalogue, labels, objective, store, jobs=2)["security"]
+        model, _, _ = train_from_labels(toolchain, catalogue, labels, k=3, store=store, objective=objective, jobs=2)
+    assert values.shape == (len(labels.programs), len(labels.lists) + 1)
+    assert np.isfinite(values).all() and (values >= 1.0).all()  # 1 + items lost: never below 1
+    assert model.trained_on["objective"] == "size=0.3,security=0.7"
+    scored = labels.objective_values(objective, {"security": values})
+    assert np.allclose(
+        scored[np.isfinite(scored)],
+        (0.3 * labels.ratios() + 0.7 * values[:, :-1] / values[:, -1:])[np.isfinite(scored)],
+    )

@@ -92,7 +92,7 @@ def test_canaries_are_calls_of_stack_chk_fail_not_directives() -> None:
     assert count_canaries(assembly) == 1
 
 
-def test_security_is_an_objective_term_that_labels_cannot_score() -> None:
+def test_security_is_an_objective_term_that_labels_score_only_with_measured_values() -> None:
     objective = Objective.parse("size=0.3,security=0.7")
     assert objective.probed_terms == ("security",)
     reference = EvalResult(EvalStatus.OK, "oz", size_bytes=100, security=2.0)

@@ -134,8 +134,12 @@ def test_objective_values_weigh_size_and_compile_time_against_oz() -> None:
     assert np.allclose(untimed.objective_values(Objective()), labels.ratios())  # files made before compile times
     with pytest.raises(InputError, match="no compile times"):
         untimed.objective_values(Objective.parse("size=1,compile-time=0.1"))
-    with pytest.raises(InputError, match="no runtimes"):
+    with pytest.raises(InputError, match="no perf values"):
         labels.objective_values(Objective.parse("size=1,perf=1"))
+    security = np.array([[1.0, 2.0, np.nan, 2.0]])  # lists a, b, c, then -Oz: a keeps more than -Oz, c unread
+    weighed = labels.objective_values(Objective.parse("size=1,security=1"), {"security": security})
+    assert weighed[0, 0] == pytest.approx((0.9 + 0.5) / 2) and weighed[0, 1] == pytest.approx(1.0)
+    assert weighed[0, 2] == INF
 
 
 def test_common_lists_count_only_the_top_k_and_break_ties_by_first_sight() -> None:

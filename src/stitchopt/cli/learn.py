@@ -70,7 +70,11 @@ def train_command(
     output: Annotated[Path, output_option("Model directory to write.")],
     coreset_size: Annotated[int, typer.Option(help="Lists the model keeps (its coreset).")] = DEFAULT_K,
     objective: Annotated[
-        str, typer.Option(help="What the model minimizes, relative to -Oz: size, instructions, compile-time terms.")
+        str,
+        typer.Option(
+            help="What the model minimizes, relative to -Oz: size, instructions, compile-time, security terms "
+            "(security: one opt -S per labeled program and pool list, cached)."
+        ),
     ] = "size=1",
     validate: ValidateOption = None,
     validate_limit: ValidateLimitOption = None,
@@ -97,6 +101,7 @@ def train_command(
             store=evaluator.store,
             validation=validation.open(evaluator),
             objective=parse_objective(objective),
+            jobs=evaluator.jobs,
         )
     model.save_pretrained(output)
     coreset = report.coreset

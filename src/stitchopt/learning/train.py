@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +16,7 @@ from stitchopt.core import Objective
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Representation, Standardizer
 from stitchopt.features.by_name import default_representations
+from stitchopt.learning.probed_labels import probed_values
 from stitchopt.models.chooser import PENALTIES, SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
 from stitchopt.models.flag_model import FlagModel
@@ -73,13 +74,15 @@ def train_flag_model(
     k: int = DEFAULT_K,
     accept: Callable[[int], bool] | None = None,
     objective: Objective = SIZE,
+    probed: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[FlagModel, TrainReport]:
     """`features`: raw (unstandardized) rows in `labels.programs` order. `accept(j)` may veto pool list j
     (e.g. run the validator) when the coreset selection would take it. The coreset and the ranker work on
-    `objective` relative to -Oz (object size by default)."""
+    `objective` relative to -Oz (object size by default); `probed` holds the values of its probed terms
+    (`learning.probed_labels`)."""
     standardizer = Standardizer.fit(features, log=True)
     x = standardizer.transform(features)
-    ratios = labels.objective_values(objective)
+    ratios = labels.objective_values(objective, probed)
     coreset = select_coreset(ratios, k, accept)
     if not coreset.indices:
         raise InputError("no list of the pool beats -Oz on any labeled program: search longer (--pool-budget)")
@@ -240,9 +243,11 @@ def train_from_labels(
     validation: ListValidation | None = None,
     representations: Sequence[Representation] | None = None,
     objective: Objective = SIZE,
+    jobs: int = 1,
 ) -> tuple[FlagModel, TrainReport, dict[str, str]]:
     """Features for the labeled programs, then `train_flag_model`; with `validation`, every coreset list passed
-    it. Returns the model, its report and the programs skipped (uri -> why)."""
+    it; a `security` term in `objective` is measured for every (program, list) first, `jobs` at a time.
+    Returns the model, its report and the programs skipped (uri -> why)."""
     if labels.catalogue != catalogue.identity:
         raise InputError(
             f"labels were made with pass catalogue {labels.catalogue}, this LLVM's is {catalogue.identity}: "
@@ -264,5 +269,6 @@ def train_from_labels(
         k=k,
         accept=accept,
         objective=objective,
+        probed=probed_values(toolchain, catalogue, data.labels, objective, store, jobs),
     )
     return model, report, data.skipped

@@ -7,15 +7,15 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from stitchopt.core import EvalResult, EvalStatus, Objective
+from stitchopt.core import PROBED_TERMS, EvalResult, EvalStatus, Objective
 from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.diagnostics import exception_line
 from stitchopt.errors import InputError, StitchoptError
@@ -85,22 +85,35 @@ class LabelSet:
                     matrix[row, column] = size / oz
         return matrix
 
-    def objective_values(self, objective: Objective) -> np.ndarray:
-        """programs x lists: `objective` of each list relative to -Oz (1.0 is -Oz; infinite where it failed)."""
-        if objective.probed_terms:
+    def objective_values(self, objective: Objective, probed: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+        """programs x lists: `objective` of each list relative to -Oz (1.0 is -Oz; infinite where it failed).
+
+        Labels hold sizes, instructions and times; a probed term (`security`) needs its values in `probed`:
+        programs x (lists + 1) per term, -Oz's in the last column, NaN where it could not be measured."""
+        missing = [term for term in objective.probed_terms if probed is None or term not in probed]
+        if missing:
             raise InputError(
-                f"labels hold no runtimes or security counts ({', '.join(objective.probed_terms)}): train for size, "
-                "instructions and compile-time; every model answer passes the security guard"
+                f"labels hold no {', '.join(missing)} values: train for size, instructions, compile-time or security"
             )
         timed = any(name == "compile-time" and weight > 0 for name, weight in objective.weights)
         if timed and not all(p.seconds and p.baseline_seconds for p in self.programs):
             raise InputError(
                 "these labels have no compile times: relabel with this stitchopt (`labels pool` or `labels broadcast`)"
             )
+        extra = {term: values for term, values in (probed or {}).items() if term in objective.probed_terms}
+
+        def result(row: int, column: int | None) -> EvalResult:
+            found = self.programs[row].result(column)
+            index = len(self.lists) if column is None else column
+            fields: dict[str, Any] = {
+                PROBED_TERMS[t]: float(v[row, index]) for t, v in extra.items() if not np.isnan(v[row, index])
+            }
+            return replace(found, **fields) if fields else found
+
         return np.array(
             [
-                [objective.score(p.result(column), p.result(None)) for column in range(len(self.lists))]
-                for p in self.programs
+                [objective.score(result(row, column), result(row, None)) for column in range(len(self.lists))]
+                for row in range(len(self.programs))
             ]
         ).reshape(len(self.programs), len(self.lists))
 

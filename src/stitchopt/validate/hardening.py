@@ -369,6 +369,10 @@ class SecurityMeter:
         self.source = cached_counts(toolchain, store, module, None, options, timeout)
 
     def measure(self, pipeline: str, result: EvalResult) -> float | None:
+        """The term for `pipeline` (the probe interface: `result` adds nothing the counts need)."""
+        return self.value(pipeline)
+
+    def value(self, pipeline: str) -> float | None:
         """None when the list's output cannot be read (the list then fails the term)."""
         try:
             counts = cached_counts(self.toolchain, self.store, self.module, pipeline, self.options, self.timeout)
