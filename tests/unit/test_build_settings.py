@@ -42,6 +42,9 @@ def test_builds_are_off_unless_a_model_a_list_or_a_mode_is_set() -> None:
         ({"STITCHOPT_MODEL": "/no/such/model"}, "not a model directory"),
         ({"STITCHOPT_MODEL": "default", "STITCHOPT_LIST": "sroa"}, "not both"),
         ({"STITCHOPT_LIST": "sroa", "STITCHOPT_MODE": "jit"}, "leave STITCHOPT_MODE unset"),
+        ({"STITCHOPT_MODE": "jit", "STITCHOPT_OBJECTIVE": "security=1"}, "other modes follow the model"),
+        ({"STITCHOPT_MODE": "tune", "STITCHOPT_OBJECTIVE": "safety=1"}, "unknown objective term 'safety'"),
+        ({"STITCHOPT_MODE": "tune", "STITCHOPT_OBJECTIVE": "size=1,perf=1"}, "drop the perf term"),
     ],
 )
 def test_bad_settings_say_what_to_use(env: dict[str, str], message: str) -> None:
@@ -58,6 +61,9 @@ def test_identity_changes_with_what_decides_the_objects(tmp_path: Path) -> None:
     base = identity(STITCHOPT_MODEL="default")
     assert base == identity(STITCHOPT_MODEL="default", STITCHOPT_K="9")  # k is for the other modes
     assert identity(STITCHOPT_MODE="search", STITCHOPT_VALIDATE_LIMIT="3") == identity(STITCHOPT_MODE="search")
+    secure = _settings(STITCHOPT_MODE="tune", STITCHOPT_OBJECTIVE="size=0.3,security=0.7")
+    assert secure is not None and str(secure.objective) == "size=0.3,security=0.7"
+    assert secure.identity != identity(STITCHOPT_MODE="tune")
     assert base == identity(STITCHOPT_MODEL="default", STITCHOPT_BUILD_LOG="x")
     different = {
         identity(STITCHOPT_MODE="jit"),

@@ -13,6 +13,8 @@ object wins, so no mode can make an object larger than -Oz.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from stitchopt.build.settings import BuildSettings
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
@@ -79,10 +81,12 @@ def _tuned(
     from stitchopt.learning.seeded_search import top_lists
     from stitchopt.tune.acceptance import list_validation, program_guard
     from stitchopt.tune.driver import Budget
+    from stitchopt.tune.runtime import attach_probes
     from stitchopt.tune.session import search_and_validate
     from stitchopt.tune.strategies import make_strategy
 
     with Evaluator(toolchain, store, jobs=1) as evaluator:
+        attach_probes(evaluator, module, settings.objective, Path(module.name), None)
         validation = list_validation(evaluator, limit=settings.validate_limit)
         oz_pipeline = evaluator.baselines["Oz"].pipeline
         searcher = make_strategy(TUNE_STRATEGY, catalogue, 0, oz_pipeline, seeds=top_lists(ranked, settings.k))
@@ -91,6 +95,7 @@ def _tuned(
             catalogue,
             module,
             searcher,
+            objective=settings.objective,
             budget=Budget(evaluations=settings.budget),
             guard=program_guard(evaluator, module),
             validation=validation,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from stitchopt.core import Objective
 from stitchopt.errors import InputError
 
 MODEL_ENV = "STITCHOPT_MODEL"  # a flag-tuning model directory, or `default` for the shipped one
@@ -18,6 +19,7 @@ K_ENV = "STITCHOPT_K"
 BUDGET_ENV = "STITCHOPT_BUDGET"
 VALIDATE_LIMIT_ENV = "STITCHOPT_VALIDATE_LIMIT"
 LOG_ENV = "STITCHOPT_BUILD_LOG"
+OBJECTIVE_ENV = "STITCHOPT_OBJECTIVE"  # what tune builds minimize (size, instructions, compile-time, security)
 MODES = ("static", "jit", "tune", "search")
 DEFAULT_K = 5
 DEFAULT_BUDGET = 100
@@ -39,6 +41,7 @@ class BuildSettings:
     budget: int = DEFAULT_BUDGET
     validate_limit: int | None = None
     log: Path | None = None
+    objective: Objective = Objective()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], default_model: Path) -> BuildSettings | None:
@@ -61,6 +64,7 @@ class BuildSettings:
                 raise InputError(f"{MODEL_ENV}={model_name}: not a model directory (no config.json); use `default`")
         log = env.get(LOG_ENV, "").strip()
         search = mode == "search"
+        objective = _objective(env, mode)
         return cls(
             model,
             pass_list,
@@ -69,6 +73,7 @@ class BuildSettings:
             _positive(env, BUDGET_ENV) or (SEARCH_BUDGET if search else DEFAULT_BUDGET),
             _positive(env, VALIDATE_LIMIT_ENV),
             Path(log).absolute() if log else None,
+            objective,
         )
 
     @cached_property
@@ -80,7 +85,7 @@ class BuildSettings:
                 if path.is_file():
                     digest.update(path.name.encode() + b"\0" + path.read_bytes())
         choices = (self.pass_list, self.mode, self.k if self.mode != "static" else None)
-        search = (self.budget, self.validate_limit if self.mode == "tune" else None)
+        search = (self.budget, *((self.validate_limit, str(self.objective)) if self.mode == "tune" else ()))
         digest.update(repr((choices, search if self.mode in SEARCHING else None)).encode())
         return digest.hexdigest()
 
@@ -92,3 +97,20 @@ def _positive(env: Mapping[str, str], name: str) -> int | None:
     if not text.isdigit() or int(text) < 1:
         raise InputError(f"{name}={text!r}: use a positive whole number")
     return int(text)
+
+
+def _objective(env: Mapping[str, str], mode: str) -> Objective:
+    """STITCHOPT_OBJECTIVE for tune builds; refused elsewhere (the other modes follow the model) and for perf
+    (a build does not run its units)."""
+    text = env.get(OBJECTIVE_ENV, "").strip()
+    if not text:
+        return Objective()
+    if mode != "tune":
+        raise InputError(f"{OBJECTIVE_ENV} is what STITCHOPT_MODE=tune searches for; other modes follow the model")
+    try:
+        objective = Objective.parse(text)
+    except ValueError as exc:
+        raise InputError(f"{OBJECTIVE_ENV}={text!r}: {exc}") from exc
+    if objective.needs_runtime:
+        raise InputError(f"{OBJECTIVE_ENV}={text!r}: a build does not run its units; drop the perf term")
+    return objective
