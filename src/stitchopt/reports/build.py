@@ -15,8 +15,10 @@ from stitchopt.reports.evaluation_report import evaluation_report
 from stitchopt.reports.flag_tuning import load_evaluation
 from stitchopt.reports.model_report import model_report
 from stitchopt.reports.run_report import run_report
+from stitchopt.reports.security import detection_report
 from stitchopt.reports.stitching import load_report
 from stitchopt.reports.validation_report import validation_report
+from stitchopt.security.results import DetectionReport
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.tune.record import RunRecord
 
@@ -26,6 +28,7 @@ KINDS = {
     "model": "one model directory (with --evaluation and --study to add their sections)",
     "validation": "verdicts written by `stitchopt validate -o FILE`",
     "build": "build logs of `stitchopt-cc` (STITCHOPT_BUILD_LOG=FILE during a model build)",
+    "detection": "one vulnerability detection study (DetectionReport JSON: security.study, benchmarks/security.py)",
 }
 
 
@@ -64,6 +67,10 @@ def build_report(
         return validation_report(inputs, output_dir)
     if kind == "build":
         return build_log_report(inputs)
+    if kind == "detection":
+        if len(inputs) != 1:
+            raise InputError("a detection report reads one study file")
+        return detection_report(inputs[0], DetectionReport.load(inputs[0]))
     if len(inputs) != 1:
         raise InputError("a model report reads one model directory")
     return model_report(

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from stitchopt.stitching.alignment import align, transport_map
-from stitchopt.stitching.experts import Expert, Inputs, TrainConfig, TrainResult, fit, hidden
+from stitchopt.stitching.experts import Expert, Inputs, Loss, TrainConfig, TrainResult, fit, hidden
 from stitchopt.stitching.layers import StitchingLayer, least_squares
 
 
@@ -68,9 +68,11 @@ def stitch_ensemble(
     config: TrainConfig,
     validation: tuple[Sequence[torch.Tensor], torch.Tensor] | None = None,
     init: str = "lstsq",
+    loss: Loss = nn.functional.mse_loss,
 ) -> tuple[StitchedEnsemble, TrainResult]:
-    """Stitch `members[1:]` into `members[0]`'s hidden space and train the layers; `inputs[i]` is member i's
-    batch of the training programs (every member sees the same programs, in the same order)."""
+    """Stitch `members[1:]` into `members[0]`'s hidden space and train the layers on `loss` (the receiver's
+    task loss); `inputs[i]` is member i's batch of the training programs (every member sees the same programs,
+    in the same order)."""
     layers = [initial_layer(m, members[0], x, inputs[0], init) for m, x in zip(members[1:], inputs[1:], strict=True)]
     ensemble = StitchedEnsemble(members, layers)
     if not layers:  # the receiver alone: nothing to train
@@ -81,7 +83,7 @@ def stitch_ensemble(
         check: tuple[Inputs, torch.Tensor] | None = (
             None if validation is None else (tuple(validation[0]), validation[1])
         )
-        result = fit(ensemble, tuple(inputs), targets, config, check, list(ensemble.layers.parameters()))
+        result = fit(ensemble, tuple(inputs), targets, config, check, list(ensemble.layers.parameters()), loss)
     finally:
         for member in members:
             member.requires_grad_(True)

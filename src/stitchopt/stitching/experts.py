@@ -9,6 +9,7 @@ borrows, the head the part that receives.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,11 +18,12 @@ from torch import nn
 
 DEFAULT_HIDDEN = 256
 Inputs = torch.Tensor | tuple[torch.Tensor, ...]  # one representation's batch, or one per stitched expert
+Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (outputs, targets) -> mean loss of the batch
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Adam on the mean squared error of log ratios; `patience` epochs without a better validation loss stop it."""
+    """Adam on the task loss (`fit`'s `loss`); `patience` epochs without a better validation loss stop it."""
 
     epochs: int = 300
     lr: float = 1e-3
@@ -59,8 +61,9 @@ class SequenceEncoder(nn.Module):
         self.out = nn.Sequential(nn.Linear(2 * channels, hidden), nn.ReLU())
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        # the last real window may run into padding: give every sequence that padding, however long its batch
-        extra = max(self.KERNEL - self.STRIDE, self.KERNEL - tokens.shape[1])
+        # every window that starts on a real token must exist, even where it runs past the last one: pad every
+        # sequence by KERNEL - 1, however long its batch, so a module alone and in a longer batch read the same
+        extra = self.KERNEL - 1
         tokens = nn.functional.pad(tokens, (0, extra))
         windows = torch.relu(self.conv(self.embed(tokens).transpose(1, 2)))  # batch x channels x positions
         starts = tokens[:, : self.STRIDE * windows.shape[2] : self.STRIDE]
@@ -111,9 +114,11 @@ def fit(
     config: TrainConfig,
     validation: tuple[Inputs, torch.Tensor] | None = None,
     parameters: list[nn.Parameter] | None = None,
+    loss: Loss = nn.functional.mse_loss,
 ) -> TrainResult:
-    """Train `parameters` (default: all of `model`'s) by Adam, batches shuffled by `config.seed`; keep the
-    weights of the epoch with the lowest validation loss (training loss without a validation set)."""
+    """Train `parameters` (default: all of `model`'s) by Adam on `loss` (default: the mean squared error of the
+    experts' log ratios; a detector passes its classification loss), batches shuffled by `config.seed`; keep
+    the weights of the epoch with the lowest validation loss (training loss without a validation set)."""
     start = time.monotonic()
     trained = parameters if parameters is not None else list(model.parameters())
     optimizer = torch.optim.Adam(trained, lr=config.lr, weight_decay=config.weight_decay)
@@ -125,11 +130,11 @@ def fit(
         order = torch.randperm(len(targets), generator=generator)
         for batch in (order[i : i + config.batch] for i in range(0, len(order), config.batch)):
             optimizer.zero_grad()
-            loss = nn.functional.mse_loss(model(take(inputs, batch)), targets[batch])
-            loss.backward()  # type: ignore[no-untyped-call]
+            batch_loss = loss(model(take(inputs, batch)), targets[batch])
+            batch_loss.backward()  # type: ignore[no-untyped-call]
             optimizer.step()
         check_inputs, check_targets = validation if validation is not None else (inputs, targets)
-        current = mse(model, check_inputs, check_targets)
+        current = loss_on(model, check_inputs, check_targets, loss)
         if current < best_loss - 1e-6:
             best_loss, best_epoch, best_state = current, epoch, _state(model)
         elif epoch - best_epoch >= config.patience:
@@ -139,8 +144,9 @@ def fit(
     return TrainResult(epoch, best_epoch, best_loss, time.monotonic() - start)
 
 
-def mse(model: nn.Module, inputs: Inputs, targets: torch.Tensor) -> float:
-    return float(nn.functional.mse_loss(predict(model, inputs), targets))
+def loss_on(model: nn.Module, inputs: Inputs, targets: torch.Tensor, loss: Loss = nn.functional.mse_loss) -> float:
+    """`loss` of the model's outputs in evaluation mode (default: mean squared error of the log ratios)."""
+    return float(loss(predict(model, inputs), targets))
 
 
 def predict(model: nn.Module, inputs: Inputs, batch: int = 256) -> torch.Tensor:

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from stitchopt.stitching.experts import Expert, TrainConfig, TrainResult, fit
+from stitchopt.stitching.experts import Expert, Loss, TrainConfig, TrainResult, fit
 
 
 class StitchingLayer(nn.Module):
@@ -70,12 +70,13 @@ def train_layer(
     targets: torch.Tensor,
     config: TrainConfig,
     validation: tuple[torch.Tensor, torch.Tensor] | None = None,
+    loss: Loss = nn.functional.mse_loss,
 ) -> TrainResult:
     """Adam on the stitched model's task loss, updating only the stitching layer (both experts frozen)."""
     for expert in (stitched.source, stitched.target):
         expert.requires_grad_(False)
     try:
-        return fit(stitched, inputs, targets, config, validation, list(stitched.layer.parameters()))
+        return fit(stitched, inputs, targets, config, validation, list(stitched.layer.parameters()), loss)
     finally:
         for expert in (stitched.source, stitched.target):
             expert.requires_grad_(True)

@@ -31,7 +31,7 @@ from stitchopt.stitching.experts import (
     TrainResult,
     count_expert,
     fit,
-    mse,
+    loss_on,
     predict,
     sequence_expert,
 )
@@ -95,7 +95,7 @@ def train_experts(
     rows = [
         ExpertRow(
             name,
-            mse(expert, test.inputs[name], test.targets),
+            loss_on(expert, test.inputs[name], test.targets),
             choices(predict(expert, test.inputs[name]), test),
             choices(predict(expert, validation.inputs[name]), validation),
             result.epochs,
@@ -139,7 +139,7 @@ def stitching_table(
     rows = []
     for source, target in itertools.permutations(experts, 2):
         a, b = experts[source], experts[target]
-        own_loss = mse(b, test.inputs[target], test.targets)
+        own_loss = loss_on(b, test.inputs[target], test.targets)
         own_top = predict(b, test.inputs[target]).argmin(dim=1)
         for init in initializations:
             start = time.monotonic()
@@ -160,7 +160,7 @@ def stitching_table(
                     source,
                     target,
                     init,
-                    mse(stitched, test.inputs[source], test.targets) - own_loss,
+                    loss_on(stitched, test.inputs[source], test.targets) - own_loss,
                     float((predicted.argmin(dim=1) == own_top).float().mean()),
                     choices(predicted, test),
                     seconds,
