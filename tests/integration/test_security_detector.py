@@ -4,6 +4,9 @@ study end to end on a few real Juliet cases (tiny experts, few epochs), its repo
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -42,6 +45,8 @@ from stitchopt.stitching.model import StitchedModel  # noqa: E402
 from stitchopt.toolchain.discovery import Toolchain  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+FIXTURES = Path(__file__).parent.parent / "data" / "security"
+REMOVING = ("lower-constant-intrinsics", "instcombine<no-verify-fixpoint>", "inline", "dse")  # see test_security_guard
 CWES = ("CWE415", "CWE476")
 PER_SPLIT = {"train": 2, "validation": 1, "test": 1}  # cases of each CWE
 CONFIG = DetectionConfig(TrainConfig(epochs=4, batch=8), TrainConfig(epochs=3, batch=8), hidden=16, jobs=2)
@@ -227,3 +232,41 @@ def test_a_bad_model_directory_is_one_input_error(outcome: DetectionOutcome, tmp
         with pytest.raises(StitchoptError) as caught:
             DetectorModel.from_pretrained(target)
         assert isinstance(caught.value, InputError) and "\n" not in str(caught.value), why
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "stitchopt", "security", *args], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+@pytest.mark.slow  # compiles Juliet cases and trains the study
+def test_check_gives_each_function_a_risk_and_fails_a_list_that_removes_a_clear(
+    outcome: DetectionOutcome, tmp_path: Path
+) -> None:
+    outcome.winner.save_pretrained(tmp_path / "detector")
+    model = ("--model", str(tmp_path / "detector"))
+    fixture = str(FIXTURES / "cwe14_fortified.c")
+    plain = _cli(tmp_path, "check", fixture, *model, "--json")
+    assert plain.returncode == 0, plain.stderr
+    functions = json.loads(plain.stdout)["programs"][0]["functions"]
+    assert {f["name"] for f in functions} == {"wipe", "session"} and all(0 <= f["risk"] <= 1 for f in functions)
+    removing = _cli(tmp_path, "check", fixture, *model, "-p", ",".join(REMOVING), "-o", str(tmp_path / "out.json"))
+    assert removing.returncode == 1, removing.stderr
+    assert "removes security-relevant code that -Oz keeps" in removing.stdout
+    security = json.loads((tmp_path / "out.json").read_text())["programs"][0]["security"]
+    assert security["removed_vs_oz"]["clearing_writes"] >= 1
+    keeping = _cli(tmp_path, "check", fixture, *model, "-p", "instcombine", "--json")
+    assert keeping.returncode == 0 and not json.loads(keeping.stdout)["programs"][0]["security"]["removed_vs_oz"]
+
+
+def test_security_commands_refuse_bad_inputs_in_one_line(tmp_path: Path) -> None:
+    for args, message in (
+        (("check", str(FIXTURES / "cwe14_free.c"), "--model", str(tmp_path)), "not a"),
+        (("study", "-o", str(tmp_path / "s.json"), "--experts", str(tmp_path)), "not a"),
+    ):
+        done = _cli(tmp_path, *args)
+        said = [line for line in done.stderr.splitlines() if line.startswith("stitchopt: error:")]
+        assert done.returncode == 2 and len(said) == 1 and "Traceback" not in done.stderr, (args, done.stderr)
+        assert message in said[0], (args, done.stderr)

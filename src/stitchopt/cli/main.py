@@ -24,6 +24,7 @@ from stitchopt.cli.lift import lift_eval_command
 from stitchopt.cli.model_evaluation import evaluate_command
 from stitchopt.cli.options import INTERNAL_ERROR, INTERRUPTED, NEGATIVE, SUCCESS, USER_ERROR
 from stitchopt.cli.report import report_command
+from stitchopt.cli.security import security_app
 from stitchopt.cli.stitch import stitch_app
 from stitchopt.cli.tune import broadcast_command, minimize_command, pareto_command, tune_command
 from stitchopt.cli.validate import validate_command
@@ -71,6 +72,7 @@ app.command("minimize")(minimize_command)
 app.add_typer(labels_app, name="labels")
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(stitch_app, name="stitch")
+app.add_typer(security_app, name="security")
 app.add_typer(cache_app, name="cache")
 
 

@@ -325,3 +325,12 @@ def target_paths(targets: list[str]) -> list[Path]:
     if not paths:
         raise InputError("no programs given: give C/C++/.ll/.bc files, directories or bench:// URIs")
     return paths
+
+
+def require_stitch_extra() -> None:
+    """A one-line error naming the `stitch` extra when PyTorch or POT is missing (imported here, not at start-up)."""
+    try:
+        import ot  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise InputError(f"this command needs PyTorch and POT ({exc}): pip install 'stitchopt[stitch]'") from exc

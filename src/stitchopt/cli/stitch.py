@@ -22,10 +22,10 @@ from stitchopt.cli.options import (
     output_option,
     print_table,
     refuse_ignored,
+    require_stitch_extra,
     status_console,
 )
 from stitchopt.datasets.benchmarks import program_path
-from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.label_shards import load_matrix
@@ -84,7 +84,7 @@ def table_command(
     shown = destination(output, fmt, TABLE_FORMATS, json_output)
     if not shown.tables and shown.fmt != "md":
         refuse_ignored(ctx, ("exclude_package",), "to the tables (not to the JSON study)")
-    _require_extra()
+    require_stitch_extra()
     from stitchopt.stitching.experts import TrainConfig
     from stitchopt.stitching.study import run_study
 
@@ -128,15 +128,6 @@ def table_command(
         console.print(line)
 
 
-def _require_extra() -> None:
-    """A one-line error naming the `stitch` extra when PyTorch or POT is missing (imported here, not at start-up)."""
-    try:
-        import ot  # noqa: F401
-        import torch  # noqa: F401
-    except ImportError as exc:
-        raise InputError(f"model stitching needs PyTorch and POT ({exc}): pip install 'stitchopt[stitch]'") from exc
-
-
 @stitch_app.command("train")
 def train_command(
     labels: Annotated[
@@ -154,7 +145,7 @@ def train_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Train one expert per representation and keep the stitched ensemble that is best on the validation split."""
-    _require_extra()
+    require_stitch_extra()
     from stitchopt.stitching.experts import TrainConfig
     from stitchopt.stitching.model import train_stitched
 
@@ -187,7 +178,7 @@ def predict_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Rank a stitched model's lists for one program (what `stitchopt predict` does for the shipped model)."""
-    _require_extra()
+    require_stitch_extra()
     from stitchopt.stitching.model import StitchedModel
 
     toolchain = find_toolchain(llvm)

@@ -38,6 +38,9 @@ class DetectedFunction(LabeledFunction, Protocol):
     def bitcode(self) -> bytes: ...  # the function alone, symbols renamed, no debug info
 
     @property
+    def case(self) -> str: ...  # the test case it belongs to (functions of one case share code)
+
+    @property
     def split(self) -> str: ...
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, astuple, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -15,6 +15,7 @@ from stitchopt.errors import InputError
 
 STUDY_KIND = "detection-study"
 STUDY_FORMAT = 1
+LABELS = ("bad", "good")
 ROW_KINDS = ("detector", "stitched", "control", "anchor")  # anchor: a tool outside the study (clang, cppcheck)
 
 
@@ -114,10 +115,26 @@ class DetectionRow:
     validation_f1: float | None = None  # what the choices (threshold, best detector, winner) were made on
     seconds: float = 0.0  # training time
     risks: tuple[float, ...] = ()  # each test function's risk, in the study's order (none for an anchor)
+    flags: tuple[bool, ...] = ()  # an anchor's verdict on each test function, in the study's order
 
     @property
     def overall(self) -> Counts:
         return total(self.counts.values())
+
+    def verdicts(self) -> tuple[bool, ...]:
+        """Each test function called bad or not: an anchor's flags, or a detector's risk against its threshold."""
+        if self.flags or self.threshold is None:
+            return self.flags
+        return tuple(risk >= self.threshold for risk in self.risks)
+
+
+@dataclass(frozen=True)
+class HeldOutFunction:
+    """What a report keeps of each test function, in the study's order, so any subset can be counted again."""
+
+    cwe: str
+    label: str  # "bad" | "good"
+    twin: bool = False  # its IR equals that of a function of the other label in the same case (see `without_twins`)
 
 
 @dataclass
@@ -129,6 +146,23 @@ class DetectionReport:
     rows: list[DetectionRow] = field(default_factory=list)
     winner: str = ""  # the row chosen on validation F1 (the one a detector model directory keeps)
     seconds: dict[str, float] = field(default_factory=dict)  # features, experts, stitching
+    tests: list[HeldOutFunction] = field(default_factory=list)  # the test split, in the order of rows' risks
+
+    def without_twins(self) -> DetectionReport:
+        """Every row counted again without the test functions whose IR a function of the other label shares.
+
+        Juliet labels "part of the flawed build": a bad case's sink can be the very code of a good variant's
+        sink (`badSink` and `goodG2BSink`), which no reader of the IR can tell apart. CWE accuracy is dropped
+        (a row keeps no per-function guesses)."""
+        kept = [i for i, t in enumerate(self.tests) if not t.twin]
+        functions = [self.tests[i] for i in kept]
+        rows = []
+        for row in self.rows:
+            verdicts = row.verdicts()
+            counts = tally(functions, [verdicts[i] for i in kept]) if verdicts else {}
+            rows.append(replace(row, counts=counts, risks=(), flags=()))
+        splits = {**self.functions, "test": {label: sum(f.label == label for f in functions) for label in LABELS}}
+        return replace(self, functions=splits, rows=rows, tests=functions)
 
     def row(self, name: str) -> DetectionRow:
         found = [r for r in self.rows if r.name == name]
@@ -150,6 +184,7 @@ class DetectionReport:
                     "counts": {cwe: Counts(**c) for cwe, c in r["counts"].items()},
                     "members": tuple(r["members"]),
                     "risks": tuple(r["risks"]),
+                    "flags": tuple(r.get("flags", ())),
                 }
             )
             for r in data["rows"]
@@ -162,6 +197,7 @@ class DetectionReport:
             rows,
             data["winner"],
             dict(data["seconds"]),
+            [HeldOutFunction(**t) for t in data.get("tests", [])],
         )
 
     def write_json(self, path: Path) -> None:

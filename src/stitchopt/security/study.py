@@ -33,6 +33,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Standardizer
 from stitchopt.features.tokens import IRTokens
 from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.security.anchors import anchor_rows
 from stitchopt.security.detector import (
     DetectedFunction,
     DetectorData,
@@ -46,7 +47,7 @@ from stitchopt.security.detector import (
     scores,
 )
 from stitchopt.security.model import DetectorModel, Member
-from stitchopt.security.results import DetectionReport, DetectionRow, tally
+from stitchopt.security.results import DetectionReport, DetectionRow, HeldOutFunction, tally
 from stitchopt.stitching.data import expert_representations
 from stitchopt.stitching.ensemble import StitchedEnsemble, stitch_ensemble
 from stitchopt.stitching.experts import DEFAULT_HIDDEN, Expert, TrainConfig, fit
@@ -253,6 +254,7 @@ def detection_study(
         [t.row for t in trained],
         winner.row.name,
         seconds,
+        held_out_functions([f for f in functions if f.split == "test"], functions),
     )
     return DetectionOutcome(report, {t.row.name: study.model(t, toolchain.version_string) for t in trained})
 
@@ -266,12 +268,13 @@ def juliet_detection_study(
     *,
     store: EvaluationStore | None = None,
     cwes: Collection[str] | None = None,
+    anchors: Sequence[str] = (),
     scratch: Path,
 ) -> tuple[DetectionOutcome, list[JulietFunction]]:
-    """The study end to end on Juliet (what the benchmark calls): at most `per_family` cases of each family
-    (of `cwes`; all when None), compiled and cached in `store`, support files unpacked under `scratch`.
-    Also returns the functions: the rows' counts and risks are of those with split "test", in this order, so
-    anchors are scored on the same ones (`security.results.tally`)."""
+    """The study end to end on Juliet (what `stitchopt security study` and the benchmark call): at most
+    `per_family` cases of each family (of `cwes`; all when None), compiled and cached in `store`, support files
+    unpacked under `scratch`; the `anchors` analyzers (`security.analyzers.ANALYZERS`) scored on the same test
+    functions. Also returns the functions: the rows' risks are of those with split "test", in this order."""
     optimizer = optimization_model(toolchain, optimization)  # a bad directory fails before any compilation
     path = juliet_path(data_dir)
     cases = read_cases(path)
@@ -280,7 +283,12 @@ def juliet_detection_study(
     support = extract_support(path.parent, scratch)
     functions = juliet_functions(toolchain, chosen, splits, support, store, config.jobs)
     cache = FeatureCache(store) if store is not None else None
-    return detection_study(toolchain, functions, optimizer, config, cache=cache), functions
+    outcome = detection_study(toolchain, functions, optimizer, config, cache=cache)
+    test = [f for f in functions if f.split == "test"]
+    outcome.report.rows.extend(
+        anchor_rows(toolchain, test, chosen, support, analyzers=anchors, store=store, jobs=config.jobs)
+    )
+    return outcome, functions
 
 
 def optimization_model(toolchain: Toolchain, optimization: Path | StitchedModel | None) -> StitchedModel | None:
@@ -292,3 +300,14 @@ def optimization_model(toolchain: Toolchain, optimization: Path | StitchedModel 
 def _labels(data: DetectorData) -> dict[str, int]:
     bad = int(data.bad.sum())
     return {"bad": bad, "good": len(data.functions) - bad}
+
+
+def held_out_functions(
+    test: Sequence[DetectedFunction], functions: Sequence[DetectedFunction]
+) -> list[HeldOutFunction]:
+    """`test` as a report keeps them: CWE, label, and whether a function of the other label in the same case
+    compiles to the same module (a twin)."""
+    seen: dict[tuple[str, bytes], set[str]] = {}
+    for function in functions:
+        seen.setdefault((function.case, function.bitcode), set()).add(function.label)
+    return [HeldOutFunction(f.cwe, f.label, len(seen[f.case, f.bitcode]) > 1) for f in test]

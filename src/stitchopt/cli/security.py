@@ -1,0 +1,206 @@
+"""`stitchopt security check | study`: each function's vulnerability risk and what a pass list would remove of the
+security-relevant code -Oz keeps; the detection study on Juliet (needs the `stitch` extra: PyTorch and POT)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from stitchopt.cli.options import (
+    CacheDirOption,
+    JobsOption,
+    JsonOption,
+    LlvmOption,
+    console,
+    open_store,
+    output_option,
+    print_table,
+    require_stitch_extra,
+    status_console,
+    target_paths,
+)
+from stitchopt.errors import InputError
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
+from stitchopt.reports.tables import Rows, to_rich
+from stitchopt.security.analyzers import ANALYZERS
+from stitchopt.security.shipped import DEFAULT_DETECTOR_DIR
+from stitchopt.toolchain.baselines import load_baselines
+from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.frontend import load_module
+from stitchopt.validate.hardening import HardeningError, compare_security, describe
+
+security_app = typer.Typer(
+    help="Security: vulnerability risk per function, and what a pass list removes that -Oz keeps.",
+    no_args_is_help=True,
+)
+
+
+@security_app.command("check")
+def check_command(
+    targets: Annotated[list[str], typer.Argument(help="C/C++/.ll/.bc files and directories of them.")],
+    passes: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--passes",
+            "-p",
+            help="A pass list (flat 'sroa,instcombine' or a pipeline): also say what it removes relative to -Oz.",
+        ),
+    ] = None,
+    model: Annotated[Path, typer.Option(help="A detector model directory (`security study --save-model`).")] = (
+        DEFAULT_DETECTOR_DIR
+    ),
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        output_option("Write the findings here as JSON."),
+    ] = None,
+    json_output: JsonOption = False,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Each function's risk of being vulnerable and its likeliest CWE; with -p, the security-relevant code the list
+    removes relative to -Oz (exit 1 when it removes any)."""
+    require_stitch_extra()
+    from stitchopt.security.functions import program_functions
+    from stitchopt.security.model import DetectorModel
+
+    paths = target_paths(targets)
+    detector = DetectorModel.from_pretrained(model)
+    toolchain = find_toolchain(llvm)
+    pipeline = None
+    if passes is not None:
+        pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
+        check_pipeline(toolchain, pipeline)
+    oz = load_baselines(toolchain, ("Oz",))["Oz"]
+    programs: list[dict[str, Any]] = []
+    with open_store(cache_dir) as store:
+        for path in paths:
+            module = load_module(toolchain, path)
+            functions = program_functions(toolchain, module)
+            findings = detector.predict(toolchain, [f.bitcode for f in functions])
+            program: dict[str, Any] = {
+                "program": str(path),
+                "functions": [
+                    {
+                        "name": f.name,
+                        "risk": round(found.risk, 4),
+                        "flagged": found.risk >= detector.threshold,
+                        "cwe": found.cwe,
+                    }
+                    for f, found in zip(functions, findings, strict=True)
+                ],
+            }
+            if pipeline is not None:
+                try:
+                    security = compare_security(toolchain, store, module, oz.options, oz.pipeline, pipeline)
+                except HardeningError as exc:
+                    raise InputError(f"{path}: cannot read the optimized module: {exc}") from exc
+                program["security"] = security.to_dict()
+            programs.append(program)
+    result = {"model": str(model), "threshold": detector.threshold, "pipeline": pipeline, "programs": programs}
+    if output is not None:
+        output.write_text(json.dumps(result, indent=2) + "\n")
+    weakened = [p for p in programs if p.get("security", {}).get("removed_vs_oz")]
+    if json_output:
+        print(json.dumps(result, indent=2))
+    else:
+        _print_findings(programs, detector.threshold)
+    if weakened:
+        raise typer.Exit(1)
+
+
+def _print_findings(programs: list[dict[str, Any]], threshold: float) -> None:
+    rows = [
+        [Path(p["program"]).name, f["name"], f"{f['risk']:.3f}", "flagged" if f["flagged"] else "", f["cwe"]]
+        for p in programs
+        for f in p["functions"]
+    ]
+    print_table(
+        to_rich(
+            Rows(
+                f"vulnerability risk (flagged at >= {threshold:.3f})",
+                ["program", "function", "risk", "verdict", "likeliest CWE"],
+                rows,
+            )
+        )
+    )
+    for program in programs:
+        security = program.get("security")
+        if security is None:
+            continue
+        name = Path(program["program"]).name
+        if security["removed_vs_oz"]:
+            console.print(
+                f"[red]{name}: the list removes security-relevant code that -Oz keeps: "
+                f"{describe(security['removed_vs_oz'])}[/red]"
+            )
+        else:
+            console.print(f"{name}: the list keeps every security-relevant item -Oz keeps")
+        if security["removed_by_oz"]:
+            console.print(f"[yellow]{name}: -Oz itself removes: {describe(security['removed_by_oz'])}[/yellow]")
+
+
+@security_app.command("study")
+def study_command(
+    output: Annotated[Path, output_option("Write the study here (JSON: `stitchopt report detection FILE`).")],
+    experts: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="A stitched flag-tuning model (`stitch train`) whose experts are stitched in."),
+    ] = None,
+    per_family: Annotated[int, typer.Option(min=1, help="Juliet cases per test-case family.")] = 2,
+    cwe: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(help="Only these CWEs (e.g. CWE476); repeatable. Default: all 15."),
+    ] = None,
+    anchors: Annotated[
+        bool, typer.Option(help=f"Score the static analyzers ({', '.join(ANALYZERS)}) on the same functions.")
+    ] = True,
+    save_model: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="Also save the row chosen on validation as a detector model directory."),
+    ] = None,
+    epochs: Annotated[int, typer.Option(min=1, help="Most training epochs per detector.")] = 60,
+    data_dir: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="Directory holding juliet_c.jsonl.gz and juliet_support.tar.gz ($STITCHOPT_DATA)."),
+    ] = None,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Detectors per representation on a family split of Juliet, the best one with the optimization experts
+    stitched in, a control, and the static analyzers, all scored on the held-out families."""
+    require_stitch_extra()
+    import torch
+
+    from stitchopt.reports.security import comparisons, overall_rows
+    from stitchopt.security.study import DetectionConfig, juliet_detection_study
+    from stitchopt.stitching.experts import TrainConfig
+
+    torch.set_num_threads(1)  # repeatable results (and faster than two threads on a busy machine)
+    toolchain = find_toolchain(llvm)
+    config = DetectionConfig(experts=TrainConfig(epochs=epochs, patience=8), jobs=jobs or 2)
+    with open_store(cache_dir) as store, tempfile.TemporaryDirectory(prefix="stitchopt-juliet-") as scratch:
+        status_console.print(f"detection study: {per_family} case(s) per Juliet family", highlight=False)
+        outcome, _ = juliet_detection_study(
+            toolchain,
+            data_dir,
+            per_family,
+            experts,
+            config,
+            store=store,
+            cwes=cwe or None,
+            anchors=ANALYZERS if anchors else (),
+            scratch=Path(scratch),
+        )
+    outcome.report.write_json(output)
+    if save_model is not None:
+        outcome.winner.save_pretrained(save_model)
+    print_table(to_rich(overall_rows(outcome.report)))
+    for line in comparisons(outcome.report):
+        console.print(line, highlight=False)
+    status_console.print(f"study -> {output}; winner on validation: {outcome.report.winner}", highlight=False)
