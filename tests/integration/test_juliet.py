@@ -30,6 +30,7 @@ from stitchopt.features.base import compute
 from stitchopt.features.histogram import OpcodeTypeHistogram
 from stitchopt.features.module import FeatureModule
 from stitchopt.security.analyzers import analyze_case, analyzer_predictions
+from stitchopt.security.anchors import anchor_rows
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
 from stitchopt.validate.suites import DATA_DIR_ENV
@@ -151,3 +152,17 @@ def test_a_missing_cppcheck_names_the_package(
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ToolchainError, match="Debian package `cppcheck`"):
         analyze_case(toolchain, cases[SINGLE], support, "cppcheck")
+
+
+def test_anchor_rows_score_an_analyzer_on_the_functions_of_the_study(
+    toolchain: Toolchain,
+    cases: dict[str, JulietCase],
+    support: Path,
+    compiled: tuple[list[JulietFunction], EvaluationStore],
+) -> None:
+    functions = [f for f in compiled[0] if f.case == SINGLE]
+    (row,) = anchor_rows(toolchain, functions, [cases[SINGLE], cases[MULTI]], support, analyzers=["clang"])
+    assert row.kind == "anchor" and row.name == "clang --analyze"
+    assert row.flags == tuple(f.label == "bad" and f.name.endswith("_bad") for f in functions)
+    counts = row.overall
+    assert (counts.tp, counts.fp, counts.cwe_right) == (1, 0, 1) and counts.functions == len(functions)
