@@ -94,13 +94,14 @@ def _system_parts() -> dict[str, tuple[bool, str]]:
             any(Path(p).is_file() for p in ("/usr/include/csmith/csmith.h", "/usr/include/csmith.h")),
             "optional: building csmith programs (libcsmith-dev)",
         ),
+        "cppcheck": (found("cppcheck") is not None, "optional: an anchor of `stitchopt security study` (cppcheck)"),
         "chromium": (
             found("chromium") is not None and found("chromedriver") is not None,
             "optional: the HTML reports' browser test (chromium, chromium-driver)",
         ),
         "stitch extra": (
             all(importlib.util.find_spec(m) is not None for m in ("torch", "ot", "sklearn")),
-            "optional: stitchopt stitch (stitchopt[stitch])",
+            "optional: stitchopt stitch and security (stitchopt[stitch])",
         ),
         "lift extra": (
             all(importlib.util.find_spec(m) is not None for m in ("transformers", "sacrebleu", "rapidfuzz")),
