@@ -23,8 +23,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
-
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.cli.options import open_store
 from stitchopt.datasets.benchmarks import program_path
@@ -35,7 +33,6 @@ from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.security import comparisons, overall_rows, per_cwe_rows
 from stitchopt.reports.tables import to_markdown
 from stitchopt.security.analyzers import ANALYZERS
-from stitchopt.security.study import DetectionConfig, juliet_detection_study
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.driver import Budget
@@ -54,6 +51,12 @@ def summary_row(name: str, costs: list[GuardCost]) -> str:
     )
 
 
+def print_turned_away(costs: list[GuardCost]) -> None:
+    for cost in costs:
+        if cost.turned_away:
+            print(f"  turned away: {cost.unit} ({cost.best_ratio - 1:+.2%}): {'; '.join(cost.reasons)}", flush=True)
+
+
 def guard_table(toolchain: Toolchain, store: EvaluationStore, labels: Path, fixtures: Path, budget: int) -> None:
     catalogue = load_catalogue(toolchain)
     units = sorted(load_searches(labels), key=lambda u: u.uri)
@@ -68,6 +71,7 @@ def guard_table(toolchain: Toolchain, store: EvaluationStore, labels: Path, fixt
                 for u in units
                 if (u.package in CRYPTO) == crypto
             ]
+            print_turned_away(costs)
             print(summary_row(name, costs), flush=True)
         oz_pipeline = evaluator.baselines["Oz"].pipeline
         costs = []
@@ -76,14 +80,19 @@ def guard_table(toolchain: Toolchain, store: EvaluationStore, labels: Path, fixt
             for strategy in ("local", "random"):
                 searcher = make_strategy(strategy, catalogue, 0, oz_pipeline)
                 run, _, _ = search_and_validate(evaluator, catalogue, module, searcher, budget=Budget(budget))
-                cost = guard_cost(evaluator, catalogue, f"{path.name} ({strategy})", module, list(reversed(run.bests)))
-                costs.append(cost)
-                if cost.turned_away:
-                    print(f"  turned away: {cost.unit}: {'; '.join(cost.reasons)}", flush=True)
+                costs.append(
+                    guard_cost(evaluator, catalogue, f"{path.name} ({strategy})", module, list(reversed(run.bests)))
+                )
+        print_turned_away(costs)
         print(summary_row(f"security fixtures ({len(costs) // 2} files x local, random)", costs))
 
 
 def detection_table(toolchain: Toolchain, store: EvaluationStore, args: argparse.Namespace) -> None:
+    import torch  # the stitch extra: only this part needs it
+
+    torch.set_num_threads(1)  # repeatable, and 30x faster than two threads on a busy 2-core machine
+    from stitchopt.security.study import DetectionConfig, juliet_detection_study
+
     anchors = () if args.no_anchors else ANALYZERS
     with tempfile.TemporaryDirectory(prefix="stitchopt-juliet-") as scratch:
         outcome, functions = juliet_detection_study(
@@ -130,7 +139,6 @@ def main() -> None:
     detection.add_argument("--no-anchors", action="store_true")
     detection.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    torch.set_num_threads(1)  # repeatable, and 30x faster than two threads on a busy 2-core machine
     start = time.perf_counter()
     toolchain = find_toolchain()
     with open_store(None) as store:

@@ -204,6 +204,9 @@ INVOCATIONS = {
     "stitch predict": Invocation(
         ("stitch", "predict", "{data}/loop_sum.c", "--model", "{stitched}", "--json"), needs=("torch", "ot")
     ),
+    "security check": Invocation(
+        ("security", "check", "{data}/security/cwe14_free.c", "-p", "sroa", "--json"), needs=("torch", "ot")
+    ),
 }
 NEEDS_LABELS = {"evaluate", "stitch table", "stitch predict"}  # a dataset, labels and models first: slow
 

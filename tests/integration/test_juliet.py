@@ -80,6 +80,8 @@ def test_the_family_split_keeps_families_whole_and_gives_every_cwe_a_test_family
     few = select_cases(all_cases, ["test"], per_family=2, cwes=["CWE476"])
     assert [c.id for c in few] == sorted(c.id for c in few) and len(few) == 2
     assert {c.cwe for c in few} == {"CWE476"}
+    variants = [int(c.id.rsplit("_", 1)[1]) for c in few]
+    assert variants[0] == 1 and variants[1] > 2  # spread over the family's flow variants, not its first two
     with pytest.raises(InputError, match="unknown split"):
         select_cases(all_cases, ["tset"])
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.build.model_builds import object_with_pipeline, opt_command
+from stitchopt.build.model_builds import object_with_pipeline, opt_options
 from stitchopt.build.plan import CompilePlan, plan_command
 from stitchopt.toolchain.baselines import clang_pipeline
 from stitchopt.toolchain.discovery import Toolchain
@@ -101,7 +101,8 @@ def test_with_clangs_own_oz_pipeline_the_object_is_byte_identical_to_clang_oz(
     assert isinstance(plan, CompilePlan)
     bitcode = unit_dir / "a.bc"
     assert run_tool(plan.frontend_argv(plan.units[0], bitcode), cwd=str(unit_dir)).returncode == 0
-    opt = opt_command(toolchain, plan, disassemble(toolchain, bitcode.read_bytes(), "a.bc"))
+    options = opt_options(plan, disassemble(toolchain, bitcode.read_bytes(), "a.bc"))
+    opt = [toolchain.tool("opt"), *options.opt_args()]
     built = object_with_pipeline(plan, opt, bitcode, unit_dir / "ours", clang_pipeline(toolchain, "Oz"))
     assert built is not None
     reference = run_tool([clang, *flags, "-Oz", "-c", "a.c", "-o", "ref.o"], cwd=str(unit_dir))

@@ -34,7 +34,13 @@ from stitchopt.features.by_name import default_representations  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
 from stitchopt.reports.build import build_report  # noqa: E402
 from stitchopt.reports.document import to_html, to_md  # noqa: E402
-from stitchopt.security.detector import best_threshold, detector_expert, detector_loss, scores  # noqa: E402
+from stitchopt.security.detector import (  # noqa: E402
+    best_threshold,
+    detector_expert,
+    detector_loss,
+    scores,
+    threshold_for,
+)
 from stitchopt.security.model import DetectorModel  # noqa: E402
 from stitchopt.security.results import DetectionReport, DetectionRow, tally  # noqa: E402
 from stitchopt.security.study import DetectionConfig, DetectionOutcome, detection_study  # noqa: E402
@@ -96,6 +102,13 @@ def test_detector_beats_chance_on_an_easy_task_and_stitching_trains_only_the_lay
     assert _same(frozen[0], detector) and _same(frozen[1], other)
     layer = ensemble.layers[0].linear.weight
     assert layer.shape == (16, 8) and all(p.requires_grad for p in ensemble.layers.parameters())
+
+
+def test_an_operating_point_calls_at_most_as_many_good_functions_bad_as_allowed() -> None:
+    good = np.array([0.9, 0.7, 0.7, 0.2])
+    for allowed, flagged in ((0, 0), (1, 1), (2, 1), (3, 3), (4, 4)):  # a tie at 0.7 cannot be split
+        assert int((good >= threshold_for(good, allowed)).sum()) == flagged
+    assert threshold_for(good, 0) > 0.9
 
 
 def test_threshold_maximizes_f1_and_tally_counts_per_cwe() -> None:
@@ -241,23 +254,20 @@ def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.slow  # compiles Juliet cases and trains the study
-def test_check_gives_each_function_a_risk_and_fails_a_list_that_removes_a_clear(
-    outcome: DetectionOutcome, tmp_path: Path
-) -> None:
-    outcome.winner.save_pretrained(tmp_path / "detector")
-    model = ("--model", str(tmp_path / "detector"))
+def test_check_gives_each_function_a_risk_and_fails_a_list_that_removes_a_clear(tmp_path: Path) -> None:
     fixture = str(FIXTURES / "cwe14_fortified.c")
-    plain = _cli(tmp_path, "check", fixture, *model, "--json")
-    assert plain.returncode == 0, plain.stderr
-    functions = json.loads(plain.stdout)["programs"][0]["functions"]
-    assert {f["name"] for f in functions} == {"wipe", "session"} and all(0 <= f["risk"] <= 1 for f in functions)
-    removing = _cli(tmp_path, "check", fixture, *model, "-p", ",".join(REMOVING), "-o", str(tmp_path / "out.json"))
+    removing = _cli(tmp_path, "check", fixture, "-p", ",".join(REMOVING), "-o", str(tmp_path / "out.json"))
     assert removing.returncode == 1, removing.stderr
     assert "removes security-relevant code that -Oz keeps" in removing.stdout
-    security = json.loads((tmp_path / "out.json").read_text())["programs"][0]["security"]
-    assert security["removed_vs_oz"]["clearing_writes"] >= 1
-    keeping = _cli(tmp_path, "check", fixture, *model, "-p", "instcombine", "--json")
+    found = json.loads((tmp_path / "out.json").read_text())
+    shipped = DetectorModel.from_pretrained(Path(found["model"]))  # the default: the shipped detector
+    (program,) = found["programs"]
+    assert program["security"]["removed_vs_oz"]["clearing_writes"] >= 1
+    functions = program["functions"]
+    assert {f["name"] for f in functions} == {"wipe", "session"} and found["threshold"] == shipped.threshold
+    assert all(0.0 <= f["risk"] <= 1.0 and f["cwe"] in shipped.cwes for f in functions)
+    assert all(f["flagged"] == (f["risk"] >= shipped.threshold) for f in functions)
+    keeping = _cli(tmp_path, "check", fixture, "-p", "instcombine", "--json")
     assert keeping.returncode == 0 and not json.loads(keeping.stdout)["programs"][0]["security"]["removed_vs_oz"]
 
 

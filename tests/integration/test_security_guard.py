@@ -18,7 +18,7 @@ import pytest
 
 from stitchopt.build.model_builds import BuiltObject, passing_guards, unit_guard
 from stitchopt.cache.store import EvaluationStore
-from stitchopt.core import IRModule, Objective
+from stitchopt.core import CompileOptions, IRModule, Objective
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.optimize import choose
 from stitchopt.models.list_model import RankedList
@@ -151,10 +151,10 @@ def test_model_build_keeps_the_smallest_object_whose_list_passes_the_guard(
         pipeline = None if passes is None else tuned_pipeline(passes, catalogue)
         return BuiltObject(pipeline, tmp_path / f"{size}.o", size, "", 0.0)
 
-    opt = [toolchain.tool("opt"), "-relocation-model=pic", *OPT_FLAGS["Oz"]]
+    options = CompileOptions(relocation_model="pic", opt_flags=OPT_FLAGS["Oz"])
     objects = [built(None, 126), built(REMOVING, 70), built(KEEPING, 110)]
-    assert passing_guards(objects, lambda: unit_guard(toolchain, fortified, opt)) is objects[2]
-    assert passing_guards(objects[:2], lambda: unit_guard(toolchain, fortified, opt)) is objects[0]
+    assert passing_guards(objects, lambda: unit_guard(toolchain, fortified, options)) is objects[2]
+    assert passing_guards(objects[:2], lambda: unit_guard(toolchain, fortified, options)) is objects[0]
 
 
 def test_security_objective_scores_lost_code_and_has_a_front_against_size(

@@ -68,7 +68,7 @@ def test_shared_options_are_declared_alike(cli_commands: dict[str, Any]) -> None
     gain = declared(cli_commands, "--fail-if-no-gain")
     assert set(gain) == FAILS_IF_NO_GAIN and _alike(gain) and gain["tune"].is_flag
     passes = declared(cli_commands, "--passes")
-    assert set(passes) == {"eval", "validate", "minimize"}
+    assert set(passes) == {"eval", "validate", "minimize", "security check"}
     assert {(tuple(sorted(p.opts)), p.type_descriptor.annotation) for p in passes.values()} == {
         (("--passes", "-p"), str)
     }

@@ -40,7 +40,7 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import disassemble, module_from_text
 from stitchopt.toolchain.process import run_tool
-from stitchopt.validate.guards import Guard
+from stitchopt.validate.guards import GUARDS_VERSION, Guard
 
 OBJECT_KIND = "object"  # artifacts of the evaluation store: bounded and evicted with it
 
@@ -170,7 +170,7 @@ def _build_unit(
     bitcode_bytes = bitcode.read_bytes()
     flags = json.dumps(plan.clang[1:] + plan.flags)  # everything that reaches code generation
     digest = hashlib.sha256(bitcode_bytes).hexdigest()
-    key = (digest, flags, toolchain.identity, settings.identity, str(MEASUREMENT_VERSION))
+    key = (digest, flags, toolchain.identity, settings.identity, str(MEASUREMENT_VERSION), GUARDS_VERSION)
     output = str(unit.output) if unit.output is not None else None  # None: an object for the link
     entry = BuildEntry(os.path.abspath(unit.source.path), "oz", settings.mode, output)
     cached = store.get_artifact(OBJECT_KIND, *key)
@@ -226,7 +226,8 @@ def _build_candidates(
 
     text = disassemble(toolchain, bitcode_bytes, unit.source.path)
     module = module_from_text(toolchain, bitcode_bytes, text, Path(unit.source.path).name)
-    opt = opt_command(toolchain, plan, text)
+    options = opt_options(plan, text)
+    opt = [toolchain.tool("opt"), *options.opt_args()]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         oz = pool.submit(_codegen, plan, bitcode, scratch / "oz.o", None)
         pipelines = candidate_pipelines(settings, toolchain, load_catalogue(toolchain), module, store)
@@ -236,12 +237,11 @@ def _build_candidates(
         ]
         built = [oz.result()]
         built += [found for future in futures if (found := future.result()) is not None]
-    return built, passing_guards(built, lambda: unit_guard(toolchain, module, opt))
+    return built, passing_guards(built, lambda: unit_guard(toolchain, module, options))
 
 
-def unit_guard(toolchain: Toolchain, module: IRModule, opt: Sequence[str]) -> Guard:
-    """The unit's guards under the build's own `opt` flags, against clang's -Oz pipeline."""
-    options = CompileOptions(relocation_model=opt[1].partition("=")[2], opt_flags=tuple(opt[2:]))
+def unit_guard(toolchain: Toolchain, module: IRModule, options: CompileOptions) -> Guard:
+    """The unit's guards under the build's own `opt` options, against clang's -Oz pipeline."""
     return Guard(toolchain, module, options, clang_pipeline(toolchain, "Oz"), timeout=IR_TIMEOUT_S)
 
 
@@ -259,12 +259,12 @@ def passing_guards(built: list[BuiltObject], guard: Callable[[], Guard]) -> Buil
     return next((b for b in smaller if b.pipeline is not None and not checks.check(b.pipeline)), oz)
 
 
-def opt_command(toolchain: Toolchain, plan: CompilePlan, ir_text: str) -> list[str]:
-    """`opt` as clang's -Oz runs its pipeline on this unit: the relocation model its flags chose (read from the
-    IR's module flags), the -Oz inliner threshold, and the user's `-mllvm` options."""
+def opt_options(plan: CompilePlan, ir_text: str) -> CompileOptions:
+    """`opt`'s options as clang's -Oz runs its pipeline on this unit: the relocation model its flags chose (read
+    from the IR's module flags), the -Oz inliner threshold, and the user's `-mllvm` options."""
     relocation = "pic" if '"PIC Level"' in ir_text else "static"
     mllvm = [value for flag, value in zip(plan.flags, plan.flags[1:], strict=False) if flag == "-mllvm"]
-    return [toolchain.tool("opt"), f"-relocation-model={relocation}", *OPT_FLAGS["Oz"], *mllvm]
+    return CompileOptions(relocation_model=relocation, opt_flags=(*OPT_FLAGS["Oz"], *mllvm))
 
 
 def object_with_pipeline(

@@ -18,6 +18,7 @@ from stitchopt.cli.options import (
     console,
     open_store,
     output_option,
+    passes_option,
     print_table,
     require_stitch_extra,
     status_console,
@@ -44,13 +45,8 @@ security_app = typer.Typer(
 def check_command(
     targets: Annotated[list[str], typer.Argument(help="C/C++/.ll/.bc files and directories of them.")],
     passes: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(
-            "--passes",
-            "-p",
-            help="A pass list (flat 'sroa,instcombine' or a pipeline): also say what it removes relative to -Oz.",
-        ),
-    ] = None,
+        str, passes_option("A pass list (flat 'sroa,instcombine' or a pipeline): also say what it removes vs -Oz")
+    ] = "",
     model: Annotated[Path, typer.Option(help="A detector model directory (`security study --save-model`).")] = (
         DEFAULT_DETECTOR_DIR
     ),
@@ -72,7 +68,7 @@ def check_command(
     detector = DetectorModel.from_pretrained(model)
     toolchain = find_toolchain(llvm)
     pipeline = None
-    if passes is not None:
+    if passes:
         pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
         check_pipeline(toolchain, pipeline)
     oz = load_baselines(toolchain, ("Oz",))["Oz"]
@@ -87,7 +83,7 @@ def check_command(
                 "functions": [
                     {
                         "name": f.name,
-                        "risk": round(found.risk, 4),
+                        "risk": found.risk,
                         "flagged": found.risk >= detector.threshold,
                         "cwe": found.cwe,
                     }

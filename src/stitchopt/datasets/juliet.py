@@ -149,21 +149,22 @@ def select_cases(
     per_family: int | None = None,
     cwes: Collection[str] | None = None,
 ) -> list[JulietCase]:
-    """The cases of these splits (and CWEs), at most `per_family` of each family (its lowest ids); by id."""
+    """The cases of these splits (and CWEs), at most `per_family` of each family, spread evenly over its flow
+    variants (sorted by id: the first, then every len/per_family-th), so a sample holds in-function (01-18) and
+    cross-function (21-68) variants alike; by id."""
     unknown = set(splits) - set(SPLITS)
     if unknown:
         raise InputError(f"unknown split {sorted(unknown)[0]!r}: use {', '.join(SPLITS)}")
     of_family = family_splits(cases)
-    taken: dict[str, int] = {}
-    chosen = []
+    families: dict[str, list[JulietCase]] = {}
     for case in sorted(cases, key=lambda c: c.id):
-        if of_family[case.family] not in splits or (cwes is not None and case.cwe not in cwes):
-            continue
-        if per_family is not None and taken.get(case.family, 0) >= per_family:
-            continue
-        taken[case.family] = taken.get(case.family, 0) + 1
-        chosen.append(case)
-    return chosen
+        if of_family[case.family] in splits and (cwes is None or case.cwe in cwes):
+            families.setdefault(case.family, []).append(case)
+    chosen = []
+    for members in families.values():
+        count = len(members) if per_family is None else min(per_family, len(members))
+        chosen += [members[i * len(members) // count] for i in range(count)]
+    return sorted(chosen, key=lambda c: c.id)
 
 
 def extract_support(data_dir_or_tar: Path, into: Path) -> Path:

@@ -26,9 +26,6 @@ from stitchopt.tune.minimize import minimize
 from stitchopt.tune.strategies import make_strategy
 
 BASELINES = ("O0", "Oz", "O3")
-# A list this much smaller than -Oz on one program is checked by that program's IR guards before it counts:
-# wins that look too good are usually miscompiles (whole functions folded away).
-SUSPICIOUS_RATIO = 0.9
 # Passes that can shrink code after -Oz has run (merging, outlining, interprocedural clean-up, inlining with the
 # size-tuned inliner) or prepare it for -Oz when run before: the building blocks of lists that help many programs.
 AFTER_OZ = (
@@ -147,9 +144,9 @@ def label_programs(
 ) -> tuple[tuple[LabeledProgram, ...], float]:
     """Evaluate every list (and the baselines) on every program; return the labels and their CPU seconds.
 
-    A program whose -Oz build fails is skipped: it has no reference to be normalized by. A result more than
-    10% below -Oz is kept only if the program's IR guards find nothing suspicious; otherwise it is recorded as
-    a failure, so that no model learns to predict a miscompile."""
+    A program whose -Oz build fails is skipped: it has no reference to be normalized by. A result below -Oz is
+    kept only if the program's guards find nothing suspicious (no miscompile signs, no security-relevant code
+    removed relative to -Oz); otherwise it is recorded as a failure, so that no model learns to predict one."""
     options = evaluator.baselines["Oz"].options
     pipelines = [tuned_pipeline(passes, catalogue) for passes in lists]
     labeled: list[LabeledProgram] = []
@@ -187,12 +184,13 @@ def label_programs(
 def distrust_suspicious(
     evaluator: Evaluator, module: IRModule, results: list[EvalResult], oz: EvalResult
 ) -> list[EvalResult]:
-    """`results` with the too-good ones (over 10% below -Oz) that fail the program's IR guards turned into
-    failures: wins that look too good are usually miscompiles."""
+    """`results` with the wins (smaller than -Oz) that fail the program's guards turned into failures: wins that
+    look too good are usually miscompiles, and a small one may be a secret's clear deleted. The guards cost one
+    `opt -S` per win (and two per program that has one)."""
     guard = None
     checked = []
     for result in results:
-        if result.ok and result.size_bytes and result.size_bytes < SUSPICIOUS_RATIO * _size(oz):
+        if result.ok and result.size_bytes and result.size_bytes < _size(oz):
             guard = guard or program_guard(evaluator, module)
             reasons = guard(result.pipeline)
             if reasons:

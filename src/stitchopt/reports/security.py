@@ -70,19 +70,21 @@ def per_cwe_rows(report: DetectionReport) -> Rows:
 
 
 def comparisons(report: DetectionReport) -> list[str]:
-    """Each stitched or control row against the best detector alone, relative changes as the design states them."""
+    """Stitched, control and anchor rows against the best detector alone (relative changes, as the design states
+    its claim); each operating point against the analyzer whose false-positive rate it was set to."""
     best = next((r for r in report.rows if r.kind == "detector" and r.members[:1] == (report.best_detector,)), None)
     if best is None:
         return []
+    anchors = {r.name: r for r in report.rows if r.kind == "anchor"}
     lines = []
-    base = best.overall
     for row in report.rows:
-        if row.kind not in ("stitched", "control", "anchor"):
+        base = anchors.get(row.init) if row.kind == "operating point" else best
+        if row.kind not in ("stitched", "control", "anchor", "operating point") or base is None:
             continue
-        c = row.overall
+        c, b = row.overall, base.overall
         lines.append(
-            f"{row.name} vs {best.name}: accuracy {_relative(c.accuracy, base.accuracy)}, false-positive rate "
-            f"{_relative(c.false_positive_rate, base.false_positive_rate)}, F1 {_difference(c.f1, base.f1)}"
+            f"{row.name} vs {base.name}: accuracy {_relative(c.accuracy, b.accuracy)}, false-positive rate "
+            f"{_relative(c.false_positive_rate, b.false_positive_rate)}, F1 {_difference(c.f1, b.f1)}"
         )
     return lines
 
@@ -108,6 +110,8 @@ def _short(row: DetectionRow) -> str:
     if row.kind == "anchor":
         return row.name
     receiver = row.members[0].split(":", 1)[-1].split("-", 1)[0]
+    if row.kind == "operating point":
+        return f"{receiver} @ {row.init}"
     if row.kind == "detector":
         return receiver
     added = "opt" if row.kind == "stitched" else f"{len(row.members) - 1} det"

@@ -5,11 +5,17 @@ the same order as the detectors' rows, so the table compares like with like."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.datasets.juliet import JulietCase, JulietFunction
+from stitchopt.features.base import FeatureCache
 from stitchopt.security.analyzers import ANALYZERS, analyzer_predictions
+from stitchopt.security.detector import threshold_for
+from stitchopt.security.model import DetectorModel
 from stitchopt.security.results import DetectionRow, tally
 from stitchopt.toolchain.discovery import Toolchain
 
@@ -40,4 +46,47 @@ def anchor_rows(
         ]
         flags = tuple(h is not None for h in hits)
         rows.append(DetectionRow(ANCHOR_NAMES[analyzer], "anchor", tally(test, flags, guesses), flags=flags))
+    return rows
+
+
+def operating_points(
+    toolchain: Toolchain,
+    detector: DetectionRow,
+    model: DetectorModel,
+    anchors: Sequence[DetectionRow],
+    validation: Sequence[JulietFunction],
+    test: Sequence[JulietFunction],
+    cases: Sequence[JulietCase],
+    support_dir: Path,
+    *,
+    store: EvaluationStore | None = None,
+    jobs: int = 1,
+) -> list[DetectionRow]:
+    """The detector (`detector`, the row of `model`) once per anchor, its threshold chosen on the validation
+    split so that its false-positive rate there is at most the anchor's there: the two then compare at no
+    higher false-positive rate, with nothing chosen on the test split."""
+    cache = FeatureCache(store) if store is not None else None
+    good = np.array([f.label == "good" for f in validation])
+    risk = np.array([found.risk for found in model.predict(toolchain, [f.bitcode for f in validation], cache)])
+    test_risk = np.array(detector.risks)
+    guesses = [found.cwe for found in model.predict(toolchain, [f.bitcode for f in test], cache)]
+    rows = []
+    for anchor in anchors:
+        analyzer = next(key for key, name in ANCHOR_NAMES.items() if name == anchor.name)
+        (seen,) = anchor_rows(toolchain, validation, cases, support_dir, analyzers=[analyzer], store=store, jobs=jobs)
+        allowed = int(np.sum(np.array(seen.flags) & good))  # the anchor's false positives on validation
+        threshold = threshold_for(risk[good], allowed)
+        flags = tuple(bool(r >= threshold) for r in test_risk)
+        rows.append(
+            replace(
+                detector,
+                name=f"{detector.name} at {anchor.name}'s false-positive rate",
+                kind="operating point",
+                counts=tally(test, flags, guesses),
+                init=anchor.name,
+                threshold=threshold,
+                validation_f1=None,
+                seconds=0.0,
+            )
+        )
     return rows

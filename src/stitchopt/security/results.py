@@ -16,7 +16,9 @@ from stitchopt.errors import InputError
 STUDY_KIND = "detection-study"
 STUDY_FORMAT = 1
 LABELS = ("bad", "good")
-ROW_KINDS = ("detector", "stitched", "control", "anchor")  # anchor: a tool outside the study (clang, cppcheck)
+# anchor: a tool outside the study (clang, cppcheck); operating point: the best detector thresholded on validation
+# at an anchor's false-positive rate there, so the two compare at no higher false-positive rate
+ROW_KINDS = ("detector", "stitched", "control", "anchor", "operating point")
 
 
 class LabeledFunction(Protocol):
@@ -110,7 +112,7 @@ class DetectionRow:
     kind: str  # one of ROW_KINDS
     counts: dict[str, Counts]  # CWE -> counts on the test split
     members: tuple[str, ...] = ()  # experts, receiver first (empty for an anchor)
-    init: str = ""  # stitching layers' start: lstsq or ot ("" when nothing is stitched)
+    init: str = ""  # stitching layers' start (lstsq, ot); an operating point: the anchor it matches; else ""
     threshold: float | None = None  # risk at or above which a function is called bad, chosen on validation
     validation_f1: float | None = None  # what the choices (threshold, best detector, winner) were made on
     seconds: float = 0.0  # training time
@@ -210,6 +212,5 @@ class DetectionReport:
             return cls.from_dict(json.loads(path.read_text()))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(
-                f"{path}: not a detection study (`stitchopt.security.study.run_detection_study`, saved with "
-                f"write_json): {exc}"
+                f"{path}: not a detection study (`stitchopt security study -o FILE` writes one, or write_json): {exc}"
             ) from exc

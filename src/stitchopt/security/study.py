@@ -33,7 +33,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Standardizer
 from stitchopt.features.tokens import IRTokens
 from stitchopt.passes.catalogue import load_catalogue
-from stitchopt.security.anchors import anchor_rows
+from stitchopt.security.anchors import anchor_rows, operating_points
 from stitchopt.security.detector import (
     DetectedFunction,
     DetectorData,
@@ -194,18 +194,6 @@ class _Study:
         )
 
 
-def run_detection_study(
-    toolchain: Toolchain,
-    functions: Sequence[DetectedFunction],
-    optimization: Path | StitchedModel | None,
-    config: DetectionConfig,
-    *,
-    cache: FeatureCache | None = None,
-) -> DetectionReport:
-    """The study's report (`detection_study` also returns the winning detector as a model)."""
-    return detection_study(toolchain, functions, optimization, config, cache=cache).report
-
-
 def detection_study(
     toolchain: Toolchain,
     functions: Sequence[DetectedFunction],
@@ -274,7 +262,8 @@ def juliet_detection_study(
     """The study end to end on Juliet (what `stitchopt security study` and the benchmark call): at most
     `per_family` cases of each family (of `cwes`; all when None), compiled and cached in `store`, support files
     unpacked under `scratch`; the `anchors` analyzers (`security.analyzers.ANALYZERS`) scored on the same test
-    functions. Also returns the functions: the rows' risks are of those with split "test", in this order."""
+    functions, and the best detector at each anchor's false-positive rate (`security.anchors.operating_points`).
+    Also returns the functions: the rows' risks are of those with split "test", in this order."""
     optimizer = optimization_model(toolchain, optimization)  # a bad directory fails before any compilation
     path = juliet_path(data_dir)
     cases = read_cases(path)
@@ -285,8 +274,23 @@ def juliet_detection_study(
     cache = FeatureCache(store) if store is not None else None
     outcome = detection_study(toolchain, functions, optimizer, config, cache=cache)
     test = [f for f in functions if f.split == "test"]
+    validation = [f for f in functions if f.split == "validation"]
+    found = anchor_rows(toolchain, test, chosen, support, analyzers=anchors, store=store, jobs=config.jobs)
+    best = outcome.report.best_detector
+    outcome.report.rows.extend(found)
     outcome.report.rows.extend(
-        anchor_rows(toolchain, test, chosen, support, analyzers=anchors, store=store, jobs=config.jobs)
+        operating_points(
+            toolchain,
+            outcome.report.row(best),
+            outcome.models[best],
+            found,
+            validation,
+            test,
+            chosen,
+            support,
+            store=store,
+            jobs=config.jobs,
+        )
     )
     return outcome, functions
 

@@ -29,14 +29,21 @@ def program_guard(evaluator: Evaluator, module: IRModule, self_check: ListValida
     """The guards for `module`, comparing with -Oz on it, then (when given) `self_check`: the program itself
     run against its -O0/-O2 builds, which costs one build and run and catches what the IR guards cannot.
     Answers are remembered per pipeline; the guards' own summaries (the module and -Oz on it) are made on the
-    first question, so a program whose candidates never beat -Oz costs nothing."""
+    first question, so a program whose candidates never beat -Oz costs nothing. When they cannot be made (opt
+    fails or times out on the module or on -Oz), no list can be trusted and each is refused with that reason:
+    the program keeps -Oz."""
     answers: dict[str, list[str]] = {}
-    guards: list[Guard] = []
+    guards: list[Guard | str] = []  # the guard, or why it could not be made
 
     def check(pipeline: str) -> list[str]:
         if not guards:
             oz = evaluator.baselines["Oz"]
-            guards.append(Guard(evaluator.toolchain, module, oz.options, oz.pipeline, timeout=evaluator.timeout))
+            try:
+                guards.append(Guard(evaluator.toolchain, module, oz.options, oz.pipeline, timeout=evaluator.timeout))
+            except InputError as exc:
+                guards.append(str(exc))
+        if isinstance(guards[0], str):
+            return [guards[0]]
         if pipeline not in answers:
             reasons = guards[0].check(pipeline)
             if not reasons and self_check is not None:

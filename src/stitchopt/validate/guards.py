@@ -18,6 +18,7 @@ from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
 from stitchopt.validate.hardening import (
+    COUNTS_VERSION,
     HardeningCounts,
     HardeningError,
     count_ir,
@@ -28,6 +29,9 @@ from stitchopt.validate.hardening import (
     weakened,
 )
 
+# What the guards check, as part of cache keys of answers chosen under them (a build's object cache): bump it
+# when a guard is added or changed. 2: security-relevant code (validate.hardening) joined the guards.
+GUARDS_VERSION = f"2.{COUNTS_VERSION}"
 _NAME = r'(?:"[^"]*"|[-a-zA-Z$._0-9]+)'
 _DEFINE_RE = re.compile(rf"^define\s+(.*?)@({_NAME})\(")
 _GLOBAL_RE = re.compile(rf"^@({_NAME})\s*=\s*(.*?)\b(global|constant|alias|ifunc)\b")

@@ -23,8 +23,10 @@ only when some function asks for a stack protector, from `llc`'s assembly), one 
 - overflow checks: `llvm.*.with.overflow` calls, and conditional branches to a block that calls `abort`,
   `__assert_fail`, `__chk_fail`, `__stack_chk_fail`, `llvm.trap`, `llvm.ubsantrap` or a `__ubsan_handle_*`.
 
-Counts are per site, so a list that inlines less than -Oz (one clear in a helper instead of one per caller)
-can look as if it removed some: the comparison errs towards keeping -Oz, never towards a weaker list.
+Counts are per site and per module, by kind. A list that inlines less than -Oz (one clear in a helper instead
+of one per caller) can look as if it removed some (a false refusal); and a list that removes one item while
+creating another of the same kind elsewhere (inlining a zeroing helper into a second caller) passes: the
+comparison is of totals, not of each site, so it is a strong screen, not a proof.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dataclasses import asdict, dataclass, fields
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, EvalResult, IRModule
 from stitchopt.diagnostics import telling_line
+from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, run_tool
 
@@ -104,10 +107,6 @@ class HardeningCounts:
     canary_checks: int = 0
     fortified_calls: int = 0
     overflow_checks: int = 0
-
-    @property
-    def total(self) -> int:
-        return sum(self.to_dict().values())
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -366,7 +365,10 @@ class SecurityMeter:
         timeout: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.toolchain, self.store, self.module, self.options, self.timeout = toolchain, store, module, options, timeout
-        self.source = cached_counts(toolchain, store, module, None, options, timeout)
+        try:
+            self.source = cached_counts(toolchain, store, module, None, options, timeout)
+        except HardeningError as exc:
+            raise InputError(f"{module.name}: cannot read the module for the security term: {exc}") from exc
 
     def measure(self, pipeline: str, result: EvalResult) -> float | None:
         """The term for `pipeline` (the probe interface: `result` adds nothing the counts need)."""
