@@ -20,6 +20,7 @@ from stitchopt.build.model_builds import BuiltObject, passing_guards, unit_guard
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, IRModule, Objective
 from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.learning.labels import Program, label_programs
 from stitchopt.learning.optimize import choose
 from stitchopt.models.list_model import RankedList
 from stitchopt.passes.catalogue import Catalogue
@@ -142,6 +143,17 @@ def test_model_answers_fall_back_past_lists_that_fail_the_guard(
         choice = choose(evaluator, catalogue, FixedRanking(ranked), fortified, mode="jit", k=len(ranked))
     assert choice.passes == chosen
     assert any("security-relevant code removed" in note for note in choice.notes)
+
+
+def test_labels_record_a_list_that_removes_a_clear_as_a_failure(
+    toolchain: Toolchain, catalogue: Catalogue, fortified: IRModule
+) -> None:
+    program = Program("fixture://cwe14_fortified.c", "fixtures", "train", fortified)
+    with Evaluator(toolchain, None, jobs=2, backend="subprocess") as evaluator:
+        (labeled,), _ = label_programs(evaluator, catalogue, [program], [REMOVING, KEEPING])
+    removed, kept = labeled.sizes
+    assert removed is None  # smaller than -Oz, but no model may learn it as a win
+    assert kept is not None and kept < labeled.baseline_sizes["Oz"]
 
 
 def test_model_build_keeps_the_smallest_object_whose_list_passes_the_guard(
