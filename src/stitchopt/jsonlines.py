@@ -4,6 +4,7 @@ written whole under an exclusive lock so that lines never interleave; read back 
 from __future__ import annotations
 
 import fcntl
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -45,3 +46,14 @@ def read_json_lines(path: Path, what: str, written_by: str) -> list[dict[str, An
             raise InputError(f"{path}: line {number} is not a JSON object: not a {what}")
         records.append(record)
     return records
+
+
+def json_records(path: Path, what: str) -> list[tuple[str, Any]]:
+    """Each non-blank line of a data file of JSON lines (gzipped when it ends in .gz), parsed, with `path:line`
+    for the caller's messages; an unreadable or malformed file is one InputError naming `what` it should be."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            return [(f"{path}:{number}", json.loads(line)) for number, line in enumerate(handle, 1) if line.strip()]
+    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a readable {what}: {exc}") from exc

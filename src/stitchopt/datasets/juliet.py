@@ -13,7 +13,6 @@ The split is by family (the id without its `_NN` flow variant), never by file, a
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
 import json
 import os
@@ -29,6 +28,7 @@ from typing import Any
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.errors import InputError
+from stitchopt.jsonlines import json_records
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import compile_source
 from stitchopt.toolchain.neutral import neutral_function, run_llvm
@@ -101,15 +101,7 @@ def juliet_path(data_dir: Path | None = None) -> Path:
 
 def read_cases(path: Path) -> list[JulietCase]:
     """Every case of a Juliet JSONL(.gz) file, sorted by id."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    cases = []
-    try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    cases.append(_case(json.loads(line), f"{path}:{number}"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not a readable Juliet JSONL file: {exc}") from exc
+    cases = [_case(record, where) for where, record in json_records(path, "Juliet JSONL file")]
     return sorted(cases, key=lambda case: case.id)
 
 

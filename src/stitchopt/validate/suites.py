@@ -7,7 +7,6 @@ one builder serves PassListEval, Csmith differential testing and a user's own pr
 from __future__ import annotations
 
 import enum
-import gzip
 import hashlib
 import json
 import os
@@ -16,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 
 from stitchopt.errors import InputError
+from stitchopt.jsonlines import json_records
 
 DATA_DIR_ENV = "STITCHOPT_DATA"
 HUMANEVAL_FILE = "humaneval_cpp.jsonl.gz"
@@ -141,15 +141,7 @@ def jsonl_suite(path: Path) -> Suite:
     """A HumanEval-X style JSONL file (optionally gzipped)."""
     if not path.is_file():
         raise InputError(f"{path}: no such suite file")
-    opener = gzip.open if path.suffix == ".gz" else open
-    programs = []
-    try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    programs.append(program_from_record(json.loads(line), f"{path}:{number}"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not a readable JSONL suite: {exc}") from exc
+    programs = [program_from_record(record, where) for where, record in json_records(path, "JSONL suite")]
     if not programs:
         raise InputError(f"{path}: the suite has no programs")
     name = path.name.removesuffix(".gz").removesuffix(".jsonl")
