@@ -267,8 +267,11 @@ def test_check_gives_each_function_a_risk_and_fails_a_list_that_removes_a_clear(
     assert {f["name"] for f in functions} == {"wipe", "session"} and found["threshold"] == shipped.threshold
     assert all(0.0 <= f["risk"] <= 1.0 and f["cwe"] in shipped.cwes for f in functions)
     assert all(f["flagged"] == (f["risk"] >= shipped.threshold) for f in functions)
-    keeping = _cli(tmp_path, "check", fixture, "-p", "instcombine", "--json")
-    assert keeping.returncode == 0 and not json.loads(keeping.stdout)["programs"][0]["security"]["removed_vs_oz"]
+    malformed = str(FIXTURES.parent / "malformed.c")  # one unreadable program costs the others nothing
+    keeping = _cli(tmp_path, "check", fixture, malformed, "-p", "instcombine", "--json")
+    assert keeping.returncode == 0 and "skipped" in keeping.stderr and "malformed.c" in keeping.stderr
+    (kept,) = json.loads(keeping.stdout)["programs"]
+    assert kept["program"] == fixture and not kept["security"]["removed_vs_oz"]
 
 
 def test_security_commands_refuse_bad_inputs_in_one_line(tmp_path: Path) -> None:

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import json
 import tempfile
+import warnings
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
+from stitchopt.cache.store import EvaluationStore
 from stitchopt.cli.options import (
     CacheDirOption,
     JobsOption,
     JsonOption,
     LlvmOption,
     console,
+    destination,
     open_store,
     output_option,
     passes_option,
@@ -24,16 +27,21 @@ from stitchopt.cli.options import (
     status_console,
     target_paths,
 )
-from stitchopt.errors import InputError
+from stitchopt.diagnostics import exception_line
+from stitchopt.errors import InputError, StitchoptError
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
 from stitchopt.reports.tables import Rows, to_rich
 from stitchopt.security.analyzers import ANALYZERS
+from stitchopt.security.functions import program_functions
 from stitchopt.security.shipped import DEFAULT_DETECTOR_DIR
-from stitchopt.toolchain.baselines import load_baselines
-from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.baselines import Baseline, load_baselines
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.validate.hardening import HardeningError, compare_security, describe
+
+if TYPE_CHECKING:  # PyTorch is imported only when a command runs the detector
+    from stitchopt.security.model import DetectorModel
 
 security_app = typer.Typer(
     help="Security: vulnerability risk per function, and what a pass list removes that -Oz keeps.",
@@ -61,9 +69,9 @@ def check_command(
     """Each function's risk of being vulnerable and its likeliest CWE; with -p, the security-relevant code the list
     removes relative to -Oz (exit 1 when it removes any)."""
     require_stitch_extra()
-    from stitchopt.security.functions import program_functions
     from stitchopt.security.model import DetectorModel
 
+    shown = destination(output, None, ("json",), json_output)
     paths = target_paths(targets)
     detector = DetectorModel.from_pretrained(model)
     toolchain = find_toolchain(llvm)
@@ -75,38 +83,46 @@ def check_command(
     programs: list[dict[str, Any]] = []
     with open_store(cache_dir) as store:
         for path in paths:
-            module = load_module(toolchain, path)
-            functions = program_functions(toolchain, module)
-            findings = detector.predict(toolchain, [f.bitcode for f in functions])
-            program: dict[str, Any] = {
-                "program": str(path),
-                "functions": [
-                    {
-                        "name": f.name,
-                        "risk": found.risk,
-                        "flagged": found.risk >= detector.threshold,
-                        "cwe": found.cwe,
-                    }
-                    for f, found in zip(functions, findings, strict=True)
-                ],
-            }
-            if pipeline is not None:
-                try:
-                    security = compare_security(toolchain, store, module, oz.options, oz.pipeline, pipeline)
-                except HardeningError as exc:
-                    raise InputError(f"{path}: cannot read the optimized module: {exc}") from exc
-                program["security"] = security.to_dict()
-            programs.append(program)
+            try:
+                programs.append(_check(toolchain, store, detector, path, pipeline, oz))
+            except StitchoptError as exc:  # one unreadable program costs the others nothing
+                warnings.warn(f"{path}: skipped: {exception_line(exc)}", stacklevel=1)
+    if not programs:
+        raise InputError("no program could be read: see the warnings above")
     result = {"model": str(model), "threshold": detector.threshold, "pipeline": pipeline, "programs": programs}
-    if output is not None:
-        output.write_text(json.dumps(result, indent=2) + "\n")
-    weakened = [p for p in programs if p.get("security", {}).get("removed_vs_oz")]
-    if json_output:
-        print(json.dumps(result, indent=2))
-    else:
+    if shown.tables:
         _print_findings(programs, detector.threshold)
-    if weakened:
+    shown.write(lambda _: json.dumps(result, indent=2) + "\n")
+    if any(p.get("security", {}).get("removed_vs_oz") for p in programs):
         raise typer.Exit(1)
+
+
+def _check(
+    toolchain: Toolchain,
+    store: EvaluationStore,
+    detector: DetectorModel,
+    path: Path,
+    pipeline: str | None,
+    oz: Baseline,
+) -> dict[str, Any]:
+    """One program: each function's risk and CWE guess, and with a pipeline what it removes relative to -Oz."""
+    module = load_module(toolchain, path)
+    functions = program_functions(toolchain, module)
+    findings = detector.predict(toolchain, [f.bitcode for f in functions])
+    program: dict[str, Any] = {
+        "program": str(path),
+        "functions": [
+            {"name": f.name, "risk": found.risk, "flagged": found.risk >= detector.threshold, "cwe": found.cwe}
+            for f, found in zip(functions, findings, strict=True)
+        ],
+    }
+    if pipeline is not None:
+        try:
+            security = compare_security(toolchain, store, module, oz.options, oz.pipeline, pipeline)
+        except HardeningError as exc:
+            raise InputError(f"{path}: cannot read the optimized module: {exc}") from exc
+        program["security"] = security.to_dict()
+    return program
 
 
 def _print_findings(programs: list[dict[str, Any]], threshold: float) -> None:
