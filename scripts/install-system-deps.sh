@@ -14,9 +14,11 @@ required=(clang-19 llvm-19 llvm-19-dev lld-19 libclang-rt-19-dev csmith libcsmit
 # (CPP/22 and CPP/137 include Boost headers, CPP/162 links OpenSSL; without them those programs are excluded,
 # not failed); valgrind gives instruction counts for the perf objective (wall seconds are measured without it);
 # cmake and dpkg-dev (dpkg-source) build the real projects of benchmarks/build_integration.py; git commits label
-# shards as they are written (`stitchopt labels search|broadcast --commit`, and its test); cppcheck is one of the
-# two static-analyzer anchors of the vulnerability study (security/analyzers.py; its test is skipped without it).
-optional=(libboost-dev libssl-dev valgrind cmake dpkg-dev git cppcheck)
+# shards as they are written (`stitchopt labels search|broadcast --commit`, and its test); cppcheck and clang's
+# static analyzer (`clang-19 --analyze`, with Debian's clang-tools-19 beside it for scan-build) are the two
+# static-analyzer anchors of the vulnerability study (security/analyzers.py; the cppcheck test is skipped
+# without it).
+optional=(libboost-dev libssl-dev valgrind cmake dpkg-dev git cppcheck clang-tools-19)
 # With --test, also when possible: headless Chromium and its driver for the browser test of the HTML reports
 # (skipped, with its reason, without them).
 test_only=(chromium chromium-driver)

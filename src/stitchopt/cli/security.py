@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import tempfile
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -191,11 +192,11 @@ def study_command(
 
     from stitchopt.reports.security import comparisons, overall_rows
     from stitchopt.security.study import DetectionConfig, juliet_detection_study
-    from stitchopt.stitching.experts import TrainConfig
 
     torch.set_num_threads(1)  # repeatable results (and faster than two threads on a busy machine)
     toolchain = find_toolchain(llvm)
-    config = DetectionConfig(experts=TrainConfig(epochs=epochs, patience=8), jobs=jobs or 2)
+    defaults = DetectionConfig()
+    config = replace(defaults, experts=replace(defaults.experts, epochs=epochs), jobs=jobs or defaults.jobs)
     with open_store(cache_dir) as store, tempfile.TemporaryDirectory(prefix="stitchopt-juliet-") as scratch:
         status_console.print(f"detection study: {per_family} case(s) per Juliet family", highlight=False)
         outcome, _ = juliet_detection_study(
