@@ -27,3 +27,11 @@ def exception_line(exc: BaseException) -> str:
     """An exception as one line: the first line of its message, else its type's name."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def warning_line(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+) -> str:
+    """`warnings.formatwarning` for the CLI and the compiler wrapper: a warning is the one line a user reads,
+    like an error, not Python's file, line number and source line."""
+    return f"stitchopt: warning: {message}\n"

@@ -104,7 +104,6 @@ def test_with_clangs_own_oz_pipeline_the_object_is_byte_identical_to_clang_oz(
     options = opt_options(plan, disassemble(toolchain, bitcode.read_bytes(), "a.bc"))
     opt = [toolchain.tool("opt"), *options.opt_args()]
     built = object_with_pipeline(plan, opt, bitcode, unit_dir / "ours", clang_pipeline(toolchain, "Oz"))
-    assert built is not None
     reference = run_tool([clang, *flags, "-Oz", "-c", "a.c", "-o", "ref.o"], cwd=str(unit_dir))
     assert reference.returncode == 0
     assert built.path.read_bytes() == (unit_dir / "ref.o").read_bytes()
@@ -229,6 +228,84 @@ def test_a_unit_that_fails_names_itself_and_the_compiler_builds_it_as_asked(
     )
     assert lost.returncode == 0 and lost.stderr.count(b"\n") == 1 and b"building as asked" in lost.stderr
     assert _log(unit_dir)[-1]["outcome"] == "failed" and "evaluation cache" in str(_log(unit_dir)[-1]["reason"])
+
+
+def test_a_list_opt_cannot_parse_fails_the_unit_like_an_unknown_pass(
+    toolchain: Toolchain, unit_dir: Path, build_env: dict[str, str]
+) -> None:
+    """The user's own list is never dropped silently: `opt` rejecting it (unbalanced parentheses) is one line
+    and a `failed` unit, and the compiler builds the command as asked."""
+    env = {**build_env, "STITCHOPT_LIST": "function(sroa"}
+    done = _run([_cc(unit_dir), "-O2", "-c", "a.c", "-o", "a.o"], unit_dir, env)
+    assert done.returncode == 0
+    assert done.stderr.count(b"\n") == 1 and b"a.c: opt exited 1: invalid pipeline 'function(sroa'" in done.stderr
+    assert b"built it as asked" in done.stderr
+    assert _run([toolchain.tool("clang"), "-O2", "-c", "a.c", "-o", "ref.o"], unit_dir, env).returncode == 0
+    assert (unit_dir / "a.o").read_bytes() == (unit_dir / "ref.o").read_bytes()
+    [entry] = _log(unit_dir)
+    assert entry["outcome"] == "failed" and "invalid pipeline 'function(sroa'" in str(entry["reason"])
+
+
+def test_an_output_that_cannot_be_written_is_logged_failed_with_the_compilers_status(
+    toolchain: Toolchain, unit_dir: Path, build_env: dict[str, str]
+) -> None:
+    env = {**build_env, "STITCHOPT_MODEL": "default"}
+    done = _run([_cc(unit_dir), "-c", "a.c", "-o", "/proc/a.o"], unit_dir, env)
+    plain = _run([toolchain.tool("clang"), "-c", "a.c", "-o", "/proc/a.o"], unit_dir, env)
+    assert done.returncode == plain.returncode != 0
+    ours = done.stderr.decode().replace(plain.stderr.decode(), "", 1)  # the compiler's own error, then ours
+    assert ours.count("\n") == 1 and "a.c: cannot write /proc/a.o: No such file or directory;" in ours
+    assert f"the compiler failed too (exit {plain.returncode})" in ours and "built it as asked" not in ours
+    [entry] = _log(unit_dir)
+    assert entry["outcome"] == "failed" and entry["reason"] == "cannot write /proc/a.o: No such file or directory"
+
+
+def test_a_tune_build_whose_search_fails_keeps_the_models_choice_or_oz_and_says_why(
+    toolchain: Toolchain, unit_dir: Path, build_env: dict[str, str]
+) -> None:
+    """No validation suite (a csmith that fails, as a slow seed did): the unit is still built as static mode
+    builds it, never the plain command's object; one warning line says why, and the object is not cached."""
+    fake = unit_dir / "fake"
+    (fake / "include" / "csmith").mkdir(parents=True)
+    (fake / "include" / "csmith" / "csmith.h").touch()
+    csmith = fake / "bin" / "csmith"
+    csmith.parent.mkdir()
+    csmith.write_text(
+        '#!/bin/sh\n[ "$1" = --version ] && echo "csmith fake" && exit 0\necho "out of luck" >&2\nexit 1\n'
+    )
+    csmith.chmod(0o755)
+    env = {**build_env, "STITCHOPT_MODE": "tune", "PATH": f"{csmith.parent}{os.pathsep}{build_env['PATH']}"}
+    for output in ("first.o", "again.o"):
+        done = _run([_cc(unit_dir), "-O2", "-c", "a.c", "-o", output], unit_dir, env)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.count(b"\n") == 1 and done.stderr.startswith(b"stitchopt: warning: ")
+        assert b"a.c: the tune search failed (csmith --seed 1 failed" in done.stderr and b"out of luck" in done.stderr
+    first, again = _log(unit_dir)
+    assert first["outcome"] in ("optimized", "oz") and again["cache"] == "miss"  # a rebuild searches again
+    assert int(str(first["bytes"])) <= int(str(first["oz_bytes"])) and first["candidates"] == 1
+    assert "the tune search failed" in str(first["reason"])
+    assert _run([toolchain.tool("clang"), "-Oz", "-c", "a.c", "-o", "oz.o"], unit_dir, env).returncode == 0
+    if first["outcome"] == "oz":
+        assert (unit_dir / "first.o").read_bytes() == (unit_dir / "oz.o").read_bytes()
+
+
+def test_a_read_only_cache_is_one_warning_line_and_the_build_goes_on(
+    toolchain: Toolchain, unit_dir: Path, build_env: dict[str, str]
+) -> None:
+    """On a read-only mount (a private mount namespace, as root) the wrapper says so as the CLI does: one
+    line, no Python source location."""
+    env = {**build_env, "STITCHOPT_MODEL": "default"}
+    cc = _cc(unit_dir)
+    assert _run([cc, "-c", "util.c"], unit_dir, env).returncode == 0  # creates the cache
+    cache = build_env["STITCHOPT_CACHE_DIR"]
+    mount = f'mount --bind {cache} {cache} && mount -o remount,bind,ro {cache} && exec "$@"'
+    done = _run(["unshare", "--mount", "sh", "-c", mount, "sh", cc, "-c", "a.c"], unit_dir, env)
+    if done.returncode != 0 and (b"unshare:" in done.stderr or b"mount:" in done.stderr):
+        pytest.skip(f"no private read-only mount here: {done.stderr.decode().strip()[:200]}")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count(b"\n") == 1 and done.stderr.startswith(b"stitchopt: warning: the evaluation cache")
+    assert b"read-only" in done.stderr and b"CacheWarning" not in done.stderr
+    assert _log(unit_dir)[-1]["outcome"] in ("optimized", "oz")
 
 
 @pytest.mark.slow

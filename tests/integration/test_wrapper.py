@@ -172,6 +172,38 @@ def test_ir_compile_failure_is_logged_and_the_build_still_succeeds(
     assert records(tmp_path) == [] and stored_ir(tmp_path) == []
 
 
+def test_a_record_dir_that_cannot_be_written_is_one_line_and_the_build_succeeds(
+    project: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    done = run(
+        [wrapper("stitchopt-cc", tmp_path), "-c", "main.c", "-Iinclude"],
+        project,
+        {**env, "STITCHOPT_RECORD_DIR": "/proc/rec"},
+    )
+    assert done.returncode == 0 and (project / "main.o").is_file()
+    assert done.stderr == (
+        "stitchopt: cannot record main.c: /proc/rec: No such file or directory; "
+        "set STITCHOPT_RECORD_DIR to a writable directory\n"
+    )
+
+
+def test_a_real_compiler_that_cannot_run_is_one_line_that_says_what_to_do(
+    project: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    cc = wrapper("stitchopt-cc", tmp_path)
+    missing = run([cc, "-c", "main.c"], project, {**env, "STITCHOPT_REAL_CC": "no-such-cc -m32"})
+    assert missing.returncode == 127 and missing.stderr.count("\n") == 1
+    assert missing.stderr.startswith("stitchopt: cannot run no-such-cc: No such file or directory; install it")
+    unquoted = run([cc, "-c", "main.c"], project, {**env, "STITCHOPT_REAL_CC": '"clang'})
+    assert unquoted.returncode == 127 and unquoted.stderr.count("\n") == 1
+    assert "STITCHOPT_REAL_CC: No closing quotation; write it as shell words" in unquoted.stderr
+    (project / "open.rsp").write_text("-c 'main.c\n")
+    quoted = run([cc, "@open.rsp"], project, {**env, "STITCHOPT_LIST": "default<Oz>"})
+    assert quoted.stderr.startswith(
+        "stitchopt: cannot read the command's response files (No closing quotation); building as asked\n"
+    )
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_build_with_cc_wrapper(project: Path, tmp_path: Path, env: dict[str, str]) -> None:
     (project / "Makefile").write_text(

@@ -20,7 +20,8 @@ OUTCOMES = ("optimized", "oz", "passed_through", "failed")
 @dataclass(frozen=True)
 class BuildEntry:
     """`outcome`: optimized (a list beat -Oz), oz (-Oz was smallest), passed_through (the compiler's own object,
-    for `reason`), failed (the compiler's own object after an error, `reason` its first line).
+    for `reason`), failed (the compiler's own object after an error, `reason` its first line); an optimized or
+    oz unit with a `reason` is one whose search failed (built with the model's choice or -Oz).
     `plain_seconds`: the part a plain -Oz compile also pays (front end and the -Oz object), None on a cache hit."""
 
     unit: str | None

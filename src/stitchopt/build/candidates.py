@@ -9,15 +9,20 @@ object wins, so no mode can make an object larger than -Oz.
   best list minimized and validated (the default suite, `validate_limit` programs of it), and the model's top
   list: for release builds, where minutes per unit are fine;
 - a fixed list (`STITCHOPT_LIST`): that list for every unit, e.g. the answer of `stitchopt broadcast`.
+
+A search that fails (no validation suite can be made, a tool fails) leaves the model's top list and -Oz: the
+searching modes are never worse than static.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from stitchopt.build.settings import BuildSettings
+from stitchopt.build.settings import SEARCHING, BuildSettings
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
+from stitchopt.diagnostics import exception_line
 from stitchopt.errors import InputError
 from stitchopt.learning.kinds import load_model
 from stitchopt.models.list_model import RankedList
@@ -29,24 +34,37 @@ from stitchopt.toolchain.discovery import Toolchain
 TUNE_STRATEGY = "local"  # seeded with the model's top lists and -Oz's own pipeline: the strongest at small budgets
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """The pipelines to build besides -Oz, best first (possibly none); `fallback` says why a searching mode
+    fell back to the model's choice (such an object is not cached, so that a rebuild searches again)."""
+
+    pipelines: list[str]
+    fallback: str | None = None
+
+
 def candidate_pipelines(
     settings: BuildSettings, toolchain: Toolchain, catalogue: Catalogue, module: IRModule, store: EvaluationStore
-) -> list[str]:
-    """The pipelines to build besides -Oz, best first (possibly none)."""
+) -> Candidates:
+    """The lists the settings' mode builds on this unit besides -Oz."""
     if settings.pass_list is not None:
-        return [pipeline_from_text(settings.pass_list, catalogue)]
+        return Candidates([pipeline_from_text(settings.pass_list, catalogue)])
     if settings.model is None:
         raise InputError("no model to rank lists with: set STITCHOPT_MODEL")
     model = load_model(settings.model, catalogue)
     ranked = cached_rank(model, toolchain, module, store)
     count = settings.k if settings.mode == "jit" else 1
     chosen = [tuned_pipeline(entry.passes, catalogue) for entry in ranked[:count] if entry.passes is not None]
+    if settings.mode not in SEARCHING:
+        return Candidates(chosen)
+    search = _tuned if settings.mode == "tune" else _searched
+    try:
+        found = search(settings, toolchain, catalogue, module, store, ranked)
+    except Exception as error:  # e.g. no validation suite: static's choice still stands
+        failed = f"the {settings.mode} search failed ({exception_line(error)})"
+        return Candidates(chosen, fallback=f"{failed}: built with the model's choice or -Oz; a rebuild searches again")
     # The model's choice stays a candidate of the searching modes: they are never worse than static.
-    if settings.mode == "tune":
-        return list(dict.fromkeys([*_tuned(settings, toolchain, catalogue, module, store, ranked), *chosen]))
-    if settings.mode == "search":
-        return list(dict.fromkeys([*_searched(settings, toolchain, catalogue, module, store, ranked), *chosen]))
-    return chosen
+    return Candidates(list(dict.fromkeys([*found, *chosen])))
 
 
 def _searched(

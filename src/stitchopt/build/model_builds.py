@@ -3,9 +3,10 @@
 besides -Oz, and keeps the smallest object whose list passes the unit's guards (`validate.guards`, which include
 the security guard); objects are cached by everything that decides them.
 
-When a unit cannot be built this way, the real compiler runs the command as asked; unless that was the user's
-own compile error, one line on stderr names the unit and the cause and the build log gets a `failed` entry.
-The build never depends on a model.
+When a unit cannot be built this way (the user's own list among them: `STITCHOPT_LIST` that `opt` rejects), the
+real compiler runs the command as asked; unless that was the user's own compile error, one line on stderr names
+the unit and the cause and the build log gets a `failed` entry. A searching mode whose search fails keeps the
+model's choice and -Oz, with one warning. The build never depends on a model.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from typing import Any
 from stitchopt.build.build_log import BuildEntry, append_entry
 from stitchopt.build.compiler import run_compiler
 from stitchopt.build.plan import CompilePlan, PassThrough, Unit, plan_command
-from stitchopt.build.settings import BuildSettings
+from stitchopt.build.settings import LOG_ENV, BuildSettings
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import MEASUREMENT_VERSION, CompileOptions, IRModule
 from stitchopt.datasets.recording import wrapper_toolchain
@@ -43,6 +45,9 @@ from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.guards import GUARDS_VERSION, Guard
 
 OBJECT_KIND = "object"  # artifacts of the evaluation store: bounded and evicted with it
+# Part of an object's cache key: bumped when the rules that choose a unit's object change, so that an object
+# cached under the old rules (e.g. a user's list opt rejects, once silently -Oz) is built again.
+CHOICE_RULES_VERSION = "2"
 
 
 class UnitFailed(Exception):
@@ -102,7 +107,8 @@ def model_build(
     except _PlanFailed as failed:
         status = run_compiler([*compiler, *args])
         if status == 0 or not failed.cause.frontend:  # not the user's own compile error
-            print(f"stitchopt: {failed}; the compiler built it as asked", file=sys.stderr)
+            outcome = "the compiler built it as asked" if status == 0 else f"the compiler failed too (exit {status})"
+            print(f"stitchopt: {failed}; {outcome}", file=sys.stderr)
             _log(settings, failed.entry)
         return status
     except Exception as error:  # the cache, the toolchain, the linker: the real compiler redoes the command
@@ -145,6 +151,8 @@ def _run_plan(plan: CompilePlan, settings: BuildSettings, linker: str, start: fl
             status = 128 - link.returncode if link.returncode < 0 else link.returncode
     sys.stderr.write("".join(diagnostics))
     for entry in entries:
+        if entry.reason is not None:  # built, but not the way the mode asked: a search that failed
+            warnings.warn(f"{entry.unit}: {entry.reason}", stacklevel=1)
         _log(settings, entry)
     return status
 
@@ -170,7 +178,15 @@ def _build_unit(
     bitcode_bytes = bitcode.read_bytes()
     flags = json.dumps(plan.clang[1:] + plan.flags)  # everything that reaches code generation
     digest = hashlib.sha256(bitcode_bytes).hexdigest()
-    key = (digest, flags, toolchain.identity, settings.identity, str(MEASUREMENT_VERSION), GUARDS_VERSION)
+    key = (
+        digest,
+        flags,
+        toolchain.identity,
+        settings.identity,
+        str(MEASUREMENT_VERSION),
+        GUARDS_VERSION,
+        CHOICE_RULES_VERSION,
+    )
     output = str(unit.output) if unit.output is not None else None  # None: an object for the link
     entry = BuildEntry(os.path.abspath(unit.source.path), "oz", settings.mode, output)
     cached = store.get_artifact(OBJECT_KIND, *key)
@@ -179,7 +195,7 @@ def _build_unit(
         _write_atomically(target, data)
         stored: dict[str, Any] = json.loads(header)
         return _with_choice(entry, stored, cache="hit"), frontend.stderr_text + str(stored.get("stderr", ""))
-    built, best = _build_candidates(plan, settings, toolchain, store, unit, bitcode, bitcode_bytes, scratch)
+    built, best, fallback = _build_candidates(plan, settings, toolchain, store, unit, bitcode, bitcode_bytes, scratch)
     oz = built[0]
     data = best.path.read_bytes()
     _write_atomically(target, data)
@@ -191,8 +207,11 @@ def _build_unit(
         "candidates": len(built) - 1,
         "stderr": best.stderr,  # code generation's warnings, replayed on a hit
     }
-    store.put_artifact(OBJECT_KIND, json.dumps(choice).encode() + b"\n" + data, *key)
-    entry = replace(_with_choice(entry, choice, cache="miss"), plain_seconds=frontend_seconds + oz.seconds)
+    if fallback is None:  # a search that failed is tried again by the next build
+        store.put_artifact(OBJECT_KIND, json.dumps(choice).encode() + b"\n" + data, *key)
+    entry = replace(
+        _with_choice(entry, choice, cache="miss"), reason=fallback, plain_seconds=frontend_seconds + oz.seconds
+    )
     return entry, frontend.stderr_text + best.stderr
 
 
@@ -218,9 +237,9 @@ def _build_candidates(
     bitcode: Path,
     bitcode_bytes: bytes,
     scratch: Path,
-) -> tuple[list[BuiltObject], BuiltObject]:
-    """-Oz first, then each list the mode chose that compiled (lists run in parallel with -Oz), and the chosen
-    object (`passing_guards`)."""
+) -> tuple[list[BuiltObject], BuiltObject, str | None]:
+    """-Oz first, then each list the mode chose that compiled (lists run in parallel with -Oz), the chosen
+    object (`passing_guards`) and why a searching mode fell back to the model's choice (None: it did not)."""
     from stitchopt.build.candidates import candidate_pipelines  # the model and numpy: only on a cache miss
     from stitchopt.passes.catalogue import load_catalogue
 
@@ -230,14 +249,27 @@ def _build_candidates(
     opt = [toolchain.tool("opt"), *options.opt_args()]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         oz = pool.submit(_codegen, plan, bitcode, scratch / "oz.o", None)
-        pipelines = candidate_pipelines(settings, toolchain, load_catalogue(toolchain), module, store)
+        candidates = candidate_pipelines(settings, toolchain, load_catalogue(toolchain), module, store)
         futures = [
             pool.submit(object_with_pipeline, plan, opt, bitcode, scratch / f"list{i}", pipeline)
-            for i, pipeline in enumerate(pipelines)
+            for i, pipeline in enumerate(candidates.pipelines)
         ]
-        built = [oz.result()]
-        built += [found for future in futures if (found := future.result()) is not None]
-    return built, passing_guards(built, lambda: unit_guard(toolchain, module, options))
+        built = [oz.result(), *_compiled(futures, required=settings.pass_list is not None)]
+    chosen = passing_guards(built, lambda: unit_guard(toolchain, module, options))
+    return built, chosen, candidates.fallback
+
+
+def _compiled(futures: Iterable[Future[BuiltObject]], *, required: bool) -> list[BuiltObject]:
+    """The candidates that compiled. A list the model chose may fail on a unit (-Oz stands in for it); the
+    user's own list (`required`) failing fails the unit, with `opt`'s reason."""
+    built = []
+    for future in futures:
+        try:
+            built.append(future.result())
+        except UnitFailed:
+            if required:
+                raise
+    return built
 
 
 def unit_guard(toolchain: Toolchain, module: IRModule, options: CompileOptions) -> Guard:
@@ -269,17 +301,15 @@ def opt_options(plan: CompilePlan, ir_text: str) -> CompileOptions:
 
 def object_with_pipeline(
     plan: CompilePlan, opt: Sequence[str], bitcode: Path, stem: Path, pipeline: str
-) -> BuiltObject | None:
-    """`stem.o`: `pipeline` run by `opt`, then the user's code generation; None if either fails."""
+) -> BuiltObject:
+    """`stem.o`: `pipeline` run by `opt`, then the user's code generation; UnitFailed if either fails."""
     started = time.perf_counter()
     optimized = stem.with_suffix(".bc")
     run = run_tool([*opt, f"-passes={pipeline}", str(bitcode), "-o", str(optimized)], timeout=IR_TIMEOUT_S)
     if run.returncode != 0 or run.timed_out:
-        return None
-    try:
-        built = _codegen(plan, optimized, stem.with_suffix(".o"), pipeline)
-    except UnitFailed:
-        return None
+        reason = "timed out" if run.timed_out else first_error(run.stderr_text)
+        raise UnitFailed(f"opt exited {run.returncode}: {reason}")
+    built = _codegen(plan, optimized, stem.with_suffix(".o"), pipeline)
     return replace(built, seconds=time.perf_counter() - started)
 
 
@@ -296,7 +326,10 @@ def _codegen(plan: CompilePlan, bitcode: Path, output: Path, pipeline: str | Non
 
 def _write_atomically(target: Path, data: bytes) -> None:
     """Readers (a parallel make, a crash) see the old object or the new one, never half of one."""
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:  # the user's output directory: named, not the scratch file's name
+        raise UnitFailed(f"cannot write {target}: {error.strerror}") from error
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
@@ -325,4 +358,7 @@ def _log(settings: BuildSettings, entry: BuildEntry) -> None:
     try:
         append_entry(settings.log, entry)
     except OSError as error:
-        print(f"stitchopt: cannot write the build log {settings.log}: {error.strerror}", file=sys.stderr)
+        print(
+            f"stitchopt: cannot write the build log {settings.log}: {error.strerror}; set {LOG_ENV} to a writable file",
+            file=sys.stderr,
+        )

@@ -3,7 +3,7 @@ STITCHOPT_MODEL / STITCHOPT_LIST / STITCHOPT_MODE set, builds each unit with the
 (`build.model_builds`); with STITCHOPT_RECORD_DIR it then records each TU's unoptimized IR as a dataset.
 
 Only the compile decides the exit status; model builds and recording never fail a build: anything they cannot
-do leaves the command to the real compiler.
+do leaves the command to the real compiler. Every message is one line on stderr, warnings included.
 """
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from stitchopt.build.compiler import CANNOT_RUN, run_compiler
+from stitchopt.build.compiler import CANNOT_RUN, REAL_CC_ENV, REAL_CXX_ENV, run_compiler
 from stitchopt.build.settings import LIST_ENV, MODE_ENV, MODEL_ENV
 from stitchopt.datasets.recording import RECORD_DIR_ENV, record_compile, recording_clang
+from stitchopt.diagnostics import warning_line
 from stitchopt.errors import ToolchainError
 from stitchopt.toolchain.commands import CXX_DRIVER, expand_response_files, is_cxx_driver, split_launcher
 
-REAL_CC_ENV = "STITCHOPT_REAL_CC"
-REAL_CXX_ENV = "STITCHOPT_REAL_CXX"
 _INTERRUPTED = 130
 
 
@@ -35,12 +35,17 @@ def main_cxx() -> int:
 
 def run_wrapper(args: Sequence[str], *, cxx: bool) -> int:
     """Build as asked (the model's way when set), then record when asked to and the compile succeeded."""
+    warnings.formatwarning = warning_line
     launcher, rest = split_launcher(args)
     name = f"stitchopt-{'c++' if cxx else 'cc'}"
     try:
         compiler = [launcher] if launcher else _default_compiler(cxx)
-    except (ToolchainError, ValueError) as error:  # no compiler at all: the build cannot go on
+    except ToolchainError as error:  # no compiler at all: the build cannot go on
         print(f"{name}: no real compiler: {error}", file=sys.stderr)
+        return CANNOT_RUN
+    except ValueError as error:  # shlex: an unclosed quote
+        variable = REAL_CXX_ENV if cxx else REAL_CC_ENV
+        print(f"{name}: {variable}: {error}; write it as shell words, e.g. 'clang-19 -m32'", file=sys.stderr)
         return CANNOT_RUN
     cxx_driver = is_cxx_driver(launcher) if launcher else cxx
     try:
@@ -61,8 +66,13 @@ def _model_build(compiler: list[str], args: list[str], cxx_driver: bool) -> int 
         return None
     try:
         expanded = expand_response_files(args)
+    except (OSError, ValueError) as error:  # an unreadable response file, or an unclosed quote in one
+        reason = error.strerror if isinstance(error, OSError) else error
+        print(f"stitchopt: cannot read the command's response files ({reason}); building as asked", file=sys.stderr)
+        return None
+    try:
         clang = recording_clang()
-    except (OSError, ValueError, ToolchainError) as error:
+    except ToolchainError as error:
         print(f"stitchopt: {error}; building as asked", file=sys.stderr)
         return None
     # Imported here: every other wrapper call stays at the Python start-up cost.
@@ -72,7 +82,7 @@ def _model_build(compiler: list[str], args: list[str], cxx_driver: bool) -> int 
 
 
 def _default_compiler(cxx: bool) -> list[str]:
-    configured = os.environ.get(REAL_CXX_ENV if cxx else REAL_CC_ENV)
+    configured = shlex.split(os.environ.get(REAL_CXX_ENV if cxx else REAL_CC_ENV, ""))
     if configured:
-        return shlex.split(configured)
+        return configured
     return [recording_clang(), CXX_DRIVER] if cxx else [recording_clang()]

@@ -28,6 +28,7 @@ from stitchopt.cli.security import security_app
 from stitchopt.cli.stitch import stitch_app
 from stitchopt.cli.tune import broadcast_command, minimize_command, pareto_command, tune_command
 from stitchopt.cli.validate import validate_command
+from stitchopt.diagnostics import warning_line
 from stitchopt.errors import StitchoptError
 
 DEBUG_ENV = "STITCHOPT_DEBUG"
@@ -103,7 +104,7 @@ def main(args: Sequence[str] | None = None) -> NoReturn:
 
 def exit_status(args: Sequence[str] | None = None) -> int:
     """Runs the command; what it returns, raises or is interrupted by, as an exit status."""
-    warnings.formatwarning = _warning_line
+    warnings.formatwarning = warning_line
     try:
         # Not standalone: click raises usage errors (printed here as one line) and returns typer.Exit's status.
         returned = app(args=args, prog_name="stitchopt", standalone_mode=False)
@@ -128,13 +129,6 @@ def exit_status(args: Sequence[str] | None = None) -> int:
     if status == INTERRUPTED:  # typer ends a Ctrl-C with this status, silently
         print("stitchopt: interrupted", file=sys.stderr)
     return status
-
-
-def _warning_line(
-    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
-) -> str:
-    """Warnings on stderr as the one line a user reads, like errors."""
-    return f"stitchopt: warning: {message}\n"
 
 
 def _usage_line(exc: typer.TyperException) -> str:

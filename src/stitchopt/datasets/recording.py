@@ -104,5 +104,11 @@ def _log_error(record_dir: Path, source: str | None, cwd: str, ir_argv: list[str
         append_json_line(
             record_dir / "errors.jsonl", {"source": where, "reason": reason, "cwd": cwd, "ir_argv": ir_argv}
         )
-    except OSError as unwritable:
-        print(f"stitchopt: cannot record {source or 'command'}: {reason} ({unwritable})", file=sys.stderr)
+    except OSError as unwritable:  # the record directory itself: its reason, once, and what to do
+        said = "" if isinstance(error, OSError) else f"{reason}; "
+        where = f"{unwritable.filename}: {unwritable.strerror}" if unwritable.filename else str(unwritable)
+        print(
+            f"stitchopt: cannot record {source or 'command'}: {said}{where}; set {RECORD_DIR_ENV} to a writable "
+            "directory",
+            file=sys.stderr,
+        )
