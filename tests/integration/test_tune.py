@@ -6,6 +6,7 @@ import io
 import json
 import math
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from stitchopt.cache.store import DB_NAME, EvaluationStore
+from stitchopt.cli.main import exit_status
 from stitchopt.core import IRModule, Objective
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
@@ -381,3 +383,40 @@ def test_perf_objective_measures_runtime_and_rejects_lists_that_change_behaviour
         assert broken.ok and broken.runtime is None  # no main left: it cannot run, so it has no runtime
         assert objective.score(broken, answer.run.oz) == math.inf
         assert meter.measure(evaluator.baselines["Oz"].pipeline, answer.run.oz) == answer.run.oz.runtime
+
+
+def test_a_stopped_rerun_keeps_the_finished_trial_log_and_reports_refuse_another_runs_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tune -o run.json --log trials.jsonl` stopped by Ctrl-C kept the old run.json but truncated its log, and
+    `report run` then mixed the two runs without a word."""
+    run, log, other = tmp_path / "run.json", tmp_path / "trials.jsonl", tmp_path / "other.jsonl"
+    tune = ["tune", str(DATA / "loop_sum.c"), "--budget", "4", "--no-validate", "--cache-dir", str(tmp_path / "c")]
+    assert exit_status([*tune, "-o", str(run), "--log", str(log)]) == 0
+    finished, recorded = log.read_text(), run.read_text()
+    assert {json.loads(line)["run_id"] for line in finished.splitlines()} == {RunRecord.load(run).run_id}
+
+    def stopped(*_args: object, trial_log: io.TextIOBase, **_kw: object) -> None:
+        trial_log.write('{"program": "half-done"}\n')
+        raise KeyboardInterrupt
+
+    kept = f"the run stopped: its trials are in {log}.partial ({log}, of an earlier run, is unchanged)"
+    with monkeypatch.context() as patched, pytest.warns(UserWarning, match=re.escape(kept)):
+        patched.setattr("stitchopt.cli.tune.tune_programs", stopped)
+        assert exit_status([*tune, "-o", str(run), "--log", str(log)]) == 130
+    assert (log.read_text(), run.read_text()) == (finished, recorded)
+    assert "half-done" in (tmp_path / "trials.jsonl.partial").read_text()
+
+    report = ["report", "run", str(run), "-o", str(tmp_path / "report.md")]
+    assert exit_status([*report, "--log", str(log)]) == 0
+    assert exit_status([*tune, "--log", str(other)]) == 0  # another run, same answers
+    capsys.readouterr()
+    assert exit_status([*report, "--log", str(other)]) == 2
+    assert capsys.readouterr().err == (
+        f"stitchopt: error: {other}: its trials are from another tune run than the run records: give the --log "
+        "file written by the same run (`tune -o run.json --log trials.jsonl`)\n"
+    )
+    unstamped = [{**json.loads(line), "run_id": None} for line in finished.splitlines()]
+    other.write_text("".join(json.dumps(trial) + "\n" for trial in unstamped))
+    with pytest.warns(UserWarning, match="cannot check that this log belongs to the run records"):
+        assert exit_status([*report, "--log", str(other)]) == 0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable
@@ -11,9 +13,12 @@ from pathlib import Path
 import pytest
 
 from stitchopt.cache.store import EvaluationStore
-from stitchopt.errors import InputError, PipelineError
+from stitchopt.cli.main import exit_status
+from stitchopt.errors import InputError, PipelineError, ToolchainError
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.tune.acceptance import default_suites
+from stitchopt.validate import csmith
 from stitchopt.validate.builder import ProgramBuilder
 from stitchopt.validate.csmith import csmith_suite
 from stitchopt.validate.miscompiles import KNOWN_MISCOMPILES, KnownMiscompile
@@ -185,3 +190,123 @@ def test_every_known_miscompiling_list_fails_the_csmith_program_that_caught_it(
     assert suite.programs[0].name == f"csmith-{known.csmith_seed}"
     assert not validator.validate(suite, known.pipeline).passed
     assert known.csmith_seed <= DEFAULT_CSMITH_PROGRAMS
+
+
+# A csmith for error paths: seed 1 never finishes, seed 5 fails without a word, any other seed is a tiny program.
+FAKE_CSMITH = """#!/bin/sh
+case "$1" in --version) echo "csmith 0 (fake)"; exit 0 ;; esac
+case "$2" in 1) exec sleep 60 ;; 5) exit 3 ;; esac
+printf '#include <stdio.h>\\nint main(void) { printf("checksum = %s\\\\n"); return 0; }\\n' "$2"
+"""
+
+
+@pytest.fixture()
+def fake_csmith(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FAKE_CSMITH first on PATH, with the csmith.h it needs beside it, and a one-second generation limit."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "include" / "csmith").mkdir(parents=True)
+    (tmp_path / "include" / "csmith" / "csmith.h").write_text("")
+    (tmp_path / "bin" / "csmith").write_text(FAKE_CSMITH)
+    (tmp_path / "bin" / "csmith").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(csmith, "GENERATION_TIMEOUT_S", 1.0)
+
+
+@pytest.mark.usefixtures("fake_csmith")
+def test_a_seed_csmith_does_not_finish_in_time_is_discarded_and_another_drawn(validator: Validator) -> None:
+    """Not "csmith --seed 1 failed: " (empty) ending the run: the seed is skipped like a program that hangs."""
+    ready: list[tuple[int, int]] = []
+    suite = csmith_suite(validator.builder, 2, first_seed=1, progress=lambda *counts: ready.append(counts))
+    assert [p.name for p in suite.programs] == ["csmith-2", "csmith-3"]
+    assert suite.discarded == ("csmith-1: csmith timed out after 1 s",)
+    assert ready[-1] == (2, 2)
+    assert validator.validate(suite, "default<Oz>").passed
+
+
+@pytest.mark.usefixtures("fake_csmith")
+def test_a_csmith_that_fails_silently_is_named_with_its_exit_status(validator: Validator) -> None:
+    with pytest.raises(ToolchainError, match=r"csmith --seed 5 failed: exit status 3: no diagnostic$"):
+        csmith_suite(validator.builder, 1, first_seed=5)
+
+
+NONDETERMINISTIC = '#include <stdio.h>\nint main(void) { int x; printf("%p\\n", (void *)&x); return 0; }\n'
+CALLS_ELSEWHERE = "int helper(int);\nextern int table[];\nint main(void) { return helper(table[0]); }\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        (NONDETERMINISTIC, "-O0 and -O2 builds behave differently .*; make its output depend on its input only"),
+        (CALLS_ELSEWHERE, "does not link on its own at -O0: nothing defines helper, table; validate a whole program"),
+        ("int add(int a, int b) { return a + b; }\n", "nothing defines main; validate a whole program"),
+    ],
+    ids=["nondeterministic", "undefined-symbols", "no-main"],
+)
+def test_validate_refuses_a_program_no_list_can_be_judged_on(
+    source: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 and what to fix, not FAILED (exit 1) as if the list had failed."""
+    program = tmp_path / "program.c"
+    program.write_text(source)
+    assert exit_status(["validate", str(program), "-p", "default<Oz>", "--cache-dir", str(tmp_path / "cache")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("stitchopt: error: program.c: no list can be judged on it: ") and err.count("\n") == 1
+    assert re.search(said, err), err
+
+
+def test_validate_refuses_an_input_placeholder_without_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not a run on a file literally named "{input}" that reports PASSED."""
+    args = ["validate", str(DATA / "wordcount.c"), "-p", "default<Oz>", "--run", "{exe} {input}"]
+    assert exit_status([*args, "--cache-dir", str(tmp_path / "cache")]) == 2
+    assert capsys.readouterr().err == (
+        "stitchopt: error: --run names {input} but no --inputs DIR was given: give the directory of inputs\n"
+    )
+
+
+@pytest.mark.usefixtures("fake_csmith")
+def test_the_default_suite_says_why_it_is_csmith(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    notes: list[str] = []
+    assert default_suites(None, notes.append) == ["csmith"]
+    assert notes == [
+        "validating on Csmith programs instead of HumanEval-X (no HumanEval-X data: set "
+        f"{DATA_DIR_ENV} (or --data-dir, where a command has it) to the directory holding humaneval_cpp.jsonl.gz); "
+        "building them takes a minute or more the first time, then they are cached"
+    ]
+    assert default_suites(tmp_path, notes.append) == ["csmith"]
+    assert f"no HumanEval-X data at {tmp_path / 'humaneval_cpp.jsonl.gz'}" in notes[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fake_csmith")
+def test_tune_says_when_it_validates_on_csmith_for_want_of_humaneval_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not a silent minute or more of building Csmith programs behind a bar that reads 0%."""
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    args = ["tune", str(DATA / "loop_sum.c"), "--budget", "4", "--validate-limit", "2", "--json"]
+    assert exit_status([*args, "--cache-dir", str(tmp_path / "cache")]) == 0
+    err = capsys.readouterr().err
+    assert "validating on Csmith programs instead of HumanEval-X (no HumanEval-X data: set" in err, err
+    assert "takes a minute or more the first time" in err
+
+
+def test_a_suite_none_of_whose_programs_can_be_judged_is_no_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every program excluded: the verdicts are written, then exit 2 and what to fix, not FAILED (exit 1)."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "calls_elsewhere.c").write_text(CALLS_ELSEWHERE)
+    output = tmp_path / "verdicts.json"
+    args = ["validate", "-p", "default<Oz>", "--validate", str(suite), "-o", str(output)]
+    assert exit_status([*args, "--cache-dir", str(tmp_path / "cache")]) == 2
+    captured = capsys.readouterr()
+    assert "NO VERDICT" in captured.out
+    assert captured.err.endswith(
+        "no program could be judged (all 1 excluded, e.g. does not link on its own at -O0: nothing defines "
+        "helper, table): give programs that build and run alone at -O0\n"
+    ), captured.err
+    assert json.loads(output.read_text())[0]["verdicts"][0]["status"] == "excluded"

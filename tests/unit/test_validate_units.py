@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from stitchopt.errors import InputError
+from stitchopt.validate.builder import build_failure
 from stitchopt.validate.guards import summarize, suspicious_changes
 from stitchopt.validate.reduce import ddmin, reduce_pipeline
 from stitchopt.validate.sandbox import Limits, Sandbox
@@ -173,3 +174,18 @@ def test_limits_above_the_callers_hard_limit_are_lowered_not_fatal(tmp_path: Pat
     )
     done = subprocess.run([sys.executable, "-c", caller, str(probe)], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "0 (5, 5)", done.stderr
+
+
+def test_a_link_failure_names_what_nothing_defines_in_gnu_ld_and_lld_wording() -> None:
+    """clang's last line, "linker command failed with exit code 1", said nothing about what was missing."""
+    gnu = (
+        "/usr/bin/ld: /tmp/x.o: in function `main':\nx.c:(.text+0x12): undefined reference to `table'\n"
+        "/usr/bin/ld: x.c:(.text+0x19): undefined reference to `helper(int)'\n"
+        "clang: error: linker command failed with exit code 1 (use -v to see invocation)\n"
+    )
+    assert build_failure("O0", gnu) == "does not link on its own at -O0: nothing defines helper(int), table"
+    lld = "ld.lld: error: undefined symbol: main\n>>> referenced by start.S\nclang: error: linker command failed\n"
+    assert build_failure("O2", lld) == "does not link on its own at -O2: nothing defines main"
+    assert build_failure("O0", "x.c:1:1: error: unknown type name 'foo'\n") == (
+        "does not build at -O0: x.c:1:1: error: unknown type name 'foo'"
+    )

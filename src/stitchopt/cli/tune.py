@@ -39,6 +39,7 @@ from stitchopt.cli.options import (
     status_console,
     target_paths,
     validation_choice,
+    writable_file_output,
 )
 from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import program_path
@@ -59,6 +60,7 @@ from stitchopt.tune.record import RunRecord
 from stitchopt.tune.runtime import COUNTERS
 from stitchopt.tune.session import run_record, tune_programs
 from stitchopt.tune.strategies import STRATEGIES
+from stitchopt.tune.trial_log import new_run_id, trial_log_file
 
 
 def _check_screen(margin: float | None, objective: Objective) -> None:
@@ -92,10 +94,17 @@ def tune_command(
     ] = None,
     strategy: Annotated[str, typer.Option(help=f"One of {', '.join(STRATEGIES)}.")] = "local",
     objective: ObjectiveOption = "size=1",
-    seed: Annotated[int, typer.Option(help="Random seed; same seed + same cache = same result.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Random seed; same seed + same cache = same result.")] = 0,
     no_minimize: Annotated[bool, typer.Option("--no-minimize", help="Report the best list as found.")] = False,
     insertion: Annotated[bool, typer.Option(help="Also try inserting every pass while minimizing.")] = False,
-    log: Annotated[Optional[Path], typer.Option(help="Write every trial to this JSONL file.")] = None,  # noqa: UP045
+    log: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            help="Write every trial to this JSONL file (read by pareto and `report run --log`); it replaces an "
+            "existing one only when the run finishes (a stopped run's trials: FILE.partial).",
+            callback=writable_file_output,
+        ),
+    ] = None,
     output: Annotated[
         Optional[Path],  # noqa: UP045
         output_option("Where to save the run record (read by broadcast and `stitchopt report run`)."),
@@ -128,12 +137,14 @@ def tune_command(
     paths = target_paths(targets)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
+    run_id = new_run_id()  # in the trial log and the run record: `report run` checks that they belong together
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
         _check_screening_backend(evaluator, screen_margin)  # before the log is opened
         with (
-            open(log, "w") if log else nullcontext() as trial_log,
+            trial_log_file(log) if log else nullcontext() as trial_log,
             Progress(console=status_console, transient=True, disable=json_output) as progress,
         ):
+            checks = validation.open(evaluator, progress)
             overall = progress.add_task(f"{len(paths)} program(s)", total=budget * len(paths))
             bars: dict[str, TaskID] = {}
             done: dict[str, int] = {}
@@ -160,11 +171,12 @@ def tune_command(
                 minimize_best=not no_minimize,
                 insertion=insertion,
                 trial_log=trial_log,
+                run_id=run_id,
                 on_progress=show,
-                validation=validation.open(evaluator),
+                validation=checks,
                 program_run=program_run,
             )
-            record = run_record(evaluator, tuned, parsed_objective, strategy, catalogue)
+            record = run_record(evaluator, tuned, parsed_objective, strategy, catalogue, run_id)
     if output is not None:
         record.save(output)
     _show_record(record, f"tune: {strategy}, {budget} evaluations, objective {objective}", json_output)
@@ -211,7 +223,7 @@ def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
 def broadcast_command(
     ctx: typer.Context,
     record_path: Annotated[Path, typer.Argument(help="A run record written by `tune -o`.")],
-    top: Annotated[int, typer.Option(help="How many of the most frequent best lists to try.")] = DEFAULT_TOP,
+    top: Annotated[int, typer.Option(min=1, help="How many of the most frequent best lists to try.")] = DEFAULT_TOP,
     validate: ValidateOption = None,
     validate_limit: ValidateLimitOption = None,
     no_validate: NoValidateOption = False,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -33,6 +33,8 @@ from stitchopt.cli.options import (
     run_arguments,
     run_option,
     status_console,
+    suite_build_bar,
+    writable_directory,
 )
 from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError, StitchoptError
@@ -56,7 +58,7 @@ def validate_command(
     passes: PassesOption = "",
     suites: ValidateOption = None,
     validate_limit: ValidateLimitOption = None,
-    seed: Annotated[int, typer.Option(help="First Csmith seed.")] = 1,
+    seed: Annotated[int, typer.Option(min=0, help="First Csmith seed.")] = 1,
     run: Annotated[str, run_option("How PROGRAM runs (compared with its -O0 and -O2 builds)")] = "",
     inputs: InputsOption = None,
     data_dir: DataDirOption = None,
@@ -88,8 +90,8 @@ def validate_command(
         refuse_ignored(ctx, ("seed",), "to the csmith suite")
     if not reduce:
         refuse_ignored(ctx, ("reproducer",), "with --reduce")
-    elif reproducer.exists() and not reproducer.is_dir():  # found out now, not after the validation ran
-        raise InputError(f"--reproducer {reproducer} is a file: name a directory to write the reproducer into")
+    else:  # found out now, not after the validation ran
+        writable_directory("--reproducer", reproducer)
     if json_output:
         refuse_ignored(ctx, ("show_passed",), "to the table (--json has every verdict)")
     require_positive("--run-timeout", run_timeout)
@@ -99,16 +101,26 @@ def validate_command(
     limits = Limits(wall_seconds=run_timeout, cpu_seconds=max(1, int(run_timeout)))
     with open_store(cache_dir) as store:
         validator = Validator(toolchain, store, jobs=jobs or None, limits=limits)
+        own = None
         if program is not None:
-            chosen_suites = [differential_suite(program_path(program), run_args, inputs)]
-        else:
-            chosen_suites = [
-                select_suite(
-                    spec, validator.builder, limit=validate_limit, seed=seed, data_dir=data_dir, jobs=validator.jobs
-                )
-                for spec in suites or ["humaneval"]
-            ]
+            own = differential_suite(program_path(program), run_args, inputs)
+            _refuse_unjudgeable(validator, own)  # before the bars: a refusal is its one line
         with Progress(console=status_console, transient=True, disable=json_output) as bar:
+            if own is not None:
+                chosen_suites = [own]
+            else:
+                chosen_suites = [
+                    select_suite(
+                        spec,
+                        validator.builder,
+                        limit=validate_limit,
+                        seed=seed,
+                        data_dir=data_dir,
+                        jobs=validator.jobs,
+                        progress=suite_build_bar(bar),
+                    )
+                    for spec in suites or ["humaneval"]
+                ]
 
             def progress(suite: Suite) -> Callable[[Verdict], None]:
                 task = bar.add_task(f"validating on {suite.name}", total=len(suite.programs))
@@ -130,8 +142,44 @@ def validate_command(
     else:
         for outcome in outcomes:
             _show(outcome.report, show_passed)
+    if any(outcome.report.failures for outcome in outcomes):
+        raise typer.Exit(NEGATIVE)
+    _refuse_verdictless([outcome.report for outcome in outcomes])
     if not all(outcome.report.passed for outcome in outcomes):
         raise typer.Exit(NEGATIVE)
+
+
+def _refuse_verdictless(reports: Sequence[ValidationReport]) -> None:
+    """A suite none of whose programs could be judged (each excluded) says nothing of the list: the user's to
+    fix (exit 2), not a failure (exit 1); its verdicts are written and shown first."""
+    for report in reports:
+        if report.complete and not report.counted:
+            excluded = report.excluded
+            why = f"all {len(excluded)} excluded, e.g. {excluded[0].detail}" if excluded else "it has no programs"
+            raise InputError(
+                f"{report.suite}: no program could be judged ({why}): give programs that build and run alone at -O0"
+            )
+
+
+# What the user can do about a program that cannot be judged, by what its exclusion says (validate/builder.py).
+_FIXES = {
+    "does not link on its own": "validate a whole program: one file with a main that defines what it uses",
+    "does not finish": "raise --run-timeout, or give it --inputs that it finishes on",
+    "behave differently": "make its output depend on its input only (no addresses, times, random numbers or "
+    "undefined behaviour)",
+}
+
+
+def _refuse_unjudgeable(validator: Validator, suite: Suite) -> None:
+    """A program that no run of can be judged (each is excluded) is the user's to fix, not a list that failed:
+    one line that says what to fix (exit 2), before any list is built."""
+    validator.prepare(suite)  # every run's reference builds, at once (cached for the validation)
+    reasons = [validator.builder.references(program).excluded for program in suite.programs]
+    if not all(reasons):
+        return
+    reason = str(reasons[0])
+    fix = next((fix for phrase, fix in _FIXES.items() if phrase in reason), "fix it so that it builds and runs")
+    raise InputError(f"{suite.programs[0].name}: no list can be judged on it: {reason}; {fix}")
 
 
 def _show(report: ValidationReport, show_passed: bool) -> None:

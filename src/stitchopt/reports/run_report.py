@@ -11,14 +11,14 @@ from typing import Any
 
 from stitchopt.errors import InputError
 from stitchopt.evaluation.comparison import geomean
-from stitchopt.jsonlines import read_json_lines
 from stitchopt.reports.document import Figure, Report, Section
 from stitchopt.reports.figures import change_figures, list_figures
 from stitchopt.reports.sources import file_identity, program_set_identity
 from stitchopt.reports.svg import line_chart, scatter
 from stitchopt.reports.tables import Rows, tuning_rows
-from stitchopt.tune.pareto import TRIAL_LOG_COMMAND, pareto_front
+from stitchopt.tune.pareto import pareto_front
 from stitchopt.tune.record import ProgramRecord, RunRecord
+from stitchopt.tune.trial_log import check_log_belongs, read_trials
 
 MAX_PARETO_PROGRAMS = 8  # one plot each; the rest are counted in a note
 
@@ -81,10 +81,6 @@ def passes_section(programs: Sequence[ProgramRecord]) -> Section:
         f"{sum(map(len, answers)) / len(answers):.1f}."
     )
     return Section("Best lists", (note,), list_figures("best lists", answers))
-
-
-def read_trials(path: Path) -> list[dict[str, Any]]:
-    return read_json_lines(path, "trial log", TRIAL_LOG_COMMAND)
 
 
 def pareto_section(trials: Sequence[dict[str, Any]]) -> Section:
@@ -171,12 +167,19 @@ def run_report(records: Sequence[tuple[Path, RunRecord]], trial_logs: Sequence[P
     runtime = [(Path(p.program).stem, p) for _, r in records for p in r.programs if p.runtime and p.oz_runtime]
     if runtime:
         sections.append(runtime_section(runtime))
-    trials = [t for path in trial_logs for t in read_trials(path)]
+    trials = [t for path in trial_logs for t in _trials_of(path, records)]
     if trials:
         sections.append(pareto_section(trials))
     sections.append(validation_section(labelled))
     title = f"Tuning run{'s' if len(records) > 1 else ''}: {', '.join(label for label, _ in labelled)}"
     return Report("run", title, tuple(sources), tuple(sections))
+
+
+def _trials_of(path: Path, records: Sequence[tuple[Path, RunRecord]]) -> list[dict[str, Any]]:
+    """The trials of a log that belongs to one of the records' runs (else one line, not a report of two runs)."""
+    trials = read_trials(path)
+    check_log_belongs(path, trials, {record.run_id for _, record in records})
+    return trials
 
 
 def runtime_section(programs: Sequence[tuple[str, ProgramRecord]]) -> Section:

@@ -17,9 +17,10 @@ from stitchopt.core import IRModule
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.frontend import is_source
+from stitchopt.validate.csmith import BuildProgress
 from stitchopt.validate.guards import Guard
 from stitchopt.validate.runner import Validator
-from stitchopt.validate.selection import differential_suite, select_suite
+from stitchopt.validate.selection import check_run_inputs, differential_suite, select_suite
 from stitchopt.validate.suites import Suite, humaneval_path
 
 GuardCheck = Callable[[str], list[str]]  # pipeline -> reasons to distrust it (empty: fine)
@@ -79,6 +80,9 @@ class ProgramRun:
     inputs: Path | None = None
     counter: str = "auto"
 
+    def __post_init__(self) -> None:
+        check_run_inputs(self.args, self.inputs)  # refused now, not after the validation suites are built
+
 
 def validation_for(
     validation: ListValidation | None, path: Path, program_run: ProgramRun | None
@@ -120,15 +124,20 @@ class ListValidation:
         return " + ".join(f"{suite.name} ({len(suite.programs)} programs)" for suite in self.suites)
 
 
-def default_suites(data_dir: Path | None = None) -> list[str]:
-    """HumanEval-X when its data is found (LLM Compiler's PassListEval), else Csmith when installed."""
+def default_suites(data_dir: Path | None = None, note: Callable[[str], None] | None = None) -> list[str]:
+    """HumanEval-X when its data is found (LLM Compiler's PassListEval), else Csmith when installed; `note` hears
+    which suite was chosen instead of HumanEval-X and why (building it takes a while the first time)."""
     try:
         humaneval_path(data_dir)
         return ["humaneval"]
-    except InputError:
-        pass
-    if shutil.which("csmith") is not None:
-        return ["csmith"]
+    except InputError as missing:
+        if shutil.which("csmith") is not None:
+            if note is not None:
+                note(
+                    f"validating on Csmith programs instead of HumanEval-X ({missing}); building them takes a minute "
+                    "or more the first time, then they are cached"
+                )
+            return ["csmith"]
     raise InputError(
         "no validation suite available: set STITCHOPT_DATA to the HumanEval-X data, install csmith, "
         "pass --validate DIR|FILE.jsonl, or opt out with --no-validate"
@@ -141,13 +150,17 @@ def list_validation(
     *,
     limit: int | None = None,
     data_dir: Path | None = None,
+    note: Callable[[str], None] | None = None,
+    progress: BuildProgress | None = None,
 ) -> ListValidation:
-    """Validation with the evaluator's toolchain, cache and -Oz options, on `specs` (default_suites if None)."""
+    """Validation with the evaluator's toolchain, cache and -Oz options, on `specs` (default_suites if None, which
+    tells `note` when it falls back to Csmith); `progress` follows the building of a Csmith suite."""
     validator = Validator(
         evaluator.toolchain, evaluator.store, options=evaluator.baselines["Oz"].options, jobs=evaluator.jobs
     )
-    chosen = list(specs) if specs else default_suites(data_dir)
+    chosen = list(specs) if specs else default_suites(data_dir, note)
     suites = tuple(
-        select_suite(spec, validator.builder, limit=limit, data_dir=data_dir, jobs=validator.jobs) for spec in chosen
+        select_suite(spec, validator.builder, limit=limit, data_dir=data_dir, jobs=validator.jobs, progress=progress)
+        for spec in chosen
     )
     return ListValidation(validator, suites)

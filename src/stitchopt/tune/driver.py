@@ -26,6 +26,7 @@ from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.tune.acceptance import GuardCheck
 from stitchopt.tune.strategies import Strategy
+from stitchopt.tune.trial_log import RUN_ID_KEY
 
 BATCH_SIZE = 8  # proposals per ask(); fixed so that results do not depend on the number of workers
 
@@ -67,7 +68,9 @@ def tune(
     trial_log: IO[str] | None = None,
     on_progress: Callable[[TuningRun], None] | None = None,
     guard: GuardCheck | None = None,
+    run_id: str | None = None,
 ) -> TuningRun:
+    """Search `module` within `budget`; each trial goes to `trial_log`, stamped with `run_id` (the run record's)."""
     oz_baseline = evaluator.baselines["Oz"]
     oz = evaluator.evaluate(module, oz_baseline.pipeline, oz_baseline.options)
     run = TuningRun(module.name, objective, oz, None, oz, objective.score(oz, oz))
@@ -107,7 +110,7 @@ def tune(
             scores.append(score)
             run.curve.append(run.best_score)
             if trial_log is not None:
-                trial_log.write(json.dumps(_trial(run, passes, pipeline, result, score, doubts)) + "\n")
+                trial_log.write(json.dumps(_trial(run, passes, pipeline, result, score, doubts, run_id)) + "\n")
         strategy.tell(list(zip(proposals, scores, strict=True)))
         run.seconds = time.monotonic() - start
         if on_progress is not None:
@@ -134,9 +137,16 @@ def _improves(run: TuningRun, passes: PassNames, score: float) -> bool:
 
 
 def _trial(
-    run: TuningRun, passes: PassNames, pipeline: str, result: EvalResult, score: float, doubts: list[str]
+    run: TuningRun,
+    passes: PassNames,
+    pipeline: str,
+    result: EvalResult,
+    score: float,
+    doubts: list[str],
+    run_id: str | None,
 ) -> dict[str, object]:
     return {
+        RUN_ID_KEY: run_id,
         "program": run.program,
         "evaluation": run.evaluations,
         "passes": list(passes),

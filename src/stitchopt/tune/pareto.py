@@ -7,9 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from stitchopt.errors import InputError
-from stitchopt.jsonlines import read_json_lines
-
-TRIAL_LOG_COMMAND = "stitchopt tune ... --log trials.jsonl"  # what writes the trial logs read here
+from stitchopt.tune.trial_log import read_trials
 
 METRICS = {
     "size": "size_bytes",
@@ -43,7 +41,7 @@ def fronts_from_log(path: Path, metrics: tuple[str, ...]) -> dict[str, list[dict
     if unknown:
         raise InputError(f"unknown metric {unknown[0]!r}: use {', '.join(METRICS)}")
     by_program: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for number, trial in enumerate(read_json_lines(path, "trial log", TRIAL_LOG_COMMAND), 1):
+    for number, trial in enumerate(read_trials(path), 1):
         if not isinstance(trial.get("program"), str):
             raise InputError(f"{path}: trial {number} has no program: not a stitchopt trial log")
         by_program[trial["program"]].append(trial)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,8 @@ class RunRecord:
     strategy: str
     programs: tuple[ProgramRecord, ...]
     catalogue: str = ""  # identity of the pass catalogue searched (records before it: empty)
+    # The run that wrote it, as stamped in its trial log (records before it: None); not part of what was found.
+    run_id: str | None = field(default=None, compare=False)
 
     def save(self, path: Path) -> None:
         payload = {
@@ -59,6 +61,7 @@ class RunRecord:
             "objective": self.objective,
             "strategy": self.strategy,
             "catalogue": self.catalogue,
+            "run_id": self.run_id,
             "programs": [p.to_dict() for p in self.programs],
         }
         path.write_text(json.dumps(payload, indent=2) + "\n")
@@ -86,7 +89,12 @@ class RunRecord:
                 for p in payload["programs"]
             )
             return cls(
-                payload["toolchain"], payload["objective"], payload["strategy"], programs, payload.get("catalogue", "")
+                payload["toolchain"],
+                payload["objective"],
+                payload["strategy"],
+                programs,
+                payload.get("catalogue", ""),
+                payload.get("run_id"),
             )
         except FileNotFoundError as exc:
             raise InputError(f"{path}: no such run record (write one with `stitchopt tune ... -o run.json`)") from exc

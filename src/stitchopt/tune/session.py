@@ -48,17 +48,27 @@ class TunedProgram:
 
 
 def replay_command(evaluator: Evaluator, pipeline: str) -> str:
-    """The plain LLVM commands that reproduce a result from the unoptimized IR (`stitchopt ir`)."""
-    options = evaluator.baselines["Oz"].options
+    """The plain LLVM commands that reproduce a result from the unoptimized IR (`stitchopt ir`). The -Oz backup
+    is clang's own -Oz (what the baseline is defined as), not its expanded pipeline of thousands of characters."""
+    oz = evaluator.baselines["Oz"]
+    if pipeline == oz.pipeline:
+        return shlex.join([evaluator.toolchain.tool("clang"), "-Oz", "-c", "in.bc", "-o", "out.o"])
+    options = oz.options
     opt = [evaluator.toolchain.tool("opt"), *options.opt_args(), f"-passes={pipeline}", "in.bc", "-o", "out.bc"]
     llc = [evaluator.toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "out.bc", "-o", "out.o"]
     return f"{shlex.join(opt)} && {shlex.join(llc)}"
 
 
 def run_record(
-    evaluator: Evaluator, tuned: Sequence[TunedProgram], objective: Objective, strategy: str, catalogue: Catalogue
+    evaluator: Evaluator,
+    tuned: Sequence[TunedProgram],
+    objective: Objective,
+    strategy: str,
+    catalogue: Catalogue,
+    run_id: str | None = None,
 ) -> RunRecord:
-    """What to save: per program the answer, its size against -Oz and the commands that replay it."""
+    """What to save: per program the answer, its size against -Oz and the commands that replay it, stamped with
+    `run_id` (the one in the run's trial log)."""
     programs = tuple(
         ProgramRecord(
             program=str(t.path),
@@ -77,7 +87,7 @@ def run_record(
         )
         for t in tuned
     )
-    return RunRecord(evaluator.toolchain.identity, str(objective), strategy, programs, catalogue.identity)
+    return RunRecord(evaluator.toolchain.identity, str(objective), strategy, programs, catalogue.identity, run_id)
 
 
 def improvements(curve: Sequence[float]) -> tuple[tuple[int, float], ...]:
@@ -104,6 +114,7 @@ def tune_programs(
     minimize_best: bool = True,
     insertion: bool = False,
     trial_log: IO[str] | None = None,
+    run_id: str | None = None,
     on_progress: Callable[[TuningRun], None] | None = None,
     guards: bool = True,
     validation: ListValidation | None = None,
@@ -111,7 +122,7 @@ def tune_programs(
 ) -> list[TunedProgram]:
     """Tune each program. With `program_run`, validation also runs each C/C++ program itself and compares its
     behaviour with its -O0 and -O2 builds (for programs with a `main`); an objective with a `perf` term needs
-    it to measure runtimes."""
+    it to measure runtimes. Trials in `trial_log` are stamped with `run_id`."""
     if objective.needs_runtime and program_run is None:
         raise InputError("the perf objective needs programs to run: pass --run '{exe} ARGS' (and --inputs DIR)")
     oz = evaluator.baselines["Oz"]
@@ -132,6 +143,7 @@ def tune_programs(
             minimize_best=minimize_best,
             insertion=insertion,
             trial_log=trial_log,
+            run_id=run_id,
             on_progress=on_progress,
             guard=guard,
             validation=validation_for(validation, path, program_run),
@@ -157,13 +169,14 @@ def search_and_validate(
     minimize_best: bool = True,
     insertion: bool = False,
     trial_log: IO[str] | None = None,
+    run_id: str | None = None,
     on_progress: Callable[[TuningRun], None] | None = None,
     guard: GuardCheck | None = None,
     validation: ListValidation | None = None,
 ) -> tuple[TuningRun, PassNames | None, list[str]]:
     """Search one module, minimize its best, and return the run, the best list that passed validation (None:
     -Oz is the answer) and what validation said."""
-    run = tune(evaluator, module, searcher, catalogue, objective, budget, trial_log, on_progress, guard)
+    run = tune(evaluator, module, searcher, catalogue, objective, budget, trial_log, on_progress, guard, run_id)
     candidates = list(reversed(run.bests))
     if run.best_passes is not None and minimize_best:
         minimized = minimize(evaluator, module, run.best_passes, catalogue, objective, insertion=insertion, guard=guard)

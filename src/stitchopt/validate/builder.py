@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ from stitchopt.validate.verdicts import Verdict, VerdictStatus
 # Part of the keys of cached references and verdicts: "whole-output" since runs compare all of their stdout (by
 # size and sha256), not its first MiB.
 JUDGING = "whole-output"
+# A symbol the linker found no definition of: GNU ld's and lld's wording.
+_UNDEFINED = re.compile(r"undefined reference to `([^']+)'|undefined symbol: (.+)$", re.MULTILINE)
+MAX_NAMED_SYMBOLS = 8
 
 
 @dataclass(frozen=True)
@@ -201,7 +205,7 @@ class ProgramBuilder:
                     stdin=program.source.encode(),
                 )
                 if build.returncode != 0:
-                    return References(excluded=f"does not build at -{level}: {telling_line(build.stderr_text)}")
+                    return References(excluded=build_failure(level, build.stderr_text))
                 outcome = self.run(program, exe)
             if outcome.timed_out:
                 return References(excluded=f"does not finish at -{level} within {self.limits.wall_seconds:g} s")
@@ -232,6 +236,16 @@ class ProgramBuilder:
 
 class BuildFailed(Exception):
     """A suite program could not be turned into IR: it is excluded, not held against the list."""
+
+
+def build_failure(level: str, stderr: str) -> str:
+    """Why a program does not build at `level`; a link failure names what nothing defines, which clang's own last
+    line ("linker command failed") does not."""
+    undefined = sorted({ld or lld.strip() for ld, lld in _UNDEFINED.findall(stderr)})
+    if not undefined:
+        return f"does not build at -{level}: {telling_line(stderr)}"
+    named = ", ".join(undefined[:MAX_NAMED_SYMBOLS]) + (", ..." if len(undefined) > MAX_NAMED_SYMBOLS else "")
+    return f"does not link on its own at -{level}: nothing defines {named}"
 
 
 def _tool_failure(tool: str, run: ToolRun) -> str:

@@ -2,16 +2,20 @@
 
 A pass list passes a program when the checksum (and exit status) equal those of the program built at -O0.
 Programs are generated from consecutive seeds and cached; about one in ten never finishes, so seeds are drawn
-until the suite has the requested number of programs that finish at -O0 within the time limit.
+until the suite has the requested number of programs that finish at -O0 within the time limit. A seed that Csmith
+itself does not finish within GENERATION_TIMEOUT_S (a few take seconds idle, over a minute on a loaded machine) is
+skipped the same way.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from stitchopt.diagnostics import first_error
 from stitchopt.errors import ToolchainError
 from stitchopt.toolchain.process import ToolRun, run_tool
 from stitchopt.validate.builder import ProgramBuilder
@@ -19,6 +23,7 @@ from stitchopt.validate.suites import Check, Suite, SuiteProgram
 
 GENERATION_TIMEOUT_S = 60.0
 MAX_DRAWS_PER_PROGRAM = 4
+BuildProgress = Callable[[int, int], None]  # (programs ready, programs wanted) while a suite is built
 
 
 def find_csmith() -> tuple[Path, Path]:
@@ -39,8 +44,25 @@ def _run_csmith(binary: Path, *args: str) -> ToolRun:
         return run_tool([str(binary), *args], timeout=GENERATION_TIMEOUT_S, cwd=scratch)
 
 
+def csmith_failure(run: ToolRun) -> str | None:
+    """Why a Csmith run failed (never empty: Csmith killed at its time limit says nothing), or None."""
+    if run.timed_out:
+        return f"timed out after {run.seconds:.0f} s"
+    if run.returncode != 0:
+        return f"exit status {run.returncode}: {first_error(run.stderr_text)}"
+    return None
+
+
 def csmith_version(binary: Path) -> str:
-    return _run_csmith(binary, "--version").stdout.decode(errors="replace").strip()
+    run = _run_csmith(binary, "--version")
+    failure = csmith_failure(run)
+    if failure is not None:
+        raise ToolchainError(f"csmith --version failed: {failure}")
+    return run.stdout.decode(errors="replace").strip()
+
+
+class GenerationTimedOut(Exception):
+    """Csmith did not write a seed's program in time: the seed is skipped, like a program that never finishes."""
 
 
 def generate(builder: ProgramBuilder, binary: Path, version: str, seed: int) -> str:
@@ -51,30 +73,39 @@ def generate(builder: ProgramBuilder, binary: Path, version: str, seed: int) -> 
         if cached is not None:
             return cached.decode()
     run = _run_csmith(binary, "--seed", str(seed))
-    if run.returncode != 0:
-        raise ToolchainError(f"csmith --seed {seed} failed: {run.stderr_tail(200).strip()}")
+    failure = csmith_failure(run)
+    if run.timed_out:
+        raise GenerationTimedOut(f"csmith {failure}")
+    if failure is not None:
+        raise ToolchainError(f"csmith --seed {seed} failed: {failure}")
     if store is not None:
         store.put_artifact("csmith-source", run.stdout, version, str(seed))
     return run.stdout.decode()
 
 
-def csmith_suite(builder: ProgramBuilder, count: int, first_seed: int = 1, jobs: int = 1) -> Suite:
-    """`count` Csmith programs that finish at -O0, from seeds `first_seed`, `first_seed + 1`, ..."""
+def csmith_suite(
+    builder: ProgramBuilder, count: int, first_seed: int = 1, jobs: int = 1, progress: BuildProgress | None = None
+) -> Suite:
+    """`count` Csmith programs that finish at -O0, from seeds `first_seed`, `first_seed + 1`, ...; `progress`
+    hears how many are ready after each seed (building them takes a minute or more when nothing is cached)."""
     binary, include = find_csmith()
     version = csmith_version(binary)
 
-    def program(seed: int) -> SuiteProgram:
-        return SuiteProgram(
+    def drawn(seed: int) -> SuiteProgram | str:
+        """The program of `seed`, or why it is discarded."""
+        try:
+            source = generate(builder, binary, version, seed)
+        except GenerationTimedOut as exc:
+            return f"csmith-{seed}: {exc}"
+        candidate = SuiteProgram(
             name=f"csmith-{seed}",
-            source=generate(builder, binary, version, seed),
+            source=source,
             language="c",
             compile_args=(f"-I{include}",),
             check=Check.MATCH_REFERENCE,
         )
-
-    def admitted(seed: int) -> tuple[SuiteProgram, str | None]:
-        candidate = program(seed)
-        return candidate, builder.references(candidate).excluded
+        excluded = builder.references(candidate).excluded
+        return candidate if excluded is None else f"{candidate.name}: {excluded}"
 
     kept: list[SuiteProgram] = []
     discarded: list[str] = []
@@ -83,9 +114,11 @@ def csmith_suite(builder: ProgramBuilder, count: int, first_seed: int = 1, jobs:
         while len(kept) < count and seed < first_seed + count * MAX_DRAWS_PER_PROGRAM:
             seeds = range(seed, seed + count - len(kept))
             seed = seeds.stop
-            for candidate, reason in pool.map(admitted, seeds):
-                if reason is None:
-                    kept.append(candidate)
+            for outcome in pool.map(drawn, seeds):
+                if isinstance(outcome, SuiteProgram):
+                    kept.append(outcome)
                 else:
-                    discarded.append(f"{candidate.name}: {reason}")
+                    discarded.append(outcome)
+                if progress is not None:
+                    progress(len(kept), count)
     return Suite(f"csmith-{count}", tuple(kept), tuple(discarded))

@@ -93,7 +93,11 @@ class Validator:
                 self.builder.ir(program)
 
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            list(pool.map(build, suite.programs))
+            try:
+                list(pool.map(build, suite.programs))
+            except BaseException:  # Ctrl-C, say: end the reference runs now rather than wait for their limits
+                self.builder.sandbox.stop()
+                raise
 
     def judge(self, program: SuiteProgram, pipeline: str) -> Verdict:
         """One program's verdict on one list, from the cache when this exact question was answered before."""

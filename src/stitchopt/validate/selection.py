@@ -8,7 +8,7 @@ from pathlib import Path
 
 from stitchopt.errors import InputError
 from stitchopt.validate.builder import ProgramBuilder
-from stitchopt.validate.csmith import csmith_suite
+from stitchopt.validate.csmith import BuildProgress, csmith_suite
 from stitchopt.validate.suites import Check, Suite, load_suite, source_program
 
 # Enough to catch every known miscompiling list (validate/miscompiles.py): on the programs of seeds 1-100 the
@@ -26,10 +26,12 @@ def select_suite(
     seed: int = 1,
     data_dir: Path | None = None,
     jobs: int = 1,
+    progress: BuildProgress | None = None,
 ) -> Suite:
-    """`humaneval`, `csmith`, a directory or a JSONL file; `limit` keeps the first N programs."""
+    """`humaneval`, `csmith`, a directory or a JSONL file; `limit` keeps the first N programs; `progress` follows
+    the building of a generated (csmith) suite."""
     if spec == "csmith":
-        return csmith_suite(builder, limit or DEFAULT_CSMITH_PROGRAMS, first_seed=seed, jobs=jobs)
+        return csmith_suite(builder, limit or DEFAULT_CSMITH_PROGRAMS, first_seed=seed, jobs=jobs, progress=progress)
     return load_suite(spec, data_dir).limited(limit)
 
 
@@ -38,6 +40,7 @@ def differential_suite(program: Path, run_args: Sequence[str] = (), inputs: Path
 
     Each file in `inputs` is fed on stdin, or substituted for `{input}` when the arguments contain it.
     """
+    check_run_inputs(run_args, inputs)
     base = source_program(program, check=Check.MATCH_REFERENCE, reference_levels=DIFFERENTIAL_LEVELS)
     if inputs is None:
         return Suite(program.name, (replace(base, run_args=tuple(run_args)),))
@@ -47,9 +50,19 @@ def differential_suite(program: Path, run_args: Sequence[str] = (), inputs: Path
     if not files:
         raise InputError(f"{inputs}: no input files")
     programs = []
+    as_argument = _takes_input(run_args)
     for path in files:
-        as_argument = any(INPUT_PLACEHOLDER in arg for arg in run_args)
         args = tuple(arg.replace(INPUT_PLACEHOLDER, str(path.resolve())) for arg in run_args)
         stdin = None if as_argument else path.read_bytes()
         programs.append(replace(base, name=f"{program.name} < {path.name}", run_args=args, stdin=stdin))
     return Suite(program.name, tuple(programs))
+
+
+def _takes_input(run_args: Sequence[str]) -> bool:
+    return any(INPUT_PLACEHOLDER in arg for arg in run_args)
+
+
+def check_run_inputs(run_args: Sequence[str], inputs: Path | None) -> None:
+    """`{input}` needs `--inputs`: without it the program would run on a file literally named "{input}"."""
+    if inputs is None and _takes_input(run_args):
+        raise InputError(f"--run names {INPUT_PLACEHOLDER} but no --inputs DIR was given: give the directory of inputs")

@@ -90,11 +90,14 @@ def humaneval_path(data_dir: Path | None = None) -> Path:
     directory = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV)
     if directory is None:
         raise InputError(
-            f"no HumanEval-X data: pass --validate /path/to/{HUMANEVAL_FILE} or set {DATA_DIR_ENV} to its directory"
+            f"no HumanEval-X data: set {DATA_DIR_ENV} (or --data-dir, where a command has it) to the directory "
+            f"holding {HUMANEVAL_FILE}"
         )
     path = Path(directory) / HUMANEVAL_FILE
     if not path.is_file():
-        raise InputError(f"no HumanEval-X data at {path}: pass --validate /path/to/{HUMANEVAL_FILE}")
+        raise InputError(
+            f"no HumanEval-X data at {path}: point {DATA_DIR_ENV} or --data-dir at the directory holding it"
+        )
     return path
 
 

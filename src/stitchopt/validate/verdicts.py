@@ -88,7 +88,7 @@ class ValidationReport:
     def summary(self) -> str:
         counts = Counter(v.status.value for v in self.verdicts)
         parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        verdict = "PASSED" if self.passed else "FAILED"
+        verdict = "PASSED" if self.passed else "NO VERDICT" if self.complete and not self.counted else "FAILED"
         return f"{verdict}: {self.suite}, {len(self.verdicts)} programs ({parts}) in {self.seconds:.1f} s"
 
     def to_dict(self) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from stitchopt.datasets.sources.base import BuiltIR, frontend_ir
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
-from stitchopt.validate.csmith import find_csmith
+from stitchopt.validate.csmith import csmith_failure, find_csmith
 from stitchopt.validate.sandbox import Limits, Sandbox
 
 DEFAULT_SEEDS = 10_000
@@ -39,8 +39,9 @@ class CsmithSource:
     def build(self, unit: str, toolchain: Toolchain, scratch: Path) -> list[BuiltIR]:
         binary, include = find_csmith()
         generated = run_tool([str(binary), "--seed", unit, *self.options], timeout=60, cwd=str(scratch))
-        if generated.returncode != 0:
-            raise DatasetError(f"csmith --seed {unit} failed: {generated.stderr_tail(200).strip()}")
+        failure = csmith_failure(generated)
+        if failure is not None:
+            raise DatasetError(f"csmith --seed {unit} failed: {failure}")
         source = generated.stdout.decode()
         self._reject_hangs(toolchain, source, include, scratch)
         bitcode, command = frontend_ir(toolchain, source, "c", [f"-I{include}"])
