@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("ot")
 
 from stitchopt.cache.store import EvaluationStore  # noqa: E402
+from stitchopt.datasets.demo import demo_programs  # noqa: E402
 from stitchopt.datasets.juliet import (  # noqa: E402
     SPLITS,
     JulietFunction,
@@ -34,15 +36,17 @@ from stitchopt.features.by_name import default_representations  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
 from stitchopt.reports.build import build_report  # noqa: E402
 from stitchopt.reports.document import to_html, to_md  # noqa: E402
+from stitchopt.security.calibration import calibrate, held_out_rate, threshold_for  # noqa: E402
 from stitchopt.security.detector import (  # noqa: E402
     best_threshold,
     detector_expert,
     detector_loss,
     scores,
-    threshold_for,
 )
 from stitchopt.security.model import DetectorModel  # noqa: E402
 from stitchopt.security.results import DetectionReport, DetectionRow, tally  # noqa: E402
+from stitchopt.security.risks import program_risks  # noqa: E402
+from stitchopt.security.shipped import DEFAULT_DETECTOR_DIR  # noqa: E402
 from stitchopt.security.study import DetectionConfig, DetectionOutcome, detection_study  # noqa: E402
 from stitchopt.stitching.ensemble import StitchedEnsemble, stitch_ensemble  # noqa: E402
 from stitchopt.stitching.experts import TrainConfig, count_expert, fit  # noqa: E402
@@ -247,8 +251,8 @@ def test_a_bad_model_directory_is_one_input_error(outcome: DetectionOutcome, tmp
         assert isinstance(caught.value, InputError) and "\n" not in str(caught.value), why
 
 
-def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+def _cli(tmp_path: Path, *args: str, columns: int = 200) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": str(columns)}
     return subprocess.run(
         [sys.executable, "-m", "stitchopt", "security", *args], capture_output=True, text=True, env=env, timeout=300
     )
@@ -283,3 +287,69 @@ def test_security_commands_refuse_bad_inputs_in_one_line(tmp_path: Path) -> None
         said = [line for line in done.stderr.splitlines() if line.startswith("stitchopt: error:")]
         assert done.returncode == 2 and len(said) == 1 and "Traceback" not in done.stderr, (args, done.stderr)
         assert message in said[0], (args, done.stderr)
+
+
+def test_calibration_sets_the_threshold_on_benign_code_and_says_when_it_cannot_separate() -> None:
+    benign = np.linspace(0.0, 1.0, 200)
+    programs = [benign[i::10] for i in range(10)]  # 10 programs alike: a threshold set without one fits it too
+    told_apart = calibrate(programs, np.full(50, 0.99), np.zeros(10), ["corpus"], "cmd", target=0.05)
+    assert told_apart.benign_false_positive_rate == 0.05 and np.sum(benign >= told_apart.threshold) == 10
+    assert told_apart.benign_held_out_false_positive_rate == pytest.approx(0.05, abs=0.02)
+    assert told_apart.juliet_recall == 1.0 and told_apart.separation == pytest.approx(0.99)
+    assert told_apart.caveat() is None and "5.0% of 200 benign functions (corpus)" in told_apart.meaning()
+    like_benign = calibrate(programs, np.full(50, 0.2), np.zeros(10), ["corpus"], "cmd", target=0.05)
+    assert like_benign.juliet_recall == 0.0 and like_benign.separation == pytest.approx(0.2)
+    assert "does not tell ordinary code from Juliet's flaws" in (like_benign.caveat() or "")
+
+
+def test_the_held_out_rate_sees_a_program_unlike_the_others() -> None:
+    """Two programs unlike each other: the threshold set on both flags 1 of 20 functions, but set on one program
+    it flags 1 of the other's 10 (spread) and all 10 of the other (high): 11 of 20 on code it never saw."""
+    spread, high = np.linspace(0.0, 1.0, 10), np.full(10, 0.95)
+    calibration = calibrate([spread, high], np.ones(5), np.zeros(1), ["corpus"], "cmd", target=0.2)
+    assert calibration.benign_false_positive_rate == 0.05
+    assert calibration.benign_held_out_false_positive_rate == held_out_rate([spread, high], 0.2) == 0.55
+
+
+def test_the_shipped_threshold_is_calibrated_and_kept_with_the_model(tmp_path: Path) -> None:
+    shipped = DetectorModel.from_pretrained(DEFAULT_DETECTOR_DIR)
+    calibration = shipped.calibration
+    assert calibration is not None and shipped.threshold == calibration.threshold
+    assert calibration.command.startswith("python benchmarks/security.py calibrate")
+    assert calibration.benign_false_positive_rate <= calibration.target_false_positive_rate
+    assert DetectorModel.from_pretrained(DEFAULT_DETECTOR_DIR).identity == shipped.identity
+    edited = tmp_path / "detector"
+    shutil.copytree(DEFAULT_DETECTOR_DIR, edited)
+    config = json.loads((edited / "config.json").read_text())
+    (edited / "config.json").write_text(json.dumps({**config, "threshold": 0.5}))
+    with pytest.raises(InputError, match="calibrate the detector again"):
+        DetectorModel.from_pretrained(edited)
+
+
+@pytest.mark.slow  # the detector on the 350 functions of the demo corpus
+def test_the_shipped_calibration_is_reproduced_from_the_demo_corpus(toolchain: Toolchain) -> None:
+    shipped = DetectorModel.from_pretrained(DEFAULT_DETECTOR_DIR)
+    assert shipped.calibration is not None and shipped.calibration.corpus == ("bench://demo-v1",)
+    benign = program_risks(toolchain, shipped, list(demo_programs().values()))
+    again = calibrate(benign, np.ones(1), np.zeros(1), shipped.calibration.corpus, "")
+    assert sum(len(risks) for risks in benign) == shipped.calibration.benign_functions
+    assert again.threshold == pytest.approx(shipped.threshold, abs=1e-6)
+    assert again.benign_false_positive_rate == shipped.calibration.benign_false_positive_rate
+    assert again.benign_held_out_false_positive_rate == shipped.calibration.benign_held_out_false_positive_rate
+
+
+def test_check_says_what_the_risk_means_in_an_80_column_terminal(tmp_path: Path) -> None:
+    program = tmp_path / "plain.c"
+    program.write_text("int add(int a, int b) { return a + b; }\nint max(int a, int b) { return a > b ? a : b; }\n")
+    shown = _cli(tmp_path, "check", str(program), columns=80)
+    assert shown.returncode == 0, shown.stderr
+    assert "…" not in shown.stdout and all(len(line) <= 80 for line in shown.stdout.splitlines())
+    said = " ".join(shown.stdout.split())
+    assert "risk: the detector's probability" in said and "benign functions (bench://demo-v1)" in said
+    assert "caveat: this detector does not tell ordinary code from Juliet's flaws" in said  # measured: it does not
+    found = json.loads(_cli(tmp_path, "check", str(program), "--json").stdout)
+    shipped = DetectorModel.from_pretrained(DEFAULT_DETECTOR_DIR)
+    assert found["threshold"] == shipped.threshold and found["calibration"]["threshold"] == shipped.threshold
+    assert found["meaning"] == shipped.meaning() and found["caveat"]
+    (functions,) = [p["functions"] for p in found["programs"]]
+    assert all(f["flagged"] == (f["risk"] >= shipped.threshold) for f in functions)

@@ -1,5 +1,5 @@
-"""Report building blocks on hand-made data: plots, the three renderings, run/validation reports and their
-input errors."""
+"""Report building blocks on hand-made data: plots, the renderings, run/validation/build/detection reports, their
+tables in a narrow terminal, and their input errors."""
 
 from __future__ import annotations
 
@@ -10,13 +10,21 @@ import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from typer.testing import CliRunner
 
+from stitchopt.build.build_log import BuildEntry, append_entry
+from stitchopt.cli import options
+from stitchopt.cli.main import app
 from stitchopt.errors import InputError
+from stitchopt.reports.build_log_report import build_log_report
 from stitchopt.reports.document import Figure, Link, Report, Section, to_csv, to_html, to_md
 from stitchopt.reports.run_report import best_at, run_report
+from stitchopt.reports.security import detection_report
 from stitchopt.reports.svg import bar_chart, heatmap, histogram, line_chart, nice_ticks, scatter
-from stitchopt.reports.tables import Rows
+from stitchopt.reports.tables import Rows, to_rich
 from stitchopt.reports.validation_report import validation_report
+from stitchopt.security.results import DetectionReport, DetectionRow, HeldOutFunction, tally
 from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.session import improvements
 
@@ -127,3 +135,127 @@ def test_malformed_inputs_are_one_line_input_errors(tmp_path: Path, text: str) -
         validation_report([tmp_path / "bad.json"], tmp_path)
     with pytest.raises(InputError, match="not a stitchopt run record"):
         RunRecord.load(tmp_path / "bad.json")
+
+
+PIPELINE = "function(sroa,early-cse<memssa>,simplifycfg),inline,function(instcombine<no-verify-fixpoint>,dse)" * 3
+
+
+def _build_log(path: Path, exceptions: bool = True) -> Path:
+    """A build of two modes: units smaller than -Oz (one long list), at -Oz, and with `exceptions` one passed
+    through and one failed."""
+    entries = [
+        BuildEntry(
+            "src/parse.c",
+            "optimized",
+            "static",
+            pipeline=PIPELINE,
+            oz_bytes=123_456,
+            bytes=117_001,
+            cache="miss",
+            seconds=4.25,
+            plain_seconds=0.75,
+        ),
+        BuildEntry("src/util.c", "oz", "static", oz_bytes=9_870, bytes=9_870, cache="hit", seconds=0.1),
+        BuildEntry(
+            "src/io.c",
+            "optimized",
+            "jit",
+            pipeline="sroa,instcombine",
+            oz_bytes=20_000,
+            bytes=19_000,
+            cache="miss",
+            seconds=12.5,
+            plain_seconds=1.5,
+        ),
+    ]
+    if exceptions:
+        entries += [
+            BuildEntry("src/asan.c", "passed_through", "static", reason="instrumentation (-fsanitize=address)"),
+            BuildEntry("src/bad.c", "failed", "static", reason="opt failed: error: expected top-level entity"),
+        ]
+    for entry in entries:
+        append_entry(path, entry)
+    return path
+
+
+def _study() -> DetectionReport:
+    """A study shaped like the measured one: twelve rows with the study's long names, fifteen CWEs."""
+    cwes = [f"CWE{n}" for n in (121, 122, 124, 126, 127, 190, 191, 369, 401, 415, 416, 457, 476, 590, 680)]
+    tests = [HeldOutFunction(cwe, label) for cwe in cwes for label in ("bad", "good", "good")]
+    best = "detector:func_properties-43"
+
+    def row(name: str, kind: str, members: tuple[str, ...], init: str = "", seed: int = 0) -> DetectionRow:
+        flags = [(i * 7 + seed) % 3 == 0 for i in range(len(tests))]
+        if kind == "anchor":
+            return DetectionRow(name, kind, tally(tests, flags), flags=tuple(flags))
+        risks = tuple(0.9 if flag else 0.1 for flag in flags)
+        guesses = [cwes[(i + seed) % len(cwes)] for i in range(len(tests))]
+        return DetectionRow(name, kind, tally(tests, flags, guesses), members, init, 0.3077, 0.6871, 187.25, risks)
+
+    rows = [
+        row(f"detector:{n}", "detector", (f"detector:{n}",), seed=i)
+        for i, n in enumerate(("autophase-56", "histogram-1", "func_properties-43", "ir_tokens-4096-1024"))
+    ]
+    rows += [
+        row(f"{best} + optimization experts ({i})", "stitched", (best, "o:a", "o:b", "o:c"), i) for i in ("lstsq", "ot")
+    ]
+    rows += [
+        row(f"{best} + 3 other detectors ({i})", "control", (best, "d:a", "d:b", "d:c"), i) for i in ("lstsq", "ot")
+    ]
+    rows += [row(name, "anchor", ()) for name in ("clang --analyze", "cppcheck")]
+    rows += [
+        row(f"{best} at {a}'s false-positive rate", "operating point", (best,), a)
+        for a in ("clang --analyze", "cppcheck")
+    ]
+    splits = {
+        "train": {"bad": 1340, "good": 3506},
+        "validation": {"bad": 439, "good": 1145},
+        "test": {"bad": 15, "good": 30},
+    }
+    return DetectionReport(splits, tuple(cwes), best, "abc", rows, rows[2].name, {"features": 1.0}, tests)
+
+
+def _printed(monkeypatch: pytest.MonkeyPatch, width: int, tables: list[Rows]) -> str:
+    """The tables as `print_table` prints them on a terminal `width` columns wide."""
+    screen = io.StringIO()
+    monkeypatch.setattr(options, "console", Console(file=screen, width=width))
+    for table in tables:
+        options.print_table(to_rich(table))
+    return screen.getvalue()
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_report_tables_fit_a_terminal_with_no_cell_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    study = tmp_path / "study.json"
+    _study().write_json(study)
+    reports = [build_log_report([_build_log(tmp_path / "build.jsonl")]), detection_report(study, _study())]
+    for report in reports:
+        tables = report.tables()
+        shown = _printed(monkeypatch, width, tables)
+        assert "…" not in shown and max(len(line.rstrip()) for line in shown.splitlines()) <= width
+        words = set(shown.split())
+        numbers = {cell for table in tables for row in table.rows for cell in row if re.fullmatch(r"[-+\d.,%]+", cell)}
+        assert numbers - words == set(), report.kind  # every number whole, on one line
+        assert "smal…" not in shown and "-4.8…" not in shown
+
+
+def test_a_build_without_exceptions_prints_no_empty_tables(tmp_path: Path) -> None:
+    report = build_log_report([_build_log(tmp_path / "build.jsonl", exceptions=False)])
+    titles = [table.title for table in report.tables()]
+    assert not any(title.startswith(("Passed through", "Failures")) for title in titles)
+    assert all(table.rows for table in report.tables())
+    assert "No unit was passed through or failed." in to_md(report)
+
+
+def test_report_build_json_is_one_document_with_the_numbers(tmp_path: Path) -> None:
+    log = _build_log(tmp_path / "build.jsonl")
+    done = CliRunner().invoke(app, ["report", "build", str(log), "--json"])
+    assert done.exit_code == 0, done.output
+    found = json.loads(done.stdout)
+    assert found["kind"] == "build" and found["data"]["units"] == 5
+    static = next(mode for mode in found["data"]["modes"] if mode["mode"] == "static")
+    assert static["saved_bytes"] == 123_456 - 117_001 and static["outcomes"]["failed"] == 1
+    assert found["data"]["failures"] == [{"unit": "src/bad.c", "cause": "opt failed: error: expected top-level entity"}]
+    assert [table["title"] for table in found["sections"][0]["tables"]][:2] == ["Units by outcome", "Units by mode"]

@@ -7,7 +7,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from stitchopt.cli.options import LlvmOption, destination, format_option, output_option, print_table, refuse_ignored
+from stitchopt.cli.options import (
+    JsonOption,
+    LlvmOption,
+    destination,
+    format_option,
+    output_option,
+    print_table,
+    refuse_ignored,
+)
 from stitchopt.reports.build import KINDS, build_report, check_kind
 from stitchopt.reports.document import FORMATS, generated_now, render
 from stitchopt.reports.tables import to_rich
@@ -34,15 +42,17 @@ def report_command(
         Optional[Path],  # noqa: UP045
         typer.Option(help="model: the stitching study behind it (`stitchopt stitch table -o FILE.json`)."),
     ] = None,
+    json_output: JsonOption = False,
     llvm: LlvmOption = None,
 ) -> None:
-    """Plots and tables of runs, evaluations, models or validations, without re-running anything."""
+    """Plots and tables of runs, evaluations, models, validations, builds or detection studies, without re-running
+    anything."""
     check_kind(kind)  # an unknown kind first: the refusals below would misname the problem
     if kind != "run":
         refuse_ignored(ctx, ("log",), "to run reports")
     if kind != "model":
         refuse_ignored(ctx, ("evaluation", "study", "llvm"), "to model reports")
-    shown = destination(output, fmt, FORMATS)
+    shown = destination(output, fmt, FORMATS, json_output)
     report = build_report(
         kind,
         inputs,
@@ -53,6 +63,6 @@ def report_command(
         llvm=llvm,
     )
     shown.write(lambda chosen: render(report, chosen, generated_now()))
-    if shown.fmt is None:
+    if shown.fmt is None and not shown.json_output:
         for table in report.tables():
             print_table(to_rich(table))

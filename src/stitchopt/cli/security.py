@@ -27,6 +27,7 @@ from stitchopt.cli.options import (
     require_stitch_extra,
     status_console,
     target_paths,
+    writable_directory_output,
 )
 from stitchopt.diagnostics import exception_line
 from stitchopt.errors import InputError, StitchoptError
@@ -67,8 +68,9 @@ def check_command(
     cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Each function's risk of being vulnerable and its likeliest CWE; with -p, the security-relevant code the list
-    removes relative to -Oz (exit 1 when it removes any)."""
+    """Each function's risk of being vulnerable (how much it looks like Juliet's flawed functions, flagged at a
+    threshold calibrated on ordinary code; what it means is printed under the table) and its likeliest CWE; with
+    -p, the security-relevant code the list removes relative to -Oz (exit 1 when it removes any)."""
     require_stitch_extra()
     from stitchopt.security.model import DetectorModel
 
@@ -90,9 +92,17 @@ def check_command(
                 warnings.warn(f"{path}: skipped: {exception_line(exc)}", stacklevel=1)
     if not programs:
         raise InputError("no program could be read: see the warnings above")
-    result = {"model": str(model), "threshold": detector.threshold, "pipeline": pipeline, "programs": programs}
+    result = {
+        "model": str(model),
+        "threshold": detector.threshold,
+        "meaning": detector.meaning(),
+        "calibration": detector.calibration.to_dict() if detector.calibration else None,
+        "caveat": detector.calibration.caveat() if detector.calibration else None,
+        "pipeline": pipeline,
+        "programs": programs,
+    }
     if shown.tables:
-        _print_findings(programs, detector.threshold)
+        _print_findings(programs, detector)
     shown.write(lambda _: json.dumps(result, indent=2) + "\n")
     if any(p.get("security", {}).get("removed_vs_oz") for p in programs):
         raise typer.Exit(1)
@@ -126,21 +136,18 @@ def _check(
     return program
 
 
-def _print_findings(programs: list[dict[str, Any]], threshold: float) -> None:
+def _print_findings(programs: list[dict[str, Any]], detector: DetectorModel) -> None:
     rows = [
         [Path(p["program"]).name, f["name"], f"{f['risk']:.3f}", "flagged" if f["flagged"] else "", f["cwe"]]
         for p in programs
         for f in p["functions"]
     ]
-    print_table(
-        to_rich(
-            Rows(
-                f"vulnerability risk (flagged at >= {threshold:.3f})",
-                ["program", "function", "risk", "verdict", "likeliest CWE"],
-                rows,
-            )
-        )
-    )
+    title = f"vulnerability risk (flagged at >= {detector.threshold:.3f})"
+    print_table(to_rich(Rows(title, ["program", "function", "risk", "verdict", "likeliest CWE"], rows)))
+    console.print(detector.meaning(), highlight=False)
+    caveat = detector.calibration.caveat() if detector.calibration else None
+    if caveat:
+        console.print(f"[yellow]{caveat}[/yellow]", highlight=False)
     for program in programs:
         security = program.get("security")
         if security is None:
@@ -174,7 +181,10 @@ def study_command(
     ] = True,
     save_model: Annotated[
         Optional[Path],  # noqa: UP045
-        typer.Option(help="Also save the row chosen on validation as a detector model directory."),
+        typer.Option(
+            help="Also save the row chosen on validation as a detector model directory.",
+            callback=writable_directory_output,
+        ),
     ] = None,
     epochs: Annotated[int, typer.Option(min=1, help="Most training epochs per detector.")] = 60,
     data_dir: Annotated[
@@ -213,7 +223,8 @@ def study_command(
     outcome.report.write_json(output)
     if save_model is not None:
         outcome.winner.save_pretrained(save_model)
-    print_table(to_rich(overall_rows(outcome.report)))
+    for table in overall_rows(outcome.report):
+        print_table(to_rich(table))
     for line in comparisons(outcome.report):
         console.print(line, highlight=False)
     status_console.print(f"study -> {output}; winner on validation: {outcome.report.winner}", highlight=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from stitchopt.build.build_log import OUTCOMES, BuildEntry, read_log
@@ -27,33 +28,73 @@ def _percent(part: float, whole: float) -> str:
     return f"{100 * part / whole:+.2f}%" if whole else "n/a"
 
 
-def summary_rows(entries: Sequence[BuildEntry]) -> Rows:
-    """One row per mode: what happened to the units and what it saved and cost."""
-    rows = []
+@dataclass(frozen=True)
+class ModeSummary:
+    """What one mode did to its units, and what it saved and cost (the numbers of the report's summary)."""
+
+    mode: str
+    units: int
+    outcomes: dict[str, int]  # OUTCOMES -> units
+    oz_bytes: int  # of the units built (sized), at -Oz
+    saved_bytes: int  # -Oz bytes less the built bytes, over the same units
+    cache_hits: int
+    seconds: float
+    added_seconds: float | None  # beyond a plain -Oz compile, over the units built without the cache (None: none)
+    plain_seconds: float | None  # what a plain -Oz compile of those units pays
+
+    @property
+    def change(self) -> str:
+        return _percent(-self.saved_bytes, self.oz_bytes)
+
+
+def mode_summaries(entries: Sequence[BuildEntry]) -> list[ModeSummary]:
+    """One summary per mode, by mode name."""
+    summaries = []
     for mode in sorted({entry.mode or "" for entry in entries}):
         chosen = [entry for entry in entries if (entry.mode or "") == mode]
         counts = Counter(entry.outcome for entry in chosen)
         sized = [entry for entry in chosen if entry.oz_bytes is not None and entry.bytes is not None]
-        oz_total = sum(entry.oz_bytes or 0 for entry in sized)
-        saved = sum(entry.saved_bytes() for entry in sized)
         timed = [entry for entry in chosen if entry.plain_seconds is not None]
-        overhead = sum(entry.seconds - (entry.plain_seconds or 0.0) for entry in timed)
-        plain = sum(entry.plain_seconds or 0.0 for entry in timed)
-        rows.append(
-            [
+        summaries.append(
+            ModeSummary(
                 mode or "-",
-                str(len(chosen)),
-                *(str(counts[outcome]) for outcome in OUTCOMES),
-                f"{oz_total:,}",
-                f"{saved:,}",
-                _percent(-saved, oz_total),
-                str(sum(entry.cache == "hit" for entry in chosen)),
-                f"{sum(entry.seconds for entry in chosen):.1f}",
-                f"{overhead:.1f} ({_percent(overhead, plain)})" if timed else "n/a",
-            ]
+                len(chosen),
+                {outcome: counts[outcome] for outcome in OUTCOMES},
+                sum(entry.oz_bytes or 0 for entry in sized),
+                sum(entry.saved_bytes() for entry in sized),
+                sum(entry.cache == "hit" for entry in chosen),
+                sum(entry.seconds for entry in chosen),
+                sum(entry.seconds - (entry.plain_seconds or 0.0) for entry in timed) if timed else None,
+                sum(entry.plain_seconds or 0.0 for entry in timed) if timed else None,
+            )
         )
-    header = ["mode", "units", "smaller", "at -Oz", "passed", "failed", "-Oz bytes", "saved", "vs -Oz", "hits"]
-    return Rows("Units by mode", [*header, "seconds", "added s (misses)"], rows)
+    return summaries
+
+
+def summary_rows(summaries: Sequence[ModeSummary]) -> Rows:
+    """One row per mode: what happened to the units, and what it saved and cost."""
+    rows = [
+        [
+            s.mode,
+            str(s.units),
+            *(str(s.outcomes[outcome]) for outcome in OUTCOMES),
+            f"{s.oz_bytes:,}",
+            f"{s.saved_bytes:,}",
+            s.change,
+            str(s.cache_hits),
+            f"{s.seconds:.1f}",
+            "n/a" if s.added_seconds is None else f"{s.added_seconds:.1f}",
+            "n/a" if s.added_seconds is None else _percent(s.added_seconds, s.plain_seconds or 0.0),
+        ]
+        for s in summaries
+    ]
+    headers = ["mode", "units", "smaller", "at -Oz", "passed", "failed", "-Oz bytes", "saved", "vs -Oz", "cache hits"]
+    caption = (
+        "smaller: a list beat -Oz; at -Oz: -Oz was smallest; passed: the compiler's own object; added s: the "
+        "wrapper's seconds beyond a plain -Oz compile, over the units built without the object cache; vs plain: "
+        "that against the plain compile's seconds"
+    )
+    return Rows("Units by mode", [*headers, "seconds", "added s", "vs plain"], rows, caption)
 
 
 def build_log_report(paths: Sequence[Path]) -> Report:
@@ -70,23 +111,13 @@ def build_log_report(paths: Sequence[Path]) -> Report:
     )
     outcome_rows = Rows("Units by outcome", ["outcome", "units"], [[o, str(counts[o])] for o in OUTCOMES])
     passed = Counter(reason_kind(entry.reason or "") for entry in entries if entry.outcome == "passed_through")
-    passed_rows = Rows("Passed through, by reason", ["reason", "units"], [[r, str(n)] for r, n in passed.most_common()])
-    failures = Rows(
-        "Failures (the compiler built these as asked)",
-        ["unit", "cause"],
-        [[entry.unit or "-", entry.reason or ""] for entry in entries if entry.outcome == "failed"],
-    )
+    failed = [entry for entry in entries if entry.outcome == "failed"]
     lists, saved_by_list = Counter[str](), Counter[str]()
     for entry in entries:
         if entry.outcome == "optimized" and entry.pipeline:
             lists[entry.pipeline] += 1
             saved_by_list[entry.pipeline] += entry.saved_bytes()
-    list_rows = Rows(
-        f"Lists that won (top {TOP_LISTS})",
-        ["units", "bytes saved", "pipeline"],
-        [[str(n), f"{saved_by_list[p]:,}", p] for p, n in lists.most_common(TOP_LISTS)],
-    )
-    summary = summary_rows(entries)
+    summaries = mode_summaries(entries)
     notes = (
         "vs -Oz: the change in allocated object bytes (without .bss) of the units that were built, against the same "
         "units at clang -Oz; passed-through and failed units are the compiler's own objects.",
@@ -94,11 +125,50 @@ def build_log_report(paths: Sequence[Path]) -> Report:
         "-Oz object), over the units built without the object cache.",
     )
     sections = (
-        Section("Summary", notes, (Figure(chart, outcome_rows),), (summary,)),
-        Section("Passed through and failed", tables=(passed_rows, failures)),
-        Section("Chosen lists", tables=(list_rows,)),
+        Section("Summary", notes, (Figure(chart, outcome_rows),), (summary_rows(summaries),)),
+        _exceptions_section(passed, failed),
+        _lists_section(lists, saved_by_list),
     )
     sized = [entry for entry in entries if entry.oz_bytes is not None and entry.bytes is not None]
     change = _percent(-sum(entry.saved_bytes() for entry in sized), sum(entry.oz_bytes or 0 for entry in sized))
     title = f"Build: {counts['optimized']} of {len(entries)} units smaller than -Oz, {change} overall"
-    return Report("build", title, tuple(("build log", file_identity(path)) for path in paths), sections)
+    data = {
+        "units": len(entries),
+        "outcomes": {outcome: counts[outcome] for outcome in OUTCOMES},
+        "modes": [asdict(summary) for summary in summaries],
+        "passed_through": dict(passed.most_common()),
+        "failures": [{"unit": entry.unit, "cause": entry.reason} for entry in failed],
+        "lists": [{"pipeline": p, "units": n, "saved_bytes": saved_by_list[p]} for p, n in lists.most_common()],
+    }
+    return Report("build", title, tuple(("build log", file_identity(path)) for path in paths), sections, data)
+
+
+def _exceptions_section(passed: Counter[str], failed: Sequence[BuildEntry]) -> Section:
+    """Units passed through, by reason, and failures with their cause; a line, not empty tables, when none."""
+    tables = []
+    if passed:
+        tables.append(
+            Rows("Passed through, by reason", ["reason", "units"], [[r, str(n)] for r, n in passed.most_common()])
+        )
+    if failed:
+        tables.append(
+            Rows(
+                "Failures",
+                ["unit", "cause"],
+                [[entry.unit or "-", entry.reason or ""] for entry in failed],
+                "the compiler built these units as asked (its own object)",
+            )
+        )
+    notes = () if tables else ("No unit was passed through or failed.",)
+    return Section("Passed through and failed", notes, tables=tuple(tables))
+
+
+def _lists_section(lists: Counter[str], saved_by_list: Counter[str]) -> Section:
+    if not lists:
+        return Section("Chosen lists", ("No list beat -Oz on any unit.",))
+    rows = Rows(
+        f"Lists that won (top {TOP_LISTS})",
+        ["units", "bytes saved", "pipeline"],
+        [[str(n), f"{saved_by_list[p]:,}", p] for p, n in lists.most_common(TOP_LISTS)],
+    )
+    return Section("Chosen lists", tables=(rows,))

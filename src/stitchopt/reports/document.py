@@ -1,5 +1,5 @@
-"""A report as data (sections of notes, plots and tables), rendered as one self-contained HTML page, Markdown
-or CSV. Every plot carries the table of numbers it draws, so the Markdown and CSV forms lose nothing but the
+"""A report as data (sections of notes, plots and tables), rendered as one self-contained HTML page, Markdown,
+CSV or JSON. Every plot carries the table of numbers it draws, so the other forms lose nothing but the
 picture. Rendering is deterministic: the same report gives the same bytes apart from the `generated` line.
 """
 
@@ -8,13 +8,16 @@ from __future__ import annotations
 import csv
 import html
 import io
+import json
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 from stitchopt.reports.tables import Rows, to_markdown
 
-FORMATS = ("html", "md", "csv")
+FORMATS = ("html", "md", "csv", "json")
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1150px; }
@@ -59,6 +62,7 @@ class Report:
     title: str
     sources: tuple[tuple[str, str], ...]  # (what, identity): toolchain, catalogue, model, dataset, input files
     sections: tuple[Section, ...]
+    data: Mapping[str, Any] = field(default_factory=dict)  # the numbers behind the tables, for the JSON form
 
     def tables(self) -> list[Rows]:
         """Every table, figures' data included, in page order."""
@@ -77,7 +81,8 @@ def _cell(text: str) -> str:
 def _table_html(rows: Rows) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in rows.headers)
     body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in rows.rows)
-    return f"<table><caption>{html.escape(rows.title)}</caption><tr>{head}</tr>{body}</table>"
+    table = f"<table><caption>{html.escape(rows.title)}</caption><tr>{head}</tr>{body}</table>"
+    return table + (f"<p class='note'>{html.escape(rows.caption)}</p>" if rows.caption else "")
 
 
 def _section_html(section: Section) -> str:
@@ -145,6 +150,27 @@ def to_csv(report: Report) -> str:
     return stream.getvalue()
 
 
+def to_json(report: Report, generated: str) -> str:
+    """The sections' notes and tables (cells as shown), and the numbers behind them where the kind keeps them."""
+    document = {
+        "kind": report.kind,
+        "title": report.title,
+        "generated": generated,
+        "sources": [{"what": what, "identity": identity} for what, identity in report.sources],
+        "sections": [
+            {
+                "title": section.title,
+                "notes": list(section.notes),
+                "tables": [asdict(t) for t in (*(f.data for f in section.figures), *section.tables)],
+                "links": [asdict(link) for link in section.links],
+            }
+            for section in report.sections
+        ],
+        **({"data": report.data} if report.data else {}),
+    }
+    return json.dumps(document, indent=1) + "\n"
+
+
 def generated_now() -> str:
     """The one line of a report that changes between runs on the same data."""
     return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -153,4 +179,6 @@ def generated_now() -> str:
 def render(report: Report, fmt: str, generated: str) -> str:
     if fmt == "html":
         return to_html(report, generated)
+    if fmt == "json":
+        return to_json(report, generated)
     return to_md(report) if fmt == "md" else to_csv(report)

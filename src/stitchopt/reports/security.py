@@ -13,6 +13,13 @@ from stitchopt.reports.tables import Rows
 from stitchopt.security.results import Counts, DetectionReport, DetectionRow
 
 METRICS = ("accuracy", "precision", "recall", "false-positive rate", "F1", "CWE accuracy")
+METRIC_HEADERS = ("acc", "prec", "recall", "FPR", "F1", "CWE acc")  # METRICS as terminal columns
+METRICS_CAPTION = (
+    "acc: accuracy; prec: precision; FPR: false-positive rate; CWE acc: bad functions whose CWE is named right. "
+    "Rows: a detector by the representation it reads; +opt: the optimization experts stitched in; +N det: N other "
+    "detectors stitched in (the control); lstsq, ot: how the stitching layers start; @ X: the best detector at "
+    "X's false-positive rate on validation (full names in the study's JSON)."
+)
 
 
 def metrics(counts: Counts) -> list[float | None]:
@@ -31,42 +38,49 @@ def _value(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _role(report: DetectionReport, row: DetectionRow) -> str:
-    marks = [row.kind]
+def _chosen(report: DetectionReport, row: DetectionRow) -> str:
+    marks = []
     if row.kind == "detector" and row.members[:1] == (report.best_detector,):
-        marks.append("best on validation")
+        marks.append("best")
     if row.name == report.winner:
         marks.append("winner")
     return ", ".join(marks)
 
 
-def overall_rows(report: DetectionReport) -> Rows:
+def _metric_rows(title: str, rows: list[tuple[DetectionRow, Counts]], caption: str = "") -> Rows:
+    return Rows(
+        title,
+        ["row", *METRIC_HEADERS],
+        [[short_name(row), *(_value(v) for v in metrics(counts))] for row, counts in rows],
+        caption,
+    )
+
+
+def overall_rows(report: DetectionReport) -> list[Rows]:
+    """Every row's test-split metrics, and how each row was chosen on validation: two tables that fit a terminal."""
     test = report.functions.get("test", {})
-    rows = [
-        [
-            r.name,
-            _role(report, r),
-            str(r.overall.functions),
-            *(_value(v) for v in metrics(r.overall)),
-            _value(r.threshold),
-            _value(r.validation_f1),
-            f"{r.seconds:.1f}",
-        ]
-        for r in report.rows
-    ]
-    headers = ["row", "kind", "functions", *METRICS, "threshold", "validation F1", "training s"]
     title = f"Detection on the test split ({test.get('bad', 0)} bad, {test.get('good', 0)} good functions)"
-    return Rows(title, headers, rows)
+    choices = Rows(
+        "Choices on the validation split",
+        ["row", "chosen", "threshold", "val F1", "train s"],
+        [
+            [short_name(r), _chosen(report, r), _value(r.threshold), _value(r.validation_f1), f"{r.seconds:.1f}"]
+            for r in report.rows
+        ],
+        "best: the detector with the best validation F1 (the receiver of every stitched row); winner: the row with "
+        "the best validation F1 (what a saved model keeps); threshold: the risk from which a function is called bad",
+    )
+    return [_metric_rows(title, [(r, r.overall) for r in report.rows], METRICS_CAPTION), choices]
 
 
-def per_cwe_rows(report: DetectionReport) -> Rows:
-    rows = [
-        [cwe, r.name, f"{c.tp + c.fn}/{c.fp + c.tn}", *(_value(v) for v in metrics(c))]
-        for cwe in _cwes(report)
-        for r in report.rows
-        if (c := r.counts.get(cwe)) is not None
-    ]
-    return Rows("Per CWE (test split)", ["CWE", "row", "bad/good", *METRICS], rows)
+def per_cwe_rows(report: DetectionReport) -> list[Rows]:
+    """One table per CWE, shaped like the overall one."""
+    tables = []
+    for cwe in _cwes(report):
+        found = [(r, c) for r in report.rows if (c := r.counts.get(cwe)) is not None]
+        bad, good = (found[0][1].tp + found[0][1].fn, found[0][1].fp + found[0][1].tn) if found else (0, 0)
+        tables.append(_metric_rows(f"{cwe} (test split: {bad} bad, {good} good functions)", found))
+    return tables
 
 
 def comparisons(report: DetectionReport) -> list[str]:
@@ -105,8 +119,8 @@ def _cwes(report: DetectionReport) -> list[str]:
     return sorted({cwe for r in report.rows for cwe in r.counts})
 
 
-def _short(row: DetectionRow) -> str:
-    """A label short enough for the heatmap (its data table keeps the full names)."""
+def short_name(row: DetectionRow) -> str:
+    """A row's name short enough for a terminal table or the heatmap (METRICS_CAPTION says how to read it)."""
     if row.kind == "anchor":
         return row.name
     receiver = row.members[0].split(":", 1)[-1].split("-", 1)[0]
@@ -115,17 +129,17 @@ def _short(row: DetectionRow) -> str:
     if row.kind == "detector":
         return receiver
     added = "opt" if row.kind == "stitched" else f"{len(row.members) - 1} det"
-    return f"{receiver}+{added} {row.init}"
+    return f"{receiver} +{added} {row.init}"
 
 
 def f1_heatmap(report: DetectionReport) -> Figure:
     cwes = _cwes(report)
     values = [[(c.f1 if (c := r.counts.get(cwe)) is not None else None) for cwe in cwes] for r in report.rows]
-    svg = heatmap("F1 per CWE (test split)", [_short(r) for r in report.rows], cwes, values, diverging=False)
+    svg = heatmap("F1 per CWE (test split)", [short_name(r) for r in report.rows], cwes, values, diverging=False)
     data = Rows(
         "F1 per CWE (test split)",
         ["row", *cwes],
-        [[r.name, *(_value(v) for v in row)] for r, row in zip(report.rows, values, strict=True)],
+        [[short_name(r), *(_value(v) for v in row)] for r, row in zip(report.rows, values, strict=True)],
     )
     return Figure(svg, data, "Darker is better; grey: undefined (no bad function of that CWE and none called bad).")
 
@@ -139,8 +153,8 @@ def detection_sections(report: DetectionReport) -> list[Section]:
         *comparisons(report),
     )
     return [
-        Section("Vulnerability detection", notes, tables=(overall_rows(report),)),
-        Section("Per CWE", (), (f1_heatmap(report),), (per_cwe_rows(report),)),
+        Section("Vulnerability detection", notes, tables=tuple(overall_rows(report))),
+        Section("Per CWE", (), (f1_heatmap(report),), tuple(per_cwe_rows(report))),
     ]
 
 

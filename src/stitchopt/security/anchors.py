@@ -14,7 +14,7 @@ from stitchopt.cache.store import EvaluationStore
 from stitchopt.datasets.juliet import JulietCase, JulietFunction
 from stitchopt.features.base import FeatureCache
 from stitchopt.security.analyzers import ANALYZERS, analyzer_predictions
-from stitchopt.security.detector import threshold_for
+from stitchopt.security.calibration import threshold_for
 from stitchopt.security.model import DetectorModel
 from stitchopt.security.results import DetectionRow, tally
 from stitchopt.toolchain.discovery import Toolchain

@@ -179,12 +179,3 @@ def best_threshold(risk: np.ndarray, bad: np.ndarray) -> tuple[float, float]:
     f1 = np.where(last, 2 * true_positives / (called + bad.sum()), -1.0)
     best = int(np.argmax(f1))  # first maximum: the highest threshold
     return float(sorted_risk[best]), float(f1[best])
-
-
-def threshold_for(good_risks: np.ndarray, allowed: int) -> float:
-    """The lowest threshold that calls at most `allowed` of these good functions bad (`risk >= threshold`): a
-    detector set to another tool's false-positive count."""
-    ordered = np.sort(good_risks)[::-1]
-    if allowed >= len(ordered):
-        return 0.0
-    return float(np.nextafter(ordered[allowed], np.inf))

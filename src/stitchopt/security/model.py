@@ -1,13 +1,14 @@
 """A trained vulnerability detector as a model directory (`config.json` + `weights.npz`, kind "detector"):
 the receiving detector expert, any experts stitched into it (an optimization model's experts are copied in, so
-the directory needs nothing else), the decision threshold chosen on validation, the CWE names and every
-member's standardizer. Needs PyTorch at inference (the `stitch` extra), like a stitched flag-tuning model.
+the directory needs nothing else), the decision threshold (chosen on validation, or calibrated on benign code:
+`security.calibration`, kept in config.json with how it was computed), the CWE names and every member's
+standardizer. Needs PyTorch at inference (the `stitch` extra), like a stitched flag-tuning model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -18,6 +19,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Standardizer
 from stitchopt.models.directory import CONFIG_NAME, WEIGHTS_NAME, SavedModel, read_model_directory, stamp
 from stitchopt.models.schema import check_config
+from stitchopt.security.calibration import CALIBRATION_CONFIG, Calibration, uncalibrated_meaning
 from stitchopt.security.detector import batch, function_outputs, scores
 from stitchopt.stitching.data import expert_representations
 from stitchopt.stitching.ensemble import StitchedEnsemble
@@ -63,6 +65,15 @@ class DetectorModel(SavedModel):
     cwes: tuple[str, ...]
     threshold: float
     llvm_version: str
+    calibration: Calibration | None = None  # where `threshold` comes from, when set on benign code
+
+    def calibrated(self, calibration: Calibration) -> DetectorModel:
+        """This detector with the calibration's threshold."""
+        return replace(self, threshold=calibration.threshold, calibration=calibration)
+
+    def meaning(self) -> str:
+        """One line for users: what the risk is and what the threshold means."""
+        return self.calibration.meaning() if self.calibration else uncalibrated_meaning(self.threshold)
 
     def predict(
         self, toolchain: Toolchain, function_bitcodes: Sequence[bytes], cache: FeatureCache | None = None
@@ -83,6 +94,7 @@ class DetectorModel(SavedModel):
             "standardizers": {n: s.to_dict() for n, s in self.standardizers.items()},
             "cwes": list(self.cwes),
             "threshold": self.threshold,
+            **({"calibration": self.calibration.to_dict()} if self.calibration else {}),
         }
 
     def _arrays(self) -> dict[str, np.ndarray]:
@@ -95,7 +107,14 @@ class DetectorModel(SavedModel):
             raise InputError(
                 f"{directory}: not a detector model of format {FORMAT} (make one with the detection study)"
             )
-        check_config(config, DETECTOR_CONFIG, directory / CONFIG_NAME)
+        calibrated = "calibration" in config
+        schema = {**DETECTOR_CONFIG, "calibration": CALIBRATION_CONFIG} if calibrated else DETECTOR_CONFIG
+        check_config(config, schema, directory / CONFIG_NAME)
+        calibration = Calibration.from_dict(config["calibration"]) if calibrated else None
+        if calibration is not None and calibration.threshold != config["threshold"]:
+            raise InputError(
+                f"{directory / CONFIG_NAME}: threshold is not the calibration's: calibrate the detector again"
+            )
         members = tuple(Member(**m) for m in config["members"])
         versions = {r.name: r.version for r in expert_representations()}
         for m in members:
@@ -120,6 +139,7 @@ class DetectorModel(SavedModel):
             tuple(config["cwes"]),
             float(config["threshold"]),
             config["llvm"],
+            calibration,
         )
 
 
