@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from stitchopt.errors import DatasetError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import compile_source
+from stitchopt.toolchain.process import run_tool
 
 DATA = Path(__file__).parents[1] / "data"
 LOCAL = DATA / "localproj"
@@ -151,3 +154,52 @@ def test_one_source_built_twice_gives_two_entries_that_stay_intact(toolchain: To
     manifest.entries.append(probe)
     manifest.save(dataset_dir(source, tmp_path))
     assert probe.name not in {e.name for e in build_dataset(source, toolchain, root=tmp_path).manifest.entries}
+
+
+class _OneFunctionPerUnit:
+    """Units `a0`.. and `b0`.., each a module with one empty function of the unit's name."""
+
+    name, version, licence, description = "functions", 1, "test", "one function per unit"
+
+    def units(self) -> list[str]:
+        return [f"{group}{n}" for group in "ab" for n in range(5)]
+
+    def unit_of(self, name: str) -> str:
+        return name
+
+    def build(self, unit: str, toolchain: Toolchain, scratch: Path) -> list[BuiltIR]:
+        text = f"define void @{unit}() {{\n  ret void\n}}\n".encode()
+        return [BuiltIR(unit, unit, run_tool([toolchain.tool("llvm-as"), "-", "-o", "-"], stdin=text).stdout)]
+
+
+def test_two_builds_at_once_lose_no_entries(
+    toolchain: Toolchain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As when a training run builds a missing unit while `datasets build` runs: two processes build halves of
+    one dataset, and the manifest ends with both halves. A slow disk (each save waits a little) makes sure the
+    two overlap between loading the manifest and saving it."""
+    save = Manifest.save
+
+    def slow_save(manifest: Manifest, directory: Path) -> None:
+        time.sleep(0.05)
+        save(manifest, directory)
+
+    monkeypatch.setattr(Manifest, "save", slow_save)
+    source = _OneFunctionPerUnit()
+    fork = multiprocessing.get_context("fork")
+    builds = [
+        fork.Process(
+            target=build_dataset,
+            args=(source, toolchain),
+            kwargs={"root": tmp_path, "jobs": 1, "only": [u for u in source.units() if u.startswith(group)]},
+        )
+        for group in "ab"
+    ]
+    for build in builds:
+        build.start()
+    for build in builds:
+        build.join(60)
+    assert [build.exitcode for build in builds] == [0, 0]
+    manifest = Manifest.load(dataset_dir(source, tmp_path))
+    assert manifest is not None
+    assert sorted(e.name for e in manifest.entries) == sorted(manifest.units_done) == source.units()

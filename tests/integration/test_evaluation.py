@@ -12,7 +12,7 @@ from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import BACKEND_ENV, EvalRequest, Evaluator
 from stitchopt.evaluation.native.pool import NATIVE_ENV, probe_native
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import compile_source, load_module
+from stitchopt.toolchain.frontend import compile_source, disassemble, load_module
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -98,6 +98,20 @@ def test_ir_files_load(toolchain: Toolchain, tmp_path: Path) -> None:
     bitcode = tmp_path / "m.bc"
     bitcode.write_bytes(compile_source(toolchain, DATA / "loop_sum.c"))
     assert load_module(toolchain, text_ir).triple == load_module(toolchain, bitcode).triple
+
+
+def test_ir_gets_a_target_only_when_it_names_none(toolchain: Toolchain, tmp_path: Path) -> None:
+    """As `clang -c` does; IR with a triple and a data layout (what every dataset holds) is kept byte for byte,
+    so its cache keys stay."""
+    bare = tmp_path / "bare.ll"
+    bare.write_text("define i32 @f() {\n  ret i32 0\n}\n")
+    module = load_module(toolchain, bare)
+    text = disassemble(toolchain, module.bitcode, "bare")
+    assert module.triple == toolchain.default_triple and f'target triple = "{module.triple}"' in text
+    assert "target datalayout = " in text
+    complete = tmp_path / "complete.bc"
+    complete.write_bytes(compile_source(toolchain, DATA / "loop_sum.c"))
+    assert load_module(toolchain, complete).bitcode == complete.read_bytes()
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import nest
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import load_module
 
 DATA = Path(__file__).parent.parent / "data"
@@ -77,6 +79,25 @@ def test_native_and_subprocess_agree_on_the_demo_corpus(
     same_bitcode = sum(a.ir_hash == e.ir_hash for a, e in zip(actual, expected, strict=True) if e.ok)
     assert same_bitcode >= 0.8 * sum(e.ok for e in expected)
     assert sum(r.ok for r in expected) >= 0.95 * len(work)
+
+
+@pytest.mark.parametrize("dropped", ["target datalayout", "target triple"], ids=["no-layout", "no-triple"])
+def test_ir_without_a_target_measures_as_clang_compiles_it(
+    toolchain: Toolchain, native: NativeBackend, tmp_path: Path, dropped: str
+) -> None:
+    """features_sample.ll names a triple but no data layout: opt infers the layout from the triple, the native
+    evaluator did not (176 B against 192 under -Oz). Loaded IR gets the target's layout (and the default triple
+    when it names none), as `clang -c` gives them, so both backends measure clang's object."""
+    text = (DATA / "features_sample.ll").read_text()
+    source = tmp_path / "sample.ll"
+    source.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith(dropped)))
+    obj = tmp_path / "sample.o"
+    subprocess.run([toolchain.tool("clang"), "-Oz", "-c", str(source), "-o", str(obj)], check=True, capture_output=True)
+    oz = load_baselines(toolchain, ("Oz",))["Oz"]
+    module = load_module(toolchain, source)
+    reference = SubprocessBackend(toolchain, timeout=60).evaluate(module, oz.pipeline, oz.options)
+    measured = native.evaluate(module, oz.pipeline, oz.options)
+    assert measured.size_bytes == reference.size_bytes == object_sizes(obj.read_bytes()).size_bytes
 
 
 @pytest.mark.parametrize(

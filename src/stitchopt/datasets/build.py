@@ -2,14 +2,14 @@
 
 Each finished unit is written (IR files, then the manifest) before the next is recorded, so a killed build
 loses at most the units in flight; running it again skips finished units and retries nothing that failed
-unless asked. Files whose checksum does not match are rebuilt with their unit.
+unless asked. Files whose checksum does not match are rebuilt with their unit. Builds of one dataset may run at
+once: each records its units in the manifest as saved at that moment, under its lock.
 """
 
 from __future__ import annotations
 
 import hashlib
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.cache.store import default_cache_dir
-from stitchopt.datasets.manifest import Entry, Manifest
+from stitchopt.datasets.manifest import Entry, Manifest, locked_manifest
 from stitchopt.datasets.normalize import normalized_sha256, split_functions
 from stitchopt.datasets.sources.base import BuiltIR, Source
 from stitchopt.datasets.splits import split_of
@@ -60,46 +60,46 @@ def build_dataset(
     kept too."""
     start = time.perf_counter()
     directory = dataset_dir(source, root)
-    manifest = Manifest.load(directory) or Manifest(
-        source.name, source.version, source.description, source.licence, f"stitchopt datasets build {source.name}"
-    )
-    manifest.source = source.description  # the unit list may have grown since the last build
-    # Configure probes that older stitchopt versions recorded (meson's testfile.c, conftest-N.c) are dropped.
-    manifest.entries = [e for e in manifest.entries if not is_probe_source(f"/{e.name}")]
-    corrupt = manifest.corrupt_units(directory)
-    manifest.forget(corrupt)
-    if retry_failed:
-        manifest.failures.clear()
+
+    def new() -> Manifest:
+        return Manifest(
+            source.name, source.version, source.description, source.licence, f"stitchopt datasets build {source.name}"
+        )
+
+    with locked_manifest(directory, new) as manifest:
+        manifest.source = source.description  # the unit list may have grown since the last build
+        # Configure probes that older stitchopt versions recorded (meson's testfile.c, conftest-N.c) are dropped.
+        manifest.entries = [e for e in manifest.entries if not is_probe_source(f"/{e.name}")]
+        corrupt = manifest.corrupt_units(directory)
+        manifest.forget(corrupt)
+        if retry_failed:
+            manifest.failures.clear()
     wanted = only if only is not None else source.units()[:limit]
     todo = [u for u in wanted if u not in manifest.units_done and u not in manifest.failures]
-    lock = threading.Lock()
     built = failed = 0
 
-    def run(unit: str) -> list[BuiltIR]:
+    def run(unit: str) -> list[tuple[BuiltIR, str]]:
         with tempfile.TemporaryDirectory(prefix="stitchopt-dataset-") as scratch:
             modules = source.build(unit, toolchain, Path(scratch))
-        if split_above_bytes is None:
-            return modules
-        large = [m for m in modules if len(m.bitcode) > split_above_bytes]
-        return modules + [part for m in large for part in _per_function(toolchain, m)]
+        if split_above_bytes is not None:
+            large = [m for m in modules if len(m.bitcode) > split_above_bytes]
+            modules = modules + [part for m in large for part in _per_function(toolchain, m)]
+        return [(module, normalized_sha256(toolchain, module.bitcode)) for module in modules]
 
-    def record(unit: str, future: Future[list[BuiltIR]]) -> None:
-        nonlocal built, failed
+    def record(unit: str, future: Future[list[tuple[BuiltIR, str]]]) -> None:
+        nonlocal manifest, built, failed
         try:
-            modules = future.result()
+            keyed = future.result()
         except DatasetError as exc:
             reason: str | None = exception_line(exc)
-            with lock:
+            with locked_manifest(directory, new) as manifest:
                 manifest.failures[unit] = reason or "failed"
-                manifest.save(directory)
-                failed += 1
+            failed += 1
         else:
             reason = None
-            with lock:
-                _add(manifest, directory, toolchain, unit, modules)
-                manifest.units_done.append(unit)
-                manifest.save(directory)
-                built += 1
+            with locked_manifest(directory, new) as manifest:
+                _add(manifest, directory, unit, keyed)
+            built += 1
         if on_unit is not None:
             on_unit(unit, reason)
 
@@ -113,7 +113,6 @@ def build_dataset(
         finally:
             for future in pending:
                 future.cancel()
-    manifest.save(directory)
     size = sum((directory / e.file).stat().st_size for e in manifest.entries if (directory / e.file).is_file())
     return BuildReport(manifest, built, failed, len(corrupt), time.perf_counter() - start, size)
 
@@ -125,12 +124,12 @@ def _per_function(toolchain: Toolchain, module: BuiltIR) -> list[BuiltIR]:
     ]
 
 
-def _add(manifest: Manifest, directory: Path, toolchain: Toolchain, unit: str, modules: list[BuiltIR]) -> None:
-    """Store a unit's modules, skipping any whose normalized IR the dataset already has."""
+def _add(manifest: Manifest, directory: Path, unit: str, keyed: list[tuple[BuiltIR, str]]) -> None:
+    """Store a unit's modules (each with its normalized hash), skipping any whose normalized IR the dataset
+    already has; the unit is then done (another build may have done it too)."""
     known = {e.normalized_sha256 for e in manifest.entries}
     fresh: list[tuple[BuiltIR, str]] = []
-    for module in modules:
-        key = normalized_sha256(toolchain, module.bitcode)
+    for module, key in keyed:
         if key not in known:
             known.add(key)
             fresh.append((module, key))
@@ -153,6 +152,8 @@ def _add(manifest: Manifest, directory: Path, toolchain: Toolchain, unit: str, m
             )
         )
     manifest.entries.sort(key=lambda e: e.name)
+    if unit not in manifest.units_done:
+        manifest.units_done.append(unit)
 
 
 def _unique_names(fresh: list[tuple[BuiltIR, str]]) -> list[tuple[BuiltIR, str, str]]:

@@ -1,14 +1,19 @@
 """A built dataset on disk: its manifest (what was built from what, with checksums) beside its IR files.
 
 The manifest is rewritten after every build unit (a package, a seed), so an interrupted build resumes with
-the units it has not finished, and a file whose checksum no longer matches is rebuilt with its unit.
+the units it has not finished, and a file whose checksum no longer matches is rebuilt with its unit. Every
+change is made under a lock on what is saved at that moment (`locked_manifest`), so processes that build into
+one dataset at once (`datasets build` and a run building a missing unit on demand) lose none of each other's.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +22,7 @@ from stitchopt.datasets.uri import BenchmarkUri
 from stitchopt.errors import DatasetError
 
 MANIFEST_NAME = "manifest.json"
+LOCK_NAME = ".manifest.lock"
 MANIFEST_VERSION = 1
 
 
@@ -85,6 +91,19 @@ class Manifest:
         """Drop what these units built, so the next build redoes them."""
         self.entries = [e for e in self.entries if e.unit not in units]
         self.units_done = [u for u in self.units_done if u not in units]
+
+
+@contextmanager
+def locked_manifest(directory: Path, new: Callable[[], Manifest]) -> Iterator[Manifest]:
+    """The manifest as saved now (else `new()`) for the block to change, saved when it ends without error. No
+    other process changes it meanwhile: one that loaded it earlier and saved its whole copy afterwards would
+    drop what this block added."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / LOCK_NAME).open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        manifest = Manifest.load(directory) or new()
+        yield manifest
+        manifest.save(directory)
 
 
 def file_sha256(path: Path) -> str | None:

@@ -25,6 +25,10 @@ FRONTEND_LEVEL = "Oz"
 FRONTEND_TIMEOUT_S = 300.0
 _LOCATION_RE = re.compile(r"<stdin>:(\d+):(\d+): error: (.*)")
 _TRIPLE_RE = re.compile(r'^target triple = "([^"]*)"', re.MULTILINE)
+_PRODUCER_RE = re.compile(r"Producer: 'LLVM(\d+)")  # what LLVM's bitcode reader adds to an error
+_CLANG_VERSION_RE = re.compile(r"clang version (\d+)\.")  # in the `!llvm.ident` of IR written by clang
+_BARE_WORD_RE = re.compile(r"[a-z_][a-z0-9_]*\b")
+_DATALAYOUT_RE = re.compile(r"^target datalayout = ", re.MULTILINE)
 
 
 def supported_suffixes() -> list[str]:
@@ -32,6 +36,10 @@ def supported_suffixes() -> list[str]:
 
 
 def _check_readable(path: Path) -> None:
+    if path.is_dir():
+        programs = sum(1 for p in path.iterdir() if p.suffix in C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES)
+        held = f"{programs} C/C++/IR files" if programs else "no C/C++/.ll/.bc files"
+        raise InputError(f"{path}: a directory with {held}: name one program file")
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     if path.suffix not in C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES:
@@ -72,7 +80,9 @@ def compile_source(
 def disassemble(toolchain: Toolchain, bitcode: bytes, name: str) -> str:
     run = run_tool([toolchain.tool("llvm-dis"), "-", "-o", "-"], stdin=bitcode, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
-        raise InputError(f"{name}: malformed bitcode: {first_error(run.stderr_text)}")
+        error = first_error(run.stderr_text)
+        hint = _newer_llvm_hint(toolchain, _newer(toolchain, _PRODUCER_RE.findall(error)))
+        raise InputError(f"{name}: malformed bitcode: {error}{hint}")
     return run.stdout.decode(errors="replace")
 
 
@@ -80,12 +90,43 @@ def _assemble(toolchain: Toolchain, text: bytes, name: str) -> bytes:
     run = run_tool([toolchain.tool("llvm-as"), "-", "-o", "-"], stdin=text, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
         error = first_error(run.stderr_text)
+        source = text.decode(errors="replace")
+        newer = _newer(toolchain, _CLANG_VERSION_RE.findall(source))
         where = _LOCATION_RE.search(error)
         if where is None:
-            raise InputError(f"{name}: malformed IR: {error}")
+            raise InputError(f"{name}: malformed IR: {error}{_newer_llvm_hint(toolchain, newer)}")
         line, column, message = where.groups()
-        raise InputError(f"{name}: malformed IR at line {line}, column {column}: {message}")
+        newer = newer or _stopped_at_a_keyword(source, int(line), int(column))
+        hint = _newer_llvm_hint(toolchain, newer)
+        raise InputError(f"{name}: malformed IR at line {line}, column {column}: {message}{hint}")
     return run.stdout
+
+
+def _stopped_at_a_keyword(source: str, line: int, column: int) -> bool:
+    """Whether the parser stopped at a bare word inside a line, as LLVM 19 does at LLVM 20's `icmp samesign`:
+    likely a keyword of a newer LLVM. A word that starts its line is not (`ret` after a line cut short, or C
+    code in a .ll file)."""
+    lines = source.splitlines()
+    if not 0 < line <= len(lines):
+        return False
+    text = lines[line - 1]
+    return bool(text[: column - 1].strip()) and _BARE_WORD_RE.match(text, column - 1) is not None
+
+
+def _newer(toolchain: Toolchain, majors: list[str]) -> bool:
+    """Whether one of these major versions (of the LLVM or clang that wrote the IR) is above the toolchain's."""
+    return any(int(major) > toolchain.major for major in majors)
+
+
+def _newer_llvm_hint(toolchain: Toolchain, newer: bool) -> str:
+    """What to do about IR from a newer LLVM (nothing when it is not): the parse error alone reads like a broken
+    file."""
+    if not newer:
+        return ""
+    return (
+        f" (this IR may come from a newer LLVM than {toolchain.version_string}: produce it with the same LLVM, or "
+        "point --llvm at the bin directory of the LLVM that made it)"
+    )
 
 
 def is_source(path: Path) -> bool:
@@ -97,16 +138,35 @@ def load_module(
 ) -> IRModule:
     """Read a .c/.cc/.cpp/.ll/.bc file as an IRModule, validating IR on the way in.
 
-    `level` picks the front end for sources only: IR files are taken as they are.
+    `level` picks the front end for sources only: IR files are taken as they are, but for the target (see
+    `_with_target`).
     """
     _check_readable(path)
-    if path.suffix == ".ll":
-        bitcode = _assemble(toolchain, path.read_bytes(), str(path))
-    elif path.suffix == ".bc":
-        bitcode = path.read_bytes()
-    else:
-        bitcode = compile_source(toolchain, path, extra_args=extra_args, level=level)
+    if path.suffix in IR_SUFFIXES:
+        return _load_ir(toolchain, path)
+    bitcode = compile_source(toolchain, path, extra_args=extra_args, level=level)
     return module_from_bitcode(toolchain, bitcode, path.stem)
+
+
+def _load_ir(toolchain: Toolchain, path: Path) -> IRModule:
+    """A .ll or .bc file as a module for a definite target: every backend and cache key then sees the same IR."""
+    bitcode = _assemble(toolchain, path.read_bytes(), str(path)) if path.suffix == ".ll" else path.read_bytes()
+    text = disassemble(toolchain, bitcode, str(path))
+    has_triple = _TRIPLE_RE.search(text) is not None
+    if not has_triple or _DATALAYOUT_RE.search(text) is None:
+        bitcode = _with_target(toolchain, bitcode, has_triple)
+        text = disassemble(toolchain, bitcode, str(path))
+    return module_from_text(toolchain, bitcode, text, path.stem)
+
+
+def _with_target(toolchain: Toolchain, bitcode: bytes, has_triple: bool) -> bytes:
+    """IR given the toolchain's default triple if it has none, and its triple's data layout, as `clang -c
+    file.ll` gives them: `opt` infers a missing layout from the triple but the native evaluator does not, so
+    without this the two backends measured different objects for one file. IR for a triple LLVM has no target
+    for is kept as it is: no backend builds it, and evaluating it says so."""
+    triple = [] if has_triple else [f"-mtriple={toolchain.default_triple}"]
+    run = run_tool([toolchain.tool("opt"), *triple, "-", "-o", "-"], stdin=bitcode, timeout=FRONTEND_TIMEOUT_S)
+    return run.stdout if run.returncode == 0 and not run.timed_out else bitcode
 
 
 def module_from_bitcode(toolchain: Toolchain, bitcode: bytes, name: str) -> IRModule:
