@@ -149,16 +149,16 @@ class Objective:
 
     @classmethod
     def parse(cls, text: str) -> Objective:
-        """`size=1,compile-time=0.1` -> Objective; unknown terms and bad weights raise ValueError."""
-        weights = []
+        """`size=1,compile-time=0.1` -> Objective; unknown or repeated terms and bad weights raise ValueError,
+        naming the term."""
+        weights: list[tuple[str, float]] = []
         for part in filter(None, (p.strip() for p in text.split(","))):
-            name, _, value = part.partition("=")
+            name, _, value = (s.strip() for s in part.partition("="))
             if name not in OBJECTIVE_TERMS:
                 raise ValueError(f"unknown objective term {name!r}: use {', '.join(OBJECTIVE_TERMS)}")
-            weight = float(value or 1)
-            if weight < 0:
-                raise ValueError(f"objective weight for {name} must not be negative")
-            weights.append((name, weight))
+            if any(name == seen for seen, _ in weights):
+                raise ValueError(f"{name} is given twice: give each term once")
+            weights.append((name, _weight(part, value)))
         if not weights or sum(w for _, w in weights) == 0:
             raise ValueError("the objective needs at least one term with a positive weight")
         return cls(tuple(weights))
@@ -181,6 +181,17 @@ class Objective:
         total = sum(weight for _, weight in self.weights)
         terms = (weight * _ratio(_metric(result, name), _metric(reference, name)) for name, weight in self.weights)
         return sum(terms) / total
+
+
+def _weight(term: str, value: str) -> float:
+    """The weight of one objective term (`size=0.5`; `size` alone weighs 1): a finite number, 0 or more."""
+    try:
+        weight = float(value or 1)
+    except ValueError:
+        raise ValueError(f"{term}: the weight is not a number (e.g. size=1,compile-time=0.1)") from None
+    if not (math.isfinite(weight) and weight >= 0):
+        raise ValueError(f"{term}: the weight must be a finite number, 0 or more")
+    return weight
 
 
 def _metric(result: EvalResult, name: str) -> float:

@@ -1,5 +1,7 @@
 """The `stitchopt` command as users run it: real processes, real LLVM, an isolated cache."""
 
+import csv
+import io
 import json
 import os
 import subprocess
@@ -7,6 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import compile_source
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -74,11 +79,15 @@ def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-
         ),
         (["validate", "-p", "sroa", "--validate", "csmith", "--validate-limit", "0"], "'--validate-limit'"),
         (["eval", str(DATA / "loop_sum.c"), "-p", ",,,"], "empty pass list"),
-        (["ir", str(DATA / "loop_sum.c"), "-o", "missing_dir/x.bc"], "a file to write needs an existing directory"),
+        (["ir", str(DATA / "loop_sum.c"), "-o", "missing_dir/x.bc"], "missing_dir is not an existing directory"),
+        (["eval", str(DATA), "-p", "sroa"], "a directory with 7 C/C++/IR files: name one program file"),
+        (["eval", str(DATA / "loop_sum.c"), "-p", "sroa", "--timeout", "nan"], "--timeout nan: give a finite number"),
+        (["eval", str(DATA / "loop_sum.c"), "-p", "sroa", "-o", "x.html"], "format 'html' not supported here"),
+        (["eval", str(DATA / "loop_sum.c"), "-p", "sroa", "--json", "--format", "md"], "give -o FILE for the"),
         (["validate", str(DATA / "loop_sum.c"), "-p", "sroa", "--run", '{exe} a "b'], "No closing quotation"),
         (
             ["validate", "-p", "sroa", "--reduce", "--reproducer", str(DATA / "loop_sum.c")],
-            "is a file: name a directory",
+            "is a file, not a directory: name a directory",
         ),
         (["tune", str(DATA / "loop_sum.c"), "--screen-margin", "-1"], "give a share of 0 or more"),
         (
@@ -93,6 +102,60 @@ def test_bad_input_is_one_line_and_exit_2(cli, args: list[str], message: str) ->
     assert done.returncode == 2
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_eval_writes_its_results_in_the_format_asked(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """-o in the file's suffix (csv: one row per build; md: the tables), the tables still shown; --format
+    without -o on stdout instead of them."""
+    args = ("eval", str(DATA / "loop_sum.c"), "-p", "sroa")
+    done = cli(*args, "-o", str(tmp_path / "r.csv"))
+    assert done.returncode == 0 and "size vs -Oz" in done.stdout and "wrote " in done.stderr, done.stderr
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text())))
+    assert [row["build"] for row in rows] == ["O0", "Oz", "O3", "passes"] and rows[3]["pipeline"] == "function(sroa)"
+    assert rows[1]["size_change_vs_oz_percent"] == "0.0" and int(rows[3]["size_bytes"]) > 0
+    done = cli(*args, "-o", str(tmp_path / "r.md"))
+    assert done.returncode == 0, done.stderr
+    assert "| -Oz | ok |" in (tmp_path / "r.md").read_text() and "| clearing calls |" in (tmp_path / "r.md").read_text()
+    done = cli(*args, "--format", "json")
+    assert done.returncode == 0 and json.loads(done.stdout)["results"]["passes"]["status"] == "ok", done.stderr
+
+
+def test_eval_of_an_empty_directory_says_it_holds_no_program(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    done = cli("eval", str(tmp_path), "-p", "sroa")
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr == f"stitchopt: error: {tmp_path}: a directory with no C/C++/.ll/.bc files: name one program file\n"
+    )
+
+
+NEWER_LLVM = "this IR may come from a newer LLVM than 19."
+
+
+def test_ir_of_a_newer_llvm_gets_a_hint(cli, tmp_path: Path, toolchain: Toolchain) -> None:  # type: ignore[no-untyped-def]
+    """LLVM 20's `icmp samesign`, IR that names clang 20, and bitcode whose reader names an LLVM 20 producer get
+    the hint; IR that is merely broken does not."""
+    body = "define i1 @f(i32 %a, i32 %b) {\n  %c = icmp PREDICATE i32 %a, %b\n  ret i1 %c\n}\n"
+    (tmp_path / "samesign.ll").write_text(body.replace("PREDICATE", "samesign ult"))
+    (tmp_path / "clang20.ll").write_text(
+        body.replace("PREDICATE", "ult") + '!0 = !{!"clang version 20.1.0"}\ngarbage\n'
+    )
+    fake = tmp_path / "llvm"
+    fake.mkdir()
+    for name, path in toolchain.tools.items():
+        (fake / name).symlink_to(path)
+    (fake / "llvm-dis").unlink()  # the error LLVM 19's reader gives for LLVM 20 bitcode, with its --version
+    (fake / "llvm-dis").write_text(
+        f'#!/bin/sh\n[ "$1" = --version ] && exec {toolchain.tool("llvm-dis")} --version\n'
+        "echo \"llvm-dis: error: Unknown attribute kind (102) (Producer: 'LLVM20.1.0' Reader: 'LLVM 19.1.7')\" >&2\n"
+        "exit 1\n"
+    )
+    (fake / "llvm-dis").chmod(0o755)
+    (tmp_path / "new.bc").write_bytes(compile_source(toolchain, DATA / "loop_sum.c"))
+    for args in (["samesign.ll"], ["clang20.ll"], ["new.bc", "--llvm", str(fake)]):
+        done = cli("eval", str(tmp_path / args[0]), "-p", "sroa", *args[1:])
+        assert done.returncode == 2 and NEWER_LLVM in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    done = cli("eval", str(DATA / "malformed.ll"), "-p", "sroa")  # `ret` after a line cut short
+    assert done.returncode == 2 and "malformed IR" in done.stderr and NEWER_LLVM not in done.stderr
 
 
 def test_inputs_nothing_can_measure_are_one_line_errors(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -154,6 +217,29 @@ def test_passes_and_doctor(cli) -> None:  # type: ignore[no-untyped-def]
     assert doctor.returncode == 0 and "LLVM 19" in doctor.stdout and "llvm-profdata" in doctor.stdout
     parts = ("prlimit        found", "valgrind", "chromium", "stitch extra", "lift extra", "profile rt     found")
     assert all(part in doctor.stdout for part in parts), doctor.stdout
+    found = json.loads(cli("doctor", "--json").stdout)
+    assert found["llvm"]["version"].startswith("19.") and "llvm-profdata" in found["llvm"]["tools"]
+    assert found["parts"]["prlimit"]["found"] and found["profile_runtime"]["found"]
+    assert found["evaluator"] in doctor.stdout and found["llvm"]["identity"] in doctor.stdout
+
+
+def test_datasets_list_and_info_as_json(cli) -> None:  # type: ignore[no-untyped-def]
+    def demo() -> dict[str, object]:
+        return next(d for d in json.loads(cli("datasets", "list", "--json").stdout) if d["name"] == "demo")
+
+    assert demo() == {
+        "name": "demo",
+        "problem": None,
+        "dataset": "demo-v1",
+        "description": "the built-in self-checking C programs",
+        "built": False,
+    }
+    assert cli("datasets", "build", "demo", "--limit", "2", "--jobs", "1").returncode == 0
+    listed = demo()
+    assert listed["built"] and listed["entries"] == listed["units_built"] == 2 and listed["units_failed"] == 0
+    info = json.loads(cli("datasets", "info", "demo", "--json").stdout)
+    assert info["dataset"] == "demo-v1" and info["entries"] == 2 and sum(info["splits"].values()) == 2
+    assert info["directory"] == listed["directory"] and info["failures"] == {}
 
 
 def test_validate_exit_status_says_whether_every_program_passed(cli) -> None:  # type: ignore[no-untyped-def]

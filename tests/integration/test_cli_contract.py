@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -31,7 +32,7 @@ DATA = Path(__file__).parents[1] / "data"
 
 class Inputs:
     """Files the invocations read, made once per module and only when an invocation names them: {run},
-    {labels}, {model} and {stitched} in an invocation's arguments (and {data}, {tmp})."""
+    {dataset}, {labels}, {model} and {stitched} in an invocation's arguments (and {data}, {tmp})."""
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
@@ -73,13 +74,18 @@ class Inputs:
         return self.tmp / "run.json"
 
     @cached_property
-    def labels(self) -> Path:
-        """Labels of three demo programs (two train, one validation), built as a dataset in the module's cache."""
+    def dataset(self) -> str:
+        """The demo dataset (its name) with three programs, built in the module's cache."""
         self.made("datasets", "build", "demo", "--limit", "3", "--jobs", "1")
+        return "demo"
+
+    @cached_property
+    def labels(self) -> Path:
+        """Labels of three demo programs (two train, one validation)."""
         self.made(
             "labels",
             "pool",
-            "bench://demo-v1",
+            f"bench://{self.dataset}-v1",
             "-o",
             str(self.tmp / "labels.json.gz"),
             "--split",
@@ -96,9 +102,9 @@ class Inputs:
     @cached_property
     def label_dir(self) -> Path:
         """A label directory with one searched demo unit."""
-        self.made("datasets", "build", "demo", "--limit", "3", "--jobs", "1")
         directory = self.tmp / "label-dir"
-        self.made("labels", "search", "bench://demo-v1", "-o", str(directory), "--programs", "1", "--budget", "2")
+        uri = f"bench://{self.dataset}-v1"
+        self.made("labels", "search", uri, "-o", str(directory), "--programs", "1", "--budget", "2")
         return directory
 
     @cached_property
@@ -137,7 +143,10 @@ class Invocation:
 
 # One small run of every command with --json.
 INVOCATIONS = {
+    "doctor": Invocation(("doctor", "--json")),
     "passes": Invocation(("passes", "--json")),
+    "datasets list": Invocation(("datasets", "list", "--json")),
+    "datasets info": Invocation(("datasets", "info", "{dataset}", "--json")),
     "eval": Invocation(("eval", "{data}/loop_sum.c", "-p", "sroa,instcombine", "--json")),
     "tune": Invocation(("tune", "{data}/loop_sum.c", "--budget", "4", "--no-validate", "--jobs", "1", "--json")),
     "broadcast": Invocation(
@@ -161,6 +170,8 @@ INVOCATIONS = {
         status=1,
     ),
     "predict": Invocation(("predict", "{data}/loop_sum.c", "--top", "3", "--json")),
+    "report": Invocation(("report", "run", "{run}", "--json")),
+    "optimize": Invocation(("optimize", "{data}/loop_sum.c", "-o", "{tmp}/loop_sum.o", "--json")),
     "labels info": Invocation(("labels", "info", "{label_dir}", "--json")),
     "hot": Invocation(("hot", "{data}/hot_loop.c", "--json")),
     "evaluate": Invocation(
@@ -328,8 +339,8 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
     assert rejecting.returncode == 0, rejecting.stderr
     for part in ("<rest of the module>", *hot):
         assert re.search(rf"^{re.escape(part)}: .*failed humaneval_cpp", rejecting.stderr, re.M), rejecting.stderr
-    lists = dict(line.strip().split(": -passes=") for line in rejecting.stdout.splitlines() if ": -passes=" in line)
-    assert set(lists) == {"<rest of the module>", *hot} and len(set(lists.values())) == 1  # -Oz for every part
+    lists = dict(line.strip().split(": ", 1) for line in rejecting.stdout.splitlines() if line.startswith("  "))
+    assert lists == dict.fromkeys(("<rest of the module>", *hot), "-Oz")  # every part
 
 
 @pytest.mark.parametrize(
@@ -420,6 +431,59 @@ def test_options_a_mode_would_ignore_are_refused(
     assert message in str(result.exception)
 
 
+# Every option naming a path a command writes, in an invocation that would otherwise start work: `-o` of every
+# command that has one (True: a directory to create or fill), and the other options that write.
+WRITTEN = {
+    "broadcast -o": (["broadcast", "run.json", "--no-validate"], False),
+    "datasets export -o": (["datasets", "export", "demo"], False),
+    "demo -o": (["demo"], False),
+    "eval -o": (["eval", "{data}/loop_sum.c", "-p", "sroa"], False),
+    "evaluate -o": (["evaluate", "bench://demo-v1"], False),
+    "ir -o": (["ir", "{data}/loop_sum.c"], False),
+    "labels pool -o": (["labels", "pool", "bench://demo-v1"], False),
+    "labels search -o": (["labels", "search", "bench://demo-v1"], True),
+    "lift-eval -o": (["lift-eval", "{data}/loop_sum.c"], False),
+    "optimize -o": (["optimize", "{data}/loop_sum.c"], False),
+    "report -o": (["report", "run", "run.json"], False),
+    "security check -o": (["security", "check", "{data}/loop_sum.c"], False),
+    "security study -o": (["security", "study"], False),
+    "stitch inspect -o": (["stitch", "inspect", "study.json"], False),
+    "stitch table -o": (["stitch", "table", "labels.json.gz", "labels.json.gz"], False),
+    "stitch train -o": (["stitch", "train", "labels.json.gz"], True),
+    "train -o": (["train", "labels.json.gz", "--no-validate"], True),
+    "tune -o": (["tune", "{data}/loop_sum.c", "--no-validate"], False),
+    "validate -o": (["validate", "-p", "sroa"], False),
+    "tune --log": (["tune", "{data}/loop_sum.c", "--no-validate", "--budget", "2", "--jobs", "1"], False),
+    "validate --reproducer": (["validate", "-p", "sroa", "--validate", "{data}/selftest", "--reduce"], True),
+    "security study --save-model": (["security", "study", "-o", "study.json"], True),
+}
+
+
+def test_every_command_with_o_has_a_written_path_case(cli_commands: dict[str, Any]) -> None:
+    assert having(cli_commands, "-o") == {key.removesuffix(" -o") for key in WRITTEN if key.endswith(" -o")}
+
+
+@pytest.mark.parametrize("key", list(WRITTEN))
+def test_a_path_that_cannot_be_written_is_one_line_before_any_work(
+    key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/proc takes no new file, and a directory is no file to write (a file no directory): exit 2 and one line
+    naming the path, at once, where these once failed in llc or after minutes of work."""
+    args, directory = WRITTEN[key]
+    option = key.rsplit(" ", 1)[1]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STITCHOPT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "a-file").write_text("")
+    (tmp_path / "a-dir").mkdir()
+    for path in (Path("/proc/x"), tmp_path / ("a-file" if directory else "a-dir")):
+        started = time.monotonic()
+        status = exit_status([*(arg.replace("{data}", str(DATA)) for arg in args), option, str(path)])
+        err = capsys.readouterr().err
+        assert status == 2 and err.startswith(f"stitchopt: error: {option} {path}: ") and err.count("\n") == 1, err
+        assert time.monotonic() - started < 5, f"{key} {path}: found after the work began"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-dir", "a-file"]  # nothing left behind
+
+
 def test_an_address_needs_the_ray_backend(inputs: Inputs) -> None:
     done = inputs.cli("tune", str(DATA / "loop_sum.c"), "--no-validate", "--address", "localhost:6379")
     assert done.returncode == 2 and "only applies to the ray backend" in done.stderr
@@ -506,10 +570,10 @@ def test_exit_status_says_what_went_wrong(
     assert exit_status(["eval", str(tmp_path / "missing.c"), "-p", "sroa"]) == 2
     assert capsys.readouterr().err == f"stitchopt: error: {tmp_path / 'missing.c'}: no such file\n"
     (tmp_path / "dir.ll").mkdir()
-    for output, what in ((tmp_path / "absent" / "x.ll", "No such file or directory"), (tmp_path / "dir.ll", "Is a")):
+    for output, what in ((tmp_path / "absent" / "x.ll", "is not an existing directory"), (tmp_path / "dir.ll", "is a")):
         assert exit_status(["ir", str(DATA / "loop_sum.c"), "-o", str(output)]) == 2  # a path, not a bug
         err = capsys.readouterr().err
-        assert err.startswith(f"stitchopt: error: {output}: {what}") and err.count("\n") == 1, err
+        assert err.startswith(f"stitchopt: error: -o {output}: ") and what in err and err.count("\n") == 1, err
     suite = tmp_path / "suite"
     suite.mkdir()
     shutil.copy(DATA / "selftest" / "running_balance.cpp", suite)  # structurizecfg miscompiles it

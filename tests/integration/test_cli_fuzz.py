@@ -88,6 +88,7 @@ def commands(draw: st.DrawFn) -> tuple[list[str], Path]:
         st.sampled_from(
             [
                 ["eval", target, "-p", pipeline],
+                ["eval", target, "-p", "sroa", "--timeout", number],
                 ["tune", target, "--budget", number, "--no-validate"],
                 ["tune", target, "--budget", "2", "--seconds", number, "--no-validate"],
                 ["predict", target, "--model", str(_damaged_model(seed))],

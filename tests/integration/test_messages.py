@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from stitchopt.cli.main import exit_status
 from stitchopt.datasets.benchmarks import dataset_benchmarks
 from stitchopt.errors import DatasetError, InputError, ToolchainError
 from stitchopt.passes.pipeline import check_pipeline
@@ -58,3 +59,44 @@ def test_validate_keeps_a_bench_uri_whole(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and "no benchmark bench://demo-v1/nothing" in done.stderr, done.stderr
     assert "bench:/demo" not in done.stderr
+
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["predict", "{data}/loop_sum.c", "--top", "0"], "Invalid value for '--top'"),  # printed nothing, exit 0
+        (["predict", "{data}/loop_sum.c", "--top", "-1"], "Invalid value for '--top'"),  # all lists but the last
+        (["optimize", "{data}/loop_sum.c", "-o", "x.o", "--mode", "jit", "--k", "0"], "Invalid value for '--k'"),
+        (["optimize", "{data}/loop_sum.c", "-o", "x.o", "--mode", "fast"], "unknown mode 'fast': use one of"),
+        (["train", "labels.json.gz", "-o", "m", "--coreset-size", "0"], "Invalid value for '--coreset-size'"),
+        (["tune", "{data}/loop_sum.c", "--objective", "size=abc"], "--objective 'size=abc': size=abc: the weight"),
+        (["train", "labels.json.gz", "-o", "m", "--objective", "size=nan"], "--objective 'size=nan': size=nan:"),
+        (["tune", "{data}/loop_sum.c", "--objective", "size=1,size=2"], "size is given twice"),
+    ],
+)
+def test_an_out_of_range_value_is_one_line_naming_the_option(
+    args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Once accepted (--top 0 printed nothing, --k 0 ran as 1) or refused without naming the option (`could not
+    convert string to float: 'abc'`): now exit 2 and one line, before any work."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STITCHOPT_CACHE_DIR", str(tmp_path / "cache"))
+    status = exit_status([arg.replace("{data}", str(DATA)) for arg in args])
+    err = capsys.readouterr().err
+    assert status == 2 and err.startswith("stitchopt: error: ") and message in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written, no cache opened
+
+
+def test_ir_keeps_a_bench_uri_whole() -> None:
+    """`ir bench://demo-v1/avl_tree` was `bench:/demo-v1/avl_tree: no such file`, as validate's once was."""
+    done = subprocess.run(
+        [sys.executable, "-m", "stitchopt", "ir", "bench://demo-v1/avl_tree"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "avl_tree.c" in done.stdout.splitlines()[0]

@@ -38,6 +38,7 @@ def test_files_are_written_with_o_and_json_is_a_flag(cli_commands: dict[str, Any
         assert "--json" not in options or options["--json"].is_flag, name
         assert not FILE_OPTIONS & set(options), name
         assert "--output" not in options or options["--output"] is options.get("-o"), name
+        assert "-o" not in options or options["-o"].callback is not None, name  # checked before any work
         assert "--format" not in options or "-o" in options, name
 
 
@@ -74,3 +75,24 @@ def test_shared_options_are_declared_alike(cli_commands: dict[str, Any]) -> None
     }
     k = declared(cli_commands, "--k")  # one meaning: the lists jit mode compiles (train's coreset is --coreset-size)
     assert set(k) == {"optimize", "demo", "cache warm"} and _alike(k)
+
+
+# Times and shares whose range needs a finite float above 0 (or 0 and more): checked in the command's body
+# (`options.require_positive` and its kin), since typer's ranges cannot exclude 0 or NaN.
+CHECKED_IN_THE_BODY = {
+    ("tune", "--seconds"),
+    ("tune", "--screen-margin"),
+    ("validate", "--run-timeout"),
+    ("eval", "--timeout"),
+}
+
+
+def test_every_number_option_has_a_range(cli_commands: dict[str, Any]) -> None:
+    """`--top 0` printed nothing and `--top -1` all lists but one: a number nobody meant is a usage error."""
+    unchecked = {
+        (name, p.opts[0])
+        for name, command in cli_commands.items()
+        for p in command.params
+        if p.type_descriptor.annotation in (int, float) and p.min is None and p.max is None
+    }
+    assert unchecked == CHECKED_IN_THE_BODY

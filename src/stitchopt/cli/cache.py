@@ -53,7 +53,9 @@ def warm_command(
     targets: Annotated[list[str], typer.Argument(help="Files, directories or bench:// URIs.")],
     model_dir: ModelOption = None,
     k: KOption = 5,
-    common: Annotated[int, typer.Option(help="Also measure the N lists most often in the top k on every unit.")] = 5,
+    common: Annotated[
+        int, typer.Option(min=0, help="Also measure the N lists most often in the top k on every unit.")
+    ] = 5,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,

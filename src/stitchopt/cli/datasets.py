@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.progress import Progress
@@ -17,6 +18,7 @@ from stitchopt.cli.options import (
     CacheDirOption,
     DataDirOption,
     JobsOption,
+    JsonOption,
     LlvmOption,
     console,
     open_evaluator,
@@ -27,7 +29,7 @@ from stitchopt.cli.options import (
 from stitchopt.datasets.benchmarks import DATASET_NAMES, open_source
 from stitchopt.datasets.build import build_dataset, dataset_dir
 from stitchopt.datasets.index import index_rows, standardization, write_parquet
-from stitchopt.datasets.manifest import Manifest
+from stitchopt.datasets.manifest import Manifest, locked_manifest
 from stitchopt.diagnostics import exception_line
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import find_toolchain
@@ -41,43 +43,75 @@ def _location(cache_dir: Path | None) -> Path | None:
 
 
 @datasets_app.command("list")
-def list_command(cache_dir: CacheDirOption = None, data_dir: DataDirOption = None) -> None:
+def list_command(
+    json_output: JsonOption = False, cache_dir: CacheDirOption = None, data_dir: DataDirOption = None
+) -> None:
     """Every known dataset, whether it is built, and how big."""
+    summaries = [_summary(name, cache_dir, data_dir) for name in DATASET_NAMES]
+    if json_output:
+        print(json.dumps(summaries, indent=2))
+        return
     table = Table(title="datasets")
     for column in ("dataset", "entries", "units built", "units failed", "MB", "source"):
         table.add_column(column)
-    for name in DATASET_NAMES:
-        try:
-            source = open_source(name, data_dir)
-        except Exception as exc:  # a source whose data is absent is listed, not fatal
-            table.add_row(name, "-", "-", "-", "-", exception_line(exc))
-            continue
-        directory = dataset_dir(source, _location(cache_dir))
-        manifest = Manifest.load(directory)
-        size = sum(p.stat().st_size for p in directory.rglob("*.bc")) / 1e6 if manifest else 0.0
-        table.add_row(
-            f"{source.name}-v{source.version}",
-            str(len(manifest.entries)) if manifest else "not built",
-            str(len(manifest.units_done)) if manifest else "-",
-            str(len(manifest.failures)) if manifest else "-",
-            f"{size:.1f}",
-            source.description[:70],
-        )
+    for found in summaries:
+        if found["problem"] is not None:
+            table.add_row(found["name"], "-", "-", "-", "-", found["problem"])
+        elif not found["built"]:
+            table.add_row(found["dataset"], "not built", "-", "-", "0.0", found["description"][:70])
+        else:
+            counts = (found["entries"], found["units_built"], found["units_failed"])
+            table.add_row(found["dataset"], *map(str, counts), f"{found['megabytes']:.1f}", found["description"][:70])
     print_table(table)
 
 
+def _summary(name: str, cache_dir: Path | None, data_dir: Path | None) -> dict[str, Any]:
+    """One dataset as `datasets list` shows it: built or not and how big, or why its source cannot be read (a
+    source whose data is absent is listed, not fatal)."""
+    try:
+        source = open_source(name, data_dir)
+    except Exception as exc:
+        return {"name": name, "problem": exception_line(exc)}
+    directory = dataset_dir(source, _location(cache_dir))
+    manifest = Manifest.load(directory)
+    found: dict[str, Any] = {
+        "name": name,
+        "problem": None,
+        "dataset": f"{source.name}-v{source.version}",
+        "description": source.description,
+        "built": manifest is not None,
+    }
+    if manifest is None:
+        return found
+    return found | {
+        "directory": str(directory),
+        "entries": len(manifest.entries),
+        "units_built": len(manifest.units_done),
+        "units_failed": len(manifest.failures),
+        "megabytes": sum(p.stat().st_size for p in directory.rglob("*.bc")) / 1e6,
+    }
+
+
 @datasets_app.command("info")
-def info_command(name: NameArgument, cache_dir: CacheDirOption = None, data_dir: DataDirOption = None) -> None:
+def info_command(
+    name: NameArgument,
+    json_output: JsonOption = False,
+    cache_dir: CacheDirOption = None,
+    data_dir: DataDirOption = None,
+) -> None:
     """Source, licence, entries by split and package, and units that failed."""
     source = open_source(name, data_dir)
     directory = dataset_dir(source, _location(cache_dir))
     manifest = Manifest.load(directory)
     if manifest is None:
         raise DatasetError(f"{source.name}-v{source.version} is not built: run `stitchopt datasets build {name}`")
-    console.print(f"[bold]{manifest.dataset}-v{manifest.version}[/bold] in {directory}", highlight=False)
-    console.print(f"source: {manifest.source}\nlicence: {manifest.licence}", highlight=False)
     splits = Counter(e.split for e in manifest.entries)
     packages = Counter(e.package for e in manifest.entries)
+    if json_output:
+        print(json.dumps(_info(manifest, directory, splits, packages), indent=2))
+        return
+    console.print(f"[bold]{manifest.dataset}-v{manifest.version}[/bold] in {directory}", highlight=False)
+    console.print(f"source: {manifest.source}\nlicence: {manifest.licence}", highlight=False)
     console.print(
         f"{len(manifest.entries)} entries from {len(packages)} packages: "
         + ", ".join(f"{n} {s}" for s, n in sorted(splits.items()))
@@ -86,15 +120,29 @@ def info_command(name: NameArgument, cache_dir: CacheDirOption = None, data_dir:
         console.print(f"[dim]failed {unit}: {reason}[/dim]", highlight=False)
 
 
+def _info(manifest: Manifest, directory: Path, splits: Counter[str], packages: Counter[str]) -> dict[str, Any]:
+    """`datasets info --json`: what the text view says, with the entries counted per split and per package."""
+    return {
+        "dataset": f"{manifest.dataset}-v{manifest.version}",
+        "directory": str(directory),
+        "source": manifest.source,
+        "licence": manifest.licence,
+        "entries": len(manifest.entries),
+        "splits": dict(sorted(splits.items())),
+        "packages": dict(sorted(packages.items())),
+        "failures": dict(sorted(manifest.failures.items())),
+    }
+
+
 @datasets_app.command("build")
 def build_command(
     name: NameArgument,
-    limit: Annotated[Optional[int], typer.Option(help="Build only the first N units (packages, seeds).")] = None,  # noqa: UP045
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Build only the first N units (packages, seeds).")] = None,  # noqa: UP045
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Try failed units again.")] = False,
     split_above: Annotated[
-        Optional[int], typer.Option(help="Also split modules above this many bytes into one per function.")  # noqa: UP045
+        Optional[int], typer.Option(min=1, help="Also split modules above this many bytes into one per function.")  # noqa: UP045
     ] = None,
-    jobs: Annotated[int, typer.Option("--jobs", help="Units built at once (default: 2; 0: all cores).")] = 2,
+    jobs: Annotated[int, typer.Option("--jobs", min=0, help="Units built at once (default: 2; 0: all cores).")] = 2,
     cache_dir: CacheDirOption = None,
     data_dir: DataDirOption = None,
     llvm: LlvmOption = None,
@@ -149,6 +197,7 @@ def export_command(
     with open_evaluator(find_toolchain(llvm), cache_dir, jobs, backend, address) as evaluator:
         rows = index_rows(manifest, directory, evaluator)
     write_parquet(rows, output)
-    manifest.statistics = standardization(rows)
-    manifest.save(directory)
+    statistics = standardization(rows)
+    with locked_manifest(directory, lambda: manifest) as current:  # a build may have saved meanwhile
+        current.statistics = statistics
     status_console.print(f"{len(rows)} rows written to {output}", highlight=False)

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from stitchopt import __version__
-from stitchopt.cli.options import SUCCESS, LlvmOption, console
+from stitchopt.cli.options import SUCCESS, JsonOption, LlvmOption, console
 from stitchopt.diagnostics import exception_line
 from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import BACKEND_ENV, select_backend
 from stitchopt.evaluation.native.pool import probe_native
 from stitchopt.models.directory import model_identity, read_model_directory
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
-from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.runtimes import profile_runtime_package, profile_runtime_problem
 from stitchopt.validate.sandbox import probe_isolation
 
@@ -44,42 +46,79 @@ def show_version(shown: bool) -> None:
         raise typer.Exit(SUCCESS)
 
 
-def doctor_command(llvm: LlvmOption = None) -> None:
+def doctor_command(json_output: JsonOption = False, llvm: LlvmOption = None) -> None:
     """Show the LLVM toolchain stitchopt will use and which optional parts are available."""
-    toolchain = find_toolchain(llvm)
-    console.print(f"[bold]LLVM {toolchain.version_string}[/bold] chosen from {toolchain.source}")
-    for step in toolchain.searched:
+    found = diagnosis(find_toolchain(llvm))
+    if json_output:
+        print(json.dumps(found, indent=2))
+    else:
+        _print_diagnosis(found)
+
+
+def diagnosis(toolchain: Toolchain) -> dict[str, Any]:
+    """Everything doctor checks, as one document (--json prints it, the text view reads it)."""
+    llvm = {
+        "version": toolchain.version_string,
+        "source": toolchain.source,
+        "skipped": list(toolchain.searched),
+        "tools": {name: str(path) for name, path in sorted(toolchain.tools.items())},
+        "target_triple": toolchain.default_triple,
+        "identity": toolchain.identity,
+    }
+    parts = {name: {"found": present, "purpose": purpose} for name, (present, purpose) in _system_parts().items()}
+    problem = profile_runtime_problem(toolchain)
+    isolation = probe_isolation()
+    native = probe_native(toolchain)
+    backend = select_backend(toolchain)
+    backend.close()
+    return {
+        "stitchopt": __version__,
+        "llvm": llvm,
+        "parts": parts,
+        "profile_runtime": {
+            "found": problem is None,
+            "problem": problem,
+            "package": profile_runtime_package(toolchain),
+        },
+        "sandbox": {"isolated": isolation.available, "reason": isolation.reason},
+        "native_evaluator": {"available": native.available, "reason": native.reason},
+        "evaluator": backend.name,
+    }
+
+
+def _print_diagnosis(found: dict[str, Any]) -> None:
+    llvm = found["llvm"]
+    console.print(f"[bold]LLVM {llvm['version']}[/bold] chosen from {llvm['source']}")
+    for step in llvm["skipped"]:
         console.print(f"  skipped: {step}")
-    for name, path in sorted(toolchain.tools.items()):
+    for name, path in llvm["tools"].items():
         console.print(f"  {name:<14} {path}")
-    console.print(f"  target triple  {toolchain.default_triple}")
-    console.print(f"  identity       {toolchain.identity}")
-    for name, (present, purpose) in _system_parts().items():
+    console.print(f"  target triple  {llvm['target_triple']}")
+    console.print(f"  identity       {llvm['identity']}")
+    for name, part in found["parts"].items():
         console.print(
-            f"  {name:<14} {'found' if present else 'missing':<8} {purpose}",
+            f"  {name:<14} {'found' if part['found'] else 'missing':<8} {part['purpose']}",
             markup=False,
             highlight=False,
             soft_wrap=True,
         )
-    problem = profile_runtime_problem(toolchain)
+    runtime = found["profile_runtime"]
     console.print(
         "  profile rt     found"
-        if problem is None
-        else f"  profile rt     missing: install {profile_runtime_package(toolchain)} (hot-path profiles and"
-        f" `optimize --mode hybrid --run` link it; {problem})"
+        if runtime["found"]
+        else f"  profile rt     missing: install {runtime['package']} (hot-path profiles and"
+        f" `optimize --mode hybrid --run` link it; {runtime['problem']})"
     )
-    isolation = probe_isolation()
+    sandbox = found["sandbox"]
     console.print(
-        f"  sandbox        {'isolated' if isolation.available else 'warning: NOT isolated'}: {isolation.reason}",
+        f"  sandbox        {'isolated' if sandbox['isolated'] else 'warning: NOT isolated'}: {sandbox['reason']}",
         markup=False,
         highlight=False,
         soft_wrap=True,
     )
-    probe = probe_native(toolchain)
-    console.print(f"  native eval    {'available' if probe.available else 'unavailable'}: {probe.reason}")
-    backend = select_backend(toolchain)
-    console.print(f"  evaluator      [bold]{backend.name}[/bold] (override with --backend or ${BACKEND_ENV})")
-    backend.close()
+    native = found["native_evaluator"]
+    console.print(f"  native eval    {'available' if native['available'] else 'unavailable'}: {native['reason']}")
+    console.print(f"  evaluator      [bold]{found['evaluator']}[/bold] (override with --backend or ${BACKEND_ENV})")
 
 
 def _system_parts() -> dict[str, tuple[bool, str]]:

@@ -3,6 +3,8 @@ list measured beside clang's levels."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import sys
 from contextlib import nullcontext
@@ -20,23 +22,30 @@ from stitchopt.cli.options import (
     LlvmOption,
     PassesOption,
     console,
+    destination,
+    format_option,
     open_store,
     output_option,
     print_table,
     refuse_ignored,
+    require_positive,
 )
 from stitchopt.datasets.benchmarks import program_path
 from stitchopt.diagnostics import telling_line
 from stitchopt.errors import InputError, StitchoptError
-from stitchopt.evaluation.comparison import compare
+from stitchopt.evaluation.comparison import Comparison, compare
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import EXCLUSION_RULES, load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
+from stitchopt.reports.flag_tuning import tables_markdown
 from stitchopt.reports.tables import Rows, evaluation_rows, results_json, to_rich
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import compile_source, is_source, load_module
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
 from stitchopt.validate.hardening import KINDS, HardeningError, SecurityComparison, compare_security, describe
+
+EVAL_FORMATS = ("json", "csv", "md")
+CSV_FIELDS = ("size_bytes", "text_bytes", "ir_instruction_count", "opt_seconds", "codegen_seconds")
 
 
 def _security(evaluator: Evaluator, path: Path, pipeline: str, clang_args: list[str]) -> SecurityComparison | None:
@@ -57,11 +66,23 @@ def security_rows(security: SecurityComparison) -> Rows:
     return Rows("security-relevant code (validate.hardening)", ["kind", "source", "-Oz", "passes"], rows)
 
 
+def results_csv(comparison: Comparison) -> str:
+    """One row per build (clang's levels, then the list): the measured numbers, unformatted."""
+    stream = io.StringIO()
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(["program", "build", "pipeline", "status", *CSV_FIELDS, "size_change_vs_oz_percent"])
+    for label, result in comparison.results.items():
+        measured = [getattr(result, name) for name in CSV_FIELDS]
+        change = comparison.size_change_vs_oz(label)
+        writer.writerow([comparison.name, label, result.pipeline, result.status.value, *measured, change])
+    return stream.getvalue()
+
+
 ClangArgs = Annotated[Optional[list[str]], typer.Argument(help="Extra clang arguments after --.")]  # noqa: UP045
 
 
 def ir_command(
-    source: Annotated[Path, typer.Argument(help="C or C++ source file.")],
+    source: Annotated[str, typer.Argument(help="C or C++ source file (or a bench:// URI of one).")],
     output: Annotated[
         Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
         output_option("Write .bc (bitcode) or .ll (text); default: text on stdout."),
@@ -73,7 +94,7 @@ def ir_command(
     if output is not None and output.suffix not in (".bc", ".ll"):
         raise StitchoptError(f"{output}: the output must end in .bc (bitcode) or .ll (text)")
     text = output is None or output.suffix == ".ll"
-    data = compile_source(find_toolchain(llvm), source, text=text, extra_args=clang_args or [])
+    data = compile_source(find_toolchain(llvm), program_path(source), text=text, extra_args=clang_args or [])
     if output is None:
         sys.stdout.buffer.write(data)
     else:
@@ -109,6 +130,11 @@ def eval_command(
     passes: PassesOption,
     clang_args: ClangArgs = None,
     json_output: JsonOption = False,
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        output_option("Write the results here: json (as --json prints them), csv (one row per build) or md."),
+    ] = None,
+    fmt: Annotated[Optional[str], format_option(EVAL_FORMATS)] = None,  # noqa: UP045
     timeout: Annotated[float, typer.Option(help="Seconds per tool run.")] = DEFAULT_TIMEOUT_S,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     jobs: JobsOption = 0,
@@ -118,6 +144,8 @@ def eval_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Measure a pass list on one program, beside clang's -O0, -Oz and -O3."""
+    shown = destination(output, fmt, EVAL_FORMATS, json_output)
+    require_positive("--timeout", timeout)
     if no_cache:
         refuse_ignored(ctx, ("cache_dir",), "with the cache (without --no-cache)")
     path = program_path(file)
@@ -136,14 +164,27 @@ def eval_command(
     if not any(result.ok for result in comparison.results.values()):  # clang's own levels fail too: the input
         why = telling_line(oz.stderr_tail) or oz.status.value
         raise InputError(f"{path}: not even clang's -O0/-Oz/-O3 build it ({why}); give IR for a target llc can emit")
-    if json_output:
-        found = {"security": security.to_dict()} if security is not None else {}
-        print(json.dumps({"toolchain": toolchain.identity, **results_json(comparison), **found}, indent=2))
-        return
+    found = {"security": security.to_dict()} if security is not None else {}
+    document = {"toolchain": toolchain.identity, **results_json(comparison), **found}
+    tables = [evaluation_rows(comparison), *([security_rows(security)] if security is not None else [])]
+    renderers = {
+        "json": lambda: json.dumps(document, indent=2) + "\n",
+        "csv": lambda: results_csv(comparison),
+        "md": lambda: tables_markdown(tables),
+    }
+    shown.write(lambda chosen: renderers[chosen]())
+    if shown.tables:
+        _print_tables(comparison, pipeline, tables, security)
+
+
+def _print_tables(
+    comparison: Comparison, pipeline: str, tables: list[Rows], security: SecurityComparison | None
+) -> None:
+    """The terminal view: the pipeline as opt runs it, the tables, and what went wrong or was removed."""
     console.print(f"pipeline: {pipeline}", highlight=False, soft_wrap=True)
-    print_table(to_rich(evaluation_rows(comparison)))
+    for table in tables:
+        print_table(to_rich(table))
     if security is not None:
-        print_table(to_rich(security_rows(security)))
         if security.removed_vs_oz:
             removed = describe(security.removed_vs_oz)
             console.print(f"[red]the list removes security-relevant code that -Oz keeps: {removed}[/red]")

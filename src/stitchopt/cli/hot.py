@@ -58,7 +58,7 @@ def hot_command(
         Optional[Path],  # noqa: UP045
         typer.Option("--model", help="Hot-path model directory (default: the one shipped with stitchopt)."),
     ] = None,
-    top: Annotated[int, typer.Option(help="Show this many functions.")] = 10,
+    top: Annotated[int, typer.Option(min=1, help="Show this many functions.")] = 10,
     json_output: JsonOption = False,
     cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,

@@ -71,14 +71,14 @@ CommitOption = Annotated[
 ]
 SplitOption = Annotated[str, typer.Option(help="Splits to label, comma-separated.")]
 ProgramsOption = Annotated[int, typer.Option(min=0, help="At most this many units (round-robin by package).")]
-MaxIrOption = Annotated[float, typer.Option(help="Skip units whose IR file is larger (KB).")]
+MaxIrOption = Annotated[float, typer.Option(min=1, help="Skip units whose IR file is larger (KB).")]
 PerPackageOption = Annotated[int, typer.Option(min=0, help="At most this many units of one package (0: all).")]
 
 
 @labels_app.command("search")
 def search_command(
     dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
-    output: Annotated[Path, output_option("Label directory to add search shards to.")],
+    output: Annotated[Path, output_option("Label directory to add search shards to.", directory=True)],
     split: SplitOption = "train,validation",
     programs: ProgramsOption = 0,
     max_ir_kb: MaxIrOption = 100.0,
@@ -88,7 +88,7 @@ def search_command(
     ] = 0,
     strategy: Annotated[str, typer.Option(help=f"Search strategy: {', '.join(STRATEGIES)}.")] = "local",
     budget: Annotated[int, typer.Option(min=1, help="Evaluations per unit.")] = 200,
-    seed: Annotated[int, typer.Option(help="Search seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Search seed.")] = 0,
     minimize: Annotated[bool, typer.Option(help="Minimize each best list (drop passes that change nothing).")] = True,
     part: Annotated[str, typer.Option(help="I/N: only the I-th of N parts of the units (one per machine).")] = "1/1",
     shard_units: Annotated[int, typer.Option(min=1, help="Units per shard file.")] = DEFAULT_SHARD_UNITS,
@@ -212,9 +212,9 @@ def pool_command(
     programs: ProgramsOption = 0,
     max_ir_kb: MaxIrOption = 100.0,
     per_package: PerPackageOption = 40,
-    pool_programs: Annotated[int, typer.Option(help="Programs searched to propose the list pool.")] = 40,
+    pool_programs: Annotated[int, typer.Option(min=1, help="Programs searched to propose the list pool.")] = 40,
     pool_budget: Annotated[int, typer.Option(min=1, help="Evaluations per searched program.")] = 300,
-    seed: Annotated[int, typer.Option(help="Search seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Search seed.")] = 0,
     lists_from: Annotated[
         Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
         typer.Option(help="Reuse the list pool of this labels file or label directory instead of searching for one."),

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from stitchopt.cache.store import EvaluationStore
 from stitchopt.cli.options import (
     AddressOption,
     BackendOption,
@@ -22,6 +24,7 @@ from stitchopt.cli.options import (
     ModelOption,
     ModeOption,
     NoValidateOption,
+    TopOption,
     ValidateLimitOption,
     ValidateOption,
     console,
@@ -41,23 +44,23 @@ from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.hotpath.predict import DEFAULT_HOTNESS_SOURCE, predicted_hot_functions
-from stitchopt.learning.hybrid import hot_functions, optimize_hybrid, profile_counts
+from stitchopt.learning.hybrid import HybridChoice, hot_functions, optimize_hybrid, profile_counts
 from stitchopt.learning.kinds import load_model
-from stitchopt.learning.optimize import MODES, choose
+from stitchopt.learning.optimize import MODES, Choice, choose
 from stitchopt.learning.seeded_search import DEFAULT_BUDGET as SEARCH_BUDGET
 from stitchopt.learning.seeded_search import DEFAULT_K as SEARCH_K
 from stitchopt.learning.seeded_search import seeded_search
 from stitchopt.learning.train import JIT_K, TrainReport, train_from_labels
 from stitchopt.models.coreset import DEFAULT_K
 from stitchopt.models.label_shards import load_matrix
-from stitchopt.models.list_model import OZ, ListModel, RankedList
+from stitchopt.models.list_model import OZ, RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import is_source, load_module, write_object
-from stitchopt.tune.acceptance import ListValidation
+from stitchopt.tune.session import replay_command
 
 OPTIMIZE_MODES = (*MODES, "search", "hybrid")
 
@@ -67,8 +70,8 @@ def train_command(
     labels_file: Annotated[
         Path, typer.Argument(help="A labels file (`stitchopt labels pool`) or a label directory (`labels broadcast`).")
     ],
-    output: Annotated[Path, output_option("Model directory to write.")],
-    coreset_size: Annotated[int, typer.Option(help="Lists the model keeps (its coreset).")] = DEFAULT_K,
+    output: Annotated[Path, output_option("Model directory to write.", directory=True)],
+    coreset_size: Annotated[int, typer.Option(min=1, help="Lists the model keeps (its coreset).")] = DEFAULT_K,
     objective: Annotated[
         str,
         typer.Option(
@@ -90,6 +93,7 @@ def train_command(
     the chooser by package-grouped cross-validation, fit the winner and the size model, and save the model
     directory."""
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
+    parsed_objective = parse_objective(objective)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
@@ -100,7 +104,7 @@ def train_command(
             k=coreset_size,
             store=evaluator.store,
             validation=validation.open(evaluator),
-            objective=parse_objective(objective),
+            objective=parsed_objective,
             jobs=evaluator.jobs,
         )
     model.save_pretrained(output)
@@ -130,12 +134,13 @@ def _candidates(report: TrainReport) -> str:
 def predict_command(
     program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
     model_dir: ModelOption = None,
-    top: Annotated[int, typer.Option(help="Show this many lists.")] = 10,
+    top: TopOption = 10,
     json_output: JsonOption = False,
     cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Rank the model's lists for one program: `-passes=` strings with predicted sizes.
+    """Rank the model's lists for one program: `-passes=` strings with predicted changes against its -Oz size,
+    which is measured (one -Oz build, cached).
 
     The first is what static mode builds (the model's choice for this program, or -Oz); the rest follow in the
     order jit mode tries them. Predicted changes are the regression's, whichever way the model chooses."""
@@ -147,32 +152,69 @@ def predict_command(
         start = time.perf_counter()
         ranked = cached_rank(model, toolchain, module, store)
         elapsed_ms = 1000 * (time.perf_counter() - start)
-    print_ranking(program, ranked[:top], catalogue, elapsed_ms, json_output)
+        oz_size = _measured_oz_size(toolchain, module, store)
+    print_ranking(program, ranked[:top], catalogue, elapsed_ms, json_output, oz_size)
+
+
+def _measured_oz_size(toolchain: Toolchain, module: IRModule, store: EvaluationStore) -> int | None:
+    """The program's -Oz object size, measured: the size model's estimate of it can be far off, and a table
+    whose -Oz row is wrong misleads about every row. None (with a warning) when -Oz fails."""
+    with Evaluator(toolchain, store, jobs=1) as evaluator:
+        oz = evaluator.baselines["Oz"]
+        result = evaluator.evaluate(module, oz.pipeline, oz.options)
+    if not result.ok or result.size_bytes is None:
+        warnings.warn(f"{module.name}: -Oz fails ({result.status.value}): sizes are not shown", stacklevel=2)
+        return None
+    return result.size_bytes
 
 
 def print_ranking(
-    program: str, ranked: list[RankedList], catalogue: Catalogue, elapsed_ms: float, json_output: bool
+    program: str,
+    ranked: list[RankedList],
+    catalogue: Catalogue,
+    elapsed_ms: float,
+    json_output: bool,
+    oz_size: int | None = None,
 ) -> None:
-    """Ranked lists as `-passes=` strings with predicted changes (and sizes when the model predicts them)."""
+    """Ranked lists as `-passes=` strings with predicted changes, and the sizes they predict from the measured
+    -Oz size when there is one. The order is the one the modes try, which need not be that of the predictions:
+    the table says so where they differ."""
     rows = [
         {
             "rank": i + 1,
             "predicted_change_vs_oz": e.predicted_ratio - 1,
-            "predicted_size_bytes": e.predicted_size,
+            "predicted_size_bytes": None if oz_size is None else e.predicted_ratio * oz_size,
             "passes": OZ if e.passes is None else tuned_pipeline(e.passes, catalogue),
         }
         for i, e in enumerate(ranked)
     ]
     if json_output:
-        print(json.dumps({"program": program, "inference_ms": elapsed_ms, "ranked": rows}, indent=1))
+        document = {"program": program, "inference_ms": elapsed_ms, "oz_size_bytes": oz_size, "ranked": rows}
+        print(json.dumps(document, indent=1))
         return
+    measured = "" if oz_size is None else f" (-Oz measured: {oz_size:,} B)"
+    console.print(f"{program}{measured}: lists in the order optimize tries them", highlight=False, soft_wrap=True)
+    size_column = "" if oz_size is None else f"  {'predicted size':>14}"
+    console.print(f"[dim]{'#':>3}  {'predicted vs -Oz':>16}{size_column}  pass list[/dim]")
     for i, e in enumerate(ranked):
-        size = "" if e.predicted_size is None else f"~{e.predicted_size:,.0f} B  "
+        size = "" if oz_size is None else f"  {_predicted_size(e, oz_size):>14}"
         passes = OZ if e.passes is None else "-passes=" + tuned_pipeline(e.passes, catalogue)
         console.print(
-            f"{i + 1:>3}  {100 * (e.predicted_ratio - 1):+6.2f}%  {size}{passes}", highlight=False, soft_wrap=True
+            f"{i + 1:>3}  {100 * (e.predicted_ratio - 1):>+15.2f}%{size}  {passes}", highlight=False, soft_wrap=True
+        )
+    if ranked and ranked[0].predicted_ratio > min(e.predicted_ratio for e in ranked):
+        console.print(
+            "[dim]#1 is the model's choice (static builds it, jit tries #1 to #k), not made from these "
+            "predictions alone[/dim]",
+            highlight=False,
+            soft_wrap=True,
         )
     console.print(f"[dim]inference {elapsed_ms:.1f} ms[/dim]")
+
+
+def _predicted_size(entry: RankedList, oz_size: int) -> str:
+    """-Oz's row is the measured size itself; a list's is its predicted ratio times it."""
+    return f"{oz_size:,} B" if entry.passes is None else f"~{entry.predicted_ratio * oz_size:,.0f} B"
 
 
 def optimize_command(
@@ -198,6 +240,7 @@ def optimize_command(
     data_dir: DataDirOption = None,
     model_dir: ModelOption = None,
     fail_if_no_gain: FailIfNoGainOption = False,
+    json_output: JsonOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
     backend: BackendOption = None,
@@ -227,31 +270,78 @@ def optimize_command(
     names = _hot_names(toolchain, module, path, hot, run, hot_from) if mode == "hybrid" else []
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
         checks = validation.open(evaluator)
+        oz = evaluator.baselines["Oz"]
         if mode == "hybrid":
-            exit_if_no_gain(
-                fail_if_no_gain, _optimize_hybrid(evaluator, catalogue, model, module, names, output, k, checks)
-            )
-            return
-        if mode == "search":
-            choice = seeded_search(evaluator, catalogue, model, module, k=k, budget=budget, validation=checks)
+            data, hybrid = optimize_hybrid(evaluator, catalogue, model, module, names, k, checks)
+            output.write_bytes(data)
+            answer = _hybrid_answer(hybrid, oz.pipeline)
         else:
-            choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=checks)
-        write_object(toolchain, module, choice.pipeline, evaluator.baselines["Oz"].options, output)
-    change = 100 * (choice.size_bytes / choice.oz_size_bytes - 1)
-    console.print(
-        f"{output}: {choice.size_bytes:,} B ({change:+.2f}% vs -Oz {choice.oz_size_bytes:,} B), "
-        f"{choice.compilations} compilations, inference {choice.inference_ms:.1f} ms\n"
-        f"{'-Oz (backup)' if choice.passes is None else '-passes=' + choice.pipeline}",
-        highlight=False,
-        soft_wrap=True,
+            if mode == "search":
+                choice = seeded_search(evaluator, catalogue, model, module, k=k, budget=budget, validation=checks)
+            else:
+                choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=checks)
+            write_object(toolchain, module, choice.pipeline, oz.options, output)
+            answer = _choice_answer(choice, replay_command(evaluator, choice.pipeline))
+    _show_answer({"program": program, "output": str(output), "mode": mode, **answer}, json_output)
+    exit_if_no_gain(fail_if_no_gain, not answer["oz_backup"])
+
+
+def _sizes(size: int, oz_size: int, compilations: int, notes: tuple[str, ...]) -> dict[str, Any]:
+    """What every mode's answer says: its size against -Oz's (an empty object is 0 B at both), its cost, and
+    what validation said."""
+    return {
+        "size_bytes": size,
+        "oz_size_bytes": oz_size,
+        "size_change_vs_oz_percent": 100 * (size / oz_size - 1) if oz_size else 0.0,
+        "compilations": compilations,
+        "notes": list(notes),
+    }
+
+
+def _choice_answer(choice: Choice, replay: str) -> dict[str, Any]:
+    """static, jit and search: one list for the whole module, or -Oz; the commands that rebuild the object."""
+    return {
+        **_sizes(choice.size_bytes, choice.oz_size_bytes, choice.compilations, choice.notes),
+        "oz_backup": choice.passes is None,
+        "passes": OZ if choice.passes is None else choice.pipeline,
+        "replay": replay,
+        "inference_ms": choice.inference_ms,
+    }
+
+
+def _hybrid_answer(choice: HybridChoice, oz_pipeline: str) -> dict[str, Any]:
+    """hybrid: each part's list (-Oz where it got -Oz's pipeline), or -Oz for the whole module."""
+    return {
+        **_sizes(choice.size_bytes, choice.oz_size_bytes, choice.compilations, choice.notes),
+        "oz_backup": not choice.split_kept,
+        "parts": {part: OZ if pipeline == oz_pipeline else pipeline for part, pipeline in choice.lists.items()},
+    }
+
+
+def _show_answer(answer: dict[str, Any], json_output: bool) -> None:
+    """The --json document, or a summary line and the list(s) on stdout; validation's notes go to stderr."""
+    if json_output:
+        print(json.dumps(answer, indent=1))
+        return
+    summary = (
+        f"{answer['output']}: {answer['size_bytes']:,} B ({answer['size_change_vs_oz_percent']:+.2f}% vs -Oz "
+        f"{answer['oz_size_bytes']:,} B), {answer['compilations']} compilations"
     )
-    _show_notes(choice.notes)
-    exit_if_no_gain(fail_if_no_gain, choice.passes is not None)
-
-
-def _show_notes(notes: tuple[str, ...]) -> None:
-    for note in notes:
+    if "parts" in answer:  # hybrid: each part's list, whether the parts were kept or not
+        kept = "-Oz (backup)" if answer["oz_backup"] else "per-function parts"
+        lines = [f"{summary}, {kept}", *(f"  {part}: {_shown(p)}" for part, p in answer["parts"].items())]
+    else:
+        chosen = "-Oz (backup)" if answer["oz_backup"] else _shown(answer["passes"])
+        lines = [f"{summary}, inference {answer['inference_ms']:.1f} ms", chosen]
+    for line in lines:
+        console.print(line, highlight=False, soft_wrap=True)
+    for note in answer["notes"]:
         status_console.print(f"[dim]{note}[/dim]", highlight=False)
+
+
+def _shown(passes: str) -> str:
+    """A list as opt takes it; -Oz as itself (its expanded pipeline runs to thousands of characters)."""
+    return passes if passes == OZ else f"-passes={passes}"
 
 
 def _hot_names(toolchain: Toolchain, module: IRModule, source: Path, hot: str, run: str, hot_from: str) -> list[str]:
@@ -268,30 +358,3 @@ def _hot_names(toolchain: Toolchain, module: IRModule, source: Path, hot: str, r
         highlight=False,
     )
     return names
-
-
-def _optimize_hybrid(
-    evaluator: Evaluator,
-    catalogue: Catalogue,
-    model: ListModel,
-    module: IRModule,
-    names: list[str],
-    output: Path,
-    k: int,
-    validation: ListValidation | None,
-) -> bool:
-    """Writes and shows the hybrid build; whether its parts beat -Oz (else the object is -Oz's)."""
-    data, choice = optimize_hybrid(evaluator, catalogue, model, module, names, k, validation)
-    output.write_bytes(data)
-    change = 100 * (choice.size_bytes / choice.oz_size_bytes - 1)
-    kept = "per-function parts" if choice.split_kept else "-Oz (backup)"
-    console.print(
-        f"{output}: {choice.size_bytes:,} B ({change:+.2f}% vs -Oz {choice.oz_size_bytes:,} B), "
-        f"{choice.compilations} compilations, {kept}",
-        highlight=False,
-        soft_wrap=True,
-    )
-    for part, pipeline in choice.lists.items():
-        console.print(f"  {part}: -passes={pipeline}", highlight=False, soft_wrap=True)
-    _show_notes(choice.notes)
-    return choice.split_kept

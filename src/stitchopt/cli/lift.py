@@ -55,10 +55,10 @@ def lift_eval_command(
         Optional[Path],  # noqa: UP045
         typer.Option(help="llm-compiler: a local directory with the model and tokenizer (never downloaded)."),
     ] = None,
-    limit: Annotated[int, typer.Option(help="At most this many input programs (0: all).")] = 0,
-    reference_limit: Annotated[int, typer.Option(help="At most this many reference programs (0: all).")] = 0,
-    max_ir_kb: Annotated[float, typer.Option(help="Skip IR files larger than this.")] = 60.0,
-    max_new_tokens: Annotated[int, typer.Option(help="llm-compiler: longest answer.")] = 4096,
+    limit: Annotated[int, typer.Option(min=0, help="At most this many input programs (0: all).")] = 0,
+    reference_limit: Annotated[int, typer.Option(min=0, help="At most this many reference programs (0: all).")] = 0,
+    max_ir_kb: Annotated[float, typer.Option(min=1, help="Skip IR files larger than this.")] = 60.0,
+    max_new_tokens: Annotated[int, typer.Option(min=1, help="llm-compiler: longest answer.")] = 4096,
     output: Annotated[
         Optional[Path],  # noqa: UP045
         output_option("Write the evaluation here: json (every pair's scores) or md (the table)."),

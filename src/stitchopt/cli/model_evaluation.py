@@ -79,10 +79,10 @@ def evaluate_command(
         typer.Option(min=0, help="At most this many programs (a dataset: round-robin by package; files: the first)."),
     ] = 0,
     max_ir_kb: Annotated[
-        float, typer.Option(help="Skip a dataset's programs whose IR file is larger (refused with files).")
+        float, typer.Option(min=1, help="Skip a dataset's programs whose IR file is larger (refused with files).")
     ] = 100.0,
     per_package: Annotated[
-        int, typer.Option(help="At most this many programs of one dataset package (0: all; refused with files).")
+        int, typer.Option(min=0, help="At most this many programs of one dataset package (0: all; refused with files).")
     ] = 40,
     ks: Annotated[str, typer.Option("--ks", help="jit k values, comma-separated.")] = "5,10",
     autotuner: Annotated[

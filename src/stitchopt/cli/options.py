@@ -4,7 +4,8 @@ the same everywhere (`tests/unit/test_cli_conventions.py` checks it over every c
 - A command's main input is an argument, never an option (no `--dataset`, `--input`, `--file`, `--program`).
 - `--json` is a flag: one JSON document on stdout, status and progress on stderr.
 - A file is written with `-o/--output FILE`, in `--format` (default: the file's suffix, else the command's
-  natural format); `--format` without `-o` prints that format on stdout instead of the tables.
+  natural format); `--format` without `-o` prints that format on stdout instead of the tables. A path to write
+  is checked as the options are read (`writable_file_output`), so a bad one costs no work.
 - `--validate SUITE` (repeatable) names validation suites; `--run '{exe} ARGS'` is how the program is run.
 - Commands that evaluate take `--jobs --backend --address --cache-dir --llvm` and pass them to the Evaluator.
 - A command ends with one of the exit statuses below; NEGATIVE is a verdict (validation failed, or nothing beat
@@ -16,6 +17,7 @@ from __future__ import annotations
 import math
 import shlex
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
+from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from stitchopt.cache.store import CACHE_DIR_ENV, EvaluationStore, store_path
@@ -31,14 +34,15 @@ from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import dataset_programs, is_dataset_uri, program_path
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import BACKEND_ENV, Evaluator
+from stitchopt.reports.tables import fit_columns
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import supported_suffixes
 from stitchopt.tune.acceptance import ListValidation, list_validation
+from stitchopt.validate.csmith import BuildProgress
 from stitchopt.validate.suites import DATA_DIR_ENV
 
 console = Console()  # results: tables, listings, answers
 status_console = Console(stderr=True)  # progress, notes and status lines: stdout keeps only results (and --json)
-TABLE_MIN_WIDTH = 100  # wide tables never lose columns; a narrow terminal wraps lines instead
 FILE_FORMATS = ("json", "csv", "md", "html")  # every format a command may write; each command supports some
 EXE = "{exe}"  # stands for the built program in a --run command
 SUCCESS, NEGATIVE, USER_ERROR, INTERNAL_ERROR, INTERRUPTED = 0, 1, 2, 3, 130  # exit statuses
@@ -77,8 +81,10 @@ ModeOption = Annotated[
     ),
 ]
 KOption = Annotated[
-    int, typer.Option("--k", help="Lists compiled in jit and hybrid mode; the seeds of search mode (10 there).")
+    int,
+    typer.Option("--k", min=1, help="Lists compiled in jit and hybrid mode; the seeds of search mode (10 there)."),
 ]
+TopOption = Annotated[int, typer.Option(min=1, help="Show this many lists (at most all of them).")]
 FailIfNoGainOption = Annotated[
     bool,
     typer.Option(
@@ -146,9 +152,60 @@ def passes_option(what: str = "Flat list 'sroa,instcombine' or a pipeline") -> A
 PassesOption = Annotated[str, passes_option()]
 
 
-def output_option(what: str) -> Any:
-    """`-o/--output`, saying what this command writes there (typer's OptionInfo)."""
-    return typer.Option("-o", "--output", help=what)
+def output_option(what: str, directory: bool = False) -> Any:
+    """`-o/--output`, saying what this command writes there (typer's OptionInfo); the path is checked as the
+    options are read, so a bad one costs no work."""
+    return typer.Option(
+        "-o", "--output", help=what, callback=writable_directory_output if directory else writable_file_output
+    )
+
+
+def writable_file_output(param: typer.CallbackParam, path: Path | None) -> Path | None:
+    """The callback of an option naming a file to write (`-o`, `--log`): checked as the options are read."""
+    return None if path is None else writable_file(param.opts[0], path)
+
+
+def writable_directory_output(param: typer.CallbackParam, path: Path | None) -> Path | None:
+    """The callback of an option naming a directory to create or fill (`train -o`, `--save-model`)."""
+    return None if path is None else writable_directory(param.opts[0], path)
+
+
+def writable_file(option: str, path: Path) -> Path:
+    """A file the command will write, tried before any work: the parent directory must exist and take a new
+    file (tried by creating it and removing it again: permission bits say nothing for root or /proc), and an
+    existing file must open for writing. Found after the work, the work would be lost."""
+    if path.is_dir():
+        raise InputError(f"{option} {path}: is a directory: name a file to write")
+    if not path.parent.is_dir():
+        raise InputError(
+            f"{option} {path}: {path.parent} is not an existing directory: create it or choose another path"
+        )
+    existed = path.exists()
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{option} {path}: cannot be written ({exc.strerror}): choose a path you may write") from exc
+    if not existed:
+        path.unlink(missing_ok=True)
+    return path
+
+
+def writable_directory(option: str, path: Path) -> Path:
+    """A directory the command will create or fill, checked before any work: not a file, and its nearest
+    existing ancestor a directory that takes new entries."""
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{option} {path}: is a file, not a directory: name a directory to write")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise InputError(f"{option} {path}: {existing} is a file, not a directory: choose another path")
+    try:
+        tempfile.TemporaryFile(dir=existing).close()
+    except OSError as exc:
+        raise InputError(
+            f"{option} {path}: {existing} cannot be written ({exc.strerror}): choose another path"
+        ) from exc
+    return path
 
 
 def format_option(formats: Sequence[str]) -> Any:
@@ -186,8 +243,10 @@ def exit_if_no_gain(asked: bool, gained: bool) -> None:
 
 
 def print_table(table: Table) -> None:
-    """Tables get at least TABLE_MIN_WIDTH columns: a narrow terminal wraps lines rather than drop columns."""
-    Console(width=max(console.width, TABLE_MIN_WIDTH)).print(table)
+    """At the terminal's width, no cell cut: a table too wide for it wraps its headers, else is split into
+    several that repeat its first column (`reports.tables.fit_columns`)."""
+    for part in fit_columns(table, console):
+        console.print(part)
 
 
 def refuse_ignored(ctx: typer.Context, names: Sequence[str], applies: str) -> None:
@@ -256,10 +315,33 @@ class ValidationChoice:
     limit: int | None
     data_dir: Path | None
 
-    def open(self, evaluator: Evaluator) -> ListValidation | None:
+    def open(self, evaluator: Evaluator, bar: Progress | None = None) -> ListValidation | None:
+        """The validation; a status line says when it falls back to Csmith, and `bar` shows that suite being built."""
         if not self.enabled:
             return None
-        return list_validation(evaluator, self.suites, limit=self.limit, data_dir=self.data_dir)
+        return list_validation(
+            evaluator,
+            self.suites,
+            limit=self.limit,
+            data_dir=self.data_dir,
+            note=lambda text: status_console.print(text, highlight=False, soft_wrap=True),
+            progress=suite_build_bar(bar) if bar is not None else None,
+        )
+
+
+def suite_build_bar(bar: Progress) -> BuildProgress:
+    """A line in `bar`, added on the first report, that follows the building of a Csmith suite: a minute or more
+    when nothing is cached, which would otherwise look like a hang."""
+    tasks: list[TaskID] = []
+
+    def advance(ready: int, wanted: int) -> None:
+        if not tasks:
+            tasks.append(bar.add_task("", total=wanted))
+        bar.update(
+            tasks[0], completed=ready, description=f"validation suite: {ready} of {wanted} Csmith programs built"
+        )
+
+    return advance
 
 
 def validation_choice(
@@ -293,11 +375,12 @@ def run_arguments(run: str) -> tuple[str, ...]:
 
 
 def parse_objective(text: str) -> Objective:
-    """`--objective size=1,compile-time=0.1` as an Objective; a malformed one is a one-line error."""
+    """`--objective size=1,compile-time=0.1` as an Objective; a malformed one is a one-line error that names
+    the option and the bad term."""
     try:
         return Objective.parse(text)
     except ValueError as exc:
-        raise InputError(str(exc)) from exc
+        raise InputError(f"--objective {text!r}: {exc}") from exc
 
 
 def target_paths(targets: list[str]) -> list[Path]:

@@ -15,6 +15,7 @@ from stitchopt.cli.options import (
     CacheDirOption,
     JsonOption,
     LlvmOption,
+    TopOption,
     console,
     destination,
     format_option,
@@ -54,12 +55,12 @@ def table_command(
         typer.Argument(help="Labels of the train and validation splits: a file (`labels pool`) or a label directory."),
     ],
     held_out: Annotated[Path, typer.Argument(help="Labels of held-out programs, same list pool: scores only.")],
-    epochs: Annotated[int, typer.Option(help="Most training epochs per expert or layer.")] = 300,
-    hidden: Annotated[int, typer.Option(help="Hidden units per expert.")] = 256,
+    epochs: Annotated[int, typer.Option(min=1, help="Most training epochs per expert or layer.")] = 300,
+    hidden: Annotated[int, typer.Option(min=1, help="Hidden units per expert.")] = 256,
     model: Annotated[Path, typer.Option(help="Flag-tuning model whose coreset lists the experts rank.")] = (
         DEFAULT_MODEL_DIR
     ),
-    seed: Annotated[int, typer.Option(help="Seed of every initialization and batch order.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of every initialization and batch order.")] = 0,
     pairs: Annotated[bool, typer.Option(help="Stitch every ordered pair (the slowest part).")] = True,
     exclude_package: Annotated[
         Optional[str],  # noqa: UP045
@@ -134,13 +135,13 @@ def train_command(
         Path,
         typer.Argument(help="Labels of the train and validation splits: a file (`labels pool`) or a label directory."),
     ],
-    output: Annotated[Path, output_option("Model directory to write.")],
+    output: Annotated[Path, output_option("Model directory to write.", directory=True)],
     model: Annotated[Path, typer.Option(help="Flag-tuning model whose coreset lists the experts rank.")] = (
         DEFAULT_MODEL_DIR
     ),
-    epochs: Annotated[int, typer.Option(help="Most training epochs per expert or layer.")] = 300,
-    hidden: Annotated[int, typer.Option(help="Hidden units per expert.")] = 256,
-    seed: Annotated[int, typer.Option(help="Seed of every initialization and batch order.")] = 0,
+    epochs: Annotated[int, typer.Option(min=1, help="Most training epochs per expert or layer.")] = 300,
+    hidden: Annotated[int, typer.Option(min=1, help="Hidden units per expert.")] = 256,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of every initialization and batch order.")] = 0,
     cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
@@ -173,7 +174,7 @@ def train_command(
 def predict_command(
     program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
     model: Annotated[Path, typer.Option(help="A stitched model directory (`stitchopt stitch train`).")],
-    top: Annotated[int, typer.Option(help="Show this many lists.")] = 10,
+    top: TopOption = 10,
     json_output: JsonOption = False,
     llvm: LlvmOption = None,
 ) -> None:

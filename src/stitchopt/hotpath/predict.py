@@ -52,6 +52,8 @@ def module_blocks(toolchain: Toolchain, module: IRModule) -> ProgramBlocks:
 
 def static_hot_functions(program: ProgramBlocks, share: float = DEFAULT_SHARE) -> list[str]:
     """The fewest functions covering `share` of LLVM's static estimate of the program's block executions."""
+    if not program.functions:  # a file without code (an empty C file): nothing is hot
+        return []
     totals = function_totals(program, np.concatenate([f.static for f in program.functions]))
     mask = covering(totals, share)
     return [program.functions[i].name for i in np.argsort(-totals, kind="stable") if mask[i]]

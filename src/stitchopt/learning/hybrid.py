@@ -23,6 +23,7 @@ from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.hotpath.profile import instrumented_run
+from stitchopt.learning.optimize import oz_backup_size
 from stitchopt.models.list_model import ListModel
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
@@ -143,9 +144,7 @@ def optimize_hybrid(
     )
     joined = _object(toolchain, relink(toolchain, parts, original.exported), oz.options.llc_flags())
     size = object_sizes(joined).size_bytes
-    oz_size = evaluator.evaluate(module, oz.pipeline, oz.options).size_bytes  # cached: ranking measured it
-    if oz_size is None:
-        raise InputError(f"{module.name}: -Oz itself fails, so there is no backup to compare with")
+    oz_size = oz_backup_size(module, evaluator.evaluate(module, oz.pipeline, oz.options))
     if size < oz_size:
         return joined, HybridChoice(chosen, size, oz_size, True, compilations, tuple(notes))
     whole = _object(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from stitchopt.core import IRModule
+from stitchopt.core import EvalResult, IRModule
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.models.list_model import ListModel, RankedList
@@ -37,6 +37,14 @@ class Choice:
     curve: tuple[float, ...] = ()  # seeded search: the best score (size / -Oz) so far after each evaluation
 
 
+def oz_backup_size(module: IRModule, oz: EvalResult) -> int:
+    """-Oz's object size, the backup every mode falls back to; 0 (a file with no code or data, which clang
+    builds) is a size like any other."""
+    if not oz.ok or oz.size_bytes is None:
+        raise InputError(f"{module.name}: -Oz itself fails ({oz.status.value}): {oz.stderr_tail}")
+    return oz.size_bytes
+
+
 def choose(
     evaluator: Evaluator,
     catalogue: Catalogue,
@@ -57,11 +65,12 @@ def choose(
     requests = [EvalRequest(module, oz.pipeline, oz.options)]
     requests += [EvalRequest(module, tuned_pipeline(p, catalogue), oz.options) for p in tried]
     results = evaluator.evaluate_many(requests)
-    oz_result = results[0]
-    if not (oz_result.ok and oz_result.size_bytes):
-        raise InputError(f"{module.name}: -Oz itself fails ({oz_result.status.value}): {oz_result.stderr_tail}")
-    oz_size = oz_result.size_bytes
-    measured = [(p, r.size_bytes / oz_size) for p, r in zip(tried, results[1:], strict=True) if r.ok and r.size_bytes]
+    oz_size = oz_backup_size(module, results[0])
+    measured = [
+        (p, r.size_bytes / oz_size)
+        for p, r in zip(tried, results[1:], strict=True)
+        if r.ok and r.size_bytes and oz_size  # an empty -Oz object: no list can be smaller
+    ]
     guard = program_guard(evaluator, module)
     chosen, notes = first_valid(sorted(measured, key=lambda item: item[1]), catalogue, validation, guard)
     if chosen is None:

@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from stitchopt.core import IRModule
-from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.optimize import Choice
+from stitchopt.learning.optimize import Choice, oz_backup_size
 from stitchopt.models.list_model import ListModel, RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
@@ -72,9 +71,7 @@ def search_ranked(
     searcher = make_strategy(STRATEGY, catalogue, seed, oz.pipeline, seeds=top_lists(ranked, k))
     guard = program_guard(evaluator, module)
     run = tune(evaluator, module, searcher, catalogue, budget=Budget(evaluations=budget), guard=guard)
-    oz_size = run.oz.size_bytes
-    if not (run.oz.ok and oz_size):
-        raise InputError(f"{module.name}: -Oz itself fails ({run.oz.status.value}): {run.oz.stderr_tail}")
+    oz_size = oz_backup_size(module, run.oz)
     chosen, notes = first_valid(list(reversed(run.bests)), catalogue, validation, guard)
     if run.suspicious:
         notes.append(f"{run.suspicious} candidates failed the program's guards")
