@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.build.model_builds import object_with_pipeline, opt_options
-from stitchopt.build.plan import CompilePlan, plan_command
+from stitchopt.cc.model_builds import object_with_pipeline, opt_options
+from stitchopt.cc.plan import CompilePlan, plan_command
 from stitchopt.toolchain.baselines import clang_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
@@ -73,7 +73,7 @@ def _cc(tmp_path: Path) -> str:
         return str(installed)
     shim = tmp_path / "bin" / "stitchopt-cc"
     shim.parent.mkdir(exist_ok=True)
-    entry = "import sys; from stitchopt.build.wrapper import main_cc; sys.exit(main_cc())"
+    entry = "import sys; from stitchopt.cc.wrapper import main_cc; sys.exit(main_cc())"
     shim.write_text(f"#!/bin/sh\nexec {sys.executable} -c '{entry}' \"$@\"\n")
     shim.chmod(0o755)
     return str(shim)

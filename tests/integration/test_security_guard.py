@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.build.model_builds import BuiltObject, passing_guards, unit_guard
 from stitchopt.cache.store import EvaluationStore
+from stitchopt.cc.model_builds import BuiltObject, passing_guards, unit_guard
 from stitchopt.core import CompileOptions, IRModule, Objective
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.labels import Program, label_programs

@@ -43,7 +43,7 @@ def wrapper(name: str, tmp_path: Path) -> str:
     shim.parent.mkdir(exist_ok=True)
     shim.write_text(
         f"#!/bin/sh\nexec {sys.executable} -c "
-        f"'import sys; from stitchopt.build.wrapper import {entry}; sys.exit({entry}())' \"$@\"\n"
+        f"'import sys; from stitchopt.cc.wrapper import {entry}; sys.exit({entry}())' \"$@\"\n"
     )
     shim.chmod(0o755)
     return str(shim)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.build.plan import QUIET_UNUSED, CompilePlan, PassThrough, plan_command
+from stitchopt.cc.plan import QUIET_UNUSED, CompilePlan, PassThrough, plan_command
 
 CLANG = "/usr/lib/llvm/bin/clang"
 

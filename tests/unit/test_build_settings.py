@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.build.settings import SEARCH_BUDGET, SEARCH_K, BuildSettings
+from stitchopt.cc.settings import SEARCH_BUDGET, SEARCH_K, BuildSettings
 from stitchopt.errors import InputError
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 

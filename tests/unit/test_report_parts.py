@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from stitchopt.build.build_log import BuildEntry, append_entry
+from stitchopt.cc.build_log import BuildEntry, append_entry
 from stitchopt.cli import options
 from stitchopt.cli.main import app
 from stitchopt.errors import InputError

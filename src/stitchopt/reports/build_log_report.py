@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from stitchopt.build.build_log import OUTCOMES, BuildEntry, read_log
+from stitchopt.cc.build_log import OUTCOMES, BuildEntry, read_log
 from stitchopt.errors import InputError
 from stitchopt.reports.document import Figure, Report, Section
 from stitchopt.reports.sources import file_identity

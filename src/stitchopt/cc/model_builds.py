@@ -26,11 +26,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from stitchopt.build.build_log import BuildEntry, append_entry
-from stitchopt.build.compiler import run_compiler
-from stitchopt.build.plan import CompilePlan, PassThrough, Unit, plan_command
-from stitchopt.build.settings import LOG_ENV, BuildSettings
 from stitchopt.cache.store import EvaluationStore
+from stitchopt.cc.build_log import BuildEntry, append_entry
+from stitchopt.cc.compiler import run_compiler
+from stitchopt.cc.plan import CompilePlan, PassThrough, Unit, plan_command
+from stitchopt.cc.settings import LOG_ENV, BuildSettings
 from stitchopt.core import MEASUREMENT_VERSION, CompileOptions, IRModule
 from stitchopt.datasets.recording import wrapper_toolchain
 from stitchopt.diagnostics import exception_line, first_error
@@ -240,7 +240,7 @@ def _build_candidates(
 ) -> tuple[list[BuiltObject], BuiltObject, str | None]:
     """-Oz first, then each list the mode chose that compiled (lists run in parallel with -Oz), the chosen
     object (`passing_guards`) and why a searching mode fell back to the model's choice (None: it did not)."""
-    from stitchopt.build.candidates import candidate_pipelines  # the model and numpy: only on a cache miss
+    from stitchopt.cc.candidates import candidate_pipelines  # the model and numpy: only on a cache miss
     from stitchopt.passes.catalogue import load_catalogue
 
     text = disassemble(toolchain, bitcode_bytes, unit.source.path)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from stitchopt.build.settings import SEARCHING, BuildSettings
 from stitchopt.cache.store import EvaluationStore
+from stitchopt.cc.settings import SEARCHING, BuildSettings
 from stitchopt.core import IRModule
 from stitchopt.diagnostics import exception_line
 from stitchopt.errors import InputError

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stitchopt.build.passthrough import flag_reason
+from stitchopt.cc.passthrough import flag_reason
 from stitchopt.toolchain.commands import CXX_DRIVER, Source, is_probe_source, language_of, takes_value
 
 LEVEL = "-Oz"

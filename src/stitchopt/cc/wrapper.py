@@ -15,8 +15,8 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from stitchopt.build.compiler import CANNOT_RUN, REAL_CC_ENV, REAL_CXX_ENV, run_compiler
-from stitchopt.build.settings import LIST_ENV, MODE_ENV, MODEL_ENV
+from stitchopt.cc.compiler import CANNOT_RUN, REAL_CC_ENV, REAL_CXX_ENV, run_compiler
+from stitchopt.cc.settings import LIST_ENV, MODE_ENV, MODEL_ENV
 from stitchopt.datasets.recording import RECORD_DIR_ENV, record_compile, recording_clang
 from stitchopt.diagnostics import warning_line
 from stitchopt.errors import ToolchainError
@@ -76,7 +76,7 @@ def _model_build(compiler: list[str], args: list[str], cxx_driver: bool) -> int 
         print(f"stitchopt: {error}; building as asked", file=sys.stderr)
         return None
     # Imported here: every other wrapper call stays at the Python start-up cost.
-    from stitchopt.build.model_builds import model_build
+    from stitchopt.cc.model_builds import model_build
 
     return model_build(os.environ, compiler, expanded, clang, cxx_driver)
 
