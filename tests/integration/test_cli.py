@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from stitchopt.cli.options import writable_file
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import compile_source
+from stitchopt.tune.trial_log import trial_log_file
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -90,6 +92,7 @@ def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-
             "is a file, not a directory: name a directory",
         ),
         (["tune", str(DATA / "loop_sum.c"), "--screen-margin", "-1"], "give a share of 0 or more"),
+        (["tune", str(DATA / "loop_sum.c"), "--screen-margin", "nan"], "--screen-margin nan: give a share of 0"),
         (
             ["tune", str(DATA / "loop_sum.c"), "--screen-margin", "0", "--objective", "size=1,compile-time=1"],
             "size-only",
@@ -268,3 +271,27 @@ def test_shipped_model_predicts_and_optimizes(cli, tmp_path: Path) -> None:  # t
     assert (tmp_path / "out.o").read_bytes()[:4] == b"\x7fELF" and "vs -Oz" in built.stdout
     missing = cli("optimize", str(DATA / "loop_sum.c"), "-o", str(tmp_path / "x.o"), "--model", str(tmp_path))
     assert missing.returncode == 2 and "not a stitchopt model directory" in missing.stderr
+
+
+def test_checking_a_path_to_write_follows_links_and_leaves_devices_alone(tmp_path: Path) -> None:
+    """The check once replaced a dangling link by nothing (and created its target), and hung on a pipe."""
+    link = tmp_path / "d.o"
+    link.symlink_to(tmp_path / "target.o")
+    assert writable_file("-o", link) == link
+    assert link.is_symlink() and not (tmp_path / "target.o").exists()
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    assert writable_file("-o", pipe) == pipe  # not opened: opening a pipe for writing waits for a reader
+    assert writable_file("-o", Path("/dev/null")) == Path("/dev/null")
+
+
+def test_a_trial_log_goes_where_its_link_points_and_to_a_device_as_it_runs(tmp_path: Path) -> None:
+    """Written beside the log and renamed, it once replaced a link (and /dev/stderr) with a regular file."""
+    link, target = tmp_path / "trials.jsonl", tmp_path / "real.jsonl"
+    link.symlink_to(target)
+    with trial_log_file(link) as log:
+        log.write("{}\n")
+    assert link.is_symlink() and target.read_text() == "{}\n"
+    with trial_log_file(Path("/dev/null")) as log:
+        log.write("{}\n")
+    assert Path("/dev/null").is_char_device()

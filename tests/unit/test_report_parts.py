@@ -24,9 +24,9 @@ from stitchopt.reports.security import detection_report
 from stitchopt.reports.svg import bar_chart, heatmap, histogram, line_chart, nice_ticks, scatter
 from stitchopt.reports.tables import Rows, to_rich
 from stitchopt.reports.validation_report import validation_report
-from stitchopt.security.results import DetectionReport, DetectionRow, HeldOutFunction, tally
 from stitchopt.tune.record import ProgramRecord, RunRecord
 from stitchopt.tune.session import improvements
+from stitchopt.vulnerability.results import DetectionReport, DetectionRow, HeldOutFunction, tally
 
 
 def test_ticks_are_round_and_cover_the_range() -> None:
@@ -246,7 +246,18 @@ def test_a_build_without_exceptions_prints_no_empty_tables(tmp_path: Path) -> No
     titles = [table.title for table in report.tables()]
     assert not any(title.startswith(("Passed through", "Failures")) for title in titles)
     assert all(table.rows for table in report.tables())
-    assert "No unit was passed through or failed." in to_md(report)
+    assert "No unit was passed through, failed or fell back." in to_md(report)
+
+
+def test_a_search_that_fell_back_is_shown_apart(tmp_path: Path) -> None:
+    """A tune unit whose search failed was counted as an ordinary tune unit, in no table."""
+    log = tmp_path / "build.jsonl"
+    cause = "the tune search failed (csmith --version failed: exit status 3): built with the model's choice or -Oz"
+    append_entry(log, BuildEntry("src/a.c", "oz", "tune", oz_bytes=900, bytes=900, reason=cause))
+    report = build_log_report([log])
+    fell_back = next(table for table in report.tables() if table.title == "Searches that fell back")
+    assert fell_back.rows == [["src/a.c", "oz", cause]]
+    assert report.data["fallbacks"] == [{"unit": "src/a.c", "outcome": "oz", "cause": cause}]
 
 
 def test_report_build_json_is_one_document_with_the_numbers(tmp_path: Path) -> None:

@@ -58,10 +58,10 @@ def list_command(
         if found["problem"] is not None:
             table.add_row(found["name"], "-", "-", "-", "-", found["problem"])
         elif not found["built"]:
-            table.add_row(found["dataset"], "not built", "-", "-", "0.0", found["description"][:70])
+            table.add_row(found["dataset"], "not built", "-", "-", "0.0", found["description"])
         else:
             counts = (found["entries"], found["units_built"], found["units_failed"])
-            table.add_row(found["dataset"], *map(str, counts), f"{found['megabytes']:.1f}", found["description"][:70])
+            table.add_row(found["dataset"], *map(str, counts), f"{found['megabytes']:.1f}", found["description"])
     print_table(table)
 
 

@@ -15,6 +15,7 @@ the same everywhere (`tests/unit/test_cli_conventions.py` checks it over every c
 from __future__ import annotations
 
 import math
+import os
 import shlex
 import sys
 import tempfile
@@ -172,22 +173,26 @@ def writable_directory_output(param: typer.CallbackParam, path: Path | None) -> 
 
 def writable_file(option: str, path: Path) -> Path:
     """A file the command will write, tried before any work: the parent directory must exist and take a new
-    file (tried by creating it and removing it again: permission bits say nothing for root or /proc), and an
-    existing file must open for writing. Found after the work, the work would be lost."""
-    if path.is_dir():
+    file (tried by creating it exclusively and removing it again: permission bits say nothing for root or /proc),
+    and an existing regular file must open for writing (without truncating it). A link is checked where it
+    points and left in place; a device or a pipe (/dev/stderr) is taken as it is. Found after the work, the work
+    would be lost."""
+    target = path.resolve()
+    if target.is_dir():
         raise InputError(f"{option} {path}: is a directory: name a file to write")
-    if not path.parent.is_dir():
+    if not target.parent.is_dir():
         raise InputError(
-            f"{option} {path}: {path.parent} is not an existing directory: create it or choose another path"
+            f"{option} {path}: {target.parent} is not an existing directory: create it or choose another path"
         )
-    existed = path.exists()
     try:
-        with open(path, "a"):
-            pass
+        if not target.exists():
+            os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            target.unlink()
+        elif target.is_file():
+            with open(target, "a"):
+                pass
     except OSError as exc:
         raise InputError(f"{option} {path}: cannot be written ({exc.strerror}): choose a path you may write") from exc
-    if not existed:
-        path.unlink(missing_ok=True)
     return path
 
 

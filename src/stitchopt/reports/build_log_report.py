@@ -112,6 +112,7 @@ def build_log_report(paths: Sequence[Path]) -> Report:
     outcome_rows = Rows("Units by outcome", ["outcome", "units"], [[o, str(counts[o])] for o in OUTCOMES])
     passed = Counter(reason_kind(entry.reason or "") for entry in entries if entry.outcome == "passed_through")
     failed = [entry for entry in entries if entry.outcome == "failed"]
+    fell_back = [entry for entry in entries if entry.outcome in ("optimized", "oz") and entry.reason]
     lists, saved_by_list = Counter[str](), Counter[str]()
     for entry in entries:
         if entry.outcome == "optimized" and entry.pipeline:
@@ -126,7 +127,7 @@ def build_log_report(paths: Sequence[Path]) -> Report:
     )
     sections = (
         Section("Summary", notes, (Figure(chart, outcome_rows),), (summary_rows(summaries),)),
-        _exceptions_section(passed, failed),
+        _exceptions_section(passed, failed, fell_back),
         _lists_section(lists, saved_by_list),
     )
     sized = [entry for entry in entries if entry.oz_bytes is not None and entry.bytes is not None]
@@ -138,13 +139,15 @@ def build_log_report(paths: Sequence[Path]) -> Report:
         "modes": [asdict(summary) for summary in summaries],
         "passed_through": dict(passed.most_common()),
         "failures": [{"unit": entry.unit, "cause": entry.reason} for entry in failed],
+        "fallbacks": [{"unit": entry.unit, "outcome": entry.outcome, "cause": entry.reason} for entry in fell_back],
         "lists": [{"pipeline": p, "units": n, "saved_bytes": saved_by_list[p]} for p, n in lists.most_common()],
     }
     return Report("build", title, tuple(("build log", file_identity(path)) for path in paths), sections, data)
 
 
-def _exceptions_section(passed: Counter[str], failed: Sequence[BuildEntry]) -> Section:
-    """Units passed through, by reason, and failures with their cause; a line, not empty tables, when none."""
+def _exceptions_section(passed: Counter[str], failed: Sequence[BuildEntry], fell_back: Sequence[BuildEntry]) -> Section:
+    """Units passed through, by reason, failures with their cause, and searches that fell back to the model's
+    choice or -Oz; a line, not empty tables, when none."""
     tables = []
     if passed:
         tables.append(
@@ -156,10 +159,19 @@ def _exceptions_section(passed: Counter[str], failed: Sequence[BuildEntry]) -> S
                 "Failures",
                 ["unit", "cause"],
                 [[entry.unit or "-", entry.reason or ""] for entry in failed],
-                "the compiler built these units as asked (its own object)",
+                "the compiler ran these units' commands as asked: its own object, or its own error",
             )
         )
-    notes = () if tables else ("No unit was passed through or failed.",)
+    if fell_back:
+        tables.append(
+            Rows(
+                "Searches that fell back",
+                ["unit", "outcome", "cause"],
+                [[entry.unit or "-", entry.outcome, entry.reason or ""] for entry in fell_back],
+                "built with the model's choice or -Oz (never worse than -Oz); the next build searches again",
+            )
+        )
+    notes = () if tables else ("No unit was passed through, failed or fell back.",)
     return Section("Passed through and failed", notes, tables=tuple(tables))
 
 

@@ -28,7 +28,14 @@ def new_run_id() -> str:
 
 @contextmanager
 def trial_log_file(path: Path) -> Iterator[IO[str]]:
-    """A log that replaces `path` only when the run finishes; a stopped run's trials stay in `path`.partial."""
+    """A log that replaces `path` only when the run finishes; a stopped run's trials stay in `path`.partial. A
+    path that is not a regular file (/dev/stderr, a pipe) is written as it goes, and a link is followed, so
+    that the log goes where the user pointed it."""
+    path = path.resolve()
+    if path.exists() and not path.is_file():
+        with open(path, "w") as stream:
+            yield stream
+        return
     partial = path.with_name(path.name + PARTIAL_SUFFIX)
     with open(partial, "w") as log:
         try:

@@ -66,15 +66,21 @@ class GenerationTimedOut(Exception):
 
 
 def generate(builder: ProgramBuilder, binary: Path, version: str, seed: int) -> str:
-    """Csmith's program for `seed` (cached: the same csmith version always writes the same program)."""
+    """Csmith's program for `seed` (cached: the same csmith version always writes the same program). A seed
+    that timed out is cached as such too, so that the same cache draws the same suite whatever the load."""
     store = builder.store
+    timed_out_key = (version, str(seed), f"{GENERATION_TIMEOUT_S:g}")
     if store is not None:
         cached = store.get_artifact("csmith-source", version, str(seed))
         if cached is not None:
             return cached.decode()
+        if (reason := store.get_artifact("csmith-timed-out", *timed_out_key)) is not None:
+            raise GenerationTimedOut(reason.decode())
     run = _run_csmith(binary, "--seed", str(seed))
     failure = csmith_failure(run)
     if run.timed_out:
+        if store is not None:
+            store.put_artifact("csmith-timed-out", f"csmith {failure}".encode(), *timed_out_key)
         raise GenerationTimedOut(f"csmith {failure}")
     if failure is not None:
         raise ToolchainError(f"csmith --seed {seed} failed: {failure}")

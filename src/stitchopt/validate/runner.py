@@ -95,7 +95,7 @@ class Validator:
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             try:
                 list(pool.map(build, suite.programs))
-            except BaseException:  # Ctrl-C, say: end the reference runs now rather than wait for their limits
+            except KeyboardInterrupt:  # end the reference runs now rather than wait for their limits
                 self.builder.sandbox.stop()
                 raise
 

@@ -12,7 +12,7 @@ from stitchopt.datasets.sources.base import BuiltIR, frontend_ir
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
-from stitchopt.validate.csmith import csmith_failure, find_csmith
+from stitchopt.validate.csmith import GENERATION_TIMEOUT_S, csmith_failure, find_csmith
 from stitchopt.validate.sandbox import Limits, Sandbox
 
 DEFAULT_SEEDS = 10_000
@@ -38,7 +38,9 @@ class CsmithSource:
 
     def build(self, unit: str, toolchain: Toolchain, scratch: Path) -> list[BuiltIR]:
         binary, include = find_csmith()
-        generated = run_tool([str(binary), "--seed", unit, *self.options], timeout=60, cwd=str(scratch))
+        generated = run_tool(
+            [str(binary), "--seed", unit, *self.options], timeout=GENERATION_TIMEOUT_S, cwd=str(scratch)
+        )
         failure = csmith_failure(generated)
         if failure is not None:
             raise DatasetError(f"csmith --seed {unit} failed: {failure}")
