@@ -22,12 +22,12 @@ from pathlib import Path
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.datasets.benchmarks import select_benchmarks
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.evaluation import Evaluation, evaluate_dataset, restricted, without_packages
+from stitchopt.learning.heldout import Evaluation, evaluate_dataset, restricted, without_packages
 from stitchopt.learning.kinds import load_model
-from stitchopt.learning.search_curve import GainCurve, seeded_search_curve
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
-from stitchopt.reports.flag_tuning import curve_rows, method_tables, tables_markdown, write_csv, write_json
+from stitchopt.reports.flag_tuning import method_tables, tables_markdown, write_csv, write_json
+from stitchopt.studies.search_curve import GainCurve, curve_rows, seeded_search_curve
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.tune.record import RunRecord
 

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 from stitchopt.cache.store import DB_NAME, EvaluationStore, default_cache_dir
-from stitchopt.hotpath.boosted import train_boosted
-from stitchopt.hotpath.corpus import SOURCES, corpus_programs, profile_corpus
 from stitchopt.hotpath.evaluate import Scores, loop_depth, lstm, score, static_frequency
-from stitchopt.hotpath.train import LSTMConfig, train_lstm
 from stitchopt.reports.tables import Rows, to_markdown
+from stitchopt.studies.hotpath.boosted import train_boosted
+from stitchopt.studies.hotpath.corpus import SOURCES, corpus_programs, profile_corpus
+from stitchopt.studies.hotpath.train import LSTMConfig, train_lstm
 from stitchopt.toolchain.discovery import find_toolchain
 
 

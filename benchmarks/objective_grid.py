@@ -18,10 +18,10 @@ from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import Objective
 from stitchopt.features.base import FeatureCache
 from stitchopt.features.by_name import default_representations
-from stitchopt.learning.objective_grid import DEFAULT_GRID, objective_grid
-from stitchopt.models.labelset import LabelSet, labeled_features
+from stitchopt.labels.labelset import LabelSet, labeled_features
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
+from stitchopt.studies.objective_grid import DEFAULT_GRID, objective_grid
 from stitchopt.toolchain.discovery import find_toolchain
 
 

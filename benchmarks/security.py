@@ -9,15 +9,15 @@ the static analyzers.
 
 `guard`: on the searched units of a label directory (crypto packages apart from the rest) and on fresh local
 and random searches of the security fixtures (no guard during the search), how many of the search's best lists
-the guard turns away and the size of the best list that passes it (`learning.security_guard`).
+the guard turns away and the size of the best list that passes it (`studies.guard_cost`).
 
-`detection`: the detection study on a family split of Juliet (`security.study.juliet_detection_study`): one
+`detection`: the detection study on a family split of Juliet (`vulnerability.study.juliet_detection_study`): one
 detector per representation, the best one with the frozen optimization experts of `--experts` (a stitched
 flag-tuning model: `stitchopt stitch train LABELS -o DIR`) stitched in, the control, and clang's static
 analyzer and cppcheck on the same test functions; the tables overall, per CWE, and without the test functions
 whose IR a function of the other label shares.
 
-`calibrate`: the detector's threshold set on benign real code (`security.calibration`): the lowest risk that
+`calibrate`: the detector's threshold set on benign real code (`vulnerability.calibration`): the lowest risk that
 flags at most `--target-fp` of the functions of the `--corpus` programs (default the demo corpus; add
 `'bench://pypi-v1?split=train'` where that dataset is built; never a test split), with what it flags of Juliet's
 test split and how well the detector separates the two; `--write` stores it in the model's config.json (the
@@ -40,19 +40,19 @@ from stitchopt.cli.options import open_store, target_paths
 from stitchopt.datasets.benchmarks import program_path
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.security_guard import GuardCost, GuardSummary, guard_cost, searched_candidates
-from stitchopt.models.label_shards import load_searches
+from stitchopt.labels.shards import load_searches
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.security import comparisons, overall_rows, per_cwe_rows
 from stitchopt.reports.tables import to_markdown
-from stitchopt.security.analyzers import ANALYZERS
-from stitchopt.security.calibration import HELD_OUT_FOLDS, TARGET_FALSE_POSITIVE_RATE
-from stitchopt.security.shipped import DEFAULT_DETECTOR_DIR
+from stitchopt.studies.guard_cost import GuardCost, GuardSummary, guard_cost, searched_candidates
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.driver import Budget
 from stitchopt.tune.session import search_and_validate
 from stitchopt.tune.strategies import make_strategy
+from stitchopt.vulnerability.analyzers import ANALYZERS
+from stitchopt.vulnerability.calibration import HELD_OUT_FOLDS, TARGET_FALSE_POSITIVE_RATE
+from stitchopt.vulnerability.shipped import DEFAULT_DETECTOR_DIR
 
 CRYPTO = ("pynacl", "pycryptodome", "argon2-cffi-bindings")
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "data" / "security"
@@ -107,7 +107,7 @@ def detection_table(toolchain: Toolchain, store: EvaluationStore, args: argparse
     import torch  # the stitch extra: only this part needs it
 
     torch.set_num_threads(1)  # repeatable, and 30x faster than two threads on a busy 2-core machine
-    from stitchopt.security.study import DetectionConfig, juliet_detection_study
+    from stitchopt.vulnerability.study import DetectionConfig, juliet_detection_study
 
     anchors = () if args.no_anchors else ANALYZERS
     with tempfile.TemporaryDirectory(prefix="stitchopt-juliet-") as scratch:
@@ -150,9 +150,9 @@ def calibration_table(toolchain: Toolchain, store: EvaluationStore, args: argpar
 
     torch.set_num_threads(1)
     from stitchopt.features.base import FeatureCache
-    from stitchopt.security.calibration import calibrate
-    from stitchopt.security.model import DetectorModel
-    from stitchopt.security.risks import juliet_test_risks, program_risks
+    from stitchopt.vulnerability.calibration import calibrate
+    from stitchopt.vulnerability.model import DetectorModel
+    from stitchopt.vulnerability.risks import juliet_test_risks, program_risks
 
     if any("split=test" in corpus for corpus in args.corpus):
         raise SystemExit("calibrate on the train split only: the test split is held out")

@@ -20,9 +20,9 @@ import torch
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.features.base import FeatureCache
+from stitchopt.labels.labelset import LabelSet
+from stitchopt.labels.shards import load_matrix
 from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.label_shards import load_matrix
-from stitchopt.models.labelset import LabelSet
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, pair_rows, write_json

@@ -133,7 +133,7 @@ class Objective:
     `perf` (the program's runtime, needs a runtime probe: a result without one scores infinite), `security`
     (1 + the security-relevant items of the unoptimized module that the list's output lost, summed over kinds:
     clearing writes, stack protection, fortified calls, overflow checks, ...; needs a security probe,
-    `validate.hardening.SecurityMeter`). So `security` is 1.0 at -Oz's loss, below 1 where a list keeps more
+    `validate.security_guard.SecurityMeter`). So `security` is 1.0 at -Oz's loss, below 1 where a list keeps more
     than -Oz and above where it keeps less: deterministic, one `opt -S` per list, no model needed.
     """
 

@@ -527,14 +527,11 @@ def test_evaluator_options_reach_the_evaluator(name: str, tmp_path: Path, monkey
 
     monkeypatch.setattr(Evaluator, "__init__", spy)
     monkeypatch.setattr("stitchopt.cli.labels.select_benchmarks", lambda *_args, **_kw: [])
-    monkeypatch.setattr("stitchopt.cli.labels.load_searches", lambda *_args, **_kw: [None])
-    monkeypatch.setattr("stitchopt.cli.labels.broadcast_pool", lambda *_args, **_kw: (("sroa",),))
-    monkeypatch.setattr("stitchopt.cli.labels.searched_dataset", lambda _dir: "bench://demo-v1")
-    monkeypatch.setattr("stitchopt.learning.evaluation.select_benchmarks", lambda *_args, **_kw: [])
+    monkeypatch.setattr("stitchopt.cli.labels.plan_broadcast", lambda *_args, **_kw: None)
+    monkeypatch.setattr("stitchopt.learning.heldout.select_benchmarks", lambda *_args, **_kw: [])
     monkeypatch.setattr("stitchopt.cli.datasets.Manifest.load", lambda _dir: SimpleNamespace(entries=[None]))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "run.json").write_text(json.dumps(BROADCAST_RECORD))
-    (tmp_path / "labels").mkdir()  # the label directory `labels broadcast` reads (its shards are faked)
     args = [arg.replace("{data}", str(DATA)) for arg in REACHES[name]]
     cache = tmp_path / "cache"
     options = ["--jobs", "3", "--backend", "subprocess", "--address", "ray://head:10001", "--cache-dir", str(cache)]

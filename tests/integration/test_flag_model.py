@@ -12,20 +12,20 @@ from typing import Any
 import numpy as np
 import pytest
 
+from stitchopt.apply.choose import choose
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.cli.main import exit_status
 from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import Benchmark, program_path
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.evaluation import evaluate_model
-from stitchopt.learning.labels import broad_lists, build_labels
-from stitchopt.learning.optimize import choose
-from stitchopt.learning.probed_labels import probed_values
+from stitchopt.labels.labelset import LabelSet
+from stitchopt.labels.pool import broad_lists, build_labels
+from stitchopt.labels.probed import probed_values
+from stitchopt.learning.heldout import evaluate_model
 from stitchopt.learning.train import train_from_labels
 from stitchopt.learning.warm import warm_caches
 from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.labelset import LabelSet
 from stitchopt.models.prediction_cache import KIND as PREDICTION
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue

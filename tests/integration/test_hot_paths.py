@@ -73,7 +73,7 @@ def test_a_tiny_lstm_trains_runs_in_numpy_and_round_trips(
     toolchain: Toolchain, hot_loop: ProgramBlocks, tmp_path: Path
 ) -> None:
     torch = pytest.importorskip("torch")
-    from stitchopt.hotpath.train import LSTMConfig, _Net, train_lstm
+    from stitchopt.studies.hotpath.train import LSTMConfig, _Net, train_lstm
 
     demo = sorted(demo_programs().values())
     train = [hot_loop, *(_profiled(toolchain, path) for path in demo[:2])]

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from stitchopt.apply.hybrid import REST, hot_functions, optimize_hybrid, profile_counts
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.hybrid import REST, hot_functions, optimize_hybrid, profile_counts
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue

@@ -29,11 +29,11 @@ from stitchopt.errors import InputError, ToolchainError
 from stitchopt.features.base import compute
 from stitchopt.features.histogram import OpcodeTypeHistogram
 from stitchopt.features.module import FeatureModule
-from stitchopt.security.analyzers import analyze_case, analyzer_predictions
-from stitchopt.security.anchors import anchor_rows
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
 from stitchopt.validate.suites import DATA_DIR_ENV
+from stitchopt.vulnerability.analyzers import analyze_case, analyzer_predictions
+from stitchopt.vulnerability.anchors import anchor_rows
 
 SHARED_DATA = Path(os.environ.get(DATA_DIR_ENV, Path(__file__).parents[3] / "shared" / "data"))
 SINGLE = "CWE369_Divide_by_Zero__int_zero_divide_01"

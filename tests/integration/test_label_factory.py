@@ -15,24 +15,26 @@ import numpy as np
 import pytest
 
 from stitchopt.cache.store import EvaluationStore
-from stitchopt.datasets.benchmarks import benchmark_module
+from stitchopt.core import IRModule
+from stitchopt.datasets.benchmarks import Benchmark, benchmark_module
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.label_broadcast import best_lists, broadcast_pool, label_matrix
-from stitchopt.learning.label_search import function_units, search_units
-from stitchopt.learning.labels import Program
-from stitchopt.learning.train import train_from_labels
-from stitchopt.models.chooser import SoftmaxChooser, decision_costs
-from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.label_shards import (
+from stitchopt.labels.matrix import best_lists, broadcast_pool, label_matrix
+from stitchopt.labels.measure import Program
+from stitchopt.labels.search import function_units, search_benchmarks, search_units
+from stitchopt.labels.shards import (
     SEARCHES_DIR,
     SearchSettings,
     SearchShard,
     load_matrix,
     load_searches,
 )
+from stitchopt.learning.train import train_from_labels
+from stitchopt.models.chooser import SoftmaxChooser, decision_costs
+from stitchopt.models.flag_model import FlagModel
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import load_module
 from stitchopt.toolchain.split import symbols
 
 
@@ -106,6 +108,37 @@ def test_searches_are_shards_that_resume_by_key(
     assert resumed[0].name == searched.shards[0].name  # the same work gets the same name
     other = SearchSettings("local", budget=6, seed=0, minimize=True)  # other settings are other work
     assert load_searches(copy, settings=other) == []
+
+
+def test_a_rerun_does_not_load_units_already_in_shards(
+    toolchain: Toolchain, catalogue: Catalogue, searched: Searched, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    benchmarks = []
+    for program in searched.units:  # the searched units as a built dataset holds them: bitcode files
+        path = tmp_path / f"{program.package}.bc"
+        path.write_bytes(program.module.bitcode)
+        benchmarks.append(Benchmark(program.uri, path, program.package, program.split))
+    copy = tmp_path / "labels"
+    shutil.copytree(searched.directory, copy)
+    loaded: list[Path] = []
+
+    def counted(toolchain: Toolchain, path: Path) -> IRModule:
+        loaded.append(path)
+        return load_module(toolchain, path)
+
+    monkeypatch.setattr("stitchopt.labels.search.load_module", counted)
+    with Evaluator(toolchain, searched.store, jobs=2) as evaluator:
+        rerun = search_benchmarks(evaluator, catalogue, benchmarks, copy, dataset="bench://demo-v1", settings=SETTINGS)
+        assert (rerun.searched, rerun.skipped, rerun.shards, loaded) == (0, 3, (), [])
+        lost = copy / SEARCHES_DIR / searched.shards[0].name
+        lost_uris = {u.uri for u in SearchShard.load(lost).units}
+        lost.unlink()
+        resumed = search_benchmarks(
+            evaluator, catalogue, benchmarks, copy, dataset="bench://demo-v1", settings=SETTINGS, shard_units=2
+        )
+    assert {b.uri for b in benchmarks if b.path in loaded} == lost_uris  # only the lost shard's units loaded
+    assert (resumed.searched, resumed.skipped) == (len(lost_uris), 3 - len(lost_uris))
+    assert resumed.shards[0].name == searched.shards[0].name
 
 
 def test_function_units_are_cut_out_and_found_again_by_uri(toolchain: Toolchain) -> None:

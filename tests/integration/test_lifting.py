@@ -17,14 +17,13 @@ from stitchopt.core import IRModule
 from stitchopt.datasets.benchmarks import Benchmark
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.evaluation import evaluate_model
+from stitchopt.learning.heldout import evaluate_model
 from stitchopt.lifting.backends import RetrievalLifter, defined_functions, rename_functions
 from stitchopt.lifting.harness import lift_eval
 from stitchopt.lifting.llm_compiler import (
     DISASSEMBLY,
     FLAG_TUNING,
     extract_code,
-    parse_emulation,
     parse_passes,
 )
 from stitchopt.lifting.pairs import PairSet, make_pairs
@@ -96,11 +95,6 @@ def test_llm_answers_are_parsed_robustly() -> None:
     )
     assert parse_passes("opt -p 'sroa,gvn' does it.") == ("sroa", "gvn")
     assert parse_passes("no idea") == ()
-    emulated = parse_emulation(
-        "<code>define i32 @g() {\n  ret i32 0\n}</code>\n\nThe output code has instruction "
-        "count 1 and binary size 16 bytes."
-    )
-    assert emulated.instruction_count == 1 and emulated.size_bytes == 16 and "@g" in emulated.ir
     assert FLAG_TUNING.format(ir="X") == (
         "[INST] Tell me how to optimize this LLVM-IR for object file size:\n\n<code>X</code> [/INST]"
     )

@@ -18,7 +18,7 @@ from stitchopt.cache.store import EvaluationStore
 from stitchopt.datasets.benchmarks import Benchmark
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.evaluation import evaluate_model
+from stitchopt.learning.heldout import evaluate_model
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue

@@ -36,23 +36,23 @@ from stitchopt.features.by_name import default_representations  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
 from stitchopt.reports.build import build_report  # noqa: E402
 from stitchopt.reports.document import to_html, to_md  # noqa: E402
-from stitchopt.security.calibration import calibrate, held_out_rate, threshold_for  # noqa: E402
-from stitchopt.security.detector import (  # noqa: E402
-    best_threshold,
-    detector_expert,
-    detector_loss,
-    scores,
-)
-from stitchopt.security.model import DetectorModel  # noqa: E402
-from stitchopt.security.results import DetectionReport, DetectionRow, tally  # noqa: E402
-from stitchopt.security.risks import program_risks  # noqa: E402
-from stitchopt.security.shipped import DEFAULT_DETECTOR_DIR  # noqa: E402
-from stitchopt.security.study import DetectionConfig, DetectionOutcome, detection_study  # noqa: E402
 from stitchopt.stitching.ensemble import StitchedEnsemble, stitch_ensemble  # noqa: E402
 from stitchopt.stitching.experts import TrainConfig, count_expert, fit  # noqa: E402
 from stitchopt.stitching.layers import StitchingLayer  # noqa: E402
 from stitchopt.stitching.model import StitchedModel  # noqa: E402
 from stitchopt.toolchain.discovery import Toolchain  # noqa: E402
+from stitchopt.vulnerability.calibration import calibrate, held_out_rate, threshold_for  # noqa: E402
+from stitchopt.vulnerability.detector import (  # noqa: E402
+    best_threshold,
+    detector_expert,
+    detector_loss,
+    scores,
+)
+from stitchopt.vulnerability.model import DetectorModel  # noqa: E402
+from stitchopt.vulnerability.results import DetectionReport, DetectionRow, tally  # noqa: E402
+from stitchopt.vulnerability.risks import program_risks  # noqa: E402
+from stitchopt.vulnerability.shipped import DEFAULT_DETECTOR_DIR  # noqa: E402
+from stitchopt.vulnerability.study import DetectionConfig, DetectionOutcome, detection_study  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 FIXTURES = Path(__file__).parent.parent / "data" / "security"

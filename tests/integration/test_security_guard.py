@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from stitchopt.apply.choose import choose
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.cc.model_builds import BuiltObject, passing_guards, unit_guard
 from stitchopt.core import CompileOptions, IRModule, Objective
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.labels import Program, label_programs
-from stitchopt.learning.optimize import choose
+from stitchopt.labels.measure import Program, label_programs
 from stitchopt.models.list_model import RankedList
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
@@ -34,7 +34,7 @@ from stitchopt.tune.pareto import pareto_front
 from stitchopt.tune.runtime import attach_probes
 from stitchopt.tune.strategies import make_strategy
 from stitchopt.validate.guards import Guard
-from stitchopt.validate.hardening import HardeningCounts, describe, weakened
+from stitchopt.validate.security_guard import HardeningCounts, describe, weakened
 
 FIXTURES = Path(__file__).parents[1] / "data" / "security"
 REMOVING: PassNames = ("lower-constant-intrinsics", "instcombine<no-verify-fixpoint>", "inline", "dse")

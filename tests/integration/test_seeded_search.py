@@ -13,19 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from stitchopt.apply.choose import choose
+from stitchopt.apply.search import seeded_search
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.core import IRModule
 from stitchopt.datasets.benchmarks import Benchmark, program_path
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.evaluation import evaluate_model
+from stitchopt.learning.heldout import evaluate_model
 from stitchopt.learning.kinds import load_model
-from stitchopt.learning.optimize import choose
-from stitchopt.learning.search_curve import AUTOTUNER, seeded_search_curve
-from stitchopt.learning.seeded_search import seeded_search
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.list_model import ListModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue
+from stitchopt.studies.search_curve import AUTOTUNER, seeded_search_curve
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import load_module

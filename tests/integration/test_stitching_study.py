@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("ot")
 
+from stitchopt.apply.choose import choose  # noqa: E402
 from stitchopt.cache.store import EvaluationStore  # noqa: E402
 from stitchopt.core import Objective  # noqa: E402
 from stitchopt.datasets.benchmarks import Benchmark  # noqa: E402
@@ -20,10 +21,8 @@ from stitchopt.errors import InputError  # noqa: E402
 from stitchopt.evaluation.evaluator import Evaluator  # noqa: E402
 from stitchopt.features.base import FeatureCache  # noqa: E402
 from stitchopt.features.by_name import default_representations  # noqa: E402
+from stitchopt.labels.pool import build_labels  # noqa: E402
 from stitchopt.learning.kinds import load_model  # noqa: E402
-from stitchopt.learning.labels import build_labels  # noqa: E402
-from stitchopt.learning.objective_grid import objective_grid  # noqa: E402
-from stitchopt.learning.optimize import choose  # noqa: E402
 from stitchopt.learning.train import labeled_features  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
 from stitchopt.reports.document import to_html  # noqa: E402
@@ -40,6 +39,7 @@ from stitchopt.stitching.experts import TrainConfig  # noqa: E402
 from stitchopt.stitching.model import StitchedModel, train_stitched  # noqa: E402
 from stitchopt.stitching.results import INITIALIZATIONS  # noqa: E402
 from stitchopt.stitching.study import run_study  # noqa: E402
+from stitchopt.studies.objective_grid import objective_grid  # noqa: E402
 from stitchopt.toolchain.discovery import Toolchain  # noqa: E402
 from stitchopt.toolchain.frontend import load_module  # noqa: E402
 

@@ -121,6 +121,18 @@ def test_no_import_goes_up_a_layer() -> None:
     assert upward == []
 
 
+def test_only_benchmarks_and_tests_use_the_studies() -> None:
+    """`studies/` holds benchmark-only code: no product package imports it (the layers alone would let cli)."""
+    users = [
+        f"{path.relative_to(SOURCE)}:{line} imports {target}"
+        for name, path in MODULES.items()
+        if _package(name) != "studies"
+        for line, target in _imports(path)
+        if _package(_resolved(target)) == "studies"
+    ]
+    assert users == []
+
+
 def test_neither_packages_nor_modules_form_a_cycle() -> None:
     modules = _graph()
     packages: dict[str, set[str]] = {}
@@ -133,3 +145,33 @@ def test_neither_packages_nor_modules_form_a_cycle() -> None:
 def test_the_cycle_finder_finds_cycles() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) == []
+
+
+LLVM_COMMANDS = "stitchopt.toolchain.llvm"
+
+
+def _code_strings(source: str) -> Iterator[tuple[int, str]]:
+    """(line, text) of every string in the code, f-string parts included; docstrings and other bare strings
+    are prose and left out."""
+    tree = ast.parse(source)
+    prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+            yield node.lineno, node.value
+
+
+def test_only_the_llvm_module_spells_opt_pipelines() -> None:
+    """`opt -passes=` command lines are built in toolchain/llvm.py, so that what runs and what is shown agree."""
+    spelled = [
+        f"{path.relative_to(SOURCE)}:{line}"
+        for name, path in MODULES.items()
+        if name != LLVM_COMMANDS
+        for line, text in _code_strings(path.read_text())
+        if "-passes=" in text
+    ]
+    assert spelled == []
+
+
+def test_code_strings_are_f_string_parts_but_not_docstrings() -> None:
+    source = 'def f(p):\n    """`opt -passes=` in prose."""\n    return [f"-passes={p}", "-o"]\n'
+    assert sorted(text for _, text in _code_strings(source)) == ["-o", "-passes="]

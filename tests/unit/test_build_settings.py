@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.cc.settings import SEARCH_BUDGET, SEARCH_K, BuildSettings
+from stitchopt.apply.modes import MODES
+from stitchopt.cc.settings import BuildSettings
 from stitchopt.errors import InputError
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 
@@ -26,9 +27,10 @@ def test_builds_are_off_unless_a_model_a_list_or_a_mode_is_set() -> None:
     tune = _settings(STITCHOPT_MODE="tune", STITCHOPT_BUDGET="40", STITCHOPT_VALIDATE_LIMIT="5")
     assert tune is not None and tune.model == DEFAULT_MODEL_DIR and (tune.budget, tune.validate_limit) == (40, 5)
     search = _settings(STITCHOPT_MODE="search")
-    assert search is not None and (search.k, search.budget) == (SEARCH_K, SEARCH_BUDGET) == (10, 50)
+    # the defaults of the one mode table, which `stitchopt optimize` reads too
+    assert search is not None and (search.k, search.budget) == (MODES["search"].k, MODES["search"].budget)
     small = _settings(STITCHOPT_MODE="search", STITCHOPT_BUDGET="9", STITCHOPT_K="2")
-    assert tune.k == 5 and small == BuildSettings(DEFAULT_MODEL_DIR, None, "search", 2, 9)
+    assert tune.k == MODES["tune"].k and small == BuildSettings(DEFAULT_MODEL_DIR, None, "search", 2, 9)
     fixed = _settings(STITCHOPT_LIST="sroa,instcombine", STITCHOPT_BUILD_LOG="b.jsonl")
     assert fixed is not None and fixed.pass_list == "sroa,instcombine" and fixed.log == Path("b.jsonl").absolute()
 

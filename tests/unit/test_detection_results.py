@@ -3,7 +3,7 @@ other label (Juliet's `badSink` compiled like a `goodG2BSink`)."""
 
 from __future__ import annotations
 
-from stitchopt.security.results import DetectionReport, DetectionRow, HeldOutFunction, tally
+from stitchopt.vulnerability.results import DetectionReport, DetectionRow, HeldOutFunction, tally
 
 
 def test_without_twins_counts_every_row_again_on_the_functions_a_reader_can_tell_apart() -> None:

@@ -8,11 +8,11 @@ import pytest
 
 from stitchopt.core import Objective
 from stitchopt.errors import InputError
+from stitchopt.labels.labelset import LabeledProgram, LabelSet
 from stitchopt.learning.train import train_flag_model
 from stitchopt.learning.warm import common_lists
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import select_coreset
-from stitchopt.models.labelset import LabeledProgram, LabelSet
 from stitchopt.models.ranker import FAILED_LOG_RATIO, ListRanker, jit_change, log_ratio_targets, static_change
 from stitchopt.models.size_model import SizeModel, list_target, mape
 

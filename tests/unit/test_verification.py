@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from stitchopt.errors import InputError
-from stitchopt.learning.evaluation import Evaluation, ProgramOutcome, judged, summarize, without_packages
+from stitchopt.learning.heldout import Evaluation, ProgramOutcome, judged, summarize, without_packages
 from stitchopt.learning.verification import UNVERIFIED_WIN_RATIO, RunEvidence
 from stitchopt.reports.flag_tuning import evaluation_csv, evaluation_json, load_evaluation, method_tables
 from stitchopt.reports.tables import to_markdown

@@ -3,7 +3,7 @@ object wins, so no mode can make an object larger than -Oz.
 
 - `static`: the model's top-ranked list (one extra compilation);
 - `jit`: the model's top `k` lists;
-- `search`: the answer of a seeded search (`learning.seeded_search`: the model's top `k` lists start a local
+- `search`: the answer of a seeded search (`apply.search`: the model's top `k` lists start a local
   search of `budget` evaluations under the unit's IR guards, not validated), and the model's top list;
 - `tune`: the autotuner on the unit within `budget` evaluations, starting from the model's top `k` lists, its
   best list minimized and validated (the default suite, `validate_limit` programs of it), and the model's top
@@ -17,10 +17,10 @@ searching modes are never worse than static.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
+from stitchopt.apply.modes import MODES
 from stitchopt.cache.store import EvaluationStore
-from stitchopt.cc.settings import SEARCHING, BuildSettings
+from stitchopt.cc.settings import BuildSettings
 from stitchopt.core import IRModule
 from stitchopt.diagnostics import exception_line
 from stitchopt.errors import InputError
@@ -30,8 +30,6 @@ from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import pipeline_from_text, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
-
-TUNE_STRATEGY = "local"  # seeded with the model's top lists and -Oz's own pipeline: the strongest at small budgets
 
 
 @dataclass(frozen=True)
@@ -53,13 +51,12 @@ def candidate_pipelines(
         raise InputError("no model to rank lists with: set STITCHOPT_MODEL")
     model = load_model(settings.model, catalogue)
     ranked = cached_rank(model, toolchain, module, store)
-    count = settings.k if settings.mode == "jit" else 1
-    chosen = [tuned_pipeline(entry.passes, catalogue) for entry in ranked[:count] if entry.passes is not None]
-    if settings.mode not in SEARCHING:
+    mode = MODES[settings.mode]
+    chosen = [tuned_pipeline(e.passes, catalogue) for e in ranked[: mode.tried(settings.k)] if e.passes is not None]
+    if not mode.searches:
         return Candidates(chosen)
-    search = _tuned if settings.mode == "tune" else _searched
     try:
-        found = search(settings, toolchain, catalogue, module, store, ranked)
+        found = _searched(settings, toolchain, catalogue, module, store, ranked)
     except Exception as error:  # e.g. no validation suite: static's choice still stands
         failed = f"the {settings.mode} search failed ({exception_line(error)})"
         return Candidates(chosen, fallback=f"{failed}: built with the model's choice or -Oz; a rebuild searches again")
@@ -75,47 +72,24 @@ def _searched(
     store: EvaluationStore,
     ranked: list[RankedList],
 ) -> list[str]:
-    """The answer of a seeded search on this unit (none when nothing beat -Oz)."""
+    """The answer of the mode's search on this unit: seeded search's, or in tune mode the autotuner's, validated
+    (none when nothing, or nothing valid, beat -Oz)."""
     # Imported here: static and jit builds, one process per compile, should not pay for the search's modules.
+    from stitchopt.apply.search import search_ranked, tuned_ranked
     from stitchopt.evaluation.evaluator import Evaluator
-    from stitchopt.learning.seeded_search import search_ranked
 
     with Evaluator(toolchain, store, jobs=1) as evaluator:
-        choice = search_ranked(evaluator, catalogue, module, ranked, k=settings.k, budget=settings.budget)
-    return [] if choice.passes is None else [choice.pipeline]
-
-
-def _tuned(
-    settings: BuildSettings,
-    toolchain: Toolchain,
-    catalogue: Catalogue,
-    module: IRModule,
-    store: EvaluationStore,
-    ranked: list[RankedList],
-) -> list[str]:
-    """The validated answer of a search on this unit from the model's top lists (none when nothing valid beat
-    -Oz)."""
-    from stitchopt.evaluation.evaluator import Evaluator
-    from stitchopt.learning.seeded_search import top_lists
-    from stitchopt.tune.acceptance import list_validation, program_guard
-    from stitchopt.tune.driver import Budget
-    from stitchopt.tune.runtime import attach_probes
-    from stitchopt.tune.session import search_and_validate
-    from stitchopt.tune.strategies import make_strategy
-
-    with Evaluator(toolchain, store, jobs=1) as evaluator:
-        attach_probes(evaluator, module, settings.objective, Path(module.name), None)
-        validation = list_validation(evaluator, limit=settings.validate_limit)
-        oz_pipeline = evaluator.baselines["Oz"].pipeline
-        searcher = make_strategy(TUNE_STRATEGY, catalogue, 0, oz_pipeline, seeds=top_lists(ranked, settings.k))
-        _, chosen, _ = search_and_validate(
+        if settings.mode != "tune":
+            choice = search_ranked(evaluator, catalogue, module, ranked, k=settings.k, budget=settings.budget)
+            return [] if choice.passes is None else [choice.pipeline]
+        chosen = tuned_ranked(
             evaluator,
             catalogue,
             module,
-            searcher,
+            ranked,
+            k=settings.k,
+            budget=settings.budget,
             objective=settings.objective,
-            budget=Budget(evaluations=settings.budget),
-            guard=program_guard(evaluator, module),
-            validation=validation,
+            validate_limit=settings.validate_limit,
         )
     return [] if chosen is None else [tuned_pipeline(chosen, catalogue)]

@@ -41,6 +41,7 @@ from stitchopt.toolchain.commands import CXX_DRIVER, IR_TIMEOUT_S, is_cxx_driver
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import disassemble, module_from_text
+from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.guards import GUARDS_VERSION, Guard
 
@@ -280,15 +281,26 @@ def unit_guard(toolchain: Toolchain, module: IRModule, options: CompileOptions) 
 def passing_guards(built: list[BuiltObject], guard: Callable[[], Guard]) -> BuiltObject:
     """The smallest candidate below -Oz (`built[0]`) that passes the unit's guards (no miscompile signs, no
     security-relevant code removed relative to -Oz), else -Oz; checked smallest first, so the guards (two or
-    three `opt -S`) run only when some list beat -Oz."""
-    oz, smaller = built[0], sorted((b for b in built[1:] if b.size < built[0].size), key=lambda b: b.size)
+    three `opt -S`) run only when some list beat -Oz. The rule is `stitchopt optimize`'s, on objects."""
+    from stitchopt.tune.session import first_passing  # the search's modules: only on a cache miss
+
+    oz = built[0]
+    smaller = sorted((b for b in built[1:] if b.pipeline is not None and b.size < oz.size), key=lambda b: b.size)
     if not smaller:
         return oz
     try:
         checks = guard()
     except InputError:  # the module cannot be read for the guards: -Oz, which needs no guard
         return oz
-    return next((b for b in smaller if b.pipeline is not None and not checks.check(b.pipeline)), oz)
+    by_pipeline = {b.pipeline: b for b in reversed(smaller)}  # a pipeline built twice: its smallest object
+    chosen, _ = first_passing(
+        ((b.pipeline, b.size / oz.size) for b in smaller if b.pipeline is not None),
+        str,
+        checks.check,
+        limit=None,
+        label=str,
+    )
+    return oz if chosen is None else by_pipeline[chosen]
 
 
 def opt_options(plan: CompilePlan, ir_text: str) -> CompileOptions:
@@ -302,10 +314,12 @@ def opt_options(plan: CompilePlan, ir_text: str) -> CompileOptions:
 def object_with_pipeline(
     plan: CompilePlan, opt: Sequence[str], bitcode: Path, stem: Path, pipeline: str
 ) -> BuiltObject:
-    """`stem.o`: `pipeline` run by `opt`, then the user's code generation; UnitFailed if either fails."""
+    """`stem.o`: `pipeline` run by `opt` (the tool, then its options), then the user's code generation;
+    UnitFailed if either fails."""
     started = time.perf_counter()
     optimized = stem.with_suffix(".bc")
-    run = run_tool([*opt, f"-passes={pipeline}", str(bitcode), "-o", str(optimized)], timeout=IR_TIMEOUT_S)
+    argv = opt_command(opt[0], pipeline, flags=opt[1:], args=[str(bitcode), "-o", str(optimized)])
+    run = run_tool(argv, timeout=IR_TIMEOUT_S)
     if run.returncode != 0 or run.timed_out:
         reason = "timed out" if run.timed_out else first_error(run.stderr_text)
         raise UnitFailed(f"opt exited {run.returncode}: {reason}")

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from stitchopt.cc.passthrough import flag_reason
 from stitchopt.toolchain.commands import CXX_DRIVER, Source, is_probe_source, language_of, takes_value
+from stitchopt.toolchain.llvm import NO_LLVM_PASSES, frontend_command
 
 LEVEL = "-Oz"
-NO_LLVM_PASSES = ("-Xclang", "-disable-llvm-passes")
 QUIET_UNUSED = "-Wno-unused-command-line-argument"  # the front end's flags, read again by code generation
 _DEPENDENCY_FLAGS = frozenset({"-MD", "-MMD", "-MP", "-MG"})
 _DEPENDENCY_WITH_VALUE = frozenset({"-MF", "-MT", "-MQ"})
@@ -56,20 +56,12 @@ class CompilePlan:
 
     def frontend_argv(self, unit: Unit, bitcode: Path) -> list[str]:
         """Unoptimized bitcode with the user's flags; diagnostics and dependency files as the user's compile."""
-        return [
-            *self.clang,
-            *self.flags,
-            *unit.dependency_flags,
-            *((QUIET_UNUSED,) if self.link is not None else ()),  # the link's flags, unused here
-            *NO_LLVM_PASSES,
-            "-emit-llvm",
-            "-c",
-            "-o",
-            str(bitcode),
-            "-x",
-            unit.source.language,
-            unit.source.path,
-        ]
+        quiet = (QUIET_UNUSED,) if self.link is not None else ()  # the link's flags, unused here
+        return frontend_command(
+            [*self.clang, *self.flags, *unit.dependency_flags, *quiet],
+            None,  # the user's own -O, made -Oz
+            args=["-o", str(bitcode), "-x", unit.source.language, unit.source.path],
+        )
 
     def codegen_argv(self, bitcode: Path, output: Path, *, optimize: bool) -> list[str]:
         """The object of `bitcode` as the user's flags make it; `optimize` runs clang's own -Oz pipeline first

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from stitchopt.apply.modes import BUILD_MODES, MODES, RANKED_K, TUNE_BUDGET, default_k, mode_named
 from stitchopt.core import Objective
 from stitchopt.errors import InputError
 
@@ -20,12 +21,6 @@ BUDGET_ENV = "STITCHOPT_BUDGET"
 VALIDATE_LIMIT_ENV = "STITCHOPT_VALIDATE_LIMIT"
 LOG_ENV = "STITCHOPT_BUILD_LOG"
 OBJECTIVE_ENV = "STITCHOPT_OBJECTIVE"  # what tune builds minimize (size, instructions, compile-time, security)
-MODES = ("static", "jit", "tune", "search")
-DEFAULT_K = 5
-DEFAULT_BUDGET = 100
-SEARCHING = ("tune", "search")  # the modes that search each unit
-SEARCH_K = 10  # search mode's own defaults: those of `learning.seeded_search` (not imported: a cache hit needs
-SEARCH_BUDGET = 50  # none of the search's modules)
 DEFAULT_MODEL = "default"
 
 
@@ -37,8 +32,8 @@ class BuildSettings:
     model: Path | None
     pass_list: str | None
     mode: str = "static"
-    k: int = DEFAULT_K
-    budget: int = DEFAULT_BUDGET
+    k: int = RANKED_K
+    budget: int = TUNE_BUDGET
     validate_limit: int | None = None
     log: Path | None = None
     objective: Objective = Objective()
@@ -47,8 +42,7 @@ class BuildSettings:
     def from_env(cls, env: Mapping[str, str], default_model: Path) -> BuildSettings | None:
         """None when model builds are off (neither STITCHOPT_MODEL, STITCHOPT_LIST nor STITCHOPT_MODE=tune)."""
         mode = env.get(MODE_ENV, "static").strip() or "static"
-        if mode not in MODES:
-            raise InputError(f"{MODE_ENV}={mode!r}: use one of {', '.join(MODES)}")
+        budget = mode_named(mode, BUILD_MODES, setting=MODE_ENV).budget or TUNE_BUDGET  # unused unless it searches
         model_name = env.get(MODEL_ENV, "").strip()
         pass_list = env.get(LIST_ENV, "").strip() or None
         if not model_name and pass_list is None and MODE_ENV not in env:
@@ -63,14 +57,13 @@ class BuildSettings:
             if not (model / "config.json").is_file():
                 raise InputError(f"{MODEL_ENV}={model_name}: not a model directory (no config.json); use `default`")
         log = env.get(LOG_ENV, "").strip()
-        search = mode == "search"
         objective = _objective(env, mode)
         return cls(
             model,
             pass_list,
             mode,
-            _positive(env, K_ENV) or (SEARCH_K if search else DEFAULT_K),
-            _positive(env, BUDGET_ENV) or (SEARCH_BUDGET if search else DEFAULT_BUDGET),
+            _positive(env, K_ENV) or default_k(mode),
+            _positive(env, BUDGET_ENV) or budget,
             _positive(env, VALIDATE_LIMIT_ENV),
             Path(log).absolute() if log else None,
             objective,
@@ -86,7 +79,7 @@ class BuildSettings:
                     digest.update(path.name.encode() + b"\0" + path.read_bytes())
         choices = (self.pass_list, self.mode, self.k if self.mode != "static" else None)
         search = (self.budget, *((self.validate_limit, str(self.objective)) if self.mode == "tune" else ()))
-        digest.update(repr((choices, search if self.mode in SEARCHING else None)).encode())
+        digest.update(repr((choices, search if MODES[self.mode].searches else None)).encode())
         return digest.hexdigest()
 
 

@@ -9,9 +9,6 @@ lists around -Oz measured on every program).
 from __future__ import annotations
 
 import json
-import subprocess
-import time
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -36,31 +33,17 @@ from stitchopt.cli.options import (
 )
 from stitchopt.datasets.benchmarks import select_benchmarks
 from stitchopt.errors import InputError
-from stitchopt.learning.label_broadcast import (
-    DEFAULT_MATRIX_UNITS,
-    DEFAULT_POOL,
-    broadcast_pool,
-    label_matrix,
-    searched_programs,
-)
-from stitchopt.learning.label_search import DEFAULT_SHARD_UNITS, function_units, search_units
-from stitchopt.learning.labels import Program, build_labels
+from stitchopt.labels.commit import shard_committer
+from stitchopt.labels.labelset import LabelSet
+from stitchopt.labels.matrix import DEFAULT_MATRIX_UNITS, DEFAULT_POOL, broadcast, plan_broadcast
+from stitchopt.labels.pool import build_labels
+from stitchopt.labels.search import DEFAULT_SHARD_UNITS, search_benchmarks
+from stitchopt.labels.shards import SearchSettings, load_matrix, summarize_directory
 from stitchopt.models.coreset import select_coreset
-from stitchopt.models.label_shards import (
-    SearchSettings,
-    load_matrix,
-    load_searches,
-    searched_dataset,
-    summarize_directory,
-)
-from stitchopt.models.labelset import LabelSet
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.strategies import STRATEGIES
 
-COMMIT_ATTEMPTS = 5
-SHARDS_PATHSPEC = ":(glob)**/*.json.gz"  # the directory's shard files, nothing else in it
 labels_app = typer.Typer(
     help="Make labels for learned flag tuning: per-program searches, broadcast, info.", no_args_is_help=True
 )
@@ -104,7 +87,7 @@ def search_command(
     if strategy not in STRATEGIES:
         raise InputError(f"--strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     index, count = _part(part)
-    committer = _committer(output) if commit else None
+    committer = shard_committer(output) if commit else None
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     chosen = select_benchmarks(
@@ -113,15 +96,14 @@ def search_command(
     units = [b for position, b in enumerate(chosen) if position % count == index]
     settings = SearchSettings(strategy, budget, seed, minimize)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
-        loaded = [Program(b.uri, b.package, b.split, load_module(toolchain, b.path)) for b in units]
-        loaded += [part for program in loaded for part in function_units(toolchain, program, functions)]
-        done = search_units(
+        done = search_benchmarks(
             evaluator,
             catalogue,
-            loaded,
+            units,
             output,
             dataset=dataset,
             settings=settings,
+            functions=functions,
             shard_units=shard_units,
             on_unit=lambda finished, total, _unit: advance("search", finished, total),
             on_shard=committer,
@@ -149,34 +131,23 @@ def broadcast_command(
 ) -> None:
     """Measure the searches' best lists on every searched unit (the matrix models learn from) and print the
     coreset's coverage curve against K."""
-    committer = _committer(directory) if commit else None
+    committer = shard_committer(directory) if commit else None
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    if not directory.is_dir():
-        raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
-    searched = load_searches(directory, toolchain.identity, catalogue.identity)
-    if not searched:
-        raise InputError(f"{directory}: no search shards for this LLVM: run `stitchopt labels search` first")
-    lists = broadcast_pool(searched, pool)
-    if not lists:
-        raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")
-    dataset = searched_dataset(directory)
+    plan = plan_broadcast(directory, toolchain, catalogue, pool)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
-        programs = searched_programs(toolchain, [u for u in searched if not u.failed])
-        done = label_matrix(
+        done = broadcast(
             evaluator,
             catalogue,
-            programs,
-            lists,
+            plan,
             directory,
-            dataset=dataset,
             shard_units=shard_units,
             on_unit=lambda finished, total: advance("broadcast", finished, total),
             on_shard=committer,
         )
     labels = load_matrix(done.directory)
     status_console.print(
-        f"{len(lists)} lists x {len(labels.programs)} units -> {done.directory} ({done.labeled} measured now, "
+        f"{len(plan.lists)} lists x {len(labels.programs)} units -> {done.directory} ({done.labeled} measured now, "
         f"{done.cpu_seconds / 3600:.2f} CPU hours)\ncoverage (geomean vs -Oz with backup): {_coverage(labels)}",
         highlight=False,
     )
@@ -277,34 +248,6 @@ def _part(text: str) -> tuple[int, int]:
     if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
         raise InputError(f"--part {text!r}: give I/N with 1 <= I <= N, e.g. 2/4")
     return int(index) - 1, int(count)
-
-
-def _committer(directory: Path) -> Callable[[Path], None]:
-    """Commits the directory's shards as each is written (only them, whatever else is staged). A commit refused
-    (another git command holds the index lock) is retried, and a shard left uncommitted goes in with the next."""
-    existing = next(p for p in (directory, *directory.parents) if p.exists())
-    probe = subprocess.run(["git", "-C", str(existing), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        raise InputError(f"--commit: {directory} is not inside a git repository; drop --commit or move the directory")
-    directory.mkdir(parents=True, exist_ok=True)
-
-    def git(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["git", "-C", str(directory), *argv], capture_output=True, text=True)
-
-    def commit(path: Path) -> None:
-        for attempt in range(COMMIT_ATTEMPTS):
-            added = git("add", "--", SHARDS_PATHSPEC)
-            message = f"labels: {path.relative_to(directory)}"
-            done = git("commit", "-q", "-m", message, "--", SHARDS_PATHSPEC) if added.returncode == 0 else added
-            if done.returncode == 0 or "nothing" in done.stdout + done.stderr:
-                return
-            time.sleep(1 + attempt)
-        reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        warnings.warn(
-            f"could not commit {path} ({reason}); it stays on disk and goes in with the next shard", stacklevel=2
-        )
-
-    return commit
 
 
 def _coverage(labels: LabelSet) -> str:

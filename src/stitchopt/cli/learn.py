@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
+from stitchopt.apply.modes import OPTIMIZE_MODES, RANKED_K, SEARCH_BUDGET, default_k, mode_named
+from stitchopt.apply.optimize import hybrid_hot_functions, optimize
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.cli.options import (
     AddressOption,
@@ -43,26 +45,19 @@ from stitchopt.core import IRModule
 from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.hotpath.predict import DEFAULT_HOTNESS_SOURCE, predicted_hot_functions
-from stitchopt.learning.hybrid import HybridChoice, hot_functions, optimize_hybrid, profile_counts
+from stitchopt.hotpath.predict import DEFAULT_HOTNESS_SOURCE
+from stitchopt.labels.shards import load_matrix
 from stitchopt.learning.kinds import load_model
-from stitchopt.learning.optimize import MODES, Choice, choose
-from stitchopt.learning.seeded_search import DEFAULT_BUDGET as SEARCH_BUDGET
-from stitchopt.learning.seeded_search import DEFAULT_K as SEARCH_K
-from stitchopt.learning.seeded_search import seeded_search
 from stitchopt.learning.train import JIT_K, TrainReport, train_from_labels
 from stitchopt.models.coreset import DEFAULT_K
-from stitchopt.models.label_shards import load_matrix
 from stitchopt.models.list_model import OZ, RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
-from stitchopt.toolchain.frontend import is_source, load_module, write_object
-from stitchopt.tune.session import replay_command
-
-OPTIMIZE_MODES = (*MODES, "search", "hybrid")
+from stitchopt.toolchain.frontend import is_source, load_module
+from stitchopt.toolchain.llvm import passes_option
 
 
 def train_command(
@@ -198,7 +193,7 @@ def print_ranking(
     console.print(f"[dim]{'#':>3}  {'predicted vs -Oz':>16}{size_column}  pass list[/dim]")
     for i, e in enumerate(ranked):
         size = "" if oz_size is None else f"  {_predicted_size(e, oz_size):>14}"
-        passes = OZ if e.passes is None else "-passes=" + tuned_pipeline(e.passes, catalogue)
+        passes = OZ if e.passes is None else passes_option(tuned_pipeline(e.passes, catalogue))
         console.print(
             f"{i + 1:>3}  {100 * (e.predicted_ratio - 1):>+15.2f}%{size}  {passes}", highlight=False, soft_wrap=True
         )
@@ -222,7 +217,7 @@ def optimize_command(
     program: Annotated[str, typer.Argument(help="A .c/.cc/.cpp/.ll/.bc file or a bench:// URI.")],
     output: Annotated[Path, output_option("Object file to write.")],
     mode: ModeOption = "static",
-    k: KOption = 5,
+    k: KOption = RANKED_K,
     budget: Annotated[
         int, typer.Option(min=1, help="search: evaluations, the seeds included (-Oz is compiled besides).")
     ] = SEARCH_BUDGET,
@@ -249,16 +244,15 @@ def optimize_command(
 ) -> None:
     """Write the object file built with the model's choice (never larger than -Oz; with --validate, only lists that
     pass the suites)."""
-    if mode not in OPTIMIZE_MODES:
-        raise InputError(f"unknown mode {mode!r}: use one of {', '.join(OPTIMIZE_MODES)}")
+    chosen = mode_named(mode, OPTIMIZE_MODES)
     if mode != "hybrid":
         refuse_ignored(ctx, ("hot", "run", "hot_from"), "with --mode hybrid")
-    if mode == "static":
+    if chosen.k is None:
         refuse_ignored(ctx, ("k",), "with --mode jit, search or hybrid")
     if mode != "search":
         refuse_ignored(ctx, ("budget",), "with --mode search")
     elif getattr(ctx.get_parameter_source("k"), "name", None) == "DEFAULT":  # not given: search's own default
-        k = SEARCH_K
+        k = default_k(mode)
     if hot or run:
         refuse_ignored(ctx, ("hot_from",), "when hot functions are predicted (without --hot or --run)")
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate=None)
@@ -270,52 +264,11 @@ def optimize_command(
     names = _hot_names(toolchain, module, path, hot, run, hot_from) if mode == "hybrid" else []
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
         checks = validation.open(evaluator)
-        oz = evaluator.baselines["Oz"]
-        if mode == "hybrid":
-            data, hybrid = optimize_hybrid(evaluator, catalogue, model, module, names, k, checks)
-            output.write_bytes(data)
-            answer = _hybrid_answer(hybrid, oz.pipeline)
-        else:
-            if mode == "search":
-                choice = seeded_search(evaluator, catalogue, model, module, k=k, budget=budget, validation=checks)
-            else:
-                choice = choose(evaluator, catalogue, model, module, mode=mode, k=k, validation=checks)
-            write_object(toolchain, module, choice.pipeline, oz.options, output)
-            answer = _choice_answer(choice, replay_command(evaluator, choice.pipeline))
+        answer = optimize(
+            evaluator, catalogue, model, module, chosen, output, k=k, budget=budget, hot=names, validation=checks
+        )
     _show_answer({"program": program, "output": str(output), "mode": mode, **answer}, json_output)
     exit_if_no_gain(fail_if_no_gain, not answer["oz_backup"])
-
-
-def _sizes(size: int, oz_size: int, compilations: int, notes: tuple[str, ...]) -> dict[str, Any]:
-    """What every mode's answer says: its size against -Oz's (an empty object is 0 B at both), its cost, and
-    what validation said."""
-    return {
-        "size_bytes": size,
-        "oz_size_bytes": oz_size,
-        "size_change_vs_oz_percent": 100 * (size / oz_size - 1) if oz_size else 0.0,
-        "compilations": compilations,
-        "notes": list(notes),
-    }
-
-
-def _choice_answer(choice: Choice, replay: str) -> dict[str, Any]:
-    """static, jit and search: one list for the whole module, or -Oz; the commands that rebuild the object."""
-    return {
-        **_sizes(choice.size_bytes, choice.oz_size_bytes, choice.compilations, choice.notes),
-        "oz_backup": choice.passes is None,
-        "passes": OZ if choice.passes is None else choice.pipeline,
-        "replay": replay,
-        "inference_ms": choice.inference_ms,
-    }
-
-
-def _hybrid_answer(choice: HybridChoice, oz_pipeline: str) -> dict[str, Any]:
-    """hybrid: each part's list (-Oz where it got -Oz's pipeline), or -Oz for the whole module."""
-    return {
-        **_sizes(choice.size_bytes, choice.oz_size_bytes, choice.compilations, choice.notes),
-        "oz_backup": not choice.split_kept,
-        "parts": {part: OZ if pipeline == oz_pipeline else pipeline for part, pipeline in choice.lists.items()},
-    }
 
 
 def _show_answer(answer: dict[str, Any], json_output: bool) -> None:
@@ -341,20 +294,21 @@ def _show_answer(answer: dict[str, Any], json_output: bool) -> None:
 
 def _shown(passes: str) -> str:
     """A list as opt takes it; -Oz as itself (its expanded pipeline runs to thousands of characters)."""
-    return passes if passes == OZ else f"-passes={passes}"
+    return passes if passes == OZ else passes_option(passes)
 
 
 def _hot_names(toolchain: Toolchain, module: IRModule, source: Path, hot: str, run: str, hot_from: str) -> list[str]:
-    """The functions hybrid mode tunes one by one: given, profiled, or else predicted."""
+    """The functions hybrid mode tunes one by one, from --hot, --run or else --hot-from."""
     if hot and run:
         raise InputError("give the hot functions (--hot f,g) or a command to profile (--run), not both")
     if run and not is_source(source):
         raise InputError(f"{source}: --run profiles a C/C++ source; give --hot for IR files")
-    if hot or run:
-        return hot.split(",") if hot else hot_functions(profile_counts(toolchain, source, run_arguments(run)))
-    names = predicted_hot_functions(toolchain, module, hot_from)
-    status_console.print(
-        f"hot functions predicted by the {hot_from} estimate (no profile given): {', '.join(names) or 'none'}",
-        highlight=False,
-    )
+    given = hot.split(",") if hot else []
+    run_args = run_arguments(run) if run else None
+    names = hybrid_hot_functions(toolchain, module, source, hot=given, run=run_args, hot_from=hot_from)
+    if not (hot or run):
+        status_console.print(
+            f"hot functions predicted by the {hot_from} estimate (no profile given): {', '.join(names) or 'none'}",
+            highlight=False,
+        )
     return names

@@ -16,12 +16,12 @@ from stitchopt.cli.cache import cache_app
 from stitchopt.cli.datasets import datasets_app
 from stitchopt.cli.demo import demo_command
 from stitchopt.cli.doctor import doctor_command, show_version
-from stitchopt.cli.evaluate import eval_command, ir_command, passes_command
+from stitchopt.cli.heldout import evaluate_command
 from stitchopt.cli.hot import hot_command
 from stitchopt.cli.labels import labels_app
 from stitchopt.cli.learn import optimize_command, predict_command, train_command
 from stitchopt.cli.lift import lift_eval_command
-from stitchopt.cli.model_evaluation import evaluate_command
+from stitchopt.cli.measure import eval_command, ir_command, passes_command
 from stitchopt.cli.options import INTERNAL_ERROR, INTERRUPTED, NEGATIVE, SUCCESS, USER_ERROR
 from stitchopt.cli.report import report_command
 from stitchopt.cli.security import security_app

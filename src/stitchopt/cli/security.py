@@ -34,16 +34,16 @@ from stitchopt.errors import InputError, StitchoptError
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
 from stitchopt.reports.tables import Rows, to_rich
-from stitchopt.security.analyzers import ANALYZERS
-from stitchopt.security.functions import program_functions
-from stitchopt.security.shipped import DEFAULT_DETECTOR_DIR
 from stitchopt.toolchain.baselines import Baseline, load_baselines
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import load_module
-from stitchopt.validate.hardening import HardeningError, compare_security, describe
+from stitchopt.validate.security_guard import HardeningError, compare_security, describe
+from stitchopt.vulnerability.analyzers import ANALYZERS
+from stitchopt.vulnerability.functions import program_functions
+from stitchopt.vulnerability.shipped import DEFAULT_DETECTOR_DIR
 
 if TYPE_CHECKING:  # PyTorch is imported only when a command runs the detector
-    from stitchopt.security.model import DetectorModel
+    from stitchopt.vulnerability.model import DetectorModel
 
 security_app = typer.Typer(
     help="Security: vulnerability risk per function, and what a pass list removes that -Oz keeps.",
@@ -72,7 +72,7 @@ def check_command(
     threshold calibrated on ordinary code; what it means is printed under the table) and its likeliest CWE; with
     -p, the security-relevant code the list removes relative to -Oz (exit 1 when it removes any)."""
     require_stitch_extra()
-    from stitchopt.security.model import DetectorModel
+    from stitchopt.vulnerability.model import DetectorModel
 
     shown = destination(output, None, ("json",), json_output)
     paths = target_paths(targets)
@@ -201,7 +201,7 @@ def study_command(
     import torch
 
     from stitchopt.reports.security import comparisons, overall_rows
-    from stitchopt.security.study import DetectionConfig, juliet_detection_study
+    from stitchopt.vulnerability.study import DetectionConfig, juliet_detection_study
 
     torch.set_num_threads(1)  # repeatable results (and faster than two threads on a busy machine)
     toolchain = find_toolchain(llvm)

@@ -28,9 +28,9 @@ from stitchopt.cli.options import (
 )
 from stitchopt.datasets.benchmarks import program_path
 from stitchopt.features.base import FeatureCache
+from stitchopt.labels.labelset import LabelSet
+from stitchopt.labels.shards import load_matrix
 from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.label_shards import load_matrix
-from stitchopt.models.labelset import LabelSet
 from stitchopt.models.ranker import geomean_change
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue

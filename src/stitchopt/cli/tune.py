@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Optional
@@ -45,7 +46,6 @@ from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import program_path
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.evaluation.native.pool import NativeBackend
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import is_explicit_pipeline, pipeline_from_text, split_top_level
 from stitchopt.reports.tables import pareto_rows, to_rich, tuning_rows
@@ -67,7 +67,7 @@ def _check_screen(margin: float | None, objective: Objective) -> None:
     """Screening compares code-size estimates: it needs a margin of 0 or more and a size-only objective."""
     if margin is None:
         return
-    if margin < 0:
+    if not (math.isfinite(margin) and margin >= 0):
         raise InputError(f"--screen-margin {margin:g}: give a share of 0 or more (0.05 = 5% above the best)")
     if not objective.size_only:
         raise InputError("--screen-margin only applies to a size-only objective: drop it or the other terms")
@@ -75,7 +75,7 @@ def _check_screen(margin: float | None, objective: Objective) -> None:
 
 def _check_screening_backend(evaluator: Evaluator, margin: float | None) -> None:
     """Only native workers estimate code size: a screen on another backend would be silently ignored."""
-    if margin is not None and not isinstance(evaluator.backend, NativeBackend):
+    if margin is not None and not evaluator.backend.screens:
         raise InputError(f"--screen-margin needs the native backend, not {evaluator.backend.name}: drop it")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from stitchopt.datasets.uri import BenchmarkUri, is_benchmark_uri
+from stitchopt.datasets.uri import BenchmarkUri
 from stitchopt.errors import DatasetError
 
 DATASET = "demo"
@@ -32,8 +32,3 @@ def resolve(uri: BenchmarkUri) -> Path:
             + ", ".join(u.name for u in demo_programs())
         )
     return path
-
-
-def program_path(text: str) -> Path:
-    """A program argument as a file: a `bench://` URI is resolved, anything else is a path."""
-    return resolve(BenchmarkUri.parse(text)) if is_benchmark_uri(text) else Path(text)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.toolchain.elf import ObjectSizes, object_sizes
@@ -28,14 +28,71 @@ class CodegenLookup(Protocol):
     def put(self, ir_hash: str, triple: str, options: CompileOptions, sizes: ObjectSizes) -> None: ...
 
 
+@dataclass
+class PrefixReuse:
+    """How much pipeline work the workers' prefix caches saved: top-level elements resumed from a cached
+    module state rather than run, and the caches' size (the largest worker's; each is bounded by its limit)."""
+
+    evaluations: int = 0  # evaluations that ran element by element
+    elements: int = 0
+    reused_elements: int = 0
+    cache_bytes: int = 0
+    cache_limit_bytes: int = 0
+    evictions: int = 0
+
+    @property
+    def reused_share(self) -> float:
+        return self.reused_elements / self.elements if self.elements else 0.0
+
+    def add(self, reply: dict[str, Any]) -> None:
+        """Count one native worker's reply."""
+        if not reply.get("elements"):
+            return
+        self.evaluations += 1
+        self.elements += reply["elements"]
+        self.reused_elements += reply["reused_elements"]
+        cache = reply["prefix_cache"]
+        self.cache_bytes = max(self.cache_bytes, cache["bytes"])
+        self.cache_limit_bytes = cache["max_bytes"]
+        self.evictions = max(self.evictions, cache["evictions"])
+
+
 class Backend(Protocol):
-    """One way of running (IR, pipeline, options) through LLVM. Implementations must agree exactly."""
+    """One way of running (IR, pipeline, options) through LLVM. Implementations must agree exactly.
+
+    What a backend can do beyond that it declares, so that callers never ask for its class."""
 
     name: str
 
+    @property
+    def screens(self) -> bool:
+        """Whether `evaluate` estimates code size before codegen, so that a `screen` can rule codegen out."""
+        ...
+
+    @property
+    def parallelism(self) -> int | None:
+        """Evaluations to keep in flight when the caller names no number (a cluster's CPUs); None: the caller's
+        own CPU count."""
+        ...
+
+    @property
+    def prefix_reuse(self) -> PrefixReuse | None:
+        """What resuming lists from their `base` saved so far; None for a backend that runs every list whole."""
+        ...
+
     def evaluate(
-        self, module: IRModule, pipeline: str, options: CompileOptions, codegen: CodegenLookup | None
-    ) -> EvalResult: ...
+        self,
+        module: IRModule,
+        pipeline: str,
+        options: CompileOptions,
+        codegen: CodegenLookup | None,
+        *,
+        base: str | None = None,
+        screen: Screen | None = None,
+    ) -> EvalResult:
+        """`base` (the pipeline this one was derived from) and `screen` are hints a backend may ignore: see
+        `prefix_reuse` and `screens`."""
+        ...
 
     def close(self) -> None: ...
 

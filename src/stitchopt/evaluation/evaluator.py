@@ -18,8 +18,8 @@ from typing import Any, Protocol
 from stitchopt.cache.store import CodegenKey, EvalKey, EvaluationStore
 from stitchopt.core import PROBED_TERMS, CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.errors import StitchoptError
-from stitchopt.evaluation.backend import Backend, Screen
-from stitchopt.evaluation.native.pool import NativeBackend, PrefixReuse, probe_native
+from stitchopt.evaluation.backend import Backend, PrefixReuse, Screen
+from stitchopt.evaluation.native.pool import NativeBackend, probe_native
 from stitchopt.evaluation.ray_backend import RayBackend
 from stitchopt.evaluation.subprocess_backend import SubprocessBackend
 from stitchopt.toolchain.baselines import Baseline, load_baselines
@@ -49,7 +49,7 @@ class EvalRequest:
 class MetricProbe(Protocol):
     """Measures one objective term of a module built with a pipeline, beyond what the backends measure: the
     runtime (`perf`: `tune.runtime.RuntimeMeter`), security-relevant code lost (`security`:
-    `validate.hardening.SecurityMeter`). None: the list fails that term."""
+    `validate.security_guard.SecurityMeter`). None: the list fails that term."""
 
     def measure(self, pipeline: str, result: EvalResult) -> float | None: ...
 
@@ -154,7 +154,7 @@ class Evaluator:
             address=address,
             prefix_cache_mb=prefix_cache_mb,
         )
-        if isinstance(self.backend, RayBackend) and jobs is None:
+        if jobs is None and self.backend.parallelism is not None:
             self.jobs = self.backend.parallelism  # keep the whole cluster busy
         self.codegen_cache = CodegenCache(toolchain, store)
         self.counters = EvalCounters()
@@ -166,10 +166,8 @@ class Evaluator:
 
     @property
     def prefix_reuse(self) -> PrefixReuse | None:
-        """What prefix reuse saved so far (None unless native workers reuse prefixes)."""
-        if isinstance(self.backend, NativeBackend) and self.backend.prefix_cache_bytes:
-            return self.backend.prefix_reuse
-        return None
+        """What prefix reuse saved so far (None unless the backend reuses prefixes: native workers)."""
+        return self.backend.prefix_reuse
 
     def __enter__(self) -> Evaluator:
         return self
@@ -221,9 +219,9 @@ class Evaluator:
         on_result: Callable[[int, EvalResult], None] | None = None,
         screen: Screen | None = None,
     ) -> list[EvalResult]:
-        """Results in request order; `on_result(index, result)` is called as each one becomes known. With the
-        native backend, `screen` may rule out codegen of an optimized module: that result is SCREENED, has no
-        sizes and is not stored."""
+        """Results in request order; `on_result(index, result)` is called as each one becomes known. With a backend
+        that screens (`Backend.screens`), `screen` may rule out codegen of an optimized module: that result is
+        SCREENED, has no sizes and is not stored."""
         results: list[EvalResult | None] = [None] * len(requests)
         pending: dict[EvalKey, list[int]] = {}
         for index, request in enumerate(requests):
@@ -277,12 +275,9 @@ class Evaluator:
             return list(pool.map(add, zip(requests, results, strict=True)))
 
     def _measure(self, request: EvalRequest, screen: Screen | None = None) -> EvalResult:
-        if isinstance(self.backend, NativeBackend):
-            result = self.backend.evaluate(
-                request.module, request.pipeline, request.options, self.codegen_cache, base=request.base, screen=screen
-            )
-        else:  # no size estimate to screen with
-            result = self.backend.evaluate(request.module, request.pipeline, request.options, self.codegen_cache)
+        result = self.backend.evaluate(
+            request.module, request.pipeline, request.options, self.codegen_cache, base=request.base, screen=screen
+        )
         return self._limits(result)
 
     def _limits(self, result: EvalResult) -> EvalResult:

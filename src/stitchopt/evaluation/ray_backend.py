@@ -16,7 +16,7 @@ from typing import Any
 from stitchopt.core import CompileOptions, EvalResult, IRModule
 from stitchopt.diagnostics import exception_line
 from stitchopt.errors import ToolchainError
-from stitchopt.evaluation.backend import CodegenLookup
+from stitchopt.evaluation.backend import CodegenLookup, Screen
 from stitchopt.evaluation.subprocess_backend import SubprocessBackend
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
@@ -40,6 +40,8 @@ class RayBackend:
     """Runs evaluations as Ray tasks; `address` joins a cluster (None: Ray's own default, or a local one)."""
 
     name = "ray"
+    screens = False  # each task is the reference evaluation, which runs lists whole
+    prefix_reuse = None
 
     def __init__(
         self,
@@ -85,6 +87,9 @@ class RayBackend:
         pipeline: str,
         options: CompileOptions = CompileOptions(),
         codegen: CodegenLookup | None = None,
+        *,
+        base: str | None = None,
+        screen: Screen | None = None,
     ) -> EvalResult:
         """Codegen is not skipped by hash here: the object is generated on the node that optimized it."""
         with self._lock:

@@ -15,8 +15,9 @@ import hashlib
 import re
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
-from stitchopt.evaluation.backend import CRASH_MARKERS, CodegenLookup, Emitted, complete_with_codegen, tail
+from stitchopt.evaluation.backend import CRASH_MARKERS, CodegenLookup, Emitted, Screen, complete_with_codegen, tail
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.llvm import llc_command, opt_command
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, ToolRun, run_tool
 
 # Run on the optimized module: prints each function's properties, among them its instruction count.
@@ -42,7 +43,12 @@ def _instruction_count(stderr: str) -> int | None:
 
 
 class SubprocessBackend:
+    """Runs every list whole and generates every object: it has no size estimate to screen with."""
+
     name = "subprocess"
+    screens = False
+    parallelism = None
+    prefix_reuse = None
 
     def __init__(
         self, toolchain: Toolchain, *, timeout: float = DEFAULT_TIMEOUT_S, memory_bytes: int | None = None
@@ -57,11 +63,12 @@ class SubprocessBackend:
         pipeline: str,
         options: CompileOptions = CompileOptions(),
         codegen: CodegenLookup | None = None,
+        *,
+        base: str | None = None,
+        screen: Screen | None = None,
     ) -> EvalResult:
         """Optimize with exactly `opt -passes=P`, count IR instructions, generate the object unless cached."""
-        opt_run = self._run(
-            [self.toolchain.tool("opt"), *options.opt_args(), f"-passes={pipeline}", "-", "-o", "-"], module.bitcode
-        )
+        opt_run = self._run(opt_command(self.toolchain.tool("opt"), pipeline, flags=options.opt_args()), module.bitcode)
         opt_stderr = tail("opt", opt_run.stderr_text)
         status = classify(opt_run)
         if status is not EvalStatus.OK:
@@ -77,9 +84,7 @@ class SubprocessBackend:
         )
 
         def emit() -> Emitted:
-            llc = self._run(
-                [self.toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "-", "-o", "-"], opt_run.stdout
-            )
+            llc = self._run(llc_command(self.toolchain.tool("llc"), flags=options.llc_flags()), opt_run.stdout)
             return Emitted(classify(llc), llc.stdout, llc.seconds, tail("llc", llc.stderr_text))
 
         return complete_with_codegen(optimized, module.triple, options, codegen, emit)
@@ -87,7 +92,7 @@ class SubprocessBackend:
     def _read_back(self, bitcode: bytes) -> tuple[int | None, bytes]:
         """The instruction count and the module as read back (the input itself if that fails)."""
         counter = self._run(
-            [self.toolchain.tool("opt"), "-discard-value-names", f"-passes={INSTRUCTION_COUNTER}", "-", "-o", "-"],
+            opt_command(self.toolchain.tool("opt"), INSTRUCTION_COUNTER, flags=["-discard-value-names"]),
             bitcode,
         )
         if counter.returncode != 0:

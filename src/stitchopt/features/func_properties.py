@@ -17,6 +17,7 @@ from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError, ToolchainError
 from stitchopt.features.base import FloatVector
 from stitchopt.features.module import FeatureModule
+from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.process import run_tool
 
 FUNCTION_FEATURES = (
@@ -109,13 +110,11 @@ class FunctionProperties:
 
     def per_function(self, module: FeatureModule) -> dict[str, dict[str, int]]:
         """Run the printer pass on the module; raise a one-line error when `opt` fails or times out."""
-        argv = [
+        argv = opt_command(
             module.toolchain.tool("opt"),
-            "-passes=print<func-properties>",
-            "-enable-detailed-function-properties",
-            "-disable-output",
-            "-",
-        ]
+            "print<func-properties>",
+            args=["-enable-detailed-function-properties", "-disable-output", "-"],
+        )
         run = run_tool(argv, stdin=module.data, timeout=self.timeout)
         if run.timed_out:
             raise InputError(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.process import run_tool
 
 ANALYSIS_TIMEOUT_S = 300.0
@@ -35,7 +36,7 @@ def without_profile(ir_text: str) -> str:
 def analyse(toolchain: Toolchain, ir_text: str) -> dict[str, FunctionAnalysis]:
     """Frequencies and loops of every defined function (one `opt` run)."""
     done = run_tool(
-        [toolchain.tool("opt"), "-passes=function(print<block-freq>,print<loops>)", "-disable-output", "-"],
+        opt_command(toolchain.tool("opt"), "function(print<block-freq>,print<loops>)", args=["-disable-output", "-"]),
         stdin=ir_text.encode(),
         timeout=ANALYSIS_TIMEOUT_S,
     )

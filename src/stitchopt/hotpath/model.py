@@ -1,6 +1,6 @@
 """The hot-block predictor that ships: a bidirectional LSTM over each function's blocks in layout order
 (each block a feature vector, `blocks.FEATURES`), a logistic head per block. Trained with PyTorch
-(`hotpath.train`), run here with NumPy alone, so hybrid mode and `stitchopt hot` need no extra.
+(`studies.hotpath.train`), run here with NumPy alone, so hybrid mode and `stitchopt hot` need no extra.
 
 Files: `config.json` and `weights.npz` (PyTorch's parameter names), never pickled.
 """

@@ -23,6 +23,7 @@ from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_LEVEL, FRONTEND_TIMEOUT_S
+from stitchopt.toolchain.llvm import frontend_command
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.runtimes import require_profile_runtime
 from stitchopt.validate.suites import SuiteProgram
@@ -55,18 +56,9 @@ def front_end_ir(toolchain: Toolchain, program: SuiteProgram, source: Path, prof
     """Unoptimized IR text as the autotuner's front end makes it (optionally annotated with `profile`)."""
     use = [f"-fprofile-instr-use={profile}"] if profile is not None else []
     done = run_tool(
-        [
-            *_driver(toolchain, program),
-            f"-{FRONTEND_LEVEL}",
-            "-Xclang",
-            "-disable-llvm-passes",
-            *use,
-            "-emit-llvm",
-            "-S",
-            str(source),
-            "-o",
-            "-",
-        ],
+        frontend_command(
+            _driver(toolchain, program), FRONTEND_LEVEL, flags=use, text=True, args=[str(source), "-o", "-"]
+        ),
         timeout=FRONTEND_TIMEOUT_S,
     )
     if done.returncode != 0 or done.timed_out:

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from stitchopt.apply.choose import Choice, choose
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.optimize import Choice, choose
 from stitchopt.learning.warm import warm_caches
 from stitchopt.models.list_model import ListModel
 from stitchopt.passes.catalogue import Catalogue

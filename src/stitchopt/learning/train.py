@@ -16,11 +16,11 @@ from stitchopt.core import Objective
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Representation, Standardizer
 from stitchopt.features.by_name import default_representations
-from stitchopt.learning.probed_labels import probed_values
+from stitchopt.labels.labelset import LabelSet, labeled_features
+from stitchopt.labels.probed import probed_values
 from stitchopt.models.chooser import PENALTIES, SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
 from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.labelset import LabelSet, labeled_features
 from stitchopt.models.ranker import (
     BLENDS,
     NEIGHBORS,
@@ -79,7 +79,7 @@ def train_flag_model(
     """`features`: raw (unstandardized) rows in `labels.programs` order. `accept(j)` may veto pool list j
     (e.g. run the validator) when the coreset selection would take it. The coreset and the ranker work on
     `objective` relative to -Oz (object size by default); `probed` holds the values of its probed terms
-    (`learning.probed_labels`)."""
+    (`labels.probed`)."""
     standardizer = Standardizer.fit(features, log=True)
     x = standardizer.transform(features)
     ratios = labels.objective_values(objective, probed)

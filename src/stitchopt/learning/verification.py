@@ -17,6 +17,7 @@ from pathlib import Path
 
 from stitchopt.errors import InputError
 from stitchopt.jsonlines import read_json_lines
+from stitchopt.toolchain.llvm import PASSES_OPTION
 
 UNVERIFIED_WIN_RATIO = 0.90  # a size ratio to -Oz at or below this needs run evidence
 UNVERIFIED_COUNTS_AS = 1.0  # what an unverified win counts as in a headline: -Oz, the backup
@@ -32,7 +33,7 @@ def program_key(program: str) -> str:
 
 def pipeline_key(pipeline: str) -> str:
     """A pipeline as `-passes=` text, with or without the `-passes=` prefix."""
-    return pipeline.strip().removeprefix("-passes=")
+    return pipeline.strip().removeprefix(PASSES_OPTION)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
 """Meta's LLM Compiler (FTD) through Hugging Face `transformers`, with its own prompts (Code Llama instruction
 format), greedy decoding and weights from a local directory only: nothing is ever downloaded (the hub is set
-offline before `transformers` is imported). One backend for disassembly, flag tuning and emulation."""
+offline before `transformers` is imported). One backend for disassembly, flag tuning and the stitching study's
+expert (`embed`, read by `llm_expert`)."""
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +16,11 @@ from stitchopt.lifting.pairs import LiftPair
 CONTEXT_TOKENS = 16384
 FLAG_TUNING = "[INST] Tell me how to optimize this LLVM-IR for object file size:\n\n<code>{ir}</code> [/INST]"
 DISASSEMBLY = "[INST] Disassemble this code to LLVM-IR:\n\n<code>{asm}</code> [/INST]"
-EMULATION = (
-    "[INST] Give the LLVM-IR for the following code when optimized using opt -p '{passes}':\n\n<code>{ir}"
-    "</code>\n\nThe input code has instruction count {n} and binary size {b} bytes. [/INST]"
-)
 
 _CODE_RE = re.compile(r"<code>(.*?)(?:</code>|$)", re.S)
 _FENCE_RE = re.compile(r"```[\w-]*\n(.*?)(?:```|$)", re.S)
 _QUOTED_PASSES_RE = re.compile(r"-p(?:asses)?[ =]\s*(['\"`])(.+?)\1")
 _RUN_PASSES_RE = re.compile(r"Run passes\s+`?(.+?)`?(?:\s+to\b|\.?\s*$)", re.S)
-_COUNT_RE = re.compile(r"instruction count (\d+)")
-_SIZE_RE = re.compile(r"binary size (\d+)")
 
 
 def extract_code(answer: str) -> str:
@@ -44,19 +38,6 @@ def parse_passes(answer: str) -> tuple[str, ...]:
     code, quoted, run = _CODE_RE.search(answer), _QUOTED_PASSES_RE.search(answer), _RUN_PASSES_RE.search(answer)
     found = code.group(1) if code else quoted.group(2) if quoted else run.group(1) if run else ""
     return tuple(word.lstrip("-") for word in re.split(r"[\s,]+", found.strip()) if word.strip("-"))
-
-
-@dataclass(frozen=True)
-class Emulation:
-    ir: str
-    instruction_count: int | None
-    size_bytes: int | None
-
-
-def parse_emulation(answer: str) -> Emulation:
-    after = _CODE_RE.sub("", answer)
-    count, size = _COUNT_RE.search(after), _SIZE_RE.search(after)
-    return Emulation(extract_code(answer), int(count.group(1)) if count else None, int(size.group(1)) if size else None)
 
 
 class LLMCompiler:
@@ -119,7 +100,3 @@ class LLMCompiler:
 
     def tune_flags(self, ir: str) -> tuple[str, ...]:
         return parse_passes(self.generate(FLAG_TUNING.format(ir=ir)))
-
-    def emulate(self, ir: str, passes: str, instruction_count: int, size_bytes: int) -> Emulation:
-        prompt = EMULATION.format(passes=passes, ir=ir, n=instruction_count, b=size_bytes)
-        return parse_emulation(self.generate(prompt))

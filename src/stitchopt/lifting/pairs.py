@@ -15,6 +15,7 @@ from stitchopt.features.ir_blocks import parse_functions
 from stitchopt.toolchain.baselines import Baseline, load_baselines
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, disassemble
+from stitchopt.toolchain.llvm import llc_command, opt_command
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.split import extract_function
 
@@ -38,7 +39,7 @@ class PairSet:
 def lower(toolchain: Toolchain, ir: bytes, options: CompileOptions) -> str:
     """x86-64 assembly of IR (text or bitcode) with the evaluator's `llc` flags."""
     done = run_tool(
-        [toolchain.tool("llc"), *options.llc_flags(), f"-mtriple={TRIPLE}", "-filetype=asm", "-", "-o", "-"],
+        llc_command(toolchain.tool("llc"), flags=[*options.llc_flags(), f"-mtriple={TRIPLE}"], filetype="asm"),
         stdin=ir,
         timeout=FRONTEND_TIMEOUT_S,
     )
@@ -50,7 +51,7 @@ def lower(toolchain: Toolchain, ir: bytes, options: CompileOptions) -> str:
 def optimize(toolchain: Toolchain, bitcode: bytes, name: str, oz: Baseline) -> str:
     """The module after clang's -Oz pipeline, as IR text."""
     done = run_tool(
-        [toolchain.tool("opt"), *oz.options.opt_args(), f"-passes={oz.pipeline}", "-", "-o", "-"],
+        opt_command(toolchain.tool("opt"), oz.pipeline, flags=oz.options.opt_args()),
         stdin=bitcode,
         timeout=FRONTEND_TIMEOUT_S,
     )

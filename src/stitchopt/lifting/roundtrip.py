@@ -13,6 +13,7 @@ from stitchopt.errors import InputError
 from stitchopt.lifting.pairs import lower
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S
+from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.process import run_tool
 
 _COMMENT_RE = re.compile(r"\s*#.*$")
@@ -45,7 +46,7 @@ def asm_tokens(text: str) -> list[str]:
 def verify(toolchain: Toolchain, ir_text: str) -> str:
     """'' when the IR assembles and verifies, else the first error."""
     done = run_tool(
-        [toolchain.tool("opt"), "-passes=verify", "-disable-output", "-"],
+        opt_command(toolchain.tool("opt"), "verify", args=["-disable-output", "-"]),
         stdin=ir_text.encode(),
         timeout=FRONTEND_TIMEOUT_S,
     )

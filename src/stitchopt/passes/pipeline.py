@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from stitchopt.errors import PipelineError, ToolchainError
 from stitchopt.passes.catalogue import DEFAULT_PIPELINES, Catalogue, CataloguePass, Level
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.llvm import PASSES_OPTION, opt_command
 from stitchopt.toolchain.process import run_tool
 
 PassNames = tuple[str, ...]  # a flat pass list, as searches propose it and models rank it
@@ -119,7 +120,7 @@ def is_explicit_pipeline(text: str) -> bool:
 
 def pipeline_from_text(text: str, catalogue: Catalogue) -> str:
     """What a user typed after `--passes`, as a pipeline string; unknown or excluded names are refused."""
-    text = text.strip().removeprefix("-passes=").strip("'\"")
+    text = text.strip().removeprefix(PASSES_OPTION).strip("'\"")
     if not text.replace(",", "").strip():  # '' or only commas
         raise PipelineError("empty pass list: give passes like 'sroa,instcombine,simplifycfg' or 'default<Oz>'")
     if is_explicit_pipeline(text):
@@ -145,7 +146,7 @@ def check_pipeline(toolchain: Toolchain, pipeline: str, timeout: float = 60.0) -
     """Raise PipelineError unless `opt` parses `pipeline` (checked on an empty module, so it is cheap); an `opt`
     that does not answer within `timeout` is a toolchain problem, not the pipeline's."""
     opt = toolchain.tool("opt")
-    run = run_tool([opt, f"-passes={pipeline}", "-disable-output", "-"], stdin=b"", timeout=timeout)
+    run = run_tool(opt_command(opt, pipeline, args=["-disable-output", "-"]), stdin=b"", timeout=timeout)
     if run.timed_out:
         raise ToolchainError(f"{opt} did not answer within {timeout:g} s on an empty module: check that LLVM install")
     if run.returncode != 0:

@@ -18,9 +18,9 @@ from stitchopt.reports.run_report import run_report
 from stitchopt.reports.security import detection_report
 from stitchopt.reports.stitching import load_report
 from stitchopt.reports.validation_report import validation_report
-from stitchopt.security.results import DetectionReport
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.tune.record import RunRecord
+from stitchopt.vulnerability.results import DetectionReport
 
 KINDS = {
     "run": "run records of `stitchopt tune -o run.json` (one per strategy; trial logs with --log)",
@@ -28,7 +28,9 @@ KINDS = {
     "model": "one model directory (with --evaluation and --study to add their sections)",
     "validation": "verdicts written by `stitchopt validate -o FILE`",
     "build": "build logs of `stitchopt-cc` (STITCHOPT_BUILD_LOG=FILE during a model build)",
-    "detection": "one vulnerability detection study (DetectionReport JSON: security.study, benchmarks/security.py)",
+    "detection": (
+        "one vulnerability detection study (DetectionReport JSON: vulnerability.study, benchmarks/security.py)"
+    ),
 }
 
 

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from stitchopt.learning.evaluation import Evaluation
+from stitchopt.learning.heldout import Evaluation
 from stitchopt.learning.verification import LARGE_WIN
 from stitchopt.reports.document import Figure, Report, Section
 from stitchopt.reports.figures import change_figures

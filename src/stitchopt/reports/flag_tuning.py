@@ -1,5 +1,5 @@
 """Outputs of the flag-tuning evaluation: the method table and the unverified wins apart (terminal/Markdown),
-per-program CSV and JSON, and seeded search's gain against compilations."""
+and per-program CSV and JSON."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from stitchopt.errors import InputError
-from stitchopt.learning.evaluation import Evaluation, MethodSummary, ProgramOutcome, judged, summarize
-from stitchopt.learning.search_curve import GainCurve
+from stitchopt.learning.heldout import Evaluation, MethodSummary, ProgramOutcome, judged, summarize
 from stitchopt.learning.verification import LARGE_WIN, RunEvidence
 from stitchopt.reports.tables import Rows, to_markdown
 
@@ -55,18 +54,6 @@ def method_tables(evaluation: Evaluation, title: str) -> list[Rows]:
     if not any(m.unverified for m in evaluation.methods):
         return [method_rows(evaluation, title)]
     return [method_rows(evaluation, title), unverified_rows(evaluation, title)]
-
-
-def curve_rows(curve: GainCurve, title: str) -> Rows:
-    """One row per method: its geomean change vs -Oz after each budget of b evaluations, which cost b + 1
-    compilations (b=0: static + backup, or -Oz alone for the autotuner). Wins are as measured and guarded, not
-    judged by run evidence."""
-    rows = [
-        [method, str(curve.programs[method]), *(f"{100 * change:+.2f}%" for change in changes)]
-        for method, changes in curve.changes.items()
-    ]
-    headers = ["method", "programs", *(f"b={budget}" for budget in curve.budgets)]
-    return Rows(f"{title}: geomean vs -Oz after b evaluations (b + 1 compilations)", headers, rows)
 
 
 def tables_markdown(tables: Sequence[Rows]) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from stitchopt.errors import InputError
-from stitchopt.learning.evaluation import Evaluation
+from stitchopt.learning.heldout import Evaluation
 from stitchopt.models.directory import CONFIG_NAME
 from stitchopt.reports.document import Report, Section
 from stitchopt.reports.evaluation_report import evaluation_sections

@@ -10,7 +10,7 @@ from stitchopt.reports.document import Figure, Report, Section
 from stitchopt.reports.sources import file_identity
 from stitchopt.reports.svg import heatmap
 from stitchopt.reports.tables import Rows
-from stitchopt.security.results import Counts, DetectionReport, DetectionRow
+from stitchopt.vulnerability.results import Counts, DetectionReport, DetectionRow
 
 METRICS = ("accuracy", "precision", "recall", "false-positive rate", "F1", "CWE accuracy")
 METRIC_HEADERS = ("acc", "prec", "recall", "FPR", "F1", "CWE acc")  # METRICS as terminal columns

@@ -18,7 +18,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import AnyRepresentation, Standardizer
 from stitchopt.features.by_name import default_representations
 from stitchopt.features.tokens import IRTokens
-from stitchopt.models.labelset import LabelSet
+from stitchopt.labels.labelset import LabelSet
 from stitchopt.models.ranker import log_ratio_targets
 from stitchopt.passes.pipeline import PassNames
 
@@ -60,7 +60,7 @@ def expert_data(
     fit_split: str = "train",
     standardizers: dict[str, Standardizer] | None = None,
 ) -> ExpertData:
-    """`outputs`: each representation's output per labeled program (`models.labelset.labeled_features`);
+    """`outputs`: each representation's output per labeled program (`labels.labelset.labeled_features`);
     `lists`: the coreset, each of which `labels` must have measured. Count vectors are standardized with
     `standardizers` when given (held-out labels), else with statistics fitted on `fit_split`."""
     missing = [",".join(passes) for passes in lists if passes not in labels.lists]

@@ -21,8 +21,8 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Standardizer, compute
 from stitchopt.features.module import FeatureModule
 from stitchopt.features.tokens import IRTokens
+from stitchopt.labels.labelset import LabelSet, labeled_features
 from stitchopt.models.directory import CONFIG_NAME, WEIGHTS_NAME, SavedModel, read_model_directory, stamp
-from stitchopt.models.labelset import LabelSet, labeled_features
 from stitchopt.models.list_model import RankedList
 from stitchopt.models.ranker import geomean_change
 from stitchopt.models.schema import STITCHED_MODEL_CONFIG, check_config

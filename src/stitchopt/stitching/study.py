@@ -18,7 +18,7 @@ import torch
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Representation
 from stitchopt.features.tokens import IRTokens
-from stitchopt.models.labelset import LabelSet, labeled_features
+from stitchopt.labels.labelset import LabelSet, labeled_features
 from stitchopt.models.ranker import BLENDS, NEIGHBORS, RIDGES, SHRINKS, ListRanker, geomean_change, static_choices
 from stitchopt.passes.pipeline import PassNames
 from stitchopt.stitching.alignment import align

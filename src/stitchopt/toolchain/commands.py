@@ -13,9 +13,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Literal
 
+from stitchopt.toolchain.frontend import FRONTEND_LEVEL
+from stitchopt.toolchain.llvm import frontend_command
+
 IR_TIMEOUT_S = 300.0
-# `-Oz` rather than `-O0`: `-O0` marks every function `optnone`, which would make the IR useless to `opt`.
-IR_FLAGS_TAIL = ("-Oz", "-Xclang", "-disable-llvm-passes", "-emit-llvm", "-c", "-w")
 CXX_DRIVER = "--driver-mode=g++"
 
 Language = Literal["c", "c++"]
@@ -263,6 +264,9 @@ def is_probe_source(path: str) -> bool:
 
 
 def ir_command(clang: str, flags: Sequence[str], source: Source, output: str) -> list[str]:
-    """The clang command for one TU's unoptimized IR; `-x` right before the source pins its language."""
+    """The clang command for one TU's unoptimized IR; `-x` right before the source pins its language. At -Oz,
+    not -O0: -O0 marks every function `optnone`, which would make the IR useless to `opt`."""
     driver = [CXX_DRIVER] if source.language == "c++" else []
-    return [clang, *driver, *flags, *IR_FLAGS_TAIL, "-o", output, "-x", source.language, source.path]
+    return frontend_command(
+        [clang, *driver, *flags], FRONTEND_LEVEL, args=["-w", "-o", output, "-x", source.language, source.path]
+    )

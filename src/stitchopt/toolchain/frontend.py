@@ -16,6 +16,7 @@ from stitchopt.core import CompileOptions, IRModule
 from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.llvm import frontend_command, llc_command, opt_command
 from stitchopt.toolchain.process import ToolRun, run_tool
 
 C_SUFFIXES = frozenset({".c"})
@@ -58,18 +59,9 @@ def compile_source(
     _check_readable(source)
     if source.suffix in IR_SUFFIXES:
         raise InputError(f"{source}: already IR; pass it to `stitchopt eval` directly")
-    argv = [
-        toolchain.tool("clang"),
-        f"-{level}",
-        "-Xclang",
-        "-disable-llvm-passes",
-        *extra_args,
-        "-emit-llvm",
-        "-S" if text else "-c",
-        str(source),
-        "-o",
-        "-",
-    ]
+    argv = frontend_command(
+        [toolchain.tool("clang")], level, flags=extra_args, text=text, args=[str(source), "-o", "-"]
+    )
     run = run_tool(argv, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0 or run.timed_out:
         reason = "timed out" if run.timed_out else first_error(run.stderr_text)
@@ -182,14 +174,14 @@ def module_from_text(toolchain: Toolchain, bitcode: bytes, text: str, name: str)
 def write_object(toolchain: Toolchain, module: IRModule, pipeline: str, options: CompileOptions, output: Path) -> None:
     """`opt -passes=P | llc -filetype=obj` to `output`, exactly as the evaluator measures it."""
     opt = run_tool(
-        [toolchain.tool("opt"), *options.opt_args(), f"-passes={pipeline}", "-", "-o", "-"],
+        opt_command(toolchain.tool("opt"), pipeline, flags=options.opt_args()),
         stdin=module.bitcode,
         timeout=FRONTEND_TIMEOUT_S,
     )
     if opt.returncode != 0 or opt.timed_out:
         raise InputError(f"{module.name}: opt failed: {_failure(opt)}")
     llc = run_tool(
-        [toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "-", "-o", str(output)],
+        llc_command(toolchain.tool("llc"), flags=options.llc_flags(), args=["-", "-o", str(output)]),
         stdin=opt.stdout,
         timeout=FRONTEND_TIMEOUT_S,
     )

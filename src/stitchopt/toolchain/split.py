@@ -18,6 +18,7 @@ from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S
+from stitchopt.toolchain.llvm import STDIN_TO_STDOUT, opt_command
 from stitchopt.toolchain.process import run_tool
 
 _NAME = r'(?:"(?:[^"\\]|\\.)*"|[-\w$.]+)'
@@ -88,7 +89,7 @@ def relink(toolchain: Toolchain, parts: Sequence[bytes], exported: Iterable[str]
     keep = ",".join(sorted(exported))
     return _run(
         toolchain,
-        ["opt", "-passes=internalize", f"-internalize-public-api-list={keep}", "-", "-o", "-"],
+        opt_command("opt", "internalize", args=[f"-internalize-public-api-list={keep}", *STDIN_TO_STDOUT]),
         linked,
         "internalize",
     )

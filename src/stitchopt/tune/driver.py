@@ -85,9 +85,8 @@ def tune(
         if not proposals:
             break
         pipelines = [tuned_pipeline(passes, catalogue) for passes in proposals]
-        hint = getattr(strategy, "base", None)  # strategies written before base() existed name none
         # A resumed run's opt seconds are those of the part that ran: a compile-time objective runs lists whole.
-        derived_from = hint() if hint is not None and not objective.weighs("compile-time") else None
+        derived_from = None if objective.weighs("compile-time") else strategy.base()
         base = tuned_pipeline(derived_from, catalogue) if derived_from else None
         requests = [EvalRequest(module, p, oz_baseline.options, base) for p in pipelines]
         results = evaluator.evaluate_many(requests, screen=_size_screen(run, budget.screen_margin))

@@ -30,8 +30,8 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import is_source
 from stitchopt.tune.acceptance import ProgramRun
 from stitchopt.validate.builder import ProgramBuilder
-from stitchopt.validate.hardening import SecurityMeter
 from stitchopt.validate.sandbox import Limits, RunOutcome, scratch_directory
+from stitchopt.validate.security_guard import SecurityMeter
 from stitchopt.validate.selection import differential_suite
 from stitchopt.validate.suites import SuiteProgram
 

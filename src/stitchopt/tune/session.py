@@ -7,10 +7,10 @@ validation; lists are tried best first: the minimized best, then each earlier be
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from stitchopt.core import EvalResult, IRModule, Objective
 from stitchopt.errors import InputError
@@ -18,6 +18,7 @@ from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.frontend import load_module
+from stitchopt.toolchain.llvm import llc_command, opt_command
 from stitchopt.tune.acceptance import (
     GuardCheck,
     ListValidation,
@@ -54,8 +55,10 @@ def replay_command(evaluator: Evaluator, pipeline: str) -> str:
     if pipeline == oz.pipeline:
         return shlex.join([evaluator.toolchain.tool("clang"), "-Oz", "-c", "in.bc", "-o", "out.o"])
     options = oz.options
-    opt = [evaluator.toolchain.tool("opt"), *options.opt_args(), f"-passes={pipeline}", "in.bc", "-o", "out.bc"]
-    llc = [evaluator.toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "out.bc", "-o", "out.o"]
+    opt = opt_command(
+        evaluator.toolchain.tool("opt"), pipeline, flags=options.opt_args(), args=["in.bc", "-o", "out.bc"]
+    )
+    llc = llc_command(evaluator.toolchain.tool("llc"), flags=options.llc_flags(), args=["out.bc", "-o", "out.o"])
     return f"{shlex.join(opt)} && {shlex.join(llc)}"
 
 
@@ -100,6 +103,7 @@ def improvements(curve: Sequence[float]) -> tuple[tuple[int, float], ...]:
 
 
 MAX_VALIDATED_CANDIDATES = 5  # lists tried per program before settling for -Oz
+Candidate = TypeVar("Candidate", bound=Hashable)
 
 
 def tune_programs(
@@ -192,22 +196,45 @@ def first_valid(
     validation: ListValidation | None,
     guard: GuardCheck | None = None,
 ) -> tuple[PassNames | None, list[str]]:
-    """The best candidate that beats -Oz, passes the program's guards (when given: for answers that did not come
-    from a guarded search) and validation, and what they said on the way."""
+    """The best candidate list that beats -Oz, passes the program's guards (when given: for answers that did not
+    come from a guarded search) and validation, and what they said on the way; at most
+    MAX_VALIDATED_CANDIDATES are tried."""
+    return first_passing(
+        candidates,
+        lambda passes: tuned_pipeline(passes, catalogue),
+        guard,
+        validation,
+        label=lambda passes: f"{len(passes)}-pass list",
+    )
+
+
+def first_passing(
+    candidates: Iterable[tuple[Candidate, float]],
+    pipeline: Callable[[Candidate], str],
+    guard: GuardCheck | None,
+    validation: ListValidation | None = None,
+    *,
+    limit: int | None = MAX_VALIDATED_CANDIDATES,
+    label: Callable[[Candidate], str],
+) -> tuple[Candidate | None, list[str]]:
+    """The first of `candidates` (best first, each with its score relative to -Oz) that beats -Oz and passes
+    `guard` and `validation`, and what they said on the way: the one rule that picks an answer, whether the
+    candidates are lists (optimize, search, tune) or built objects (`stitchopt-cc`). `limit` bounds the distinct
+    candidates tried (None: all)."""
     notes: list[str] = []
-    tried: set[PassNames] = set()
-    for passes, score in candidates:
-        if score >= 1.0 or passes in tried or len(tried) >= MAX_VALIDATED_CANDIDATES:
+    tried: set[Candidate] = set()
+    for candidate, score in candidates:
+        if score >= 1.0 or candidate in tried or (limit is not None and len(tried) >= limit):
             continue
-        tried.add(passes)
-        reasons = guard(tuned_pipeline(passes, catalogue)) if guard is not None else []
+        tried.add(candidate)
+        reasons = guard(pipeline(candidate)) if guard is not None else []
         if reasons:
-            notes.append(f"{len(passes)}-pass list failed the guards: {'; '.join(reasons)}")
+            notes.append(f"{label(candidate)} failed the guards: {'; '.join(reasons)}")
             continue
         if validation is None:
-            return passes, notes
-        verified = validation.check(tuned_pipeline(passes, catalogue))
-        notes.append(f"{len(passes)}-pass list {verified.note}")
+            return candidate, notes
+        verified = validation.check(pipeline(candidate))
+        notes.append(f"{label(candidate)} {verified.note}")
         if verified.passed:
-            return passes, notes
+            return candidate, notes
     return None, notes

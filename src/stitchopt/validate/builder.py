@@ -21,6 +21,7 @@ from stitchopt.diagnostics import telling_line
 from stitchopt.evaluation.subprocess_backend import classify
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_LEVEL
+from stitchopt.toolchain.llvm import STDIN_TO_STDOUT, frontend_command, llc_command, opt_command
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, ToolRun, run_tool
 from stitchopt.validate.sandbox import Limits, RunOutcome, Sandbox, scratch_directory
 from stitchopt.validate.suites import Check, SuiteProgram
@@ -85,18 +86,9 @@ class ProgramBuilder:
         if cached is not None:
             return cached
         run = self._tool(
-            [
-                self.toolchain.tool("clang"),
-                *self._language_args(program),
-                f"-{FRONTEND_LEVEL}",
-                "-Xclang",
-                "-disable-llvm-passes",
-                "-emit-llvm",
-                "-c",
-                "-",
-                "-o",
-                "-",
-            ],
+            frontend_command(
+                [self.toolchain.tool("clang"), *self._language_args(program)], FRONTEND_LEVEL, args=STDIN_TO_STDOUT
+            ),
             stdin=program.source.encode(),
         )
         if run.returncode != 0:
@@ -141,14 +133,12 @@ class ProgramBuilder:
         """`opt` on `ir` into `work`/optimized.bc: the optimized module's sha256, or a failure verdict."""
         (work / "input.bc").write_bytes(ir)
         opt = self._tool(
-            [
+            opt_command(
                 self.toolchain.tool("opt"),
-                *options.opt_args(),
-                f"-passes={pipeline}",
-                str(work / "input.bc"),
-                "-o",
-                str(work / "optimized.bc"),
-            ]
+                pipeline,
+                flags=options.opt_args(),
+                args=[str(work / "input.bc"), "-o", str(work / "optimized.bc")],
+            )
         )
         if classify(opt) is not EvalStatus.OK:
             return Verdict(program.name, VerdictStatus.OPT_FAILED, _tool_failure("opt", opt))
@@ -157,14 +147,11 @@ class ProgramBuilder:
     def link(self, program: SuiteProgram, work: Path, options: CompileOptions) -> Path | Verdict:
         """`llc` and link `work`/optimized.bc into an executable, or a failure verdict."""
         llc = self._tool(
-            [
+            llc_command(
                 self.toolchain.tool("llc"),
-                *options.llc_flags(),
-                "-filetype=obj",
-                str(work / "optimized.bc"),
-                "-o",
-                str(work / "program.o"),
-            ]
+                flags=options.llc_flags(),
+                args=[str(work / "optimized.bc"), "-o", str(work / "program.o")],
+            )
         )
         if classify(llc) is not EvalStatus.OK:
             return Verdict(program.name, VerdictStatus.CODEGEN_FAILED, _tool_failure("llc", llc))

@@ -3,7 +3,7 @@
 A size objective rewards deleting code, so the classic miscompiles look like wins: exported functions or
 globals gone, whole function bodies reduced to `unreachable`, code proven undefined and replaced by UB
 markers (`store ... ptr poison/null`); and so does removing security-relevant code (clears of memory before
-free or end of scope, stack canaries, fortified calls, overflow checks: `validate.hardening`). Each guard
+free or end of scope, stack canaries, fortified calls, overflow checks: `validate.security_guard`). Each guard
 compares with what -Oz does to the same IR, so code that really is dead or undefined under -Oz too is not held
 against a list. Guards are necessary, not sufficient: full validation still runs on the final lists.
 """
@@ -17,7 +17,7 @@ from stitchopt.core import CompileOptions, IRModule
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
-from stitchopt.validate.hardening import (
+from stitchopt.validate.security_guard import (
     COUNTS_VERSION,
     HardeningCounts,
     HardeningError,
@@ -30,7 +30,7 @@ from stitchopt.validate.hardening import (
 )
 
 # What the guards check, as part of cache keys of answers chosen under them (a build's object cache): bump it
-# when a guard is added or changed. 2: security-relevant code (validate.hardening) joined the guards.
+# when a guard is added or changed. 2: security-relevant code (validate.security_guard) joined the guards.
 GUARDS_VERSION = f"2.{COUNTS_VERSION}"
 _NAME = r'(?:"[^"]*"|[-a-zA-Z$._0-9]+)'
 _DEFINE_RE = re.compile(rf"^define\s+(.*?)@({_NAME})\(")

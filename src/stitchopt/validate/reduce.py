@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from stitchopt.diagnostics import telling_line
 from stitchopt.passes.pipeline import split_top_level
+from stitchopt.toolchain.llvm import llc_command, opt_command
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.runner import Validator
 from stitchopt.validate.suites import SuiteProgram
@@ -123,7 +124,7 @@ def reduce_failure(validator: Validator, report: ValidationReport, suite_program
 def expand_default(validator: Validator, element: str) -> str:
     """The passes `default<Ox>` runs, as opt prints them."""
     run = run_tool(
-        [validator.toolchain.tool("opt"), f"-passes={element}", "-print-pipeline-passes", "-disable-output", "-"],
+        opt_command(validator.toolchain.tool("opt"), element, args=["-print-pipeline-passes", "-disable-output", "-"]),
         stdin=b"",
         timeout=60,
     )
@@ -171,10 +172,16 @@ def _script(validator: Validator, reduction: Reduction) -> str:
         "set -e",
         'cd "$(dirname "$0")"',
         shlex.join(
-            [toolchain.tool("opt"), *options.opt_args(), f"-passes={reduction.pipeline}", "input.ll"]
-            + ["-o", "optimized.bc"]
+            opt_command(
+                toolchain.tool("opt"),
+                reduction.pipeline,
+                flags=options.opt_args(),
+                args=["input.ll", "-o", "optimized.bc"],
+            )
         ),
-        shlex.join([toolchain.tool("llc"), *options.llc_flags(), "-filetype=obj", "optimized.bc", "-o", "program.o"]),
+        shlex.join(
+            llc_command(toolchain.tool("llc"), flags=options.llc_flags(), args=["optimized.bc", "-o", "program.o"])
+        ),
         shlex.join(link),
         "set +e",
         shlex.join(run) + (" < stdin.txt" if program.stdin is not None else " < /dev/null"),

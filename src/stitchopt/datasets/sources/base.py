@@ -12,6 +12,7 @@ from stitchopt.diagnostics import telling_line
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import FRONTEND_LEVEL, FRONTEND_TIMEOUT_S
+from stitchopt.toolchain.llvm import frontend_command
 from stitchopt.toolchain.process import run_tool
 
 
@@ -50,21 +51,11 @@ def frontend_ir(
 ) -> tuple[bytes, str]:
     """Unoptimized IR from the autotuner's front end (text, or a file), and the command that made it."""
     from_stdin = isinstance(source, str)
-    argv = [
-        toolchain.tool("clang"),
-        "-x",
-        language,
-        "-w",
-        *flags,
-        f"-{FRONTEND_LEVEL}",
-        "-Xclang",
-        "-disable-llvm-passes",
-        "-emit-llvm",
-        "-c",
-        "-" if from_stdin else str(source),
-        "-o",
-        "-",
-    ]
+    argv = frontend_command(
+        [toolchain.tool("clang"), "-x", language, "-w", *flags],
+        FRONTEND_LEVEL,
+        args=["-" if from_stdin else str(source), "-o", "-"],
+    )
     run = run_tool(
         argv,
         stdin=source.encode() if isinstance(source, str) else None,

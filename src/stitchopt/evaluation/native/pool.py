@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.errors import ToolchainError
-from stitchopt.evaluation.backend import CodegenLookup, Emitted, Screen, complete_with_codegen, tail
+from stitchopt.evaluation.backend import CodegenLookup, Emitted, PrefixReuse, Screen, complete_with_codegen, tail
 from stitchopt.evaluation.native.library import SO_COMPILE_ERROR, SO_OK, SO_SIGNAL, NativeLibrary, built_library
 from stitchopt.evaluation.native.protocol import Deadline, WorkerGone, receive, send
 from stitchopt.toolchain.discovery import Toolchain
@@ -65,34 +65,6 @@ def probe_native(toolchain: Toolchain) -> NativeProbe:
     if version != toolchain.version_string or Path(bindir).resolve() != toolchain_bindir:
         return NativeProbe(False, f"built for LLVM {version} in {bindir}, not this toolchain", path)
     return NativeProbe(True, f"LLVM {version}", path)
-
-
-@dataclass
-class PrefixReuse:
-    """How much pipeline work the workers' prefix caches saved: top-level elements resumed from a cached
-    module state rather than run, and the caches' size (the largest worker's; each is bounded by its limit)."""
-
-    evaluations: int = 0  # evaluations that ran element by element
-    elements: int = 0
-    reused_elements: int = 0
-    cache_bytes: int = 0
-    cache_limit_bytes: int = 0
-    evictions: int = 0
-
-    @property
-    def reused_share(self) -> float:
-        return self.reused_elements / self.elements if self.elements else 0.0
-
-    def add(self, reply: dict[str, Any]) -> None:
-        if not reply.get("elements"):
-            return
-        self.evaluations += 1
-        self.elements += reply["elements"]
-        self.reused_elements += reply["reused_elements"]
-        cache = reply["prefix_cache"]
-        self.cache_bytes = max(self.cache_bytes, cache["bytes"])
-        self.cache_limit_bytes = cache["max_bytes"]
-        self.evictions = max(self.evictions, cache["evictions"])
 
 
 class _Worker:
@@ -145,6 +117,8 @@ class NativeBackend:
     many bytes, and resumes the pipelines derived from a base from them (same answers; see evaluator.cpp)."""
 
     name = "native"
+    screens = True  # workers estimate code size before codegen
+    parallelism = None
 
     def __init__(
         self,
@@ -163,13 +137,18 @@ class NativeBackend:
         self.memory_bytes = memory_bytes
         # A worker under a memory limit keeps at most a quarter of it for module states.
         self.prefix_cache_bytes = min(prefix_cache_bytes, memory_bytes // 4) if memory_bytes else prefix_cache_bytes
-        self.prefix_reuse = PrefixReuse()
+        self._prefix_reuse = PrefixReuse()
         self.restarts = 0
         self._live: set[_Worker] = set()  # busy or idle, so that close() can stop evaluations in flight
         self._live_lock = threading.Lock()
         self._idle: queue.LifoQueue[_Worker | None] = queue.LifoQueue()
         for _ in range(jobs):
             self._idle.put(None)  # started on first use
+
+    @property
+    def prefix_reuse(self) -> PrefixReuse | None:
+        """What the workers' prefix caches saved (None without them)."""
+        return self._prefix_reuse if self.prefix_cache_bytes else None
 
     def evaluate(
         self,
@@ -232,7 +211,7 @@ class NativeBackend:
             status, message = self._failure(worker, exc, "opt")
             return EvalResult(status, pipeline, opt_seconds=time.monotonic() - started, stderr_tail=message), False
         with self._live_lock:
-            self.prefix_reuse.add(reply)
+            self._prefix_reuse.add(reply)
         opt_stderr = tail("opt", reply["error"])
         if reply["status"] != SO_OK:
             status = _STATUS.get(reply["status"], EvalStatus.CRASH)

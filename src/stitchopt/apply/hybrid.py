@@ -18,12 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from stitchopt.apply.choose import oz_backup_size
+from stitchopt.apply.modes import RANKED_K
 from stitchopt.core import IRModule
 from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.hotpath.profile import instrumented_run
-from stitchopt.learning.optimize import oz_backup_size
 from stitchopt.models.list_model import ListModel
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
@@ -31,6 +32,7 @@ from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S, module_from_bitcode
+from stitchopt.toolchain.llvm import llc_command, opt_command
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.split import extract_function, relink, symbols, without_functions
 from stitchopt.tune.acceptance import ListValidation, program_guard
@@ -99,7 +101,7 @@ def optimize_hybrid(
     model: ListModel,
     module: IRModule,
     hot: Sequence[str],
-    k: int = 5,
+    k: int = RANKED_K,
     validation: ListValidation | None = None,
 ) -> tuple[bytes, HybridChoice]:
     """The object bytes and what was chosen. `hot` names must be functions the module defines."""
@@ -155,7 +157,7 @@ def optimize_hybrid(
 
 def _optimized(toolchain: Toolchain, bitcode: bytes, pipeline: str, opt_args: Sequence[str]) -> bytes:
     run = run_tool(
-        [str(toolchain.tool("opt")), *opt_args, f"-passes={pipeline}", "-", "-o", "-"],
+        opt_command(toolchain.tool("opt"), pipeline, flags=opt_args),
         stdin=bitcode,
         timeout=FRONTEND_TIMEOUT_S,
     )
@@ -166,7 +168,7 @@ def _optimized(toolchain: Toolchain, bitcode: bytes, pipeline: str, opt_args: Se
 
 def _object(toolchain: Toolchain, bitcode: bytes, llc_flags: Sequence[str]) -> bytes:
     run = run_tool(
-        [str(toolchain.tool("llc")), *llc_flags, "-filetype=obj", "-", "-o", "-"],
+        llc_command(toolchain.tool("llc"), flags=llc_flags),
         stdin=bitcode,
         timeout=FRONTEND_TIMEOUT_S,
     )

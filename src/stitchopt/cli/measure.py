@@ -42,7 +42,7 @@ from stitchopt.reports.tables import Rows, evaluation_rows, results_json, to_ric
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import compile_source, is_source, load_module
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S
-from stitchopt.validate.hardening import KINDS, HardeningError, SecurityComparison, compare_security, describe
+from stitchopt.validate.security_guard import KINDS, HardeningError, SecurityComparison, compare_security, describe
 
 EVAL_FORMATS = ("json", "csv", "md")
 CSV_FIELDS = ("size_bytes", "text_bytes", "ir_instruction_count", "opt_seconds", "codegen_seconds")
@@ -63,7 +63,7 @@ def security_rows(security: SecurityComparison) -> Rows:
     """One row per kind: the unoptimized module, -Oz and the list."""
     columns = (security.source.to_dict(), security.oz.to_dict(), security.passes.to_dict())
     rows = [[kind.replace("_", " "), *(str(c[kind]) for c in columns)] for kind in KINDS]
-    return Rows("security-relevant code (validate.hardening)", ["kind", "source", "-Oz", "passes"], rows)
+    return Rows("security-relevant code (security guard)", ["kind", "source", "-Oz", "passes"], rows)
 
 
 def results_csv(comparison: Comparison) -> str:

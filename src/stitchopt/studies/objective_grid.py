@@ -13,8 +13,8 @@ import numpy as np
 
 from stitchopt.core import Objective
 from stitchopt.features.base import Representation
+from stitchopt.labels.labelset import LabelSet
 from stitchopt.learning.train import train_flag_model
-from stitchopt.models.labelset import LabelSet
 from stitchopt.models.ranker import geomean_change
 
 DEFAULT_GRID = (

@@ -8,8 +8,8 @@ import pytest
 
 from stitchopt.core import EvalResult, EvalStatus, Objective
 from stitchopt.errors import InputError
-from stitchopt.models.labelset import LabelSet
-from stitchopt.validate.hardening import count_canaries, count_ir, needs_codegen
+from stitchopt.labels.labelset import LabelSet
+from stitchopt.validate.security_guard import count_canaries, count_ir, needs_codegen
 
 CLEAR_THEN_RETURN = """
 define i32 @f(i32 %n) #0 {

@@ -20,7 +20,7 @@ import numpy as np
 
 from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
 from stitchopt.errors import InputError
-from stitchopt.models.labelset import LabelSet, read_gzip_json, write_gzip_json
+from stitchopt.labels.labelset import LabelSet, read_gzip_json, write_gzip_json
 from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.pipeline import PassNames
 

@@ -1,6 +1,6 @@
 """Labels: what a pool of pass lists did to each training program (object bytes, instructions, compile seconds),
 stored as gzip'd JSON keyed by benchmark URI and IR hash, and the features of the labeled programs. What every
-learner reads; `learning.labels` is how labels are made."""
+learner reads; the rest of `labels` is how they are made."""
 
 from __future__ import annotations
 

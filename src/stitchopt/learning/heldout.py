@@ -6,7 +6,7 @@ unless the program's IR guards pass): `static` (the top-1 list alone, zero-shot)
 and -Oz compiled, the smaller kept), `jit k` (the top-k lists and -Oz), `best single list` (the coreset's first
 list, the best one list for the whole training set, with the backup: LLM Compiler's broadcast baseline), the
 oracle over the coreset, and the autotuner when its run record for the same programs is given. `seeded search
-k=K b=B` (the top K lists seeding a local search of B evaluations, `learning.seeded_search`) compiles what it
+k=K b=B` (the top K lists seeding a local search of B evaluations, `apply.search`) compiles what it
 proposes; every best it keeps has passed the program's IR guards.
 
 A win of 10% or more without run evidence (`verification`) counts as -Oz in the method table and is reported
@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
+from stitchopt.apply.choose import Choice
+from stitchopt.apply.search import search_ranked
 from stitchopt.core import EvalResult, IRModule
 from stitchopt.datasets.benchmarks import Benchmark, select_benchmarks
 from stitchopt.evaluation.comparison import geomean
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
-from stitchopt.learning.labels import distrust_suspicious
-from stitchopt.learning.optimize import Choice
-from stitchopt.learning.seeded_search import search_ranked
+from stitchopt.labels.measure import distrust_suspicious
 from stitchopt.learning.train import size_errors
 from stitchopt.learning.verification import RunEvidence, counted, unverified_wins
 from stitchopt.models.flag_model import FlagModel

@@ -1,4 +1,5 @@
-"""Apply a flag-tuning model to one module: rank, measure what the mode allows, validate, keep the smallest.
+"""The modes that build ranked lists (static and jit): rank, measure what the mode allows, validate, keep the
+smallest.
 
 `static` compiles the top-ranked list and, as the backup, -Oz (two compilations; one when -Oz ranks first);
 `jit` compiles the top `k` lists and -Oz. The answer is never larger than -Oz, passes the program's guards
@@ -11,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from stitchopt.apply.modes import MODES, RANKED_K
 from stitchopt.core import EvalResult, IRModule
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
@@ -21,7 +23,7 @@ from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.tune.acceptance import ListValidation, program_guard
 from stitchopt.tune.session import first_valid
 
-MODES = ("static", "jit")
+RANKED_MODES = ("static", "jit")
 
 
 @dataclass(frozen=True)
@@ -52,15 +54,15 @@ def choose(
     module: IRModule,
     *,
     mode: str = "static",
-    k: int = 5,
+    k: int = RANKED_K,
     validation: ListValidation | None = None,
 ) -> Choice:
-    if mode not in MODES:
+    if mode not in RANKED_MODES:
         raise InputError(f"unknown mode {mode!r}: use static or jit")
     start = time.perf_counter()
     ranked = cached_rank(model, evaluator.toolchain, module, evaluator.store)
     inference_ms = 1000 * (time.perf_counter() - start)
-    tried = [entry.passes for entry in ranked[: 1 if mode == "static" else max(1, k)] if entry.passes is not None]
+    tried = [entry.passes for entry in ranked[: MODES[mode].tried(k)] if entry.passes is not None]
     oz = evaluator.baselines["Oz"]
     requests = [EvalRequest(module, oz.pipeline, oz.options)]
     requests += [EvalRequest(module, tuned_pipeline(p, catalogue), oz.options) for p in tried]

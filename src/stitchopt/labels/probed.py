@@ -1,7 +1,7 @@
 """Values of the objective's probed terms for labeled programs, so that a model can be trained for them.
 
 Labels hold what an evaluation measures (sizes, instructions, times); the `security` term is read from the
-optimized module of each (program, list) pair instead (`validate.hardening.SecurityMeter`: one `opt -S` per
+optimized module of each (program, list) pair instead (`validate.security_guard.SecurityMeter`: one `opt -S` per
 pair, cached in the evaluation store, so a second training costs nothing). `perf` would need every labeled
 program run under every list and is refused.
 """
@@ -16,12 +16,12 @@ from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.errors import InputError
-from stitchopt.models.labelset import LabelSet
+from stitchopt.labels.labelset import LabelSet
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.validate.hardening import SecurityMeter
+from stitchopt.validate.security_guard import SecurityMeter
 
 
 def probed_values(

@@ -4,7 +4,7 @@ One seeded search per (program, k) runs to the largest budget, and its best-so-f
 budget: the strategy is seeded and proposes in fixed batches, so a search stopped after b evaluations would have
 tried exactly the first b lists of the longer one. A budget of b evaluations costs b + 1 compilations (-Oz
 besides); budget 0 is static + backup (the model's top list, the first seed, and -Oz). The autotuner's row is read
-off the best-so-far curves its run record keeps, after the same numbers of evaluations.
+off the best-so-far curves its run record keeps, after the same numbers of evaluations. `curve_rows` is its table.
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from stitchopt.apply.search import search_ranked
 from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import Benchmark
 from stitchopt.errors import InputError
 from stitchopt.evaluation.comparison import geomean
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.seeded_search import search_ranked
 from stitchopt.models.list_model import ListModel
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
+from stitchopt.reports.tables import Rows
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.record import RunRecord
 
@@ -70,6 +71,18 @@ def seeded_search_curve(
         if rows
     }
     return GainCurve(tuple(budgets), changes, {method: len(rows) for method, rows in ratios.items() if rows})
+
+
+def curve_rows(curve: GainCurve, title: str) -> Rows:
+    """One row per method: its geomean change vs -Oz after each budget of b evaluations, which cost b + 1
+    compilations (b=0: static + backup, or -Oz alone for the autotuner). Wins are as measured and guarded, not
+    judged by run evidence."""
+    rows = [
+        [method, str(curve.programs[method]), *(f"{100 * change:+.2f}%" for change in changes)]
+        for method, changes in curve.changes.items()
+    ]
+    headers = ["method", "programs", *(f"b={budget}" for budget in curve.budgets)]
+    return Rows(f"{title}: geomean vs -Oz after b evaluations (b + 1 compilations)", headers, rows)
 
 
 def _recorded(record: RunRecord, programs: set[str], budgets: Sequence[int]) -> list[list[float]]:

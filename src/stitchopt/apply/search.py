@@ -12,22 +12,24 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
-from stitchopt.core import IRModule
+from stitchopt.apply.choose import Choice, oz_backup_size
+from stitchopt.apply.modes import SEARCH_BUDGET, SEARCH_K
+from stitchopt.core import IRModule, Objective
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.optimize import Choice, oz_backup_size
 from stitchopt.models.list_model import ListModel, RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
-from stitchopt.tune.acceptance import ListValidation, program_guard
+from stitchopt.tune.acceptance import ListValidation, list_validation, program_guard
 from stitchopt.tune.driver import Budget, tune
-from stitchopt.tune.session import first_valid
+from stitchopt.tune.runtime import attach_probes
+from stitchopt.tune.session import first_valid, search_and_validate
 from stitchopt.tune.strategies import make_strategy
 
-DEFAULT_K = 10
-DEFAULT_BUDGET = 50
-STRATEGY = "local"  # the only strategy that starts from given lists
+STRATEGY = "local"  # the only strategy that starts from given lists; with -Oz's own pipeline among its seeds, the
+# strongest at small budgets
 
 
 def seeded_search(
@@ -36,8 +38,8 @@ def seeded_search(
     model: ListModel,
     module: IRModule,
     *,
-    k: int = DEFAULT_K,
-    budget: int = DEFAULT_BUDGET,
+    k: int = SEARCH_K,
+    budget: int = SEARCH_BUDGET,
     seed: int = 0,
     validation: ListValidation | None = None,
 ) -> Choice:
@@ -60,8 +62,8 @@ def search_ranked(
     module: IRModule,
     ranked: Sequence[RankedList],
     *,
-    k: int = DEFAULT_K,
-    budget: int = DEFAULT_BUDGET,
+    k: int = SEARCH_K,
+    budget: int = SEARCH_BUDGET,
     seed: int = 0,
     validation: ListValidation | None = None,
 ) -> Choice:
@@ -87,3 +89,34 @@ def search_ranked(
     return Choice(
         chosen, pipeline, result.size_bytes, oz_size, compilations, 0.0, tuple(ranked), tuple(notes), tuple(run.curve)
     )
+
+
+def tuned_ranked(
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    module: IRModule,
+    ranked: Sequence[RankedList],
+    *,
+    k: int,
+    budget: int,
+    objective: Objective,
+    validate_limit: int | None,
+) -> PassNames | None:
+    """Tune mode, for release builds where minutes per unit are fine: the autotuner on `module` within `budget`
+    evaluations from the model's top `k` lists, its best list minimized and validated (the default suite,
+    `validate_limit` programs of it); None when nothing valid beat -Oz."""
+    attach_probes(evaluator, module, objective, Path(module.name), None)
+    validation = list_validation(evaluator, limit=validate_limit)
+    oz_pipeline = evaluator.baselines["Oz"].pipeline
+    searcher = make_strategy(STRATEGY, catalogue, 0, oz_pipeline, seeds=top_lists(ranked, k))
+    _, chosen, _ = search_and_validate(
+        evaluator,
+        catalogue,
+        module,
+        searcher,
+        objective=objective,
+        budget=Budget(evaluations=budget),
+        guard=program_guard(evaluator, module),
+        validation=validation,
+    )
+    return chosen

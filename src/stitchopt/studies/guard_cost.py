@@ -1,7 +1,7 @@
 """What the security guard costs a size search: on searched units (label shards) or fresh searches, how many
 of the search's best lists the guard turns away, and the size of the best list that passes it.
 
-The guard (`validate.guards`, with `validate.hardening`'s counts) is asked about the minimized best first, then
+The guard (`validate.guards`, with `validate.security_guard`'s counts) is asked about the minimized best first, then
 about each earlier best of the search, latest first: the same order in which `stitchopt tune` falls back. A unit
 whose bests all fail gets -Oz (ratio 1.0).
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from stitchopt.core import IRModule
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.models.label_shards import SearchedUnit
+from stitchopt.labels.shards import SearchedUnit
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.validate.guards import Guard

@@ -1,4 +1,6 @@
-"""Security-relevant code in an optimized module, counted per kind, so that a list can be held to what -Oz keeps.
+"""The security guard's counts: security-relevant code in an optimized module, counted per kind, so that a list
+can be held to what -Oz keeps (`validate.guards` applies them with the other guards; the `security` objective
+term is `SecurityMeter`).
 
 Size search rewards deleting code, and the code most at risk looks dead to an optimizer: clearing a secret
 before its memory is freed or goes out of scope (CWE-14), checks whose failure path looks unreachable
@@ -41,6 +43,7 @@ from stitchopt.core import CompileOptions, EvalResult, IRModule
 from stitchopt.diagnostics import telling_line
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.llvm import STDIN_TO_STDOUT, llc_command, opt_command
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, run_tool
 
 CLEARING_FUNCTIONS = frozenset(
@@ -283,7 +286,7 @@ def counts_of_text(
     counts = count_ir(ir_text)
     if not needs_codegen(ir_text):
         return counts
-    argv = [toolchain.tool("llc"), *options.llc_flags(), "-filetype=asm", "-", "-o", "-"]
+    argv = llc_command(toolchain.tool("llc"), flags=options.llc_flags(), filetype="asm")
     run = run_tool(argv, stdin=ir_text.encode(), timeout=timeout)
     if run.timed_out or run.returncode != 0:
         raise HardeningError(f"llc failed: {telling_line(run.stderr_text)}")
@@ -304,7 +307,9 @@ def optimized_text(
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> str:
     """`module` after `pipeline` as text (None: the unoptimized module, after SOURCE_PIPELINE): one `opt -S`."""
-    argv = [toolchain.tool("opt"), *options.opt_args(), f"-passes={pipeline or SOURCE_PIPELINE}", "-S", "-", "-o", "-"]
+    argv = opt_command(
+        toolchain.tool("opt"), pipeline or SOURCE_PIPELINE, flags=options.opt_args(), args=["-S", *STDIN_TO_STDOUT]
+    )
     run = run_tool(argv, stdin=module.bitcode, timeout=timeout)
     if run.timed_out:
         raise HardeningError(f"opt timed out after {run.seconds:.0f} s")

@@ -16,10 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.datasets.benchmarks import benchmark_module
+from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.labels import Program, label_programs
-from stitchopt.models.label_shards import SearchedUnit, matrix_directory, matrix_shards, save_matrix_shard
-from stitchopt.models.labelset import LabelSet
+from stitchopt.labels.labelset import LabelSet
+from stitchopt.labels.measure import Program, label_programs
+from stitchopt.labels.shards import (
+    SearchedUnit,
+    load_searches,
+    matrix_directory,
+    matrix_shards,
+    save_matrix_shard,
+    searched_dataset,
+)
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames
 from stitchopt.toolchain.discovery import Toolchain
@@ -109,3 +117,53 @@ def label_matrix(
         if on_shard is not None:
             on_shard(path)
     return MatrixProgress(target, labeled, len(programs) - len(todo), tuple(written), cpu)
+
+
+@dataclass(frozen=True)
+class BroadcastPlan:
+    """What `broadcast` measures: a label directory's pool and its searched units (those whose -Oz built)."""
+
+    dataset: str
+    lists: tuple[PassNames, ...]
+    units: tuple[SearchedUnit, ...]
+
+
+def plan_broadcast(
+    directory: Path, toolchain: Toolchain, catalogue: Catalogue, pool: int = DEFAULT_POOL
+) -> BroadcastPlan:
+    """The pool of `directory`'s searches made with this toolchain and catalogue, read before any evaluator
+    starts; an InputError says why there is nothing to broadcast."""
+    if not directory.is_dir():
+        raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
+    searched = load_searches(directory, toolchain.identity, catalogue.identity)
+    if not searched:
+        raise InputError(f"{directory}: no search shards for this LLVM: run `stitchopt labels search` first")
+    lists = broadcast_pool(searched, pool)
+    if not lists:
+        raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")
+    return BroadcastPlan(searched_dataset(directory), lists, tuple(u for u in searched if not u.failed))
+
+
+def broadcast(
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    plan: BroadcastPlan,
+    directory: Path,
+    *,
+    shard_units: int = DEFAULT_MATRIX_UNITS,
+    on_unit: Callable[[int, int], None] | None = None,
+    on_shard: Callable[[Path], None] | None = None,
+) -> MatrixProgress:
+    """`label_matrix` of the plan's pool on its units, their IR rebuilt from the dataset (`searched_programs`)."""
+    programs = searched_programs(evaluator.toolchain, plan.units)
+    return label_matrix(
+        evaluator,
+        catalogue,
+        programs,
+        plan.lists,
+        directory,
+        dataset=plan.dataset,
+        shard_units=shard_units,
+        on_unit=on_unit,
+        on_shard=on_shard,
+    )

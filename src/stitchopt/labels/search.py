@@ -5,26 +5,31 @@ A unit is a translation unit of a dataset or, with `functions`, one of its funct
 `llvm-extract` (`<uri>#<function>`): more examples from the same code, and labels for hybrid mode's parts.
 Shards already in the label directory (same toolchain, catalogue and search settings) are read first and
 their units skipped, so a run killed at any point, or continued on another machine, redoes at most the units
-of one unfinished shard; on the same machine the evaluation cache answers even those.
+of one unfinished shard; on the same machine the evaluation cache answers even those. A dataset's units are
+recognized there by the hash of their IR file, before any is loaded, so a rerun costs little more than
+reading the shards.
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from stitchopt.core import EvalStatus, IRModule, Objective
-from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, Benchmark
+from stitchopt.datasets.manifest import file_sha256
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.labels import Program
-from stitchopt.models.label_shards import SearchedUnit, SearchSettings, SearchShard, load_searches
+from stitchopt.labels.measure import Program
+from stitchopt.labels.shards import SearchedUnit, SearchSettings, SearchShard, load_searches
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import load_module
 from stitchopt.toolchain.split import extract_function, symbols
 from stitchopt.tune.acceptance import program_guard
 from stitchopt.tune.driver import Budget, tune
@@ -170,3 +175,47 @@ def search_units(
             flush()
     flush()
     return SearchProgress(len(todo) - failed, len(programs) - len(todo), failed, tuple(written), cpu)
+
+
+def search_benchmarks(
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    benchmarks: Sequence[Benchmark],
+    directory: Path,
+    *,
+    dataset: str,
+    settings: SearchSettings,
+    functions: int = 0,
+    shard_units: int = DEFAULT_SHARD_UNITS,
+    on_unit: Callable[[int, int, SearchedUnit], None] | None = None,
+    on_shard: Callable[[Path], None] | None = None,
+) -> SearchProgress:
+    """`search_units` on a dataset's units and up to `functions` functions of each (`function_units`), loading
+    only the units that the shards do not already hold with their functions (`_finished`)."""
+    toolchain = evaluator.toolchain
+    done = {unit.key for unit in load_searches(directory, toolchain.identity, catalogue.identity, settings)}
+    parts = Counter(uri.partition(FUNCTION_SEPARATOR)[0] for uri, _ in done if FUNCTION_SEPARATOR in uri)
+    pending = [b for b in benchmarks if not _finished(b, done, parts[b.uri], functions)]
+    programs = [Program(b.uri, b.package, b.split, load_module(toolchain, b.path)) for b in pending]
+    programs += [part for program in programs for part in function_units(toolchain, program, functions)]
+    progress = search_units(
+        evaluator,
+        catalogue,
+        programs,
+        directory,
+        dataset=dataset,
+        settings=settings,
+        shard_units=shard_units,
+        on_unit=on_unit,
+        on_shard=on_shard,
+    )
+    finished = len(benchmarks) - len(pending)
+    return replace(progress, skipped=progress.skipped + finished * (1 + functions))
+
+
+def _finished(benchmark: Benchmark, done: Set[tuple[str, str]], parts_done: int, functions: int) -> bool:
+    """Whether the shards hold the unit and `functions` of its functions, judged without loading it: a dataset's
+    bitcode file is loaded as it is, so its bytes' hash is the searched module's. A unit whose file changes on
+    loading (.ll, IR without a target) never matches here and is loaded to be checked by its module's hash, as
+    is one with fewer functions than asked for (only its IR says how many it has)."""
+    return (benchmark.uri, file_sha256(benchmark.path)) in done and parts_done >= functions

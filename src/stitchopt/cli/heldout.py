@@ -1,5 +1,5 @@
-"""`stitchopt evaluate`: a flag-tuning model scored against -Oz, -Os, -O3, the best single list and the autotuner,
-on a built dataset's split or on the user's own files."""
+"""`stitchopt evaluate`: a flag-tuning model judged on held-out programs (a built dataset's split or the user's own
+files), scored against -Oz, -Os, -O3, the best single list and the autotuner."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from stitchopt.cli.options import (
 )
 from stitchopt.datasets.benchmarks import is_dataset_uri
 from stitchopt.errors import InputError
-from stitchopt.learning.evaluation import Evaluation, evaluate_dataset, evaluate_paths, without_packages
+from stitchopt.learning.heldout import Evaluation, evaluate_dataset, evaluate_paths, without_packages
 from stitchopt.learning.verification import EVIDENCE_FORMAT, LARGE_WIN
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.reports.flag_tuning import evaluation_csv, evaluation_json, method_tables, tables_markdown
