@@ -82,7 +82,11 @@ def guard_table(toolchain: Toolchain, store: EvaluationStore, labels: Path, fixt
         for name, crypto in (("crypto: " + ", ".join(CRYPTO), True), ("the other searched units", False)):
             costs = [
                 guard_cost(
-                    evaluator, catalogue, u.uri, load_module(toolchain, program_path(u.uri)), searched_candidates(u)
+                    evaluator,
+                    catalogue,
+                    u.uri,
+                    load_module(toolchain, program_path(u.uri, toolchain)),
+                    searched_candidates(u),
                 )
                 for u in units
                 if (u.package in CRYPTO) == crypto
@@ -139,10 +143,14 @@ def detection_table(toolchain: Toolchain, store: EvaluationStore, args: argparse
         print(f"winner -> {args.save_model}")
 
 
-def corpus_programs(corpus: list[str]) -> list[Path]:
+def corpus_programs(corpus: list[str], toolchain: Toolchain) -> list[Path]:
     """The programs of each corpus entry: the demo corpus by its URI (it ships unbuilt), else as `security check`
     reads its targets."""
-    return [path for entry in corpus for path in (demo_programs().values() if entry == DEMO else target_paths([entry]))]
+    return [
+        path
+        for entry in corpus
+        for path in (demo_programs().values() if entry == DEMO else target_paths([entry], toolchain))
+    ]
 
 
 def calibration_table(toolchain: Toolchain, store: EvaluationStore, args: argparse.Namespace) -> None:
@@ -157,7 +165,7 @@ def calibration_table(toolchain: Toolchain, store: EvaluationStore, args: argpar
     if any("split=test" in corpus for corpus in args.corpus):
         raise SystemExit("calibrate on the train split only: the test split is held out")
     detector = DetectorModel.from_pretrained(args.model)
-    by_program = program_risks(toolchain, detector, corpus_programs(args.corpus), FeatureCache(store))
+    by_program = program_risks(toolchain, detector, corpus_programs(args.corpus, toolchain), FeatureCache(store))
     benign = np.concatenate(by_program)
     with tempfile.TemporaryDirectory(prefix="stitchopt-juliet-") as scratch:
         bad, good = juliet_test_risks(toolchain, detector, args.data, args.per_family, Path(scratch), store, args.jobs)

@@ -45,18 +45,19 @@ def test_csmith_build_resumes_repairs_and_resolves_uris(toolchain: Toolchain, tm
     repaired = build_dataset(source, toolchain, root=tmp_path)
     assert repaired.repaired == 1 and repaired.built == 1
     assert (directory / victim.file).read_bytes() != b"corrupt"
-    path = program_path(f"bench://csmith-v1/{victim.name}", root=tmp_path)
+    path = program_path(f"bench://csmith-v1/{victim.name}", toolchain, root=tmp_path)
     assert path == directory / victim.file
     assert len(dataset_programs("bench://csmith-v1", root=tmp_path)) == len(first.manifest.entries)
 
 
 def test_a_uri_builds_its_unit_lazily(toolchain: Toolchain, tmp_path: Path) -> None:
-    path = program_path("bench://llvm-stress-v1/7", root=tmp_path)
+    """With the toolchain the command was given (its --llvm), which program_path takes."""
+    path = program_path("bench://llvm-stress-v1/7", toolchain, root=tmp_path)
     assert path.is_file() and path.read_bytes()[:2] == b"BC"
     manifest = Manifest.load(dataset_dir(LlvmStressSource(), tmp_path))
     assert manifest is not None and manifest.units_done == ["7"]
     with pytest.raises(DatasetError, match="unknown dataset"):
-        program_path("bench://nothing-v1/x", root=tmp_path)
+        program_path("bench://nothing-v1/x", toolchain, root=tmp_path)
 
 
 def test_local_directory_dedups_by_normalized_ir_and_splits_by_package(toolchain: Toolchain, tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ def model(catalogue: Catalogue) -> ListModel:
 
 @pytest.fixture(scope="module")
 def modules(toolchain: Toolchain) -> list[IRModule]:
-    return [load_module(toolchain, program_path(uri)) for uri in PROGRAMS]
+    return [load_module(toolchain, program_path(uri, toolchain)) for uri in PROGRAMS]
 
 
 def test_within_budget_never_larger_than_oz_and_at_least_as_good_as_static(
@@ -155,7 +155,7 @@ def test_evaluation_rows_of_seeded_search_count_their_compilations(
     toolchain: Toolchain, catalogue: Catalogue, tmp_path: Path
 ) -> None:
     model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
-    benchmarks = [Benchmark(uri, program_path(uri), "demo", "test") for uri in PROGRAMS[:1]]
+    benchmarks = [Benchmark(uri, program_path(uri, toolchain), "demo", "test") for uri in PROGRAMS[:1]]
     with Evaluator(toolchain, EvaluationStore(tmp_path / "c.sqlite"), jobs=2) as evaluator:
         evaluation = evaluate_model(
             evaluator, catalogue, model, benchmarks, ks=(2,), search_ks=(2,), search_budgets=(4, 8)
@@ -171,7 +171,7 @@ def test_evaluation_rows_of_seeded_search_count_their_compilations(
 def test_the_curve_of_gain_never_rises_with_budget_and_sits_beside_the_autotuners(
     toolchain: Toolchain, catalogue: Catalogue, model: ListModel, tmp_path: Path
 ) -> None:
-    benchmarks = [Benchmark(uri, program_path(uri), "demo", "test") for uri in PROGRAMS]
+    benchmarks = [Benchmark(uri, program_path(uri, toolchain), "demo", "test") for uri in PROGRAMS]
     with Evaluator(toolchain, EvaluationStore(tmp_path / "c.sqlite"), jobs=2) as evaluator:
         tuned = tune_programs(evaluator, catalogue, [benchmarks[0].path], budget=Budget(10), minimize_best=False)
         record = run_record(evaluator, tuned, tuned[0].run.objective, "local", catalogue)

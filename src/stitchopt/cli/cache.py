@@ -63,8 +63,8 @@ def warm_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Rank every unit and measure what static and jit builds of it will ask for, ahead of the build."""
-    paths = target_paths(targets)
     toolchain = find_toolchain(llvm)
+    paths = target_paths(targets, toolchain)
     catalogue = load_catalogue(toolchain)
     model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
     with (

@@ -33,13 +33,13 @@ from stitchopt.learning.verification import EVIDENCE_FORMAT, LARGE_WIN
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.reports.flag_tuning import evaluation_csv, evaluation_json, method_tables, tables_markdown
 from stitchopt.reports.tables import Rows, to_rich
-from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 
 EVALUATE_FORMATS = ("json", "csv", "md")
 DATASET_ONLY = ("split", "per_package", "max_ir_kb")  # options that pick programs of a dataset
 
 
-def _program_files(ctx: typer.Context, targets: list[str], programs: int) -> list[Path] | None:
+def _program_files(ctx: typer.Context, targets: list[str], programs: int, toolchain: Toolchain) -> list[Path] | None:
     """None for one dataset URI (the dataset options pick its programs); else the files the targets name, the
     first `programs` of them, with the dataset options refused."""
     if len(targets) == 1 and is_dataset_uri(targets[0]):
@@ -47,7 +47,7 @@ def _program_files(ctx: typer.Context, targets: list[str], programs: int) -> lis
     if any(is_dataset_uri(target) for target in targets):
         raise InputError("give one dataset URI, or files and directories, not both")
     refuse_ignored(ctx, DATASET_ONLY, "to a dataset URI")
-    paths = target_paths(targets)
+    paths = target_paths(targets, toolchain)
     return paths[:programs] if programs else paths
 
 
@@ -132,10 +132,11 @@ def evaluate_command(
             "--exclude-package only applies to the tables (terminal or md): json and csv rows name each "
             "program's package"
         )
-    paths = _program_files(ctx, targets, programs)
+    toolchain = find_toolchain(llvm)
+    paths = _program_files(ctx, targets, programs, toolchain)
     model = model_dir or DEFAULT_MODEL_DIR
     jit_ks = tuple(int(k) for k in ks.split(",") if k)
-    with open_evaluator(find_toolchain(llvm), cache_dir, jobs, backend, address) as evaluator:
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
         if paths is None:
             evaluation, title = evaluate_dataset(
                 evaluator,

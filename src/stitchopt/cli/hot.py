@@ -68,7 +68,7 @@ def hot_command(
         refuse_ignored(ctx, ("cache_dir",), "with --run (it caches the profiles)")
     toolchain = find_toolchain(llvm)
     model = HotPathModel.from_pretrained(model_dir or DEFAULT_HOT_MODEL_DIR)
-    blocks = _blocks(toolchain, program_path(program), run, cache_dir)
+    blocks = _blocks(toolchain, program_path(program, toolchain), run, cache_dir)
     ranked = hotness(model, blocks)
     measured: dict[str, float] = {}
     if blocks.profiled:

@@ -142,7 +142,7 @@ def predict_command(
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
-    module = load_module(toolchain, program_path(program))
+    module = load_module(toolchain, program_path(program, toolchain))
     with open_store(cache_dir) as store:
         start = time.perf_counter()
         ranked = cached_rank(model, toolchain, module, store)
@@ -259,7 +259,7 @@ def optimize_command(
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
-    path = program_path(program)
+    path = program_path(program, toolchain)
     module = load_module(toolchain, path)
     names = _hot_names(toolchain, module, path, hot, run, hot_from) if mode == "hybrid" else []
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:

@@ -39,7 +39,11 @@ FORMATS = ("json", "md")
 
 
 def _modules(toolchain: Toolchain, target: str, limit: int, max_ir_kb: float) -> list[IRModule]:
-    paths = [p for p in target_paths([target]) if p.suffix not in IR_SUFFIXES or p.stat().st_size <= max_ir_kb * 1024]
+    paths = [
+        p
+        for p in target_paths([target], toolchain)
+        if p.suffix not in IR_SUFFIXES or p.stat().st_size <= max_ir_kb * 1024
+    ]
     return [load_module(toolchain, path) for path in paths[: limit or None]]
 
 

@@ -94,7 +94,8 @@ def ir_command(
     if output is not None and output.suffix not in (".bc", ".ll"):
         raise StitchoptError(f"{output}: the output must end in .bc (bitcode) or .ll (text)")
     text = output is None or output.suffix == ".ll"
-    data = compile_source(find_toolchain(llvm), program_path(source), text=text, extra_args=clang_args or [])
+    toolchain = find_toolchain(llvm)
+    data = compile_source(toolchain, program_path(source, toolchain), text=text, extra_args=clang_args or [])
     if output is None:
         sys.stdout.buffer.write(data)
     else:
@@ -148,10 +149,10 @@ def eval_command(
     require_positive("--timeout", timeout)
     if no_cache:
         refuse_ignored(ctx, ("cache_dir",), "with the cache (without --no-cache)")
-    path = program_path(file)
+    toolchain = find_toolchain(llvm)
+    path = program_path(file, toolchain)
     if clang_args and not is_source(path):
         raise StitchoptError(f"{path}: clang arguments after -- only apply to C/C++ sources: drop them")
-    toolchain = find_toolchain(llvm)
     pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
     check_pipeline(toolchain, pipeline, timeout)
     with (

@@ -388,7 +388,7 @@ def parse_objective(text: str) -> Objective:
         raise InputError(f"--objective {text!r}: {exc}") from exc
 
 
-def target_paths(targets: list[str]) -> list[Path]:
+def target_paths(targets: list[str], toolchain: Toolchain) -> list[Path]:
     """Files, directories (their C/C++/IR files), bench:// URIs and whole datasets (`bench://pypi-v1`, or
     `bench://pypi-v1?split=test` for one split), in the given order; a missing path or a directory without
     programs is a one-line error before any work."""
@@ -398,7 +398,7 @@ def target_paths(targets: list[str]) -> list[Path]:
             uri, _, query = target.partition("?split=")
             paths += dataset_programs(uri, split=query or None)
             continue
-        path = program_path(target)
+        path = program_path(target, toolchain)
         if path.is_dir():
             found = sorted(p for p in path.iterdir() if p.suffix in supported_suffixes())
             if not found:

@@ -75,9 +75,9 @@ def check_command(
     from stitchopt.vulnerability.model import DetectorModel
 
     shown = destination(output, None, ("json",), json_output)
-    paths = target_paths(targets)
-    detector = DetectorModel.from_pretrained(model)
     toolchain = find_toolchain(llvm)
+    paths = target_paths(targets, toolchain)
+    detector = DetectorModel.from_pretrained(model)
     pipeline = None
     if passes:
         pipeline = pipeline_from_text(passes, load_catalogue(toolchain))

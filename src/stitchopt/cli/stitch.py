@@ -185,7 +185,7 @@ def predict_command(
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     loaded = StitchedModel.from_pretrained(model, catalogue)
-    module = load_module(toolchain, program_path(program))
+    module = load_module(toolchain, program_path(program, toolchain))
     start = time.perf_counter()
     ranked = loaded.rank(toolchain, module)
     print_ranking(program, ranked[:top], catalogue, 1000 * (time.perf_counter() - start), json_output)

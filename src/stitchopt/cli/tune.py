@@ -134,8 +134,8 @@ def tune_command(
     parsed_objective = parse_objective(objective)
     _check_screen(screen_margin, parsed_objective)
     program_run = _program_run(ctx, run, inputs, perf_counter, parsed_objective)
-    paths = target_paths(targets)
     toolchain = find_toolchain(llvm)
+    paths = target_paths(targets, toolchain)
     catalogue = load_catalogue(toolchain)
     run_id = new_run_id()  # in the trial log and the run record: `report run` checks that they belong together
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
@@ -311,7 +311,7 @@ def minimize_command(
         raise StitchoptError("minimize takes a flat list of catalogue passes, not a nested pipeline")
     parsed_objective = parse_objective(objective)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
-        module = load_module(toolchain, program_path(file))
+        module = load_module(toolchain, program_path(file, toolchain))
         result = minimize(evaluator, module, names, catalogue, parsed_objective, insertion=insertion)
     status_console.print(
         f"{len(names)} -> {len(result.passes)} passes, objective {result.score:.4f} (-Oz = 1), "

@@ -103,7 +103,7 @@ def validate_command(
         validator = Validator(toolchain, store, jobs=jobs or None, limits=limits)
         own = None
         if program is not None:
-            own = differential_suite(program_path(program), run_args, inputs)
+            own = differential_suite(program_path(program, toolchain), run_args, inputs)
             _refuse_unjudgeable(validator, own)  # before the bars: a refusal is its one line
         with Progress(console=status_console, transient=True, disable=json_output) as bar:
             if own is not None:

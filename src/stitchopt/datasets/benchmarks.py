@@ -22,7 +22,7 @@ from stitchopt.datasets.sources.pypi import PypiSource
 from stitchopt.datasets.splits import SPLITS
 from stitchopt.datasets.uri import SCHEME, BenchmarkUri, is_benchmark_uri
 from stitchopt.errors import DatasetError
-from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.toolchain.split import extract_function
 from stitchopt.validate.suites import humaneval_path
@@ -58,8 +58,9 @@ def built_manifest(name: str, version: int, root: Path | None = None) -> Manifes
     return Manifest.load(dataset_dir(source, root))
 
 
-def program_path(text: str, root: Path | None = None) -> Path:
-    """A program argument as a file: a `bench://` URI is resolved (and built if needed), else it is a path."""
+def program_path(text: str, toolchain: Toolchain, root: Path | None = None) -> Path:
+    """A program argument as a file: a `bench://` URI is resolved (and built with `toolchain` if needed: the one
+    the command was given, never a default found behind its back), else it is a path."""
     if not is_benchmark_uri(text):
         return Path(text)
     uri = BenchmarkUri.parse(text)
@@ -73,7 +74,7 @@ def program_path(text: str, root: Path | None = None) -> Path:
     entry = manifest.entry(uri.name) if manifest is not None else None
     if entry is None:
         unit = source.unit_of(uri.name)
-        report = build_dataset(source, find_toolchain(), root=root, only=[unit])
+        report = build_dataset(source, toolchain, root=root, only=[unit])
         entry = report.manifest.entry(uri.name)
         if entry is None:
             reason = report.manifest.failures.get(unit, "the unit does not produce it")
@@ -86,10 +87,10 @@ def benchmark_module(toolchain: Toolchain, text: str, root: Path | None = None) 
     unit of the label factory) is cut out of `<entry>` with `llvm-extract`."""
     entry, separator, function = text.rpartition(FUNCTION_SEPARATOR)
     if separator and is_benchmark_uri(text) and not _is_entry(text, root):
-        whole = load_module(toolchain, program_path(entry, root))
+        whole = load_module(toolchain, program_path(entry, toolchain, root))
         bitcode = extract_function(toolchain, whole.bitcode, function)
         return IRModule(f"{whole.name}{FUNCTION_SEPARATOR}{function}", bitcode, whole.triple)
-    return load_module(toolchain, program_path(text, root))
+    return load_module(toolchain, program_path(text, toolchain, root))
 
 
 def _is_entry(text: str, root: Path | None) -> bool:

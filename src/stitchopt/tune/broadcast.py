@@ -51,11 +51,13 @@ def broadcast(
     oz = evaluator.baselines["Oz"]
     updated, changed = [], 0
     for program in record.programs:
-        module = load_module(evaluator.toolchain, program_path(program.program))
-        self_check = self_check_for(evaluator, program_path(program.program), program_run, validation)
+        module = load_module(evaluator.toolchain, program_path(program.program, evaluator.toolchain))
+        self_check = self_check_for(
+            evaluator, program_path(program.program, evaluator.toolchain), program_run, validation
+        )
         guard = program_guard(evaluator, module, self_check) if guards else None
-        attach_probes(evaluator, module, objective, program_path(program.program), program_run)
-        checks = validation_for(validation, program_path(program.program), program_run)
+        attach_probes(evaluator, module, objective, program_path(program.program, evaluator.toolchain), program_run)
+        checks = validation_for(validation, program_path(program.program, evaluator.toolchain), program_run)
         reference, current = evaluator.evaluate_many(
             [EvalRequest(module, oz.pipeline, oz.options), EvalRequest(module, program.pipeline, oz.options)]
         )
