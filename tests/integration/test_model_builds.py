@@ -102,8 +102,8 @@ def test_with_clangs_own_oz_pipeline_the_object_is_byte_identical_to_clang_oz(
     bitcode = unit_dir / "a.bc"
     assert run_tool(plan.frontend_argv(plan.units[0], bitcode), cwd=str(unit_dir)).returncode == 0
     options = opt_options(plan, disassemble(toolchain, bitcode.read_bytes(), "a.bc"))
-    opt = [toolchain.tool("opt"), *options.opt_args()]
-    built = object_with_pipeline(plan, opt, bitcode, unit_dir / "ours", clang_pipeline(toolchain, "Oz"))
+    pipeline = clang_pipeline(toolchain, "Oz")
+    built = object_with_pipeline(plan, toolchain.tool("opt"), options, bitcode, unit_dir / "ours", pipeline)
     reference = run_tool([clang, *flags, "-Oz", "-c", "a.c", "-o", "ref.o"], cwd=str(unit_dir))
     assert reference.returncode == 0
     assert built.path.read_bytes() == (unit_dir / "ref.o").read_bytes()

@@ -1,5 +1,5 @@
 """Model builds: `stitchopt-cc` with STITCHOPT_MODEL, STITCHOPT_LIST or STITCHOPT_MODE set builds each unit as
-`build.plan` says (the user's clang and flags, only the pipeline chosen), tries the lists the mode allows
+`cc.plan` says (the user's clang and flags, only the pipeline chosen), tries the lists the mode allows
 besides -Oz, and keeps the smallest object whose list passes the unit's guards (`validate.guards`, which include
 the security guard); objects are cached by everything that decides them.
 
@@ -247,12 +247,12 @@ def _build_candidates(
     text = disassemble(toolchain, bitcode_bytes, unit.source.path)
     module = module_from_text(toolchain, bitcode_bytes, text, Path(unit.source.path).name)
     options = opt_options(plan, text)
-    opt = [toolchain.tool("opt"), *options.opt_args()]
+    opt = toolchain.tool("opt")
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         oz = pool.submit(_codegen, plan, bitcode, scratch / "oz.o", None)
         candidates = candidate_pipelines(settings, toolchain, load_catalogue(toolchain), module, store)
         futures = [
-            pool.submit(object_with_pipeline, plan, opt, bitcode, scratch / f"list{i}", pipeline)
+            pool.submit(object_with_pipeline, plan, opt, options, bitcode, scratch / f"list{i}", pipeline)
             for i, pipeline in enumerate(candidates.pipelines)
         ]
         built = [oz.result(), *_compiled(futures, required=settings.pass_list is not None)]
@@ -312,13 +312,13 @@ def opt_options(plan: CompilePlan, ir_text: str) -> CompileOptions:
 
 
 def object_with_pipeline(
-    plan: CompilePlan, opt: Sequence[str], bitcode: Path, stem: Path, pipeline: str
+    plan: CompilePlan, opt: str, options: CompileOptions, bitcode: Path, stem: Path, pipeline: str
 ) -> BuiltObject:
-    """`stem.o`: `pipeline` run by `opt` (the tool, then its options), then the user's code generation;
-    UnitFailed if either fails."""
+    """`stem.o`: `pipeline` run by `opt` with the unit's `options`, then the user's code generation; UnitFailed
+    if either fails."""
     started = time.perf_counter()
     optimized = stem.with_suffix(".bc")
-    argv = opt_command(opt[0], pipeline, flags=opt[1:], args=[str(bitcode), "-o", str(optimized)])
+    argv = opt_command(opt, pipeline, flags=options.opt_args(), args=[str(bitcode), "-o", str(optimized)])
     run = run_tool(argv, timeout=IR_TIMEOUT_S)
     if run.returncode != 0 or run.timed_out:
         reason = "timed out" if run.timed_out else first_error(run.stderr_text)

@@ -1,6 +1,6 @@
 """`stitchopt-cc` / `stitchopt-c++`: a compiler wrapper for builds. It compiles as asked, or, with
 STITCHOPT_MODEL / STITCHOPT_LIST / STITCHOPT_MODE set, builds each unit with the chosen pass pipeline
-(`build.model_builds`); with STITCHOPT_RECORD_DIR it then records each TU's unoptimized IR as a dataset.
+(`cc.model_builds`); with STITCHOPT_RECORD_DIR it then records each TU's unoptimized IR as a dataset.
 
 Only the compile decides the exit status; model builds and recording never fail a build: anything they cannot
 do leaves the command to the real compiler. Every message is one line on stderr, warnings included.

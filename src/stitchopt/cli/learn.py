@@ -249,9 +249,9 @@ def optimize_command(
         refuse_ignored(ctx, ("hot", "run", "hot_from"), "with --mode hybrid")
     if chosen.k is None:
         refuse_ignored(ctx, ("k",), "with --mode jit, search or hybrid")
-    if mode != "search":
+    if not chosen.searches:
         refuse_ignored(ctx, ("budget",), "with --mode search")
-    elif getattr(ctx.get_parameter_source("k"), "name", None) == "DEFAULT":  # not given: search's own default
+    if getattr(ctx.get_parameter_source("k"), "name", None) == "DEFAULT":  # not given: the mode's own default
         k = default_k(mode)
     if hot or run:
         refuse_ignored(ctx, ("hot_from",), "when hot functions are predicted (without --hot or --run)")

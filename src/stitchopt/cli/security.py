@@ -102,7 +102,7 @@ def check_command(
         "programs": programs,
     }
     if shown.tables:
-        _print_findings(programs, detector)
+        _print_findings(result)
     shown.write(lambda _: json.dumps(result, indent=2) + "\n")
     if any(p.get("security", {}).get("removed_vs_oz") for p in programs):
         raise typer.Exit(1)
@@ -136,19 +136,18 @@ def _check(
     return program
 
 
-def _print_findings(programs: list[dict[str, Any]], detector: DetectorModel) -> None:
+def _print_findings(result: dict[str, Any]) -> None:
     rows = [
         [Path(p["program"]).name, f["name"], f"{f['risk']:.3f}", "flagged" if f["flagged"] else "", f["cwe"]]
-        for p in programs
+        for p in result["programs"]
         for f in p["functions"]
     ]
-    title = f"vulnerability risk (flagged at >= {detector.threshold:.3f})"
+    title = f"vulnerability risk (flagged at >= {result['threshold']:.3f})"
     print_table(to_rich(Rows(title, ["program", "function", "risk", "verdict", "likeliest CWE"], rows)))
-    console.print(detector.meaning(), highlight=False)
-    caveat = detector.calibration.caveat() if detector.calibration else None
-    if caveat:
-        console.print(f"[yellow]{caveat}[/yellow]", highlight=False)
-    for program in programs:
+    console.print(result["meaning"], highlight=False)
+    if result["caveat"]:
+        console.print(f"[yellow]{result['caveat']}[/yellow]", highlight=False)
+    for program in result["programs"]:
         security = program.get("security")
         if security is None:
             continue

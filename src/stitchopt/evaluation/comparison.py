@@ -16,7 +16,8 @@ from pathlib import Path
 from stitchopt.core import EvalResult, IRModule
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.toolchain.baselines import REPORTED_BASELINES
-from stitchopt.toolchain.frontend import FRONTEND_LEVEL, is_source, load_module
+from stitchopt.toolchain.frontend import is_source, load_module
+from stitchopt.toolchain.llvm import FRONTEND_LEVEL
 
 PASS_LIST_LABEL = "passes"
 

@@ -22,8 +22,8 @@ from stitchopt.cache.store import EvaluationStore
 from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import FRONTEND_LEVEL, FRONTEND_TIMEOUT_S
-from stitchopt.toolchain.llvm import frontend_command
+from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S
+from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.runtimes import require_profile_runtime
 from stitchopt.validate.suites import SuiteProgram

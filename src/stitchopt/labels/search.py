@@ -144,12 +144,14 @@ def search_units(
     shard_units: int = DEFAULT_SHARD_UNITS,
     on_unit: Callable[[int, int, SearchedUnit], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
+    done: Set[tuple[str, str]] | None = None,
 ) -> SearchProgress:
-    """Search every program not yet in `directory`'s shards; every `shard_units` searched units become a shard
-    (the last one whatever its size). `on_unit(done, total, unit)` reports progress, `on_shard(path)` each
-    shard as it is written (e.g. to commit it)."""
+    """Search every program not yet in `directory`'s shards (`done`: their keys, when the caller has read them);
+    every `shard_units` searched units become a shard (the last one whatever its size). `on_unit(done, total,
+    unit)` reports progress, `on_shard(path)` each shard as it is written (e.g. to commit it)."""
     stamps = (evaluator.toolchain.identity, catalogue.identity)
-    done = {unit.key for unit in load_searches(directory, *stamps, settings)}
+    if done is None:
+        done = _searched_keys(directory, evaluator.toolchain, catalogue, settings)
     todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
     batch: list[SearchedUnit] = []
     written: list[Path] = []
@@ -193,7 +195,7 @@ def search_benchmarks(
     """`search_units` on a dataset's units and up to `functions` functions of each (`function_units`), loading
     only the units that the shards do not already hold with their functions (`_finished`)."""
     toolchain = evaluator.toolchain
-    done = {unit.key for unit in load_searches(directory, toolchain.identity, catalogue.identity, settings)}
+    done = _searched_keys(directory, toolchain, catalogue, settings)
     parts = Counter(uri.partition(FUNCTION_SEPARATOR)[0] for uri, _ in done if FUNCTION_SEPARATOR in uri)
     pending = [b for b in benchmarks if not _finished(b, done, parts[b.uri], functions)]
     programs = [Program(b.uri, b.package, b.split, load_module(toolchain, b.path)) for b in pending]
@@ -208,9 +210,17 @@ def search_benchmarks(
         shard_units=shard_units,
         on_unit=on_unit,
         on_shard=on_shard,
+        done=done,
     )
     finished = len(benchmarks) - len(pending)
     return replace(progress, skipped=progress.skipped + finished * (1 + functions))
+
+
+def _searched_keys(
+    directory: Path, toolchain: Toolchain, catalogue: Catalogue, settings: SearchSettings
+) -> set[tuple[str, str]]:
+    """(URI, IR hash) of every unit the directory's shards of this toolchain, catalogue and settings hold."""
+    return {unit.key for unit in load_searches(directory, toolchain.identity, catalogue.identity, settings)}
 
 
 def _finished(benchmark: Benchmark, done: Set[tuple[str, str]], parts_done: int, functions: int) -> bool:

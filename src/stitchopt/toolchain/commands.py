@@ -13,8 +13,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Literal
 
-from stitchopt.toolchain.frontend import FRONTEND_LEVEL
-from stitchopt.toolchain.llvm import frontend_command
+from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command
 
 IR_TIMEOUT_S = 300.0
 CXX_DRIVER = "--driver-mode=g++"

@@ -16,13 +16,12 @@ from stitchopt.core import CompileOptions, IRModule
 from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.llvm import frontend_command, llc_command, opt_command
+from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command, llc_command, opt_command
 from stitchopt.toolchain.process import ToolRun, run_tool
 
 C_SUFFIXES = frozenset({".c"})
 CXX_SUFFIXES = frozenset({".cc", ".cpp", ".cxx", ".c++", ".C"})
 IR_SUFFIXES = frozenset({".ll", ".bc"})
-FRONTEND_LEVEL = "Oz"
 FRONTEND_TIMEOUT_S = 300.0
 _LOCATION_RE = re.compile(r"<stdin>:(\d+):(\d+): error: (.*)")
 _TRIPLE_RE = re.compile(r'^target triple = "([^"]*)"', re.MULTILINE)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+FRONTEND_LEVEL = "Oz"  # the level whose front end writes the IR every list is measured on
 STDIN_TO_STDOUT = ("-", "-o", "-")
 PASSES_OPTION = "-passes="
 NO_LLVM_PASSES = ("-Xclang", "-disable-llvm-passes")

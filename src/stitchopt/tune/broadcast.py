@@ -51,13 +51,12 @@ def broadcast(
     oz = evaluator.baselines["Oz"]
     updated, changed = [], 0
     for program in record.programs:
-        module = load_module(evaluator.toolchain, program_path(program.program, evaluator.toolchain))
-        self_check = self_check_for(
-            evaluator, program_path(program.program, evaluator.toolchain), program_run, validation
-        )
+        path = program_path(program.program, evaluator.toolchain)
+        module = load_module(evaluator.toolchain, path)
+        self_check = self_check_for(evaluator, path, program_run, validation)
         guard = program_guard(evaluator, module, self_check) if guards else None
-        attach_probes(evaluator, module, objective, program_path(program.program, evaluator.toolchain), program_run)
-        checks = validation_for(validation, program_path(program.program, evaluator.toolchain), program_run)
+        attach_probes(evaluator, module, objective, path, program_run)
+        checks = validation_for(validation, path, program_run)
         reference, current = evaluator.evaluate_many(
             [EvalRequest(module, oz.pipeline, oz.options), EvalRequest(module, program.pipeline, oz.options)]
         )

@@ -20,8 +20,7 @@ from stitchopt.core import CompileOptions, EvalStatus
 from stitchopt.diagnostics import telling_line
 from stitchopt.evaluation.subprocess_backend import classify
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import FRONTEND_LEVEL
-from stitchopt.toolchain.llvm import STDIN_TO_STDOUT, frontend_command, llc_command, opt_command
+from stitchopt.toolchain.llvm import FRONTEND_LEVEL, STDIN_TO_STDOUT, frontend_command, llc_command, opt_command
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, ToolRun, run_tool
 from stitchopt.validate.sandbox import Limits, RunOutcome, Sandbox, scratch_directory
 from stitchopt.validate.suites import Check, SuiteProgram

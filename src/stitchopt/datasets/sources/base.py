@@ -11,8 +11,8 @@ from typing import Protocol
 from stitchopt.diagnostics import telling_line
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import FRONTEND_LEVEL, FRONTEND_TIMEOUT_S
-from stitchopt.toolchain.llvm import frontend_command
+from stitchopt.toolchain.frontend import FRONTEND_TIMEOUT_S
+from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command
 from stitchopt.toolchain.process import run_tool
 
 
