@@ -24,8 +24,9 @@ from stitchopt.validate.csmith import csmith_suite
 from stitchopt.validate.miscompiles import KNOWN_MISCOMPILES, KnownMiscompile
 from stitchopt.validate.reduce import reduce_failure, write_reproducer
 from stitchopt.validate.runner import Validator
+from stitchopt.validate.sandbox import Limits
 from stitchopt.validate.selection import DEFAULT_CSMITH_PROGRAMS, differential_suite
-from stitchopt.validate.suites import DATA_DIR_ENV, Suite, directory_suite, humaneval_path, jsonl_suite
+from stitchopt.validate.suites import DATA_DIR_ENV, Suite, SuiteProgram, directory_suite, humaneval_path, jsonl_suite
 from stitchopt.validate.verdicts import VerdictStatus
 
 DATA = Path(__file__).parents[1] / "data"
@@ -64,8 +65,8 @@ def test_humaneval_quick_subset_passes_at_o0_and_oz_and_is_cached(validator: Val
 def test_a_miscompiling_list_is_caught_and_reduced(validator: Validator, humaneval: Suite, tmp_path: Path) -> None:
     report = validator.validate(humaneval, f"{MISCOMPILING},function(instsimplify),globaldce")
     assert not report.passed
-    first = report.failures[0]
-    assert (first.program, first.status) == ("CPP/3", VerdictStatus.TEST_FAILED)
+    first = report.failures[0]  # miscompiles first, then the programs opt crashed on
+    assert (first.program, first.status) == ("CPP/3", VerdictStatus.TEST_FAILED), report.verdicts
     assert "Assertion" in first.detail
     reduction = reduce_failure(validator, report, humaneval.programs)
     assert reduction.pipeline == MISCOMPILING
@@ -176,6 +177,17 @@ def test_builder_caches_ir_and_references(toolchain: Toolchain, store: Evaluatio
     assert builder.references(program).excluded is None
     assert builder.ir(program) == builder.ir(program)
     assert store.stats().artifacts_by_kind == {"reference": 1, "suite-ir": 1}
+
+
+def test_a_program_excluded_by_a_time_limit_is_judged_again_next_time(
+    toolchain: Toolchain, store: EvaluationStore
+) -> None:
+    """A reference run that timed out may have met a loaded machine: its exclusion is not remembered."""
+    slow = SuiteProgram("slow.c", "#include <unistd.h>\nint main(void) { sleep(2); return 0; }\n", "c")
+    hurried = ProgramBuilder(toolchain, store, limits=Limits(wall_seconds=0.5))
+    assert "does not finish at -O0 within 0.5 s" in str(hurried.references(slow).excluded)
+    assert "reference" not in store.stats().artifacts_by_kind
+    assert ProgramBuilder(toolchain, store).references(slow).excluded is None
 
 
 @pytest.mark.parametrize("known", KNOWN_MISCOMPILES, ids=[known.name for known in KNOWN_MISCOMPILES])

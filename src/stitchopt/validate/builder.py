@@ -40,6 +40,7 @@ class References:
 
     outcomes: tuple[RunOutcome, ...] = ()
     excluded: str | None = None
+    repeatable: bool = True  # False: excluded by a time limit, which may be the machine's load (not cached)
 
     def to_json(self) -> bytes:
         return json.dumps({"outcomes": [o.to_dict() for o in self.outcomes], "excluded": self.excluded}).encode()
@@ -76,7 +77,8 @@ class ProgramBuilder:
         if cached is not None:
             return References.from_json(cached)
         references = self._build_references(program)
-        self._put("reference", references.to_json(), program.digest, JUDGING)
+        if references.repeatable:
+            self._put("reference", references.to_json(), program.digest, JUDGING)
         return references
 
     def ir(self, program: SuiteProgram) -> bytes:
@@ -190,11 +192,17 @@ class ProgramBuilder:
                     ],
                     stdin=program.source.encode(),
                 )
+                if build.timed_out:
+                    return References(
+                        excluded=f"clang -{level} did not finish within {self.tool_timeout:g} s", repeatable=False
+                    )
                 if build.returncode != 0:
                     return References(excluded=build_failure(level, build.stderr_text))
                 outcome = self.run(program, exe)
             if outcome.timed_out:
-                return References(excluded=f"does not finish at -{level} within {self.limits.wall_seconds:g} s")
+                return References(
+                    excluded=f"does not finish at -{level} within {self.limits.wall_seconds:g} s", repeatable=False
+                )
             if program.check is Check.EXIT_ZERO and outcome.returncode != 0:
                 return References(excluded=f"fails its own test at -{level} ({outcome.describe()})")
             outcomes.append(outcome)
