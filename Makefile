@@ -32,7 +32,7 @@ system-deps:
 system-deps-test:
 	@bash scripts/install-system-deps.sh --test
 
-$(VENV)/.installed: pyproject.toml setup.py src/stitchopt/evaluation/native/evaluator.cpp
+$(VENV)/.installed: pyproject.toml setup.py src/stitchopt/evaluation/native/evaluator.cpp $(wildcard src/stitchopt/cc/plugin/*.cpp src/stitchopt/cc/plugin/*.h)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e .

@@ -1,7 +1,10 @@
-"""Build integration: real open-source C projects built with `stitchopt-cc`, tested with their own suites.
+"""Build integration: real open-source C projects built with the model, tested with their own suites.
 
-Each project is built with plain clang -Oz (the baseline) and through the wrapper with the shipped model
-(`STITCHOPT_MODEL=default`) in each mode: static, jit (`STITCHOPT_K=5`) and tune (a small budget). Every build
+Each project is built with plain clang -Oz (the baseline), through the wrapper `stitchopt-cc` with the shipped
+model (`STITCHOPT_MODEL=default`) in each mode: static, jit (`STITCHOPT_K=5`) and tune (a small budget), and
+with plain clang and the pass plugin (`-fpass-plugin=`): `plugin` (static, exact policy), `plugin-fast` (one
+pipeline) and `plugin-jit` (k=5). Plugin builds also sum, from the build log, the seconds each phase took
+inside the compiler (features, model, measuring candidates, the chosen pipeline). Every build
 is done cold (a fresh `STITCHOPT_CACHE_DIR`) and warm (`make clean` and a rebuild with the same cache), and each
 is followed by the project's own test suite. Sizes are allocated bytes (`stitchopt.toolchain.elf`) summed over
 every `.o` of the build tree and over every linked executable and shared object it produced, compared with the
@@ -15,9 +18,9 @@ private apt configuration under `--work` (the system's apt sources are not chang
 read). None of them is in the training corpus (`stitchopt.datasets.sources.pypi.PACKAGES` and what those
 packages vendor) or in the excluded benchmark suites. Needs cmake, make and dpkg-source (dpkg-dev).
 
-    python benchmarks/build_integration.py [--projects jansson,json-c,libogg,pcre2] [--variants static,jit,tune]
-        [--tune-budget 30] [--validate-limit 20] [--jobs 2] [--work DIR] [--wrapper PATH] [-o results.json]
-        [--fetch-only]
+    python benchmarks/build_integration.py [--projects jansson,json-c,libogg,pcre2]
+        [--variants static,jit,tune,plugin,plugin-fast,plugin-jit] [--tune-budget 30] [--validate-limit 20]
+        [--jobs 2] [--work DIR] [--wrapper PATH] [--plugin PATH] [-o results.json] [--fetch-only]
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from stitchopt.cc.plugin_files import PLUGIN_PATH
 from stitchopt.errors import InputError
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
@@ -88,7 +92,8 @@ PROJECTS = (
     ),
 )
 BASELINE = "oz"
-VARIANTS = (BASELINE, "static", "jit", "tune")
+PLUGIN_VARIANTS = {"plugin": {}, "plugin-fast": {"STITCHOPT_POLICY": "fast"}, "plugin-jit": {"STITCHOPT_MODE": "jit"}}
+VARIANTS = (BASELINE, "static", "jit", "tune", *PLUGIN_VARIANTS)
 KINDS = ("cold", "warm")
 
 
@@ -194,6 +199,7 @@ class Outcome:
     reasons: dict[str, int] = field(default_factory=dict)  # passed_through / failed reasons -> count
     log_seconds: float | None = None
     fallbacks: list[str] = field(default_factory=list)  # the wrapper's own "stitchopt: ..." lines in the build output
+    phases: dict[str, float] = field(default_factory=dict)  # plugin builds: seconds per phase, summed over units
     error: str | None = None
 
 
@@ -226,8 +232,11 @@ class Build:
     Every variant of a project is built at the same path (`tree`), so that paths compiled into the objects
     (`__FILE__` in assertions and messages) have the same length in each; the tree is moved aside afterwards."""
 
-    def __init__(self, project: Project, source: Path, tree: Path, env: dict[str, str], jobs: int) -> None:
+    def __init__(
+        self, project: Project, source: Path, tree: Path, env: dict[str, str], jobs: int, cflags: str = "-Oz"
+    ) -> None:
         self.project = project
+        self.cflags = cflags
         self.tree = tree
         self.source = tree / "src"
         self.build = tree / "build"
@@ -249,10 +258,10 @@ class Build:
                 str(self.build),
                 f"-DCMAKE_C_COMPILER={cc}",
                 "-DCMAKE_BUILD_TYPE=Bench",
-                "-DCMAKE_C_FLAGS=-Oz",
+                f"-DCMAKE_C_FLAGS={self.cflags}",
                 *self.project.options,
             ]
-        return [str(self.source / "configure"), f"CC={cc}", "CFLAGS=-Oz", *self.project.options]
+        return [str(self.source / "configure"), f"CC={cc}", f"CFLAGS={self.cflags}", *self.project.options]
 
     def make_command(self, target: str | None = None) -> list[str]:
         return ["make", f"-j{self.jobs}", *([target] if target else [])]
@@ -321,6 +330,7 @@ def read_build_log(path: Path, outcome: Outcome) -> None:
     cache: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     seconds = 0.0
+    phases: Counter[str] = Counter()
     for line in path.read_text(errors="replace").splitlines():
         try:
             entry: Any = json.loads(line)
@@ -334,7 +344,10 @@ def read_build_log(path: Path, outcome: Outcome) -> None:
         if entry.get("outcome") in ("passed_through", "failed") and entry.get("reason") and not probe:
             reasons[f"{entry['outcome']}: {str(entry['reason']).splitlines()[0][:120]}"] += 1
         seconds += float(entry.get("seconds") or 0.0)
+        for phase, spent in (entry.get("phases") or {}).items():
+            phases[phase] += float(spent)
     outcome.units, outcome.cache, outcome.reasons = dict(units), dict(cache), dict(reasons)
+    outcome.phases = {phase: round(spent, 3) for phase, spent in sorted(phases.items())}
     outcome.log_seconds = round(seconds, 3)
 
 
@@ -351,8 +364,12 @@ def run_variant(
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     env = dict(base_env)
+    cflags = "-Oz"
     if variant == BASELINE:
         env["CC"] = clang
+    elif variant in PLUGIN_VARIANTS:
+        env.update(CC=clang, **PLUGIN_VARIANTS[variant])
+        cflags = f"-Oz -fpass-plugin={args.plugin}"
     else:
         env.update(
             CC=str(args.wrapper),
@@ -365,7 +382,7 @@ def run_variant(
         if variant == "tune":
             env["STITCHOPT_BUDGET"] = str(args.tune_budget)
             env["STITCHOPT_VALIDATE_LIMIT"] = str(args.validate_limit)
-    build = Build(project, source, args.work / "runs" / project.name / "tree", env, args.jobs)
+    build = Build(project, source, args.work / "runs" / project.name / "tree", env, args.jobs, cflags)
     try:
         outcomes = _build_and_test(build, root, project, variant, args)
     finally:
@@ -522,6 +539,31 @@ def table(results: list[Result], baselines: dict[str, Result], title: str) -> Ro
     )
 
 
+PHASES = ("features", "model", "candidates", "pipeline")
+
+
+def phase_table(results: list[Result], baselines: dict[str, Result]) -> Rows:
+    """Where a plugin build's time goes: seconds inside the compiler per phase, summed over units (cold
+    build), beside the whole cold make and plain clang's."""
+    rows = []
+    for result in results:
+        if result.variant not in PLUGIN_VARIANTS or not result.cold.ok:
+            continue
+        spent = result.cold.phases
+        plain = baselines[result.project].cold.build_s
+        rows.append(
+            [
+                result.project,
+                result.variant,
+                *(f"{spent.get(phase, 0.0):.2f}" for phase in PHASES),
+                f"{result.cold.build_s or 0:.1f}",
+                f"{plain or 0:.1f}",
+            ]
+        )
+    headers = ["project", "variant", *(f"{phase} s" for phase in PHASES), "cold make s", "plain make s"]
+    return Rows(title="Plugin builds: seconds per phase inside the compiler (cold)", headers=headers, rows=rows)
+
+
 def _stitchopt_commit() -> str | None:
     done = subprocess.run(
         ["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "--short", "HEAD"],
@@ -548,6 +590,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "stitchopt" / "build-bench")
     parser.add_argument("--wrapper", type=Path, default=_default_wrapper(), help="the stitchopt-cc to use")
+    parser.add_argument("--plugin", type=Path, default=PLUGIN_PATH, help="the pass plugin to use")
     parser.add_argument("--timeout", type=float, default=10800.0, help="seconds for one configure, make or test step")
     parser.add_argument("--fetch-only", action="store_true", help="download and unpack the sources, then stop")
     parser.add_argument("-o", "--output", type=Path, help="write machine-readable results (JSON) here")
@@ -559,8 +602,10 @@ def main() -> None:
     variants = [v for v in args.variants.split(",") if v and v != BASELINE]
     if unknown or any(v not in VARIANTS for v in variants):
         parser.error(f"projects are {', '.join(known)}; variants are {', '.join(VARIANTS[1:])}")
-    if variants and not os.access(args.wrapper, os.X_OK):
+    if any(v not in PLUGIN_VARIANTS for v in variants) and not os.access(args.wrapper, os.X_OK):
         parser.error(f"{args.wrapper}: no stitchopt-cc there (use --wrapper)")
+    if any(v in PLUGIN_VARIANTS for v in variants) and not args.plugin.is_file():
+        parser.error(f"{args.plugin}: no plugin there (use --plugin; `stitchopt plugin path` says where it is)")
     args.work = args.work.absolute()
 
     toolchain = find_toolchain()
@@ -590,6 +635,10 @@ def main() -> None:
     rows = table(results, baselines, title)
     print(f"## {rows.title}\n")
     print(to_markdown(rows))
+    phases = phase_table(results, baselines)
+    if phases.rows:
+        print(f"\n## {phases.title}\n")
+        print(to_markdown(phases))
     if args.output:
         document = {
             "llvm": toolchain.version_string,

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from click import Command
 from typer.core import TyperGroup
 
 from stitchopt.cache.store import EvaluationStore
+from stitchopt.cc.client import SERVER_DIR_ENV, server_paths, stop_server
 from stitchopt.cli.main import app
 from stitchopt.core import IRModule
 from stitchopt.errors import ToolchainError
@@ -31,6 +34,16 @@ def _native_unavailable(toolchain: Toolchain) -> str | None:
         return f"native backend disabled by {BACKEND_ENV}=subprocess"
     probe = probe_native(toolchain)
     return None if probe.available else f"native evaluator unavailable: {probe.reason}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compile_servers_of_this_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Model builds through the installed `stitchopt-cc` start a compile server: the servers of a test run live
+    in a directory of its own (never the user's) and are stopped when it ends, so no test leaves one behind."""
+    os.environ["XDG_RUNTIME_DIR"] = str(tmp_path_factory.mktemp("run"))
+    os.environ.pop(SERVER_DIR_ENV, None)
+    yield
+    stop_server(server_paths(create=False))
 
 
 def pytest_report_header() -> str:
@@ -80,6 +93,20 @@ def catalogue(toolchain: Toolchain) -> Catalogue:
 @pytest.fixture(scope="session")
 def loop_sum(toolchain: Toolchain) -> IRModule:
     return load_module(toolchain, DATA / "loop_sum.c")
+
+
+@pytest.fixture(scope="module")
+def one_thread() -> Iterator[None]:
+    """For a module that asks (`usefixtures("one_thread")`): torch and numpy's BLAS on one thread. Their models and
+    matrices are tiny, and on a busy 2-core machine a second thread only spins (numpy's solves took 3x longer)."""
+    with ExitStack() as stack:
+        if importlib.util.find_spec("threadpoolctl") is not None:  # installed with scikit-learn (the stitch extra)
+            stack.enter_context(importlib.import_module("threadpoolctl").threadpool_limits(1))
+        if importlib.util.find_spec("torch") is not None:
+            torch = importlib.import_module("torch")
+            stack.callback(torch.set_num_threads, torch.get_num_threads())
+            torch.set_num_threads(1)
+        yield
 
 
 @pytest.fixture()

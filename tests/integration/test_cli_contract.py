@@ -144,6 +144,8 @@ class Invocation:
 # One small run of every command with --json.
 INVOCATIONS = {
     "doctor": Invocation(("doctor", "--json")),
+    "serve": Invocation(("serve", "--status", "--json")),
+    "plugin path": Invocation(("plugin", "path", "--json")),
     "passes": Invocation(("passes", "--json")),
     "datasets list": Invocation(("datasets", "list", "--json")),
     "datasets info": Invocation(("datasets", "info", "{dataset}", "--json")),

@@ -9,10 +9,12 @@ import pytest
 from stitchopt.core import Objective
 from stitchopt.errors import InputError
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
+from stitchopt.learning.fast_margin import fit_fast_margin
 from stitchopt.learning.train import train_flag_model
 from stitchopt.learning.warm import common_lists
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import select_coreset
+from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.ranker import FAILED_LOG_RATIO, ListRanker, jit_change, log_ratio_targets, static_change
 from stitchopt.models.size_model import SizeModel, list_target, mape
 
@@ -200,3 +202,21 @@ def test_cross_validation_finds_per_program_choices_where_programs_differ_in_whi
     assert report.candidates[0].kind != "best single list" and best_single.regressed > 0.4
     assert chooser.static_backup == pytest.approx(-0.05) and chooser.regressed == 0  # each program's own list
     assert report.cross_validated == pytest.approx(-0.05) and len(model.lists) == 2
+    # Where the model tells programs apart, the fast policy builds a list without the backup and grows nothing.
+    assert model.fast is not None and model.fast.grown == 0 and model.fast.change == pytest.approx(-0.05)
+
+
+def test_the_fast_margin_trades_units_a_list_shrinks_for_the_ones_it_grows() -> None:
+    # Confident predictions are right, timid ones wrong: the margin sits between them.
+    predicted = np.array([-0.2, -0.15, -0.01, -0.005, INF])
+    ratios = np.array([0.8, 0.85, 1.1, 1.05, 1.0])
+    policy = fit_fast_margin(predicted, ratios)
+    assert 0.01 <= policy.margin < 0.15
+    assert policy.built == pytest.approx(0.4) and policy.grown == 0
+    assert policy.change == pytest.approx(np.exp(np.log([0.8, 0.85]).sum() / 5) - 1)
+
+
+def test_a_model_whose_lists_never_pay_off_alone_keeps_oz_in_fast_mode() -> None:
+    policy = fit_fast_margin(np.array([-0.3, -0.2, -0.1]), np.array([1.2, INF, 1.01]))
+    assert policy.margin == INF and policy.built == 0 and policy.change == 0
+    assert FastPolicy.from_dict(policy.to_dict()) == policy  # null margin in the file: never build

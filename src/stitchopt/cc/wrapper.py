@@ -4,6 +4,11 @@ STITCHOPT_MODEL / STITCHOPT_LIST / STITCHOPT_MODE set, builds each unit with the
 
 Only the compile decides the exit status; model builds and recording never fail a build: anything they cannot
 do leaves the command to the real compiler. Every message is one line on stderr, warnings included.
+
+This is the in-process path. The installed commands start in `cc.client` (which cannot be imported from
+here: it imports this module), which hands model builds to the compile server (`cc.server`, whose workers run
+`run_wrapper`) and calls `run_wrapper` for everything else; `main_cc` and `main_cxx` here always run in
+process (scripts that call them, and installs made before the commands moved to `cc.client`).
 """
 
 from __future__ import annotations

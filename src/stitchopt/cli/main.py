@@ -23,8 +23,10 @@ from stitchopt.cli.learn import optimize_command, predict_command, train_command
 from stitchopt.cli.lift import lift_eval_command
 from stitchopt.cli.measure import eval_command, ir_command, passes_command
 from stitchopt.cli.options import INTERNAL_ERROR, INTERRUPTED, NEGATIVE, SUCCESS, USER_ERROR
+from stitchopt.cli.plugin import plugin_app
 from stitchopt.cli.report import report_command
 from stitchopt.cli.security import security_app
+from stitchopt.cli.serve import serve_command
 from stitchopt.cli.stitch import stitch_app
 from stitchopt.cli.tune import broadcast_command, minimize_command, pareto_command, tune_command
 from stitchopt.cli.validate import validate_command
@@ -70,11 +72,13 @@ app.command("tune")(tune_command)
 app.command("broadcast")(broadcast_command)
 app.command("pareto")(pareto_command)
 app.command("minimize")(minimize_command)
+app.command("serve")(serve_command)
 app.add_typer(labels_app, name="labels")
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(stitch_app, name="stitch")
 app.add_typer(security_app, name="security")
 app.add_typer(cache_app, name="cache")
+app.add_typer(plugin_app, name="plugin")
 
 
 @app.callback()

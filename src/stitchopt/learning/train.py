@@ -18,8 +18,10 @@ from stitchopt.features.base import FeatureCache, Representation, Standardizer
 from stitchopt.features.by_name import default_representations
 from stitchopt.labels.labelset import LabelSet, labeled_features
 from stitchopt.labels.probed import probed_values
+from stitchopt.learning.fast_margin import fit_fast_margin
 from stitchopt.models.chooser import PENALTIES, SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
+from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.ranker import (
     BLENDS,
@@ -92,8 +94,9 @@ def train_flag_model(
     folds = _package_folds([p.package for p in labels.programs])
     best, score = _choose_hyper_parameters(x, targets, chosen_ratios, folds)
     ranker = ListRanker(int(best["neighbors"]), best["ridge"], best["blend"], best["shrink"]).fit(x, targets)
-    candidates = _compare_choosers(x, targets, chosen_ratios, folds, best)
+    candidates, held_out = _compare_choosers(x, targets, chosen_ratios, folds, best)
     winner = candidates[0]
+    fast = held_out.fast_policy(winner, chosen_ratios)
     chooser = None
     if winner.kind == "chooser" and winner.penalty is not None:
         chooser = SoftmaxChooser(winner.penalty).fit(x, decision_costs(chosen_ratios))
@@ -121,13 +124,32 @@ def train_flag_model(
             "objective": str(objective),
         },
         chooser,
+        fast,
     )
     return model, TrainReport(coreset, score, {k: float(v) for k, v in best.items()}, size_mape, candidates)
 
 
+@dataclass(frozen=True)
+class HeldOut:
+    """Held-out folds' answers: each way of choosing's order per program (lists, then -Oz) and the regression
+    ranker's static (shrunk) predicted log ratios, which the `fast` policy's margin is set on."""
+
+    orders: dict[tuple[str, float | None], np.ndarray]
+    static_predictions: np.ndarray
+
+    def fast_policy(self, winner: Candidate, ratios: np.ndarray) -> FastPolicy:
+        """The margin for building `winner`'s static choice without the -Oz backup."""
+        first = np.argsort(self.orders[winner.kind, winner.penalty], axis=1, kind="stable")[:, 0]
+        rows = np.arange(len(first))
+        is_list = first < ratios.shape[1]
+        column = np.minimum(first, ratios.shape[1] - 1)
+        predicted = np.where(is_list, self.static_predictions[rows, column], np.inf)
+        return fit_fast_margin(predicted, np.where(is_list, ratios[rows, column], 1.0))
+
+
 def _compare_choosers(
     x: np.ndarray, targets: np.ndarray, ratios: np.ndarray, folds: np.ndarray, ranker: dict[str, float]
-) -> tuple[Candidate, ...]:
+) -> tuple[tuple[Candidate, ...], HeldOut]:
     """The best single list, the regression ranker chosen by `_choose_hyper_parameters` and the softmax chooser
     at each penalty, on the same held-out folds; the best static + backup first (ties: the better jit, then
     the simpler model). Each gives every program an order over the lists and -Oz (the last column), read the
@@ -141,6 +163,7 @@ def _compare_choosers(
     for order in orders.values():
         order[:, :oz] = np.inf  # a program alone in its fold keeps -Oz, as in `_choose_hyper_parameters`
     costs = decision_costs(ratios)
+    static_predictions = np.full(ratios.shape, np.inf)
     for fold in np.unique(folds):
         test = folds == fold
         if test.all():
@@ -148,6 +171,7 @@ def _compare_choosers(
         orders["best single list", None][test] = constant_order(ratios[~test])
         fitted = ListRanker(int(ranker["neighbors"]), ranker["ridge"], ranker["blend"], ranker["shrink"])
         orders["regression ranker", None][test] = fitted.fit(x[~test], targets[~test]).order(x[test])
+        static_predictions[test] = fitted.predict(x[test])
         for weight in PENALTIES:
             orders["chooser", weight][test] = SoftmaxChooser(weight).fit(x[~test], costs[~test]).order(x[test])
     with_oz = np.hstack([ratios, np.ones((len(ratios), 1))])
@@ -168,7 +192,8 @@ def _compare_choosers(
             )
         )
     simplicity = {candidate.name: i for i, candidate in enumerate(candidates)}
-    return tuple(sorted(candidates, key=lambda c: (round(c.static_backup, 6), c.jit, simplicity[c.name])))
+    best_first = tuple(sorted(candidates, key=lambda c: (round(c.static_backup, 6), c.jit, simplicity[c.name])))
+    return best_first, HeldOut(orders, static_predictions)
 
 
 def constant_order(ratios: np.ndarray) -> np.ndarray:

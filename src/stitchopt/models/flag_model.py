@@ -22,9 +22,10 @@ from stitchopt.features.by_name import representation
 from stitchopt.features.module import FeatureModule
 from stitchopt.models.chooser import SoftmaxChooser
 from stitchopt.models.directory import CONFIG_NAME, WEIGHTS_NAME, SavedModel, read_model_directory, stamp
+from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.list_model import RankedList
 from stitchopt.models.ranker import ListRanker
-from stitchopt.models.schema import FLAG_MODEL_CONFIG, check_arrays, check_config
+from stitchopt.models.schema import FAST_POLICY_CONFIG, FLAG_MODEL_CONFIG, check_arrays, check_config
 from stitchopt.models.size_model import SizeModel
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames
@@ -44,6 +45,7 @@ class FlagModel(SavedModel):
     catalogue: str  # `Catalogue.identity` the lists were made with
     trained_on: dict[str, Any]
     chooser: SoftmaxChooser | None = None  # when cross-validation chose it: decides static's list and jit's order
+    fast: FastPolicy | None = None  # the plugin's one-pipeline policy, set on held-out folds (older models: None)
 
     def features(self, toolchain: Toolchain, module: IRModule) -> np.ndarray:
         """The raw feature row (1 x d) of one module: every representation, concatenated."""
@@ -96,6 +98,7 @@ class FlagModel(SavedModel):
             },
             "trained_on": self.trained_on,
             "chooser": None if self.chooser is None else {"penalty": self.chooser.penalty, "scale": self.chooser.scale},
+            **({} if self.fast is None else {"fast": self.fast.to_dict()}),
         }
 
     def _arrays(self) -> dict[str, np.ndarray]:
@@ -126,6 +129,9 @@ class FlagModel(SavedModel):
             "size.log": (features + 1, targets),
         }
         chooser = config.get("chooser")
+        fast = config.get("fast")
+        if fast is not None:
+            check_config({"fast": fast}, {"fast": FAST_POLICY_CONFIG}, directory / CONFIG_NAME)
         if chooser is not None:
             shapes["chooser.weights"] = (features + 1, lists + 1)
         check_arrays(arrays, shapes, weights)
@@ -153,6 +159,7 @@ class FlagModel(SavedModel):
             chooser=None
             if chooser is None
             else SoftmaxChooser(chooser["penalty"], arrays["chooser.weights"].astype(np.float64), chooser["scale"]),
+            fast=None if fast is None else FastPolicy.from_dict(fast),
         )
         if catalogue is not None and catalogue.identity != model.catalogue:
             model = model.restricted_to(catalogue)
@@ -177,4 +184,5 @@ class FlagModel(SavedModel):
             catalogue.identity,
             self.trained_on,
             None if self.chooser is None else self.chooser.restricted_to(keep),
+            self.fast,
         )

@@ -25,6 +25,12 @@ FLAG_MODEL_CONFIG: dict[str, Any] = {
     "ranker": {"neighbors": int, "ridge": NUMBER, "blend": NUMBER},
     "size_model": {"targets": [str], "ridge": NUMBER, "kinds": [str]},
 }
+FAST_POLICY_CONFIG: dict[str, Any] = {
+    "margin": (*NUMBER, type(None)),  # null: always -Oz
+    "change": NUMBER,
+    "built": NUMBER,
+    "grown": NUMBER,
+}
 STITCHED_MODEL_CONFIG: dict[str, Any] = {
     "kind": str,
     "format": int,

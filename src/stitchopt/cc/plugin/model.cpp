@@ -1,0 +1,308 @@
+//===- model.cpp - The flag-tuning model as the plugin reads it ------------===//
+
+#include "model.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+using namespace llvm;
+
+namespace stitchopt {
+
+static constexpr int PluginFormat = 1;
+
+namespace {
+/// Reads fields of the model file, remembering the first problem.
+class Reader {
+public:
+  explicit Reader(StringRef Path) : Path(Path) {}
+
+  Error fail(const Twine &What) const {
+    return createStringError(inconvertibleErrorCode(),
+                             Path + ": " + What +
+                                 "; export it again with `stitchopt plugin "
+                                 "export MODEL_DIR`");
+  }
+
+  Expected<std::vector<double>> numbers(const json::Value *V,
+                                        StringRef Name) const {
+    const json::Array *A = V ? V->getAsArray() : nullptr;
+    if (!A)
+      return fail("field " + Name + " is not a list of numbers");
+    std::vector<double> Out;
+    Out.reserve(A->size());
+    for (const json::Value &E : *A) {
+      std::optional<double> D = E.getAsNumber();
+      if (!D || !std::isfinite(*D))
+        return fail("field " + Name + " holds a value that is not a number");
+      Out.push_back(*D);
+    }
+    return Out;
+  }
+
+  Expected<Matrix> matrix(const json::Value *V, StringRef Name, size_t Rows,
+                          size_t Cols) const {
+    const json::Array *A = V ? V->getAsArray() : nullptr;
+    if (!A)
+      return fail("field " + Name + " is not a matrix");
+    Matrix M;
+    M.Rows = A->size();
+    M.Cols = Cols;
+    if ((Rows && M.Rows != Rows) || M.Rows == 0)
+      return fail("field " + Name + " has " + Twine(M.Rows) + " rows");
+    M.Values.reserve(M.Rows * Cols);
+    for (const json::Value &Row : *A) {
+      Expected<std::vector<double>> R = numbers(&Row, Name);
+      if (!R)
+        return R.takeError();
+      if (R->size() != Cols)
+        return fail("field " + Name + " has a row of " + Twine(R->size()) +
+                    " values, not " + Twine(Cols));
+      M.Values.insert(M.Values.end(), R->begin(), R->end());
+    }
+    return M;
+  }
+
+private:
+  StringRef Path;
+};
+} // namespace
+
+Expected<PluginModel> PluginModel::load(StringRef Path) {
+  Reader R(Path);
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer = MemoryBuffer::getFile(Path);
+  if (!Buffer)
+    return createStringError(Buffer.getError(),
+                             "cannot read the model file " + Path + ": " +
+                                 Buffer.getError().message());
+  Expected<json::Value> Parsed = json::parse((*Buffer)->getBuffer());
+  if (!Parsed) {
+    std::string Why = toString(Parsed.takeError());
+    return R.fail("not JSON (" + Why + ")");
+  }
+  const json::Object *Root = Parsed->getAsObject();
+  if (!Root)
+    return R.fail("not a stitchopt plugin model");
+  if (Root->getInteger("format") != PluginFormat)
+    return R.fail("model format is not " + Twine(PluginFormat));
+
+  PluginModel M;
+  M.Identity = utohexstr(xxh3_64bits((*Buffer)->getBuffer()), true, 16);
+  if (std::optional<StringRef> V = Root->getString("llvm"))
+    M.LLVMVersion = V->str();
+  else
+    return R.fail("field llvm is missing");
+  M.FastMargin = Root->getNumber("fast_margin");
+
+  const json::Array *Reps = Root->getArray("representations");
+  if (!Reps || Reps->empty())
+    return R.fail("field representations is missing");
+  for (const json::Value &E : *Reps) {
+    const json::Array *Pair = E.getAsArray();
+    if (!Pair || Pair->size() != 2 || !(*Pair)[0].getAsString() ||
+        !(*Pair)[1].getAsInteger())
+      return R.fail("field representations holds an entry that is not "
+                    "[name, version]");
+    M.Representations.emplace_back((*Pair)[0].getAsString()->str(),
+                                   static_cast<int>(*(*Pair)[1].getAsInteger()));
+  }
+
+  const json::Array *Lists = Root->getArray("lists");
+  if (!Lists || Lists->empty())
+    return R.fail("field lists is missing");
+  for (const json::Value &E : *Lists) {
+    std::optional<StringRef> S = E.getAsString();
+    if (!S)
+      return R.fail("field lists holds an entry that is not text");
+    M.Lists.push_back(S->str());
+  }
+  size_t L = M.Lists.size();
+
+  const json::Object *Std = Root->getObject("standardizer");
+  if (!Std)
+    return R.fail("field standardizer is missing");
+  M.Log = Std->getBoolean("log").value_or(true);
+  Expected<std::vector<double>> Mean = R.numbers(Std->get("mean"), "mean");
+  if (!Mean)
+    return Mean.takeError();
+  Expected<std::vector<double>> Sd = R.numbers(Std->get("std"), "std");
+  if (!Sd)
+    return Sd.takeError();
+  M.Mean = std::move(*Mean);
+  M.Std = std::move(*Sd);
+  size_t D = M.Mean.size();
+  if (D == 0 || M.Std.size() != D ||
+      any_of(M.Std, [](double S) { return !(S > 0); }))
+    return R.fail("field standardizer has no features or a std that is "
+                  "not positive");
+
+  const json::Object *Rk = Root->getObject("ranker");
+  if (!Rk)
+    return R.fail("field ranker is missing");
+  std::optional<int64_t> K = Rk->getInteger("neighbors");
+  std::optional<double> Blend = Rk->getNumber("blend");
+  std::optional<double> Shrink = Rk->getNumber("shrink");
+  if (!K || *K < 1 || !Blend || !Shrink)
+    return R.fail("field ranker lacks neighbors, blend or shrink");
+  M.Neighbors = static_cast<unsigned>(*K);
+  M.Blend = *Blend;
+  M.Shrink = *Shrink;
+  Expected<Matrix> W = R.matrix(Rk->get("weights"), "weights", D + 1, L);
+  if (!W)
+    return W.takeError();
+  M.Weights = std::move(*W);
+  Expected<std::vector<double>> Means =
+      R.numbers(Rk->get("shrunk_means"), "shrunk_means");
+  if (!Means)
+    return Means.takeError();
+  if (Means->size() != L)
+    return R.fail("field shrunk_means has " + Twine(Means->size()) +
+                  " values for " + Twine(L) + " lists");
+  M.ShrunkMeans = std::move(*Means);
+  if (M.Blend != 0.0) { // the neighbours' part: only when it weighs
+    Expected<Matrix> TF =
+        R.matrix(Rk->get("train_features"), "train_features", 0, D);
+    if (!TF)
+      return TF.takeError();
+    M.TrainFeatures = std::move(*TF);
+    Expected<Matrix> TT = R.matrix(Rk->get("train_targets"), "train_targets",
+                                   M.TrainFeatures.Rows, L);
+    if (!TT)
+      return TT.takeError();
+    M.TrainTargets = std::move(*TT);
+  }
+
+  if (const json::Value *C = Root->get("chooser"); C && !C->getAsNull()) {
+    Expected<Matrix> CW = R.matrix(C, "chooser", D + 1, L + 1);
+    if (!CW)
+      return CW.takeError();
+    M.Chooser = std::move(*CW);
+  }
+  return M;
+}
+
+std::vector<double>
+PluginModel::standardize(const std::vector<double> &Raw) const {
+  std::vector<double> X(Raw.size());
+  for (size_t I = 0; I < Raw.size(); ++I) {
+    double V = Raw[I];
+    if (Log)
+      V = (V > 0 ? 1.0 : V < 0 ? -1.0 : 0.0) * std::log1p(std::fabs(V));
+    X[I] = (V - Mean[I]) / Std[I];
+  }
+  return X;
+}
+
+std::vector<double> PluginModel::linear(const std::vector<double> &X) const {
+  std::vector<double> Out(Lists.size(), 0.0);
+  for (size_t J = 0; J < Lists.size(); ++J) {
+    double Sum = 0.0;
+    for (size_t I = 0; I < X.size(); ++I)
+      Sum += X[I] * Weights.at(I, J);
+    Out[J] = Sum + Weights.at(X.size(), J); // the bias row
+  }
+  return Out;
+}
+
+static std::vector<double> unitRow(const double *Row, size_t N) {
+  double Norm = 0.0;
+  for (size_t I = 0; I < N; ++I)
+    Norm += Row[I] * Row[I];
+  Norm = std::sqrt(Norm);
+  std::vector<double> Out(Row, Row + N);
+  if (Norm != 0.0)
+    for (double &V : Out)
+      V /= Norm;
+  return Out;
+}
+
+std::vector<double>
+PluginModel::neighbours(const std::vector<double> &X) const {
+  std::vector<double> Unit = unitRow(X.data(), X.size());
+  size_t Rows = TrainFeatures.Rows;
+  std::vector<double> Similarity(Rows);
+  for (size_t R = 0; R < Rows; ++R) {
+    double Dot = 0.0;
+    for (size_t I = 0; I < X.size(); ++I)
+      Dot += Unit[I] * TrainFeatures.at(R, I);
+    Similarity[R] = Dot;
+  }
+  size_t K = std::min<size_t>(Neighbors, Rows);
+  std::vector<size_t> Index(Rows);
+  std::iota(Index.begin(), Index.end(), 0);
+  // Most similar first; equal similarities by training row (numpy leaves
+  // that order unspecified).
+  std::partial_sort(Index.begin(), Index.begin() + K, Index.end(),
+                    [&](size_t A, size_t B) {
+                      return Similarity[A] > Similarity[B] ||
+                             (Similarity[A] == Similarity[B] && A < B);
+                    });
+  double Best = Similarity[Index[0]];
+  std::vector<double> Weight(K);
+  double Total = 0.0;
+  for (size_t N = 0; N < K; ++N)
+    Total += Weight[N] = std::exp((Similarity[Index[N]] - Best) * 20.0);
+  std::vector<double> Out(Lists.size(), 0.0);
+  for (size_t N = 0; N < K; ++N)
+    for (size_t J = 0; J < Lists.size(); ++J)
+      Out[J] += Weight[N] / Total * TrainTargets.at(Index[N], J);
+  return Out;
+}
+
+std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw) const {
+  std::vector<double> X = standardize(Raw);
+  std::vector<double> Own = linear(X);
+  if (Blend != 0.0) {
+    std::vector<double> Near = neighbours(X);
+    for (size_t J = 0; J < Own.size(); ++J)
+      Own[J] = Blend * Near[J] + (1.0 - Blend) * Own[J];
+  }
+  size_t L = Lists.size();
+  std::vector<double> Static(L);
+  for (size_t J = 0; J < L; ++J)
+    Static[J] = Shrink * Own[J] + ShrunkMeans[J];
+
+  // Position of each choice (lists, then -Oz): lowest tried first.
+  std::vector<double> Position(L + 1, 0.0);
+  if (Chooser) {
+    std::vector<double> Logits(L + 1, 0.0);
+    for (size_t J = 0; J <= L; ++J) {
+      double Sum = 0.0;
+      for (size_t I = 0; I < X.size(); ++I)
+        Sum += X[I] * Chooser->at(I, J);
+      Logits[J] = Sum + Chooser->at(X.size(), J);
+    }
+    double Max = *std::max_element(Logits.begin(), Logits.end());
+    double Total = 0.0;
+    for (double &V : Logits)
+      Total += V = std::exp(V - Max);
+    for (size_t J = 0; J <= L; ++J)
+      Position[J] = -(Logits[J] / Total);
+  } else {
+    std::copy(Own.begin(), Own.end(), Position.begin());
+    size_t Best = std::min_element(Static.begin(), Static.end()) - Static.begin();
+    Position[Static[Best] < 0 ? Best : L] =
+        -std::numeric_limits<double>::infinity();
+  }
+  std::vector<size_t> Index(L + 1);
+  std::iota(Index.begin(), Index.end(), 0);
+  std::stable_sort(Index.begin(), Index.end(), [&](size_t A, size_t B) {
+    return Position[A] < Position[B];
+  });
+  std::vector<Ranked> Out;
+  Out.reserve(L + 1);
+  for (size_t J : Index)
+    Out.push_back(J == L ? Ranked{-1, 0.0}
+                         : Ranked{static_cast<int>(J), Static[J]});
+  return Out;
+}
+
+} // namespace stitchopt

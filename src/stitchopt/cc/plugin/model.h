@@ -1,0 +1,72 @@
+//===- model.h - The flag-tuning model as the plugin reads it --------------===//
+//
+// The JSON file `stitchopt plugin export` writes from a model directory: the
+// representations, the standardizer, the coreset lists as -passes= text, and
+// the ranker (ridge + neighbours, shrunk) or softmax chooser that orders them.
+// The order is the one FlagModel.rank_features computes in Python.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STITCHOPT_PLUGIN_MODEL_H
+#define STITCHOPT_PLUGIN_MODEL_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace stitchopt {
+
+/// A row-major matrix of doubles.
+struct Matrix {
+  size_t Rows = 0, Cols = 0;
+  std::vector<double> Values;
+  double at(size_t Row, size_t Col) const { return Values[Row * Cols + Col]; }
+};
+
+/// One candidate of the order: a coreset list, or -Oz (List == -1).
+struct Ranked {
+  int List = -1;
+  double PredictedLogRatio = 0.0; // the static (shrunk) prediction: < 0 beats -Oz
+};
+
+class PluginModel {
+public:
+  /// Reads and checks a model file; the error says what is wrong in one line.
+  static llvm::Expected<PluginModel> load(llvm::StringRef Path);
+
+  /// Every list and -Oz, in the order the modes try them (static's choice
+  /// first), for one raw feature row.
+  std::vector<Ranked> order(const std::vector<double> &Raw) const;
+
+  /// How many raw features a row holds.
+  size_t features() const { return Mean.size(); }
+
+  std::vector<std::pair<std::string, int>> Representations;
+  std::vector<std::string> Lists; // -passes= text, one per coreset list
+  std::string LLVMVersion;        // what the model was made with
+  std::string Identity;           // the exported file's digest, for records
+  // `fast` builds the choice only where predicted below -margin; none: the
+  // model was trained before margins were learned.
+  std::optional<double> FastMargin;
+
+private:
+  std::vector<double> standardize(const std::vector<double> &Raw) const;
+  std::vector<double> linear(const std::vector<double> &X) const;
+  std::vector<double> neighbours(const std::vector<double> &X) const;
+
+  bool Log = true;
+  std::vector<double> Mean, Std;
+  unsigned Neighbors = 0;
+  double Blend = 0.0, Shrink = 1.0;
+  Matrix TrainFeatures, TrainTargets, Weights; // Weights: (d + 1) x lists
+  std::vector<double> ShrunkMeans; // (1 - shrink) x each list's mean target
+  std::optional<Matrix> Chooser; // (d + 1) x (lists + 1), -Oz last
+};
+
+} // namespace stitchopt
+
+#endif

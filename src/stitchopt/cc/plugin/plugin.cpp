@@ -1,0 +1,620 @@
+//===- plugin.cpp - stitchopt's model inside clang and opt ----------------===//
+//
+// `clang -Oz -fpass-plugin=libstitchopt-plugin.so` runs the shipped model on
+// each translation unit: features of the module as the front end wrote it,
+// the model's order of its coreset lists, and the chosen list instead of
+// clang's -Oz pipeline. clang has no API to replace its pipeline, so the list
+// runs at the PipelineStart extension point with clang's own PassBuilder and
+// analysis managers, and clang's optional passes are then vetoed for that
+// module (required ones, e.g. sanitizers, still run). Policies:
+//   exact (default): -Oz's object and each candidate's are compiled in memory
+//       on clones; a list is kept only where its object is smaller.
+//   fast: one pipeline; the model's choice when it is predicted to beat -Oz
+//       by more than the model's cross-validated margin, else -Oz.
+// Anything wrong (model, list, LLVM version) is one warning line and plain
+// -Oz: the plugin never fails a compile.
+//
+// Settings (environment, as for stitchopt-cc): STITCHOPT_MODEL (a model
+// directory with plugin.json, or `default`), STITCHOPT_MODE (static, jit),
+// STITCHOPT_K, STITCHOPT_POLICY (exact, fast), STITCHOPT_LIST (one list for
+// every unit), STITCHOPT_BUILD_LOG (one JSON line per unit, the wrapper's
+// build log fields).
+//
+//===----------------------------------------------------------------------===//
+
+#include "module_features.h"
+#include "model.h"
+#include "objects.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Analysis/CGSCCPassManager.h"
+#include "llvm/Analysis/LazyCallGraph.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <chrono>
+#include <dlfcn.h>
+#include <fstream>
+#include <fcntl.h>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace llvm;
+
+namespace stitchopt {
+
+static constexpr unsigned DefaultK = 5; // apply.modes.RANKED_K
+
+/// One warning line per distinct message and process.
+static void warnOnce(const Twine &Message) {
+  static std::mutex Lock;
+  static StringSet<> Said;
+  std::string Text = Message.str();
+  std::lock_guard<std::mutex> Guard(Lock);
+  if (Said.insert(Text).second)
+    errs() << "stitchopt plugin: warning: " << Text << "\n";
+}
+
+static std::string setting(const char *Name) {
+  std::optional<std::string> Value = sys::Process::GetEnv(Name);
+  return Value ? StringRef(*Value).trim().str() : std::string();
+}
+
+/// What the environment asks of the plugin; a bad value is a warning and
+/// its default.
+struct Settings {
+  std::string ModelPath;
+  std::string List;
+  bool Jit = false;
+  unsigned K = DefaultK;
+  bool Fast = false;
+  std::string Log;
+
+  static Settings read();
+};
+
+/// The directory of this shared object: the shipped model lies beside it.
+static std::string pluginDirectory() {
+  Dl_info Info;
+  if (!dladdr(reinterpret_cast<void *>(&warnOnce), &Info) || !Info.dli_fname)
+    return "";
+  SmallString<256> Path(Info.dli_fname);
+  sys::fs::make_absolute(Path);
+  return sys::path::parent_path(Path).str();
+}
+
+Settings Settings::read() {
+  Settings S;
+  std::string Model = setting("STITCHOPT_MODEL");
+  if (Model.empty() || Model == "default") {
+    SmallString<256> Path(pluginDirectory());
+    sys::path::append(Path, "..", "..", "models");
+    sys::path::append(Path, "default", "plugin.json");
+    S.ModelPath = Path.str().str();
+  } else {
+    SmallString<256> Path(Model);
+    sys::path::append(Path, "plugin.json");
+    S.ModelPath = Path.str().str();
+  }
+  S.List = setting("STITCHOPT_LIST");
+  std::string Mode = setting("STITCHOPT_MODE");
+  if (Mode == "jit")
+    S.Jit = true;
+  else if (!Mode.empty() && Mode != "static")
+    warnOnce("STITCHOPT_MODE=" + Mode +
+             ": the plugin runs static or jit (search and tune are "
+             "stitchopt-cc's); using static");
+  std::string K = setting("STITCHOPT_K");
+  unsigned Parsed = 0;
+  if (!K.empty() && (StringRef(K).getAsInteger(10, Parsed) || Parsed == 0))
+    warnOnce("STITCHOPT_K=" + K + ": use a positive whole number; using " +
+             Twine(DefaultK));
+  else if (!K.empty())
+    S.K = Parsed;
+  std::string Policy = setting("STITCHOPT_POLICY");
+  if (Policy == "fast")
+    S.Fast = true;
+  else if (!Policy.empty() && Policy != "exact")
+    warnOnce("STITCHOPT_POLICY=" + Policy + ": use exact or fast; using exact");
+  if (S.Fast && S.Jit) {
+    warnOnce("jit compares its lists' objects, which is the exact policy; "
+             "using exact");
+    S.Fast = false;
+  }
+  S.Log = setting("STITCHOPT_BUILD_LOG");
+  return S;
+}
+
+/// The model file, read once per process; its error otherwise.
+struct LoadedModel {
+  std::optional<PluginModel> Model;
+  std::string Error;
+};
+
+static const LoadedModel &loadedModel(StringRef Path) {
+  static std::once_flag Once;
+  static LoadedModel Loaded;
+  std::call_once(Once, [&] {
+    Expected<PluginModel> M = PluginModel::load(Path);
+    if (!M) {
+      Loaded.Error = toString(M.takeError());
+      return;
+    }
+    StringRef Version(M->LLVMVersion);
+    if (Version.split('.').first != Twine(LLVM_VERSION_MAJOR).str()) {
+      Loaded.Error = (Path + ": made for LLVM " + Version + ", this is LLVM " +
+                      LLVM_VERSION_STRING +
+                      "; export a model trained for this LLVM")
+                         .str();
+      return;
+    }
+    for (const auto &[Name, V] : M->Representations)
+      if (featureNames(Name, V).empty()) {
+        Loaded.Error = (Path + ": representation " + Name + " v" + Twine(V) +
+                        " is not computed by this plugin; export a model "
+                        "on autophase, histogram and func_properties")
+                           .str();
+        return;
+      }
+    size_t Features = 0;
+    for (const auto &[Name, V] : M->Representations)
+      Features += featureNames(Name, V).size();
+    if (Features != M->features()) {
+      Loaded.Error = (Path + ": " + Twine(M->features()) +
+                      " features, this plugin computes " + Twine(Features) +
+                      " for its representations; export the model again")
+                         .str();
+      return;
+    }
+    Loaded.Model = std::move(*M);
+  });
+  return Loaded;
+}
+
+/// Modules whose pipeline the plugin ran: clang's optional passes skip them.
+class Vetoed {
+public:
+  void add(const Module &M) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Modules.insert(&M);
+  }
+  bool has(const Module *M) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    return M && Modules.contains(M);
+  }
+
+private:
+  std::mutex Lock;
+  DenseSet<const Module *> Modules;
+};
+
+static Vetoed &vetoed() {
+  static Vetoed V;
+  return V;
+}
+
+static const Module *moduleOf(const Any &IR) {
+  if (const auto *M = any_cast<const Module *>(&IR))
+    return *M;
+  if (const auto *F = any_cast<const Function *>(&IR))
+    return (*F)->getParent();
+  if (const auto *C = any_cast<const LazyCallGraph::SCC *>(&IR))
+    return (*C)->begin()->getFunction().getParent();
+  if (const auto *L = any_cast<const Loop *>(&IR))
+    return (*L)->getHeader()->getModule();
+  return nullptr;
+}
+
+/// A list's `inline` takes opt's default threshold (225); clang's -Oz and -Os
+/// pipelines inline at 5 and 50. The wrapper gives opt
+/// -inlinedefault-threshold for that (toolchain.baselines.OPT_FLAGS); here
+/// the same option is set once, unless the user set it with -mllvm.
+static void useTheLevelsInlineThreshold(OptimizationLevel Level) {
+  static std::once_flag Once;
+  std::call_once(Once, [Level] {
+    StringMap<cl::Option *> &Options = cl::getRegisteredOptions();
+    auto Found = Options.find("inlinedefault-threshold");
+    if (Found == Options.end() || Found->second->getNumOccurrences() > 0)
+      return;
+    StringRef Value = Level == OptimizationLevel::Os ? "50" : "5";
+    if (Found->second->addOccurrence(0, "inlinedefault-threshold", Value))
+      warnOnce("cannot set -inlinedefault-threshold; lists that inline "
+               "may differ from stitchopt-cc's");
+  });
+}
+
+/// True while the plugin builds a pipeline itself: clang's -Oz pipeline for
+/// comparison runs the PipelineStart callbacks again, which must not add the
+/// plugin to it.
+static thread_local bool BuildingOwnPipeline = false;
+
+/// The options of this clang process that make its output IR, not an object
+/// of this module's own pipeline: LTO and -emit-llvm keep clang's pipeline.
+static bool emitsIR() {
+  std::ifstream In("/proc/self/cmdline", std::ios::binary);
+  std::string Word;
+  while (std::getline(In, Word, '\0')) {
+    StringRef W(Word);
+    if (W.starts_with("-flto") || W == "-emit-llvm" || W == "-emit-llvm-bc")
+      return true;
+  }
+  return false;
+}
+
+using Clock = std::chrono::steady_clock;
+
+static double secondsSince(Clock::time_point Start) {
+  return std::chrono::duration<double>(Clock::now() - Start).count();
+}
+
+/// One unit's record, the build log's fields (cc.build_log.BuildEntry).
+struct Record {
+  std::string Outcome = "oz";
+  std::string Choice; // the model's first choice, empty for -Oz
+  std::string Pipeline;
+  std::optional<uint64_t> OzBytes, Bytes;
+  unsigned Candidates = 0;
+  std::string Reason;
+  json::Object Phases;
+};
+
+static void writeRecord(const Settings &S, const Module &M, const Record &R,
+                        double Seconds) {
+  if (S.Log.empty())
+    return;
+  SmallString<256> Unit(M.getSourceFileName());
+  sys::fs::make_absolute(Unit);
+  SmallString<256> Cwd;
+  sys::fs::current_path(Cwd);
+  json::Object Entry{
+      {"unit", Unit.str()},
+      {"outcome", R.Outcome},
+      {"mode", S.Jit ? "jit" : "static"},
+      {"output", nullptr},
+      {"pipeline", R.Pipeline.empty() ? json::Value(nullptr)
+                                      : json::Value(R.Pipeline)},
+      {"oz_bytes", R.OzBytes ? json::Value(*R.OzBytes) : json::Value(nullptr)},
+      {"bytes", R.Bytes ? json::Value(*R.Bytes) : json::Value(nullptr)},
+      {"candidates", R.Candidates},
+      {"cache", nullptr},
+      {"reason", R.Reason.empty() ? json::Value(nullptr)
+                                  : json::Value(R.Reason)},
+      {"seconds", Seconds},
+      {"plain_seconds", nullptr},
+      {"cwd", Cwd.str()},
+      {"time", std::chrono::duration<double>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count()},
+      {"choice", R.Choice.empty() ? json::Value(nullptr)
+                                  : json::Value(R.Choice)},
+      {"via", "plugin"},
+      {"policy", S.Fast ? "fast" : "exact"},
+      {"phases", json::Object(R.Phases)},
+  };
+  std::string Line;
+  raw_string_ostream(Line) << json::Value(std::move(Entry)) << "\n";
+  // One write of one line with O_APPEND: parallel compiles never interleave.
+  int FD = ::open(S.Log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                  0666);
+  if (FD < 0 || ::write(FD, Line.data(), Line.size()) !=
+                    static_cast<ssize_t>(Line.size()))
+    warnOnce("cannot write the build log " + S.Log +
+             "; set STITCHOPT_BUILD_LOG to a writable file");
+  if (FD >= 0)
+    ::close(FD);
+}
+
+/// Fresh analysis managers for a clone, registered by clang's PassBuilder
+/// (its target's analyses, its instrumentation).
+struct Analyses {
+  LoopAnalysisManager LAM;
+  FunctionAnalysisManager FAM;
+  CGSCCAnalysisManager CGAM;
+  ModuleAnalysisManager MAM;
+
+  explicit Analyses(PassBuilder &PB) {
+    PB.registerModuleAnalyses(MAM);
+    PB.registerCGSCCAnalyses(CGAM);
+    PB.registerFunctionAnalyses(FAM);
+    PB.registerLoopAnalyses(LAM);
+    PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  }
+};
+
+/// The module pass: choose, then run the chosen pipeline on the module.
+class StitchoptPass : public PassInfoMixin<StitchoptPass> {
+public:
+  /// `LeaveOzToClang`: inside clang's -Oz pipeline, -Oz is what happens when
+  /// the pass does nothing; in opt the pass runs -Oz itself.
+  StitchoptPass(PassBuilder &PB, OptimizationLevel Level, bool LeaveOzToClang,
+                std::optional<bool> Jit = std::nullopt)
+      : PB(PB), Level(Level), LeaveOzToClang(LeaveOzToClang), Jit(Jit) {}
+
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM);
+  static bool isRequired() { return true; }
+
+private:
+  ModulePassManager referencePipeline();
+  std::optional<ModulePassManager> listPipeline(StringRef Text,
+                                                std::string &Why);
+  std::optional<uint64_t> measure(const Module &M, ModulePassManager &MPM,
+                                  TargetMachine &TM, std::string &Why);
+  PreservedAnalyses finish(Module &M, ModuleAnalysisManager &MAM,
+                           const Settings &S, Record &R,
+                           std::optional<ModulePassManager> Chosen,
+                           Clock::time_point Start);
+
+  PassBuilder &PB;
+  OptimizationLevel Level;
+  bool LeaveOzToClang;
+  std::optional<bool> Jit;
+};
+
+ModulePassManager StitchoptPass::referencePipeline() {
+  BuildingOwnPipeline = true;
+  ModulePassManager MPM = PB.buildPerModuleDefaultPipeline(Level);
+  BuildingOwnPipeline = false;
+  return MPM;
+}
+
+std::optional<ModulePassManager>
+StitchoptPass::listPipeline(StringRef Text, std::string &Why) {
+  useTheLevelsInlineThreshold(Level);
+  ModulePassManager MPM;
+  BuildingOwnPipeline = true;
+  Error E = PB.parsePassPipeline(MPM, Text);
+  BuildingOwnPipeline = false;
+  if (E) {
+    Why = "this LLVM rejects the list (" + toString(std::move(E)) + ")";
+    return std::nullopt;
+  }
+  return MPM;
+}
+
+std::optional<uint64_t> StitchoptPass::measure(const Module &M,
+                                               ModulePassManager &MPM,
+                                               TargetMachine &TM,
+                                               std::string &Why) {
+  std::unique_ptr<Module> Clone = CloneModule(M);
+  {
+    Analyses A(PB);
+    MPM.run(*Clone, A.MAM);
+  }
+  Expected<uint64_t> Size = objectSize(TM, *Clone);
+  if (!Size) {
+    Why = toString(Size.takeError());
+    return std::nullopt;
+  }
+  return *Size;
+}
+
+PreservedAnalyses StitchoptPass::finish(Module &M, ModuleAnalysisManager &MAM,
+                                        const Settings &S, Record &R,
+                                        std::optional<ModulePassManager> Chosen,
+                                        Clock::time_point Start) {
+  Clock::time_point Ran = Clock::now();
+  PreservedAnalyses Result = PreservedAnalyses::all();
+  if (Chosen) {
+    Chosen->run(M, MAM);
+    if (LeaveOzToClang)
+      vetoed().add(M);
+    Result = PreservedAnalyses::none();
+  } else if (!LeaveOzToClang) {
+    ModulePassManager Oz = referencePipeline();
+    Oz.run(M, MAM);
+    Result = PreservedAnalyses::none();
+  }
+  if (Chosen || !LeaveOzToClang)
+    R.Phases["pipeline"] = secondsSince(Ran);
+  writeRecord(S, M, R, secondsSince(Start));
+  return Result;
+}
+
+PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
+  Clock::time_point Start = Clock::now();
+  Settings S = Settings::read();
+  if (Jit)
+    S.Jit = *Jit;
+  Record R;
+  if (S.Jit)
+    S.Fast = false;
+
+  // The candidates: the user's list, or the model's choice (jit: its top k).
+  std::vector<std::string> Candidates;
+  std::optional<double> Predicted; // the static choice's log ratio to -Oz
+  if (!S.List.empty()) {
+    Candidates.push_back(S.List);
+  } else {
+    const LoadedModel &Loaded = loadedModel(S.ModelPath);
+    if (!Loaded.Model) {
+      warnOnce(Loaded.Error + "; building with plain -Oz");
+      R.Reason = Loaded.Error;
+      return finish(M, MAM, S, R, std::nullopt, Start);
+    }
+    const PluginModel &Model = *Loaded.Model;
+    Clock::time_point Began = Clock::now();
+    std::vector<double> Row;
+    ModuleFeatures Features(M);
+    for (const auto &[Name, V] : Model.Representations)
+      if (!Features.append(Name, V, Row)) {
+        R.Reason = "the module's " + Name + " features could not be computed";
+        warnOnce(R.Reason + "; building with plain -Oz");
+        return finish(M, MAM, S, R, std::nullopt, Start);
+      }
+    R.Phases["features"] = secondsSince(Began);
+    Began = Clock::now();
+    std::vector<Ranked> Order = Model.order(Row);
+    R.Phases["model"] = secondsSince(Began);
+    unsigned Tried = S.Jit ? S.K : 1;
+    for (unsigned I = 0; I < Tried && I < Order.size(); ++I)
+      if (Order[I].List >= 0)
+        Candidates.push_back(Model.Lists[Order[I].List]);
+    if (Order.front().List >= 0) {
+      Predicted = Order.front().PredictedLogRatio;
+      R.Choice = Model.Lists[Order.front().List];
+    }
+    if (S.Fast && !Model.FastMargin) {
+      warnOnce(S.ModelPath + " has no fast margin (trained before margins "
+                             "were learned; retrain it); using exact");
+      S.Fast = false;
+    }
+    if (Model.FastMargin && Predicted && *Predicted >= -*Model.FastMargin)
+      Predicted.reset(); // fast defers to -Oz
+  }
+  R.Candidates = Candidates.size();
+
+  if (S.Fast) {
+    // One pipeline: the choice when it is predicted to beat -Oz by the
+    // margin (a user's list always), else -Oz.
+    std::optional<ModulePassManager> Chosen;
+    R.Candidates = 0;
+    if (!Candidates.empty() && (!S.List.empty() || Predicted)) {
+      R.Candidates = 1;
+      std::string Why;
+      Chosen = listPipeline(Candidates.front(), Why);
+      if (!Chosen) {
+        warnOnce(Why + "; building with plain -Oz");
+        R.Reason = Why;
+      } else {
+        R.Outcome = "optimized";
+        R.Pipeline = Candidates.front();
+      }
+    }
+    return finish(M, MAM, S, R, std::move(Chosen), Start);
+  }
+  if (Candidates.empty())
+    return finish(M, MAM, S, R, std::nullopt, Start);
+
+  // Exact: -Oz's object and each candidate's, compiled in memory.
+  Clock::time_point Began = Clock::now();
+  Expected<std::unique_ptr<TargetMachine>> TM = targetMachineFor(M);
+  if (!TM) {
+    R.Reason = toString(TM.takeError());
+    warnOnce(R.Reason + "; building with plain -Oz");
+    return finish(M, MAM, S, R, std::nullopt, Start);
+  }
+  std::string Why;
+  ModulePassManager Reference = referencePipeline();
+  R.OzBytes = measure(M, Reference, **TM, Why);
+  if (!R.OzBytes) {
+    R.Reason = "-Oz's object could not be measured: " + Why;
+    warnOnce(R.Reason + "; building with plain -Oz");
+    return finish(M, MAM, S, R, std::nullopt, Start);
+  }
+  R.Bytes = R.OzBytes;
+  std::optional<size_t> Best;
+  for (size_t I = 0; I < Candidates.size(); ++I) {
+    std::optional<ModulePassManager> MPM = listPipeline(Candidates[I], Why);
+    std::optional<uint64_t> Size;
+    if (MPM)
+      Size = measure(M, *MPM, **TM, Why);
+    if (!Size) {
+      warnOnce(Why + "; that list is left out");
+      continue;
+    }
+    if (*Size < *R.Bytes) {
+      R.Bytes = *Size;
+      Best = I;
+    }
+  }
+  R.Phases["candidates"] = secondsSince(Began);
+  std::optional<ModulePassManager> Chosen;
+  if (Best) {
+    Chosen = listPipeline(Candidates[*Best], Why);
+    R.Outcome = "optimized";
+    R.Pipeline = Candidates[*Best];
+  }
+  return finish(M, MAM, S, R, std::move(Chosen), Start);
+}
+
+/// `print<stitchopt-features>`: the plugin's feature row as JSON on stdout,
+/// for checking it against the Python representations.
+class PrintFeaturesPass : public PassInfoMixin<PrintFeaturesPass> {
+public:
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    static const std::pair<const char *, int> Shipped[] = {
+        {"autophase", 1}, {"histogram", 1}, {"func_properties", 1}};
+    json::Array Representations, Names;
+    std::vector<double> Values;
+    ModuleFeatures Features(M);
+    for (const auto &[Name, V] : Shipped) {
+      Representations.push_back(json::Array{Name, V});
+      for (std::string &N : featureNames(Name, V))
+        Names.push_back(std::move(N));
+      if (!Features.append(Name, V, Values)) {
+        errs() << "stitchopt plugin: the module's " << Name
+               << " features could not be computed\n";
+        return PreservedAnalyses::all();
+      }
+    }
+    json::Array Out;
+    for (double V : Values)
+      Out.push_back(V);
+    outs() << json::Value(json::Object{{"representations",
+                                        std::move(Representations)},
+                                       {"names", std::move(Names)},
+                                       {"values", std::move(Out)}})
+           << "\n";
+    return PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+};
+
+static bool isSizeLevel(OptimizationLevel Level) {
+  return Level == OptimizationLevel::Oz || Level == OptimizationLevel::Os;
+}
+
+static void registerCallbacks(PassBuilder &PB) {
+  PB.registerPipelineStartEPCallback(
+      [&PB](ModulePassManager &MPM, OptimizationLevel Level) {
+        if (BuildingOwnPipeline || !isSizeLevel(Level) || emitsIR())
+          return;
+        if (!PB.getPassInstrumentationCallbacks()) {
+          warnOnce("this compiler gives plugins no pass instrumentation, "
+                   "so the plugin cannot replace its pipeline; building "
+                   "with plain -Oz");
+          return;
+        }
+        MPM.addPass(StitchoptPass(PB, Level, /*LeaveOzToClang=*/true));
+      });
+  if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks())
+    PIC->registerShouldRunOptionalPassCallback(
+        [](StringRef, Any IR) { return !vetoed().has(moduleOf(IR)); });
+  PB.registerPipelineParsingCallback(
+      [&PB](StringRef Name, ModulePassManager &MPM,
+            ArrayRef<PassBuilder::PipelineElement>) {
+        if (Name == "stitchopt-static" || Name == "stitchopt-jit") {
+          MPM.addPass(StitchoptPass(PB, OptimizationLevel::Oz,
+                                    /*LeaveOzToClang=*/false,
+                                    Name == "stitchopt-jit"));
+          return true;
+        }
+        if (Name == "print<stitchopt-features>") {
+          MPM.addPass(PrintFeaturesPass());
+          return true;
+        }
+        return false;
+      });
+}
+
+} // namespace stitchopt
+
+extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "stitchopt", "1",
+          stitchopt::registerCallbacks};
+}

@@ -1,0 +1,77 @@
+"""The model as the clang plugin reads it: `plugin.json` in the model directory (`stitchopt plugin export`).
+
+The plugin is C++ inside the compiler and reads JSON with LLVM's own parser, so this file holds what its
+ranking needs in plain lists: the representations (which the plugin computes itself), the standardizer, the
+coreset lists already spelled as the `-passes=` text the wrapper runs (`tuned_pipeline`), and the ranker's
+or chooser's arrays. Values are the saved model's own (float32 arrays as the doubles Python computes with),
+so the plugin orders the lists as `FlagModel.rank_features` does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from stitchopt import __version__
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import tuned_pipeline
+
+PLUGIN_MODEL_NAME = "plugin.json"
+PLUGIN_FORMAT = 1
+NEVER_MARGIN = 1e9  # a fast margin of infinity (held-out folds said: always -Oz), as a JSON number
+
+
+def plugin_model(model: FlagModel, catalogue: Catalogue) -> dict[str, Any]:
+    """The plugin's view of `model`, its lists spelled for `catalogue`'s LLVM."""
+    ranker = model.ranker
+    arrays = ranker.arrays()
+    exported: dict[str, Any] = {
+        "format": PLUGIN_FORMAT,
+        "stitchopt": __version__,
+        "llvm": model.llvm_version,
+        "catalogue": model.catalogue,
+        "model": model.identity,
+        "representations": [[r.name, r.version] for r in model.representations],
+        "standardizer": model.standardizer.to_dict(),
+        "lists": [tuned_pipeline(passes, catalogue) for passes in model.lists],
+        "ranker": {
+            "neighbors": ranker.neighbors,
+            "blend": ranker.blend,
+            "shrink": ranker.shrink,
+            "weights": arrays["weights"].astype(float).tolist(),
+            # The shrinking term exactly as numpy computes it in `ListRanker.predict` (in the arrays' dtype).
+            "shrunk_means": ((1.0 - ranker.shrink) * arrays["train_targets"].mean(axis=0)).astype(float).tolist(),
+            **(
+                {
+                    "train_features": arrays["train_features"].astype(float).tolist(),
+                    "train_targets": arrays["train_targets"].astype(float).tolist(),
+                }
+                if ranker.blend != 0
+                else {}
+            ),
+        },
+        "chooser": None if model.chooser is None or model.chooser.weights is None else model.chooser.weights.tolist(),
+    }
+    if model.fast is not None:
+        exported["fast_margin"] = NEVER_MARGIN if math.isinf(model.fast.margin) else model.fast.margin
+        exported["fast"] = model.fast.to_dict()
+    return exported
+
+
+def write_plugin_model(model: FlagModel, catalogue: Catalogue, path: Path) -> None:
+    """Write atomically: a compile reading it meanwhile sees the old file or the new one."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(plugin_model(model, catalogue), out, separators=(",", ":"))
+            out.write("\n")
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

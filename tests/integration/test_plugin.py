@@ -1,0 +1,286 @@
+"""The clang pass plugin with the real clang 19: the model's choice inside the compiler, the same as the wrapper's,
+-Oz exactly where it is kept, one warning and plain -Oz for anything wrong, and a multi-file program that runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stitchopt.cc.plugin_files import plugin_path
+from stitchopt.core import IRModule
+from stitchopt.errors import ToolchainError
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.plugin_file import PLUGIN_MODEL_NAME, plugin_model
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
+from stitchopt.passes.catalogue import Catalogue, load_catalogue
+from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.toolchain.baselines import clang_pipeline
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.elf import object_sizes
+from stitchopt.toolchain.frontend import module_from_bitcode
+from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command
+
+DEMO = Path(__file__).parents[2] / "src" / "stitchopt" / "datasets" / "demo_v1"
+PROGRAM = Path(__file__).parents[1] / "data" / "plugin_program"
+BIN = Path(sys.executable).parent
+WARNING = "stitchopt plugin: warning: "
+# Units whose shipped-model choice differs (some keep -Oz, some beat it), a handful for the slower comparisons.
+UNITS = ("avl_tree", "bigint", "c_lexer", "csv_parser", "expr_parser", "graph_paths")
+
+
+@pytest.fixture(scope="module")
+def plugin() -> Path:
+    try:
+        return plugin_path()
+    except ToolchainError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def catalogue(toolchain: Toolchain) -> Catalogue:
+    return load_catalogue(toolchain)
+
+
+@pytest.fixture()
+def env(tmp_path: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("STITCHOPT_")}
+    return {**clean, "STITCHOPT_BUILD_LOG": str(tmp_path / "log.jsonl"), "STITCHOPT_CACHE_DIR": str(tmp_path / "c")}
+
+
+def compile_unit(
+    toolchain: Toolchain,
+    source: Path,
+    output: Path,
+    env: dict[str, str],
+    plugin: Path | None,
+    flags: Sequence[str] = (),
+    level: str = "-Oz",
+) -> subprocess.CompletedProcess[str]:
+    loaded = [f"-fpass-plugin={plugin}"] if plugin is not None else []
+    argv = [toolchain.tool("clang"), level, *flags, *loaded, "-c", str(source), "-o", str(output)]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+
+
+def records(env: dict[str, str]) -> list[dict[str, Any]]:
+    path = Path(env["STITCHOPT_BUILD_LOG"])
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def size(path: Path) -> int:
+    return object_sizes(path.read_bytes()).size_bytes
+
+
+def test_the_shipped_plugin_model_is_the_shipped_models_export(catalogue: Catalogue) -> None:
+    """plugin.json is generated (`stitchopt plugin export default`): it must never drift from the model."""
+    shipped = json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
+    assert shipped == plugin_model(FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue), catalogue)
+
+
+def test_clangs_own_oz_pipeline_as_the_list_is_byte_identical_to_plain_oz(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The list runs where clang's pipeline would and clang's optional passes are vetoed after it: with
+    clang's own -Oz pipeline as the list, nothing may differ from plain clang -Oz."""
+    env = {**env, "STITCHOPT_POLICY": "fast", "STITCHOPT_LIST": clang_pipeline(toolchain, "Oz")}
+    for name in UNITS[:3]:
+        plain, through = tmp_path / f"{name}.plain.o", tmp_path / f"{name}.plugin.o"
+        assert compile_unit(toolchain, DEMO / f"{name}.c", plain, env, None).returncode == 0
+        run = compile_unit(toolchain, DEMO / f"{name}.c", through, env, plugin)
+        assert run.returncode == 0 and run.stderr == ""
+        assert through.read_bytes() == plain.read_bytes(), name
+    assert [r["outcome"] for r in records(env)] == ["optimized"] * 3
+
+
+def test_the_plugin_chooses_what_python_chooses_and_builds_what_the_wrapper_builds(
+    toolchain: Toolchain, plugin: Path, catalogue: Catalogue, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Static mode, exact policy: the model's first choice is Python's (`FlagModel.rank`), the object is
+    byte-identical to `stitchopt-cc`'s with the shipped model, and never larger than plain -Oz's."""
+    model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
+    wrapper_env = {**env, "STITCHOPT_MODEL": "default", "STITCHOPT_BUILD_LOG": str(tmp_path / "wrapper.jsonl")}
+    optimized = 0
+    for name in UNITS:
+        source = DEMO / f"{name}.c"
+        through = tmp_path / f"{name}.plugin.o"
+        run = compile_unit(toolchain, source, through, env, plugin)
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+        wrapped = tmp_path / f"{name}.wrapper.o"
+        argv = [str(BIN / "stitchopt-cc"), "-Oz", "-c", str(source), "-o", str(wrapped)]
+        assert subprocess.run(argv, env=wrapper_env, check=False).returncode == 0
+        plain = tmp_path / f"{name}.plain.o"
+        assert compile_unit(toolchain, source, plain, env, None).returncode == 0
+
+        record = records(env)[-1]
+        first = model.rank(toolchain, _frontend_ir(toolchain, source, tmp_path))[0]
+        expected = None if first.passes is None else tuned_pipeline(first.passes, catalogue)
+        assert record["choice"] == expected, name
+        assert through.read_bytes() == wrapped.read_bytes(), name
+        assert size(through) <= size(plain), name
+        assert record["oz_bytes"] == size(plain), f"{name}: -Oz measured in memory differs from clang's object"
+        optimized += record["outcome"] == "optimized"
+    assert optimized >= 1, "no unit beat -Oz: the comparison checked -Oz only"
+
+
+def _frontend_ir(toolchain: Toolchain, source: Path, tmp_path: Path) -> IRModule:
+    """The unit's IR as the wrapper reads it: clang -Oz's front end, unoptimized."""
+    bitcode = tmp_path / f"{source.stem}.bc"
+    argv = frontend_command([toolchain.tool("clang")], FRONTEND_LEVEL, args=[str(source), "-o", str(bitcode)])
+    subprocess.run(argv, check=True)
+    return module_from_bitcode(toolchain, bitcode.read_bytes(), source.stem)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["-g"],
+        ["-ffunction-sections", "-fdata-sections"],
+        ["-fno-asynchronous-unwind-tables"],
+        ["-fno-pic"],
+        ["-march=haswell"],
+        ["-mcmodel=large"],
+        ["-fno-addrsig"],
+        ["-fstack-protector-strong"],
+    ],
+    ids=lambda flags: " ".join(flags),
+)
+def test_minus_oz_measured_in_memory_is_clangs_object_under_the_users_flags(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path, flags: list[str]
+) -> None:
+    """The in-memory target machine is built from the module and clang's own options: its -Oz object measures
+    what clang writes, so "smaller than -Oz" means the same as in the wrapper."""
+    source = DEMO / "bigint.c"
+    plain, through = tmp_path / "plain.o", tmp_path / "plugin.o"
+    assert compile_unit(toolchain, source, plain, env, None, flags).returncode == 0
+    assert compile_unit(toolchain, source, through, env, plugin, flags).returncode == 0
+    record = records(env)[-1]
+    assert record["oz_bytes"] == size(plain)
+    assert size(through) <= size(plain)
+
+
+@pytest.mark.parametrize("problem", ["no model file", "another LLVM", "not JSON", "a list LLVM rejects"])
+def test_anything_wrong_is_one_warning_line_and_plain_oz(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path, problem: str
+) -> None:
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    shipped = json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
+    if problem == "another LLVM":
+        (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "llvm": "18.1.8"}))
+    elif problem == "not JSON":
+        (model_dir / PLUGIN_MODEL_NAME).write_text('{"format": 1, "lists": [')
+    elif problem == "a list LLVM rejects":
+        (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "lists": ["no-such-pass"] * 43}))
+    env = {**env, "STITCHOPT_MODEL": str(model_dir), "STITCHOPT_POLICY": "exact", "STITCHOPT_MODE": "jit"}
+    source = DEMO / "bigint.c"
+    plain, through = tmp_path / "plain.o", tmp_path / "plugin.o"
+    assert compile_unit(toolchain, source, plain, env, None).returncode == 0
+    run = compile_unit(toolchain, source, through, env, plugin)
+    assert run.returncode == 0
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(WARNING), run.stderr
+    assert through.read_bytes() == plain.read_bytes()
+    assert records(env)[-1]["outcome"] == "oz"
+
+
+def test_jit_mode_measures_k_lists_and_keeps_the_smallest(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    static_env = dict(env)
+    jit_env = {**env, "STITCHOPT_MODE": "jit", "STITCHOPT_K": "5", "STITCHOPT_BUILD_LOG": str(tmp_path / "jit.jsonl")}
+    for name in UNITS[:4]:
+        static, jit = tmp_path / f"{name}.static.o", tmp_path / f"{name}.jit.o"
+        assert compile_unit(toolchain, DEMO / f"{name}.c", static, static_env, plugin).returncode == 0
+        assert compile_unit(toolchain, DEMO / f"{name}.c", jit, jit_env, plugin).returncode == 0
+        assert size(jit) <= size(static), name
+    for record in records(jit_env):
+        assert record["mode"] == "jit" and 1 <= record["candidates"] <= 5
+        assert record["bytes"] <= record["oz_bytes"]
+
+
+def test_fast_policy_builds_one_pipeline(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """One pipeline and no measurement; without a learned margin (an older model) it says so and is exact."""
+    env = {**env, "STITCHOPT_POLICY": "fast"}
+    run = compile_unit(toolchain, DEMO / "bigint.c", tmp_path / "fast.o", env, plugin)
+    assert run.returncode == 0
+    record = records(env)[-1]
+    shipped = json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
+    if "fast_margin" in shipped:
+        assert run.stderr == "" and record["policy"] == "fast" and record["oz_bytes"] is None
+        assert record["candidates"] <= 1
+    else:
+        assert run.stderr.startswith(WARNING) and "fast margin" in run.stderr and record["policy"] == "exact"
+
+
+def test_a_multi_file_program_built_in_parallel_with_the_plugin_runs_like_the_plain_build(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Three units compiled at once (as `make -j` does) with one build log: one record each, and the linked
+    program prints what the plain -Oz build prints."""
+    sources = sorted(PROGRAM.glob("*.c"))
+    outputs: dict[str, str] = {}
+    for variant, loaded in (("plain", None), ("plugin", plugin)):
+        objects = [tmp_path / f"{variant}.{s.stem}.o" for s in sources]
+        with ThreadPoolExecutor(len(sources)) as pool:
+            futures = [
+                pool.submit(compile_unit, toolchain, source, obj, env, loaded)
+                for source, obj in zip(sources, objects, strict=True)
+            ]
+            runs = [future.result() for future in futures]
+        assert all(r.returncode == 0 and r.stderr == "" for r in runs), [r.stderr for r in runs]
+        exe = tmp_path / variant
+        subprocess.run([toolchain.tool("clang"), *map(str, objects), "-o", str(exe)], check=True)
+        ran = subprocess.run([str(exe)], capture_output=True, text=True, check=False, timeout=10)
+        assert ran.returncode == 0
+        outputs[variant] = ran.stdout
+    assert outputs["plugin"] == outputs["plain"] and outputs["plain"].startswith("words 17 ")
+    assert sorted(Path(r["unit"]).name for r in records(env)) == [s.name for s in sources]
+
+
+@pytest.mark.parametrize("flags", [["-O0"], ["-O2"], ["-Oz", "-flto=thin"], ["-Oz", "-emit-llvm"]], ids=" ".join)
+def test_levels_and_outputs_the_model_is_not_for_are_left_to_clang(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path, flags: list[str]
+) -> None:
+    level, *rest = flags
+    plain, through = tmp_path / "plain.o", tmp_path / "plugin.o"
+    assert compile_unit(toolchain, DEMO / "bigint.c", plain, env, None, rest, level).returncode == 0
+    run = compile_unit(toolchain, DEMO / "bigint.c", through, env, plugin, rest, level)
+    assert run.returncode == 0 and run.stderr == ""
+    assert through.read_bytes() == plain.read_bytes()
+    assert records(env) == []
+
+
+def test_opt_runs_the_model_as_a_pass(toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path) -> None:
+    bitcode = _frontend_ir(toolchain, DEMO / "bigint.c", tmp_path)
+    (tmp_path / "in.bc").write_bytes(bitcode.bitcode)
+    argv = [toolchain.tool("opt"), f"-load-pass-plugin={plugin}", "-passes=stitchopt-static"]
+    run = subprocess.run([*argv, str(tmp_path / "in.bc"), "-o", str(tmp_path / "out.bc")], env=env, check=False)
+    assert run.returncode == 0
+    record = records(env)[-1]
+    assert record["outcome"] in ("oz", "optimized") and record["oz_bytes"] > 0
+
+
+def test_the_plugin_commands(plugin: Path, tmp_path: Path) -> None:
+    stitchopt = str(BIN / "stitchopt")
+    shown = subprocess.run([stitchopt, "plugin", "path"], capture_output=True, text=True, check=True)
+    assert Path(shown.stdout.strip()) == plugin
+    exported = tmp_path / "exported.json"
+    run = subprocess.run(
+        [stitchopt, "plugin", "export", str(DEFAULT_MODEL_DIR), "-o", str(exported)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0 and run.stdout == "" and "43 lists" in run.stderr
+    assert json.loads(exported.read_text()) == json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
+    refused = subprocess.run([stitchopt, "plugin", "export", str(tmp_path)], capture_output=True, text=True)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1

@@ -1,0 +1,134 @@
+"""The clang plugin's C++ feature extraction equals the Python representations, value for value.
+
+The shipped model was trained on the Python vectors, so inside clang the plugin must compute exactly the same
+numbers. Its `print<stitchopt-features>` pass prints one JSON object (`representations`, `names`, `values`);
+each program is compiled as the product compiles it (`clang -Oz -Xclang -disable-llvm-passes`) and the printed
+vector is compared with `representation(name, version).extract(...)` on the same bitcode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stitchopt.datasets.demo import demo_programs
+from stitchopt.errors import InputError, StitchoptError
+from stitchopt.features.by_name import representation
+from stitchopt.features.module import FeatureModule
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import compile_source
+from stitchopt.toolchain.llvm import opt_command
+from stitchopt.toolchain.process import run_tool
+from stitchopt.validate.suites import DATA_DIR_ENV, Suite, humaneval_path, jsonl_suite
+
+SHARED_DATA = Path(os.environ.get(DATA_DIR_ENV, Path(__file__).parents[3] / "shared" / "data"))
+REPRESENTATIONS = (("autophase", 1), ("histogram", 1), ("func_properties", 1))
+PRINTER = "print<stitchopt-features>"
+DEMO = sorted(demo_programs().values())
+HUMANEVAL_PROGRAMS = 10
+TIMEOUT_S = 120.0
+
+
+@pytest.fixture(scope="module")
+def plugin() -> Path:
+    """The built plugin; the tests skip where it is not built (or this checkout cannot build one)."""
+    try:
+        from stitchopt.cc.plugin_files import plugin_path
+    except ImportError as exc:
+        pytest.skip(f"this checkout has no clang plugin: {exc}")
+    try:
+        path = Path(plugin_path())
+    except (StitchoptError, OSError) as exc:
+        pytest.skip(f"the stitchopt clang plugin is not built: {exc}")
+    if not path.is_file():
+        pytest.skip(f"the stitchopt clang plugin is not built: no {path}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def humaneval() -> Suite:
+    try:
+        path = humaneval_path(SHARED_DATA)
+    except InputError as exc:
+        pytest.skip(str(exc))
+    return jsonl_suite(path).limited(HUMANEVAL_PROGRAMS)
+
+
+def plugin_features(toolchain: Toolchain, plugin: Path, bitcode: Path) -> dict[str, Any]:
+    """What `opt -load-pass-plugin=PLUGIN -passes=print<stitchopt-features>` prints for one module."""
+    argv = opt_command(
+        toolchain.tool("opt"),
+        PRINTER,
+        flags=[f"-load-pass-plugin={plugin}"],
+        args=["-disable-output", str(bitcode)],
+    )
+    run = run_tool(argv, timeout=TIMEOUT_S)
+    assert not run.timed_out, f"{bitcode.name}: {PRINTER} timed out"
+    assert run.returncode == 0, f"{bitcode.name}: {PRINTER} failed: {run.stderr_text.strip()}"
+    printed = json.loads(run.stdout)
+    assert isinstance(printed, dict), f"{bitcode.name}: {PRINTER} printed {type(printed).__name__}, not an object"
+    return printed
+
+
+def first_difference(left: list[Any], right: list[Any]) -> int:
+    return next((i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b), min(len(left), len(right)))
+
+
+def assert_plugin_matches_python(toolchain: Toolchain, plugin: Path, bitcode: Path, label: str) -> None:
+    module = FeatureModule.from_path(toolchain, bitcode)
+    names: list[str] = []
+    labels: list[str] = []  # "representation.feature", for messages
+    values: list[float] = []
+    for name, version in REPRESENTATIONS:
+        python = representation(name, version)
+        names += python.feature_names()
+        labels += [f"{name}.{feature}" for feature in python.feature_names()]
+        values += [float(value) for value in python.extract(module)]
+
+    printed = plugin_features(toolchain, plugin, bitcode)
+    assert printed.get("representations") == [list(pair) for pair in REPRESENTATIONS], (
+        f"{label}: the plugin printed representations {printed.get('representations')}"
+    )
+    plugin_names = list(printed.get("names", []))
+    if plugin_names != names:
+        at = first_difference(plugin_names, names)
+        pytest.fail(
+            f"{label}: feature name {at} is {plugin_names[at] if at < len(plugin_names) else None!r} in the plugin "
+            f"but {names[at] if at < len(names) else None!r} in Python ({len(plugin_names)} vs {len(names)} names)"
+        )
+    plugin_values = [float(value) for value in printed.get("values", [])]
+    assert len(plugin_values) == len(values), f"{label}: {len(plugin_values)} values, Python has {len(values)}"
+    differing = [i for i, (cpp, py) in enumerate(zip(plugin_values, values, strict=True)) if cpp != py]
+    if differing:
+        at = differing[0]
+        pytest.fail(
+            f"{label}: {labels[at]} is {plugin_values[at]:g} in the plugin but {values[at]:g} in Python "
+            f"({len(differing)} of {len(values)} features differ)"
+        )
+
+
+@pytest.mark.parametrize("source", DEMO, ids=[path.stem for path in DEMO])
+def test_plugin_features_equal_python_on_the_demo_corpus(
+    toolchain: Toolchain, plugin: Path, source: Path, tmp_path: Path
+) -> None:
+    bitcode = tmp_path / f"{source.stem}.bc"
+    bitcode.write_bytes(compile_source(toolchain, source))
+    assert_plugin_matches_python(toolchain, plugin, bitcode, source.name)
+
+
+@pytest.mark.parametrize("index", range(HUMANEVAL_PROGRAMS))
+def test_plugin_features_equal_python_on_humaneval(
+    toolchain: Toolchain, plugin: Path, humaneval: Suite, index: int, tmp_path: Path
+) -> None:
+    if index >= len(humaneval.programs):
+        pytest.skip(f"the HumanEval-X file has only {len(humaneval.programs)} programs")
+    program = humaneval.programs[index]
+    source = tmp_path / "program.cpp"
+    source.write_text(program.source)
+    bitcode = tmp_path / "program.bc"
+    bitcode.write_bytes(compile_source(toolchain, source, extra_args=program.compile_args))
+    assert_plugin_matches_python(toolchain, plugin, bitcode, program.name)
