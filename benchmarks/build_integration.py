@@ -1,7 +1,9 @@
 """Build integration: real open-source C projects built with the model, tested with their own suites.
 
 Each project is built with plain clang -Oz (the baseline), through the wrapper `stitchopt-cc` with the shipped
-model (`STITCHOPT_MODEL=default`) in each mode: static, jit (`STITCHOPT_K=5`) and tune (a small budget), and
+model (`STITCHOPT_MODEL=default`) in each mode: static, jit (`STITCHOPT_K=5`) and tune (a small budget), all through
+its compile server (`stitchopt serve`, started by the first compile of each cold build), static also without
+it (`static-inprocess`: a Python process per compile, as before the server), and
 with plain clang and the pass plugin (`-fpass-plugin=`): `plugin` (static, exact policy), `plugin-fast` (one
 pipeline) and `plugin-jit` (k=5). Plugin builds also sum, from the build log, the seconds each phase took
 inside the compiler (features, model, measuring candidates, the chosen pipeline). Every build
@@ -19,7 +21,8 @@ read). None of them is in the training corpus (`stitchopt.datasets.sources.pypi.
 packages vendor) or in the excluded benchmark suites. Needs cmake, make and dpkg-source (dpkg-dev).
 
     python benchmarks/build_integration.py [--projects jansson,json-c,libogg,pcre2]
-        [--variants static,jit,tune,plugin,plugin-fast,plugin-jit] [--tune-budget 30] [--validate-limit 20]
+        [--variants static,jit,tune,static-inprocess,plugin,plugin-fast,plugin-jit] [--tune-budget 30]
+        [--validate-limit 20]
         [--jobs 2] [--work DIR] [--wrapper PATH] [--plugin PATH] [-o results.json] [--fetch-only]
 """
 
@@ -38,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from stitchopt.cc.client import server_paths, stop_server
 from stitchopt.cc.plugin_files import PLUGIN_PATH
 from stitchopt.errors import InputError
 from stitchopt.reports.tables import Rows, to_markdown
@@ -93,7 +97,8 @@ PROJECTS = (
 )
 BASELINE = "oz"
 PLUGIN_VARIANTS = {"plugin": {}, "plugin-fast": {"STITCHOPT_POLICY": "fast"}, "plugin-jit": {"STITCHOPT_MODE": "jit"}}
-VARIANTS = (BASELINE, "static", "jit", "tune", *PLUGIN_VARIANTS)
+IN_PROCESS = "static-inprocess"  # the wrapper without its compile server (STITCHOPT_SERVER=off), as before it
+VARIANTS = (BASELINE, "static", "jit", "tune", IN_PROCESS, *PLUGIN_VARIANTS)
 KINDS = ("cold", "warm")
 
 
@@ -338,13 +343,16 @@ def read_build_log(path: Path, outcome: Outcome) -> None:
             continue  # a line cut short by a killed compile
         if not isinstance(entry, dict):
             continue
-        probe = entry.get("outcome") == "passed_through" and "probe" in str(entry.get("reason"))
+        # The wrapper passes configure's probes through and says so; the plugin compiles them like any unit.
+        probe = (entry.get("outcome") == "passed_through" and "probe" in str(entry.get("reason"))) or _probe(
+            Path(str(entry.get("unit") or ""))
+        )
         units["probe" if probe else str(entry.get("outcome"))] += 1
         cache[str(entry.get("cache") or "none")] += 1
         if entry.get("outcome") in ("passed_through", "failed") and entry.get("reason") and not probe:
             reasons[f"{entry['outcome']}: {str(entry['reason']).splitlines()[0][:120]}"] += 1
         seconds += float(entry.get("seconds") or 0.0)
-        for phase, spent in (entry.get("phases") or {}).items():
+        for phase, spent in (entry.get("phases") or {}).items() if not probe else ():
             phases[phase] += float(spent)
     outcome.units, outcome.cache, outcome.reasons = dict(units), dict(cache), dict(reasons)
     outcome.phases = {phase: round(spent, 3) for phase, spent in sorted(phases.items())}
@@ -374,9 +382,12 @@ def run_variant(
         env.update(
             CC=str(args.wrapper),
             STITCHOPT_MODEL="default",
-            STITCHOPT_MODE=variant,
+            STITCHOPT_MODE="static" if variant == IN_PROCESS else variant,
             STITCHOPT_CACHE_DIR=str(root / "cache"),
         )
+        if variant == IN_PROCESS:
+            env["STITCHOPT_SERVER"] = "off"
+        stop_server(server_paths(create=False))  # a cold build starts its compile server, as a user's first does
         if variant == "jit":
             env["STITCHOPT_K"] = "5"
         if variant == "tune":

@@ -9,9 +9,11 @@ from typing import Annotated, Optional
 import typer
 
 from stitchopt.cc.plugin_files import plugin_path
-from stitchopt.cli.options import JsonOption, LlvmOption, output_option, status_console
+from stitchopt.cli.options import CacheDirOption, JsonOption, LlvmOption, open_store, output_option, status_console
 from stitchopt.errors import InputError
+from stitchopt.labels.shards import load_matrix
 from stitchopt.learning.kinds import load_model
+from stitchopt.learning.train import fast_policy_for_model
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.plugin_file import PLUGIN_MODEL_NAME, write_plugin_model
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
@@ -44,23 +46,44 @@ def export_command(
         Optional[Path],  # noqa: UP045
         output_option(f"File to write (default: MODEL_DIR/{PLUGIN_MODEL_NAME}, where STITCHOPT_MODEL finds it)."),
     ] = None,
+    labels: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            help="For a model trained before fast margins were learned: the labels it was trained on (a label "
+            "directory or file), on which the margin is cross-validated (the dataset must be built)."
+        ),
+    ] = None,
+    cache_dir: CacheDirOption = None,
     llvm: LlvmOption = None,
 ) -> None:
     """Write the model as the plugin reads it, its lists spelled for this LLVM."""
-    catalogue = load_catalogue(find_toolchain(llvm))
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
     if model_dir == Path("default") and not model_dir.exists():
         model_dir = DEFAULT_MODEL_DIR
     model = load_model(model_dir, catalogue)
     if not isinstance(model, FlagModel):
         raise InputError(f"{model_dir} is a stitched model: the plugin runs flag-tuning models (`stitchopt train`)")
+    fast = None
+    if labels is not None:
+        with open_store(cache_dir) as store:
+            fast, skipped = fast_policy_for_model(model, toolchain, load_matrix(labels), store)
+        status_console.print(
+            f"fast margin cross-validated on {model.trained_on.get('programs', '?')} training programs less "
+            f"{len(skipped)} whose IR this machine does not reproduce",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     target = output or model_dir / PLUGIN_MODEL_NAME
-    write_plugin_model(model, catalogue, target)
-    fast = (
-        "no fast margin (trained before margins were learned: retrain it for STITCHOPT_POLICY=fast)"
-        if model.fast is None
-        else f"fast margin {model.fast.margin:.3g} (held out: {model.fast.built:.0%} of units built with a list, "
-        f"{model.fast.grown:.0%} grown, {model.fast.change:+.2%} geomean vs -Oz)"
+    write_plugin_model(model, catalogue, target, fast)
+    fast = fast or model.fast
+    said = (
+        "no fast margin (trained before margins were learned: give --labels, or retrain it)"
+        if fast is None
+        else f"fast margin {fast.margin:.3g} (held out: {fast.built:.0%} of units built with a list, "
+        f"{fast.grown:.0%} grown, {fast.change:+.2%} geomean vs -Oz)"
     )
     status_console.print(
-        f"wrote {target}: {len(model.lists)} lists; {fast}", highlight=False, markup=False, soft_wrap=True
+        f"wrote {target}: {len(model.lists)} lists; {said}", highlight=False, markup=False, soft_wrap=True
     )

@@ -129,6 +129,37 @@ def train_flag_model(
     return model, TrainReport(coreset, score, {k: float(v) for k, v in best.items()}, size_mape, candidates)
 
 
+def fast_policy_for_model(
+    model: FlagModel, toolchain: Toolchain, labels: LabelSet, store: EvaluationStore | None = None
+) -> tuple[FastPolicy, dict[str, str]]:
+    """The `fast` margin of a model trained before margins were learned: its own lists, standardizer and way of
+    choosing, cross-validated on package folds of `labels` (the programs whose IR this machine reproduces;
+    skipped ones returned uri -> why), as training now does for new models."""
+    columns = {passes: j for j, passes in enumerate(labels.lists)}
+    missing = [",".join(passes) for passes in model.lists if passes not in columns]
+    if missing:
+        raise InputError(f"{len(missing)} of the model's lists are not in these labels (e.g. {missing[0]})")
+    data = labeled_features(
+        toolchain, labels, model.representations, FeatureCache(store) if store is not None else None
+    )
+    if not data.labels.programs:
+        raise InputError("no labeled program could be read: build the dataset first (`stitchopt datasets build`)")
+    ratios = data.labels.objective_values(SIZE)[:, [columns[passes] for passes in model.lists]]
+    x = model.standardizer.transform(data.features)
+    ranker = {
+        "neighbors": float(model.ranker.neighbors),
+        "ridge": model.ranker.ridge,
+        "blend": model.ranker.blend,
+        "shrink": model.ranker.shrink,
+    }
+    folds = _package_folds([p.package for p in data.labels.programs])
+    candidates, held_out = _compare_choosers(x, log_ratio_targets(ratios), ratios, folds, ranker)
+    chooser = model.chooser
+    kind = "regression ranker" if chooser is None else "chooser" if chooser.penalty else "best single list"
+    own = next(c for c in candidates if c.kind == kind and (kind != "chooser" or c.penalty == chooser.penalty))
+    return held_out.fast_policy(own, ratios), data.skipped
+
+
 @dataclass(frozen=True)
 class HeldOut:
     """Held-out folds' answers: each way of choosing's order per program (lists, then -Oz) and the regression

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stitchopt import __version__
+from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
@@ -26,8 +27,10 @@ PLUGIN_FORMAT = 1
 NEVER_MARGIN = 1e9  # a fast margin of infinity (held-out folds said: always -Oz), as a JSON number
 
 
-def plugin_model(model: FlagModel, catalogue: Catalogue) -> dict[str, Any]:
-    """The plugin's view of `model`, its lists spelled for `catalogue`'s LLVM."""
+def plugin_model(model: FlagModel, catalogue: Catalogue, fast: FastPolicy | None = None) -> dict[str, Any]:
+    """The plugin's view of `model`, its lists spelled for `catalogue`'s LLVM; `fast` for a model trained before
+    margins were learned (`learning.train.fast_policy_for_model`), else the model's own."""
+    fast = fast or model.fast
     ranker = model.ranker
     arrays = ranker.arrays()
     exported: dict[str, Any] = {
@@ -57,18 +60,18 @@ def plugin_model(model: FlagModel, catalogue: Catalogue) -> dict[str, Any]:
         },
         "chooser": None if model.chooser is None or model.chooser.weights is None else model.chooser.weights.tolist(),
     }
-    if model.fast is not None:
-        exported["fast_margin"] = NEVER_MARGIN if math.isinf(model.fast.margin) else model.fast.margin
-        exported["fast"] = model.fast.to_dict()
+    if fast is not None:
+        exported["fast_margin"] = NEVER_MARGIN if math.isinf(fast.margin) else fast.margin
+        exported["fast"] = fast.to_dict()
     return exported
 
 
-def write_plugin_model(model: FlagModel, catalogue: Catalogue, path: Path) -> None:
+def write_plugin_model(model: FlagModel, catalogue: Catalogue, path: Path, fast: FastPolicy | None = None) -> None:
     """Write atomically: a compile reading it meanwhile sees the old file or the new one."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(plugin_model(model, catalogue), out, separators=(",", ":"))
+            json.dump(plugin_model(model, catalogue, fast), out, separators=(",", ":"))
             out.write("\n")
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)
