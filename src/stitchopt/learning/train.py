@@ -154,9 +154,9 @@ def fast_policy_for_model(
     }
     folds = _package_folds([p.package for p in data.labels.programs])
     candidates, held_out = _compare_choosers(x, log_ratio_targets(ratios), ratios, folds, ranker)
-    chooser = model.chooser
-    kind = "regression ranker" if chooser is None else "chooser" if chooser.penalty else "best single list"
-    own = next(c for c in candidates if c.kind == kind and (kind != "chooser" or c.penalty == chooser.penalty))
+    penalty = None if model.chooser is None else model.chooser.penalty
+    kind = "regression ranker" if penalty is None else "chooser" if penalty else "best single list"
+    own = next(c for c in candidates if c.kind == kind and (kind != "chooser" or c.penalty == penalty))
     return held_out.fast_policy(own, ratios), data.skipped
 
 
