@@ -8,7 +8,8 @@
 // analysis managers, and clang's optional passes are then vetoed for that
 // module (required ones, e.g. sanitizers, still run). Policies:
 //   exact (default): -Oz's object and each candidate's are compiled in memory
-//       on clones; a list is kept only where its object is smaller.
+//       on clones; a list is kept only where its object is smaller and its
+//       output passes stitchopt-cc's guards (guards.h), smallest first.
 //   fast: one pipeline; the model's choice when it is predicted to beat -Oz
 //       by more than the model's cross-validated margin, else -Oz.
 // Anything wrong (model, list, LLVM version) is one warning line and plain
@@ -22,11 +23,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "guards.h"
 #include "module_features.h"
 #include "model.h"
 #include "objects.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LazyCallGraph.h"
@@ -45,6 +48,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
+#include <algorithm>
 #include <chrono>
 #include <dlfcn.h>
 #include <fstream>
@@ -353,7 +357,8 @@ private:
   std::optional<ModulePassManager> listPipeline(StringRef Text,
                                                 std::string &Why);
   std::optional<uint64_t> measure(const Module &M, ModulePassManager &MPM,
-                                  TargetMachine &TM, std::string &Why);
+                                  TargetMachine &TM, std::string &Why,
+                                  std::unique_ptr<Module> *Optimized = nullptr);
   PreservedAnalyses finish(Module &M, ModuleAnalysisManager &MAM,
                            const Settings &S, Record &R,
                            std::optional<ModulePassManager> Chosen,
@@ -386,15 +391,19 @@ StitchoptPass::listPipeline(StringRef Text, std::string &Why) {
   return MPM;
 }
 
-std::optional<uint64_t> StitchoptPass::measure(const Module &M,
-                                               ModulePassManager &MPM,
-                                               TargetMachine &TM,
-                                               std::string &Why) {
+/// `Optimized`: where to keep the module after its pipeline, before code
+/// generation changes it (what the guards read).
+std::optional<uint64_t>
+StitchoptPass::measure(const Module &M, ModulePassManager &MPM,
+                       TargetMachine &TM, std::string &Why,
+                       std::unique_ptr<Module> *Optimized) {
   std::unique_ptr<Module> Clone = CloneModule(M);
   {
     Analyses A(PB);
     MPM.run(*Clone, A.MAM);
   }
+  if (Optimized)
+    *Optimized = CloneModule(*Clone);
   Expected<uint64_t> Size = objectSize(TM, *Clone);
   if (!Size) {
     Why = toString(Size.takeError());
@@ -480,7 +489,9 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
 
   if (S.Fast) {
     // One pipeline: the choice when it is predicted to beat -Oz by the
-    // margin (a user's list always), else -Oz.
+    // margin (a user's list always), else -Oz. Unguarded: nothing but that
+    // pipeline runs, so there is no -Oz output to hold the list to (the
+    // exact policy's guards need -Oz's IR and the list's side by side).
     std::optional<ModulePassManager> Chosen;
     R.Candidates = 0;
     if (!Candidates.empty() && (!S.List.empty() || Predicted)) {
@@ -510,29 +521,59 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
   }
   std::string Why;
   ModulePassManager Reference = referencePipeline();
-  R.OzBytes = measure(M, Reference, **TM, Why);
+  std::unique_ptr<Module> OzOutput; // -Oz's IR, for the guards
+  R.OzBytes = measure(M, Reference, **TM, Why, &OzOutput);
   if (!R.OzBytes) {
     R.Reason = "-Oz's object could not be measured: " + Why;
     warnOnce(R.Reason + "; building with plain -Oz");
     return finish(M, MAM, S, R, std::nullopt, Start);
   }
   R.Bytes = R.OzBytes;
-  std::optional<size_t> Best;
+  struct Smaller {
+    size_t Index;
+    uint64_t Size;
+    std::unique_ptr<Module> Output; // the list's IR, for the guards
+  };
+  std::vector<Smaller> BelowOz;
   for (size_t I = 0; I < Candidates.size(); ++I) {
     std::optional<ModulePassManager> MPM = listPipeline(Candidates[I], Why);
     std::optional<uint64_t> Size;
+    std::unique_ptr<Module> Output;
     if (MPM)
-      Size = measure(M, *MPM, **TM, Why);
+      Size = measure(M, *MPM, **TM, Why, &Output);
     if (!Size) {
       warnOnce(Why + "; that list is left out");
       continue;
     }
-    if (*Size < *R.Bytes) {
-      R.Bytes = *Size;
-      Best = I;
-    }
+    if (*Size < *R.OzBytes)
+      BelowOz.push_back({I, *Size, std::move(Output)});
   }
   R.Phases["candidates"] = secondsSince(Began);
+  // The smallest object below -Oz's whose list passes the guards, checked
+  // smallest first (model_builds.passing_guards): the guards read the
+  // source (`M`, not yet changed), -Oz's output and the list's, and cost
+  // nothing when no list beats -Oz. A rejected list's reasons go to the
+  // record, not to a warning.
+  std::optional<size_t> Best;
+  if (!BelowOz.empty()) {
+    Began = Clock::now();
+    std::stable_sort(
+        BelowOz.begin(), BelowOz.end(),
+        [](const Smaller &A, const Smaller &B) { return A.Size < B.Size; });
+    UnitGuards Guards(M, *OzOutput, **TM);
+    for (const Smaller &C : BelowOz) {
+      std::vector<std::string> Reasons = Guards.check(*C.Output);
+      if (Reasons.empty()) {
+        Best = C.Index;
+        R.Bytes = C.Size;
+        break;
+      }
+      std::string Note =
+          Candidates[C.Index] + " failed the guards: " + join(Reasons, "; ");
+      R.Reason = R.Reason.empty() ? Note : R.Reason + " | " + Note;
+    }
+    R.Phases["guards"] = secondsSince(Began);
+  }
   std::optional<ModulePassManager> Chosen;
   if (Best) {
     Chosen = listPipeline(Candidates[*Best], Why);
@@ -606,6 +647,10 @@ static void registerCallbacks(PassBuilder &PB) {
         }
         if (Name == "print<stitchopt-features>") {
           MPM.addPass(PrintFeaturesPass());
+          return true;
+        }
+        if (Name == "print<stitchopt-guards>") {
+          MPM.addPass(PrintGuardsPass());
           return true;
         }
         return false;
