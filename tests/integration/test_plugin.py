@@ -258,17 +258,94 @@ def test_a_multi_file_program_built_in_parallel_with_the_plugin_runs_like_the_pl
     assert sorted(Path(r["unit"]).name for r in records(env)) == [s.name for s in sources]
 
 
-@pytest.mark.parametrize("flags", [["-O0"], ["-O2"], ["-Oz", "-flto=thin"], ["-Oz", "-emit-llvm"]], ids=" ".join)
-def test_levels_and_outputs_the_model_is_not_for_are_left_to_clang(
-    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path, flags: list[str]
+@pytest.mark.parametrize(
+    ("flags", "counted"),
+    [
+        (["-O0"], False),
+        (["-Os"], False),
+        (["-Oz", "-flto=thin"], True),
+        (["-Oz", "-emit-llvm"], True),
+        (["-Oz", "-fprofile-instr-generate"], True),
+        (["-Oz", "--coverage"], True),
+        (["-Oz", "-fsanitize=address"], True),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else "",
+)
+def test_levels_outputs_and_instrumentation_the_model_is_not_for_are_left_to_clang(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path, flags: list[str], counted: bool
 ) -> None:
+    """Other levels are clang's; at -Oz, IR output and instrumentation (whose passes clang adds after the
+    plugin's list and would be vetoed with the rest) are compiled untouched and counted as passed through."""
     level, *rest = flags
-    plain, through = tmp_path / "plain.o", tmp_path / "plugin.o"
-    assert compile_unit(toolchain, DEMO / "bigint.c", plain, env, None, rest, level).returncode == 0
-    run = compile_unit(toolchain, DEMO / "bigint.c", through, env, plugin, rest, level)
+    output = tmp_path / "unit.o"  # one name for both: --coverage writes it into the object
+    assert compile_unit(toolchain, DEMO / "bigint.c", output, env, None, rest, level).returncode == 0
+    plain = output.read_bytes()
+    run = compile_unit(toolchain, DEMO / "bigint.c", output, env, plugin, rest, level)
     assert run.returncode == 0 and run.stderr == ""
-    assert through.read_bytes() == plain.read_bytes()
-    assert records(env) == []
+    assert output.read_bytes() == plain
+    logged = records(env)
+    if counted:
+        assert [r["outcome"] for r in logged] == ["passed_through"] and rest[0] in logged[0]["reason"]
+    else:
+        assert logged == []
+
+
+DIAGNOSED = """
+__attribute__((error("must be folded away"))) void never(void);
+__attribute__((warning("said once"))) void noisy(void);
+static inline int check(int x) { if (x > 4) never(); return x; }
+int f(int y) { noisy(); return check(y & 3); }
+"""
+
+
+def test_work_on_copies_neither_repeats_nor_adds_diagnostics(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Candidates are measured on copies: their warnings are not printed again, and a list that leaves a call
+    only -Oz folds away (an error attribute) is left out instead of failing the compile."""
+    source = tmp_path / "diagnosed.c"
+    source.write_text(DIAGNOSED)
+    plain = compile_unit(toolchain, source, tmp_path / "plain.o", env, None)
+    for settings in ({}, {"STITCHOPT_LIST": "function(instcombine<no-verify-fixpoint>)"}):
+        run = compile_unit(toolchain, source, tmp_path / "plugin.o", {**env, **settings}, plugin)
+        assert run.returncode == 0 and run.stderr == plain.stderr and plain.stderr.count("warning:") == 1
+        assert (tmp_path / "plugin.o").read_bytes() == (tmp_path / "plain.o").read_bytes()
+    assert "error diagnostic" in records(env)[-1]["reason"]
+
+
+COROUTINE = """
+#include <coroutine>
+struct task {
+  struct promise_type {
+    task get_return_object() { return {}; }
+    std::suspend_never initial_suspend() { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() {}
+    void unhandled_exception() {}
+  };
+};
+task run(int *out) { *out = 1; co_return; }
+"""
+
+
+def test_a_candidate_is_measured_with_what_clang_still_runs_after_it(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Coroutines are lowered by required passes clang runs after the plugin's list: a candidate measured
+    without them once reached code generation unlowered and crashed the compile."""
+    source = tmp_path / "coroutine.cc"
+    source.write_text(COROUTINE)
+    run = compile_unit(toolchain, source, tmp_path / "plugin.o", env, plugin, ["-std=c++20"], "-Oz")
+    assert run.returncode == 0 and run.stderr == ""
+    assert records(env)[-1]["outcome"] in ("oz", "optimized")
+
+
+def test_a_list_naming_the_plugins_own_passes_is_refused(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**env, "STITCHOPT_LIST": "stitchopt-static"}
+    run = compile_unit(toolchain, DEMO / "bigint.c", tmp_path / "plugin.o", env, plugin)
+    assert run.returncode == 0 and run.stderr.startswith(WARNING) and len(run.stderr.splitlines()) == 1
 
 
 def test_opt_runs_the_model_as_a_pass(toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path) -> None:

@@ -22,13 +22,12 @@ def fit_fast_margin(predicted: np.ndarray, ratios: np.ndarray) -> FastPolicy:
     """`predicted`: each program's held-out predicted log ratio of its static choice (inf where the choice is
     -Oz); `ratios`: the measured size ratio of that choice (inf: the list failed)."""
     measured = np.where(np.isfinite(ratios), ratios, FAILED_RATIO)
-    best: tuple[float, FastPolicy] | None = None
+    policies = []
     for margin in MARGINS:
         built = predicted < -margin
         outcome = np.where(built, measured, 1.0)
-        policy = FastPolicy(float(margin), geomean_change(outcome), float(built.mean()), float((outcome > 1).mean()))
-        score = round(policy.change, 6)
-        if best is None or score <= best[0]:
-            best = (score, policy)
-    assert best is not None
-    return best[1]
+        policies.append(
+            FastPolicy(float(margin), geomean_change(outcome), float(built.mean()), float((outcome > 1).mean()))
+        )
+    # The smallest geomean; among equals (to 1e-6) the last, i.e. the largest margin.
+    return min(reversed(policies), key=lambda policy: round(policy.change, 6))

@@ -150,7 +150,7 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
   std::optional<int64_t> K = Rk->getInteger("neighbors");
   std::optional<double> Blend = Rk->getNumber("blend");
   std::optional<double> Shrink = Rk->getNumber("shrink");
-  if (!K || *K < 1 || !Blend || !Shrink)
+  if (!K || *K < 1 || *K > (1 << 20) || !Blend || !Shrink)
     return R.fail("field ranker lacks neighbors, blend or shrink");
   M.Neighbors = static_cast<unsigned>(*K);
   M.Blend = *Blend;

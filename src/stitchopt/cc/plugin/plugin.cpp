@@ -24,11 +24,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "guards.h"
+#include "isolate.h"
 #include "module_features.h"
 #include "model.h"
 #include "objects.h"
 
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
@@ -63,6 +63,12 @@ using namespace llvm;
 namespace stitchopt {
 
 static constexpr unsigned DefaultK = 5; // apply.modes.RANKED_K
+// How long a candidate list may run in its child: this many times what -Oz
+// took on the same module (pipeline and object), and at least the minimum;
+// the fast policy, which measures no -Oz, gives its one list a fixed time.
+static constexpr double LimitOverOz = 20.0;
+static constexpr double MinimumLimitSeconds = 10.0;
+static constexpr double FastLimitSeconds = 60.0;
 
 /// One warning line per distinct message and process.
 static void warnOnce(const Twine &Message) {
@@ -190,26 +196,18 @@ static const LoadedModel &loadedModel(StringRef Path) {
   return Loaded;
 }
 
-/// Modules whose pipeline the plugin ran: clang's optional passes skip them.
-class Vetoed {
-public:
-  void add(const Module &M) {
-    std::lock_guard<std::mutex> Guard(Lock);
-    Modules.insert(&M);
-  }
-  bool has(const Module *M) {
-    std::lock_guard<std::mutex> Guard(Lock);
-    return M && Modules.contains(M);
-  }
+/// A module whose pipeline the plugin ran carries this named metadata: clang's
+/// optional passes skip it. A mark on the module itself, not a set of
+/// addresses, so that a module freed and another made at its address (a
+/// host compiling many modules in one process) is never mistaken for it.
+static constexpr const char *PipelineRan = "stitchopt.pipeline-ran";
 
-private:
-  std::mutex Lock;
-  DenseSet<const Module *> Modules;
-};
+static void markPipelineRan(Module &M) {
+  M.getOrInsertNamedMetadata(PipelineRan);
+}
 
-static Vetoed &vetoed() {
-  static Vetoed V;
-  return V;
+static bool pipelineRan(const Module *M) {
+  return M && M->getNamedMetadata(PipelineRan);
 }
 
 static const Module *moduleOf(const Any &IR) {
@@ -224,19 +222,18 @@ static const Module *moduleOf(const Any &IR) {
   return nullptr;
 }
 
-/// A list's `inline` takes opt's default threshold (225); clang's -Oz and -Os
-/// pipelines inline at 5 and 50. The wrapper gives opt
-/// -inlinedefault-threshold for that (toolchain.baselines.OPT_FLAGS); here
-/// the same option is set once, unless the user set it with -mllvm.
-static void useTheLevelsInlineThreshold(OptimizationLevel Level) {
+/// A list's `inline` takes opt's default threshold (225); clang's -Oz
+/// pipeline inlines at 5. The wrapper gives opt -inlinedefault-threshold=5
+/// for that (toolchain.baselines.OPT_FLAGS); here the same option is set once,
+/// unless the user set it with -mllvm.
+static void useTheInlineThresholdOfOz() {
   static std::once_flag Once;
-  std::call_once(Once, [Level] {
+  std::call_once(Once, [] {
     StringMap<cl::Option *> &Options = cl::getRegisteredOptions();
     auto Found = Options.find("inlinedefault-threshold");
     if (Found == Options.end() || Found->second->getNumOccurrences() > 0)
       return;
-    StringRef Value = Level == OptimizationLevel::Os ? "50" : "5";
-    if (Found->second->addOccurrence(0, "inlinedefault-threshold", Value))
+    if (Found->second->addOccurrence(0, "inlinedefault-threshold", "5"))
       warnOnce("cannot set -inlinedefault-threshold; lists that inline "
                "may differ from stitchopt-cc's");
   });
@@ -247,17 +244,29 @@ static void useTheLevelsInlineThreshold(OptimizationLevel Level) {
 /// plugin to it.
 static thread_local bool BuildingOwnPipeline = false;
 
-/// The options of this clang process that make its output IR, not an object
-/// of this module's own pipeline: LTO and -emit-llvm keep clang's pipeline.
-static bool emitsIR() {
+/// Why this compile is left to clang untouched, or empty. Output that is IR
+/// (LTO, -emit-llvm) keeps clang's pipeline; instrumentation and profiles add
+/// passes clang runs after PipelineStart that are not required ones, so the
+/// plugin's veto would drop them (as the wrapper, it passes them through).
+/// Both the driver's and cc1's spellings: in-process cc1 keeps the driver's.
+static std::string leftToClang() {
+  static const char *const Prefixes[] = {
+      "-flto", "-emit-llvm", "-fsanitize", "--coverage", "-coverage",
+      "-fprofile-", "-fcs-profile-", "-ftest-coverage", "-fcoverage-",
+      "-finstrument-", "-pg", "-fxray-", "-fmemory-profile",
+      "-fpseudo-probe", "-fdebug-info-for-profiling"};
   std::ifstream In("/proc/self/cmdline", std::ios::binary);
   std::string Word;
   while (std::getline(In, Word, '\0')) {
     StringRef W(Word);
-    if (W.starts_with("-flto") || W == "-emit-llvm" || W == "-emit-llvm-bc")
-      return true;
+    if (W.starts_with("-fno-") || W.starts_with("-flto-jobs"))
+      continue;
+    for (const char *Prefix : Prefixes)
+      if (W.starts_with(Prefix))
+        return ("the compile has " + W + ", which the plugin leaves to clang")
+            .str();
   }
-  return false;
+  return "";
 }
 
 using Clock = std::chrono::steady_clock;
@@ -269,6 +278,7 @@ static double secondsSince(Clock::time_point Start) {
 /// One unit's record, the build log's fields (cc.build_log.BuildEntry).
 struct Record {
   std::string Outcome = "oz";
+  std::string Model; // the plugin file's digest
   std::string Choice; // the model's first choice, empty for -Oz
   std::string Pipeline;
   std::optional<uint64_t> OzBytes, Bytes;
@@ -306,6 +316,7 @@ static void writeRecord(const Settings &S, const Module &M, const Record &R,
                    .count()},
       {"choice", R.Choice.empty() ? json::Value(nullptr)
                                   : json::Value(R.Choice)},
+      {"model", R.Model.empty() ? json::Value(nullptr) : json::Value(R.Model)},
       {"via", "plugin"},
       {"policy", S.Fast ? "fast" : "exact"},
       {"phases", json::Object(R.Phases)},
@@ -322,6 +333,34 @@ static void writeRecord(const Settings &S, const Module &M, const Record &R,
   if (FD >= 0)
     ::close(FD);
 }
+
+/// While alive, the diagnostics of a context are counted, not shown: work on
+/// copies of the user's module must neither print nor fail the compile with
+/// what the module's own pipeline prints once (a warning attribute, remarks).
+class CapturedDiagnostics {
+public:
+  explicit CapturedDiagnostics(LLVMContext &Ctx)
+      : Ctx(Ctx), Previous(Ctx.getDiagnosticHandler()) {
+    Ctx.setDiagnosticHandler(std::make_unique<Counter>(Errors));
+  }
+  ~CapturedDiagnostics() { Ctx.setDiagnosticHandler(std::move(Previous)); }
+  bool sawError() const { return Errors > 0; }
+
+private:
+  struct Counter : DiagnosticHandler {
+    explicit Counter(unsigned &Errors) : Errors(Errors) {}
+    bool handleDiagnostics(const DiagnosticInfo &DI) override {
+      if (DI.getSeverity() == DS_Error)
+        ++Errors;
+      return true;
+    }
+    unsigned &Errors;
+  };
+
+  LLVMContext &Ctx;
+  std::unique_ptr<DiagnosticHandler> Previous;
+  unsigned Errors = 0;
+};
 
 /// Fresh analysis managers for a clone, registered by clang's PassBuilder
 /// (its target's analyses, its instrumentation).
@@ -356,9 +395,14 @@ private:
   ModulePassManager referencePipeline();
   std::optional<ModulePassManager> listPipeline(StringRef Text,
                                                 std::string &Why);
+  Error tryInChild(const Module &M, StringRef List, double Limit);
+  /// `M`'s object after `MPM` (and, with `ThenRequired`, the required passes
+  /// clang runs after a list), measured on a copy; with `Optimized`, the
+  /// copy's IR before code generation (what the guards read).
   std::optional<uint64_t> measure(const Module &M, ModulePassManager &MPM,
                                   TargetMachine &TM, std::string &Why,
-                                  std::unique_ptr<Module> *Optimized = nullptr);
+                                  std::unique_ptr<Module> *Optimized,
+                                  bool ThenRequired);
   PreservedAnalyses finish(Module &M, ModuleAnalysisManager &MAM,
                            const Settings &S, Record &R,
                            std::optional<ModulePassManager> Chosen,
@@ -379,7 +423,7 @@ ModulePassManager StitchoptPass::referencePipeline() {
 
 std::optional<ModulePassManager>
 StitchoptPass::listPipeline(StringRef Text, std::string &Why) {
-  useTheLevelsInlineThreshold(Level);
+  useTheInlineThresholdOfOz();
   ModulePassManager MPM;
   BuildingOwnPipeline = true;
   Error E = PB.parsePassPipeline(MPM, Text);
@@ -391,16 +435,21 @@ StitchoptPass::listPipeline(StringRef Text, std::string &Why) {
   return MPM;
 }
 
-/// `Optimized`: where to keep the module after its pipeline, before code
-/// generation changes it (what the guards read).
 std::optional<uint64_t>
 StitchoptPass::measure(const Module &M, ModulePassManager &MPM,
                        TargetMachine &TM, std::string &Why,
-                       std::unique_ptr<Module> *Optimized) {
+                       std::unique_ptr<Module> *Optimized,
+                       bool ThenRequired) {
+  CapturedDiagnostics Diagnostics(M.getContext());
   std::unique_ptr<Module> Clone = CloneModule(M);
   {
     Analyses A(PB);
     MPM.run(*Clone, A.MAM);
+    if (ThenRequired) { // what clang still runs after the plugin's list
+      markPipelineRan(*Clone);
+      ModulePassManager Rest = referencePipeline();
+      Rest.run(*Clone, A.MAM);
+    }
   }
   if (Optimized)
     *Optimized = CloneModule(*Clone);
@@ -409,7 +458,35 @@ StitchoptPass::measure(const Module &M, ModulePassManager &MPM,
     Why = toString(Size.takeError());
     return std::nullopt;
   }
+  if (Diagnostics.sawError()) {
+    Why = "the pipeline leaves an error diagnostic (e.g. a call to an error "
+          "attribute function) that -Oz removes";
+    return std::nullopt;
+  }
   return *Size;
+}
+
+/// The list run on a copy of `M` in a child: an error when it does not
+/// finish there (the fast policy's check before running it in clang).
+Error StitchoptPass::tryInChild(const Module &M, StringRef List,
+                                double Limit) {
+  Expected<std::string> Reply = inChild(
+      [&]() -> std::string {
+        std::string Why;
+        std::optional<ModulePassManager> MPM = listPipeline(List, Why);
+        if (!MPM)
+          return "failed " + Why;
+        std::unique_ptr<Module> Clone = CloneModule(M);
+        Analyses A(PB);
+        MPM->run(*Clone, A.MAM);
+        return "ran";
+      },
+      Limit);
+  if (!Reply)
+    return Reply.takeError();
+  if (*Reply != "ran")
+    return createStringError(inconvertibleErrorCode(), *Reply);
+  return Error::success();
 }
 
 PreservedAnalyses StitchoptPass::finish(Module &M, ModuleAnalysisManager &MAM,
@@ -421,7 +498,7 @@ PreservedAnalyses StitchoptPass::finish(Module &M, ModuleAnalysisManager &MAM,
   if (Chosen) {
     Chosen->run(M, MAM);
     if (LeaveOzToClang)
-      vetoed().add(M);
+      markPipelineRan(M);
     Result = PreservedAnalyses::none();
   } else if (!LeaveOzToClang) {
     ModulePassManager Oz = referencePipeline();
@@ -456,6 +533,7 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
       return finish(M, MAM, S, R, std::nullopt, Start);
     }
     const PluginModel &Model = *Loaded.Model;
+    R.Model = Model.Identity;
     Clock::time_point Began = Clock::now();
     std::vector<double> Row;
     ModuleFeatures Features(M);
@@ -501,6 +579,9 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
       if (!Chosen) {
         warnOnce(Why + "; building with plain -Oz");
         R.Reason = Why;
+      } else if (Error E = tryInChild(M, Candidates.front(), FastLimitSeconds)) {
+        Chosen.reset();
+        R.Reason = Candidates.front() + " " + toString(std::move(E));
       } else {
         R.Outcome = "optimized";
         R.Pipeline = Candidates.front();
@@ -522,58 +603,81 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
   std::string Why;
   ModulePassManager Reference = referencePipeline();
   std::unique_ptr<Module> OzOutput; // -Oz's IR, for the guards
-  R.OzBytes = measure(M, Reference, **TM, Why, &OzOutput);
+  Clock::time_point OzStarted = Clock::now();
+  R.OzBytes = measure(M, Reference, **TM, Why, &OzOutput, false);
   if (!R.OzBytes) {
     R.Reason = "-Oz's object could not be measured: " + Why;
     warnOnce(R.Reason + "; building with plain -Oz");
     return finish(M, MAM, S, R, std::nullopt, Start);
   }
+  // A list gets what -Oz took, many times over, and never less than a floor:
+  // the only rule here that a loaded machine can change.
+  double Limit = std::max(MinimumLimitSeconds,
+                          LimitOverOz * secondsSince(OzStarted));
   R.Bytes = R.OzBytes;
   struct Smaller {
     size_t Index;
     uint64_t Size;
-    std::unique_ptr<Module> Output; // the list's IR, for the guards
+    std::string Reasons; // why the guards reject it; empty: it passes
   };
   std::vector<Smaller> BelowOz;
+  std::vector<std::string> Notes;
   for (size_t I = 0; I < Candidates.size(); ++I) {
-    std::optional<ModulePassManager> MPM = listPipeline(Candidates[I], Why);
-    std::optional<uint64_t> Size;
-    std::unique_ptr<Module> Output;
-    if (MPM)
-      Size = measure(M, *MPM, **TM, Why, &Output);
-    if (!Size) {
+    if (!listPipeline(Candidates[I], Why)) {
       warnOnce(Why + "; that list is left out");
       continue;
     }
-    if (*Size < *R.OzBytes)
-      BelowOz.push_back({I, *Size, std::move(Output)});
+    // In the child: the list, its object, and the guards when it beat -Oz
+    // (the guards read the source, -Oz's output and the list's).
+    Expected<std::string> Reply = inChild(
+        [&]() -> std::string {
+          std::string Failure;
+          std::optional<ModulePassManager> MPM =
+              listPipeline(Candidates[I], Failure);
+          std::unique_ptr<Module> Output;
+          std::optional<uint64_t> Size;
+          if (MPM)
+            Size = measure(M, *MPM, **TM, Failure, &Output, LeaveOzToClang);
+          if (!Size)
+            return "failed " + Failure;
+          std::string Answer = std::to_string(*Size);
+          if (*Size < *R.OzBytes) {
+            UnitGuards Guards(M, *OzOutput, **TM);
+            Answer += "\n" + join(Guards.check(*Output), "; ");
+          }
+          return Answer;
+        },
+        Limit);
+    if (!Reply) {
+      Notes.push_back(Candidates[I] + " " + toString(Reply.takeError()));
+      continue;
+    }
+    auto [First, Reasons] = StringRef(*Reply).split('\n');
+    uint64_t Size = 0;
+    if (First.getAsInteger(10, Size)) {
+      Notes.push_back(Candidates[I] + " " + First.str());
+      continue;
+    }
+    if (Size < *R.OzBytes)
+      BelowOz.push_back({I, Size, Reasons.str()});
   }
   R.Phases["candidates"] = secondsSince(Began);
   // The smallest object below -Oz's whose list passes the guards, checked
-  // smallest first (model_builds.passing_guards): the guards read the
-  // source (`M`, not yet changed), -Oz's output and the list's, and cost
-  // nothing when no list beats -Oz. A rejected list's reasons go to the
-  // record, not to a warning.
+  // smallest first (model_builds.passing_guards). A rejected list's reasons
+  // go to the record, not to a warning.
   std::optional<size_t> Best;
-  if (!BelowOz.empty()) {
-    Began = Clock::now();
-    std::stable_sort(
-        BelowOz.begin(), BelowOz.end(),
-        [](const Smaller &A, const Smaller &B) { return A.Size < B.Size; });
-    UnitGuards Guards(M, *OzOutput, **TM);
-    for (const Smaller &C : BelowOz) {
-      std::vector<std::string> Reasons = Guards.check(*C.Output);
-      if (Reasons.empty()) {
-        Best = C.Index;
-        R.Bytes = C.Size;
-        break;
-      }
-      std::string Note =
-          Candidates[C.Index] + " failed the guards: " + join(Reasons, "; ");
-      R.Reason = R.Reason.empty() ? Note : R.Reason + " | " + Note;
+  std::stable_sort(
+      BelowOz.begin(), BelowOz.end(),
+      [](const Smaller &A, const Smaller &B) { return A.Size < B.Size; });
+  for (const Smaller &C : BelowOz) {
+    if (C.Reasons.empty()) {
+      Best = C.Index;
+      R.Bytes = C.Size;
+      break;
     }
-    R.Phases["guards"] = secondsSince(Began);
+    Notes.push_back(Candidates[C.Index] + " failed the guards: " + C.Reasons);
   }
+  R.Reason = join(Notes, " | ");
   std::optional<ModulePassManager> Chosen;
   if (Best) {
     Chosen = listPipeline(Candidates[*Best], Why);
@@ -582,6 +686,24 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
   }
   return finish(M, MAM, S, R, std::move(Chosen), Start);
 }
+
+/// A compile the plugin leaves to clang (instrumentation, profiles, IR
+/// output): untouched, and counted in the build log with the reason.
+class PassedThroughPass : public PassInfoMixin<PassedThroughPass> {
+public:
+  explicit PassedThroughPass(std::string Reason) : Reason(std::move(Reason)) {}
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    Record R;
+    R.Outcome = "passed_through";
+    R.Reason = Reason;
+    writeRecord(Settings::read(), M, R, 0.0);
+    return PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+
+private:
+  std::string Reason;
+};
 
 /// `print<stitchopt-features>`: the plugin's feature row as JSON on stdout,
 /// for checking it against the Python representations.
@@ -616,15 +738,18 @@ public:
   static bool isRequired() { return true; }
 };
 
-static bool isSizeLevel(OptimizationLevel Level) {
-  return Level == OptimizationLevel::Oz || Level == OptimizationLevel::Os;
-}
 
 static void registerCallbacks(PassBuilder &PB) {
   PB.registerPipelineStartEPCallback(
       [&PB](ModulePassManager &MPM, OptimizationLevel Level) {
-        if (BuildingOwnPipeline || !isSizeLevel(Level) || emitsIR())
+        // The model was trained against -Oz, and -Oz is its backup: other
+        // levels are clang's.
+        if (BuildingOwnPipeline || Level != OptimizationLevel::Oz)
           return;
+        if (std::string Reason = leftToClang(); !Reason.empty()) {
+          MPM.addPass(PassedThroughPass(std::move(Reason)));
+          return;
+        }
         if (!PB.getPassInstrumentationCallbacks()) {
           warnOnce("this compiler gives plugins no pass instrumentation, "
                    "so the plugin cannot replace its pipeline; building "
@@ -635,10 +760,12 @@ static void registerCallbacks(PassBuilder &PB) {
       });
   if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks())
     PIC->registerShouldRunOptionalPassCallback(
-        [](StringRef, Any IR) { return !vetoed().has(moduleOf(IR)); });
+        [](StringRef, Any IR) { return !pipelineRan(moduleOf(IR)); });
   PB.registerPipelineParsingCallback(
       [&PB](StringRef Name, ModulePassManager &MPM,
             ArrayRef<PassBuilder::PipelineElement>) {
+        if (BuildingOwnPipeline) // a list naming the plugin's passes: refused
+          return false;
         if (Name == "stitchopt-static" || Name == "stitchopt-jit") {
           MPM.addPass(StitchoptPass(PB, OptimizationLevel::Oz,
                                     /*LeaveOzToClang=*/false,
