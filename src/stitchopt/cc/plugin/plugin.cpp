@@ -63,12 +63,12 @@ using namespace llvm;
 namespace stitchopt {
 
 static constexpr unsigned DefaultK = 5; // apply.modes.RANKED_K
-// How long a candidate list may run in its child: this many times what -Oz
-// took on the same module (pipeline and object), and at least the minimum;
-// the fast policy, which measures no -Oz, gives its one list a fixed time.
+// How long a unit's candidate lists may run in their children, all together:
+// this many times what -Oz took on the same module (pipeline and object), and
+// at least the minimum; the fast policy, which measures no -Oz, gives its one
+// list the minimum.
 static constexpr double LimitOverOz = 20.0;
 static constexpr double MinimumLimitSeconds = 10.0;
-static constexpr double FastLimitSeconds = 60.0;
 
 /// One warning line per distinct message and process.
 static void warnOnce(const Twine &Message) {
@@ -579,7 +579,7 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
       if (!Chosen) {
         warnOnce(Why + "; building with plain -Oz");
         R.Reason = Why;
-      } else if (Error E = tryInChild(M, Candidates.front(), FastLimitSeconds)) {
+      } else if (Error E = tryInChild(M, Candidates.front(), MinimumLimitSeconds)) {
         Chosen.reset();
         R.Reason = Candidates.front() + " " + toString(std::move(E));
       } else {
@@ -610,10 +610,15 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
     warnOnce(R.Reason + "; building with plain -Oz");
     return finish(M, MAM, S, R, std::nullopt, Start);
   }
-  // A list gets what -Oz took, many times over, and never less than a floor:
-  // the only rule here that a loaded machine can change.
-  double Limit = std::max(MinimumLimitSeconds,
-                          LimitOverOz * secondsSince(OzStarted));
+  // The lists share what -Oz took, many times over, and never less than a
+  // floor: the only rule here that a loaded machine can change. One list that
+  // runs for minutes (the IR outliner on a large function) costs the unit
+  // that much once, not once per list.
+  Clock::time_point Deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(std::max(
+                             MinimumLimitSeconds,
+                             LimitOverOz * secondsSince(OzStarted))));
   R.Bytes = R.OzBytes;
   struct Smaller {
     size_t Index;
@@ -625,6 +630,12 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
   for (size_t I = 0; I < Candidates.size(); ++I) {
     if (!listPipeline(Candidates[I], Why)) {
       warnOnce(Why + "; that list is left out");
+      continue;
+    }
+    double Left = std::chrono::duration<double>(Deadline - Clock::now()).count();
+    if (Left <= 0) {
+      Notes.push_back(Candidates[I] + " not tried: the unit's time for lists "
+                                      "was spent");
       continue;
     }
     // In the child: the list, its object, and the guards when it beat -Oz
@@ -647,7 +658,7 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
           }
           return Answer;
         },
-        Limit);
+        Left);
     if (!Reply) {
       Notes.push_back(Candidates[I] + " " + toString(Reply.takeError()));
       continue;
