@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -97,13 +98,14 @@ def loop_sum(toolchain: Toolchain) -> IRModule:
 
 @pytest.fixture(scope="module")
 def one_thread() -> Iterator[None]:
-    """For a module that asks (`usefixtures("one_thread")`): torch and numpy's BLAS on one thread. Their models and
-    matrices are tiny, and on a busy 2-core machine a second thread only spins (numpy's solves took 3x longer)."""
+    """For a module that asks (`usefixtures("one_thread")`): numpy's BLAS and torch (when the module imported it) on
+    one thread. Their models and matrices are tiny, and on a busy 2-core machine a second thread only spins: the
+    stitching tests took 3-10x longer."""
     with ExitStack() as stack:
         if importlib.util.find_spec("threadpoolctl") is not None:  # installed with scikit-learn (the stitch extra)
             stack.enter_context(importlib.import_module("threadpoolctl").threadpool_limits(1))
-        if importlib.util.find_spec("torch") is not None:
-            torch = importlib.import_module("torch")
+        torch = sys.modules.get("torch")
+        if torch is not None:
             stack.callback(torch.set_num_threads, torch.get_num_threads())
             torch.set_num_threads(1)
         yield

@@ -34,7 +34,7 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import load_module, write_object
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_thread")]
 DATA = Path(__file__).parents[1] / "data"
 
 

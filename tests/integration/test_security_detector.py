@@ -334,7 +334,7 @@ def test_the_shipped_threshold_is_calibrated_and_kept_with_the_model(tmp_path: P
 def test_the_shipped_calibration_is_reproduced_from_the_demo_corpus(toolchain: Toolchain) -> None:
     shipped = DetectorModel.from_pretrained(DEFAULT_DETECTOR_DIR)
     assert shipped.calibration is not None and shipped.calibration.corpus == ("bench://demo-v1",)
-    benign = program_risks(toolchain, shipped, list(demo_programs().values()))
+    benign = program_risks(toolchain, shipped, list(demo_programs().values()), jobs=2)  # the same risks as 1 job
     again = calibrate(benign, np.ones(1), np.zeros(1), shipped.calibration.corpus, "")
     assert sum(len(risks) for risks in benign) == shipped.calibration.benign_functions
     assert again.threshold == pytest.approx(shipped.threshold, abs=1e-6)

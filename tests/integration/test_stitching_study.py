@@ -24,7 +24,10 @@ from stitchopt.features.by_name import default_representations  # noqa: E402
 from stitchopt.labels.pool import build_labels  # noqa: E402
 from stitchopt.learning.kinds import load_model  # noqa: E402
 from stitchopt.learning.train import labeled_features  # noqa: E402
+from stitchopt.models.flag_model import FlagModel  # noqa: E402
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR  # noqa: E402
 from stitchopt.passes.catalogue import Catalogue  # noqa: E402
+from stitchopt.passes.pipeline import PassNames  # noqa: E402
 from stitchopt.reports.document import to_html  # noqa: E402
 from stitchopt.reports.stitching import (  # noqa: E402
     comparisons,
@@ -43,8 +46,14 @@ from stitchopt.studies.objective_grid import objective_grid  # noqa: E402
 from stitchopt.toolchain.discovery import Toolchain  # noqa: E402
 from stitchopt.toolchain.frontend import load_module  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_thread")]
 SPLITS = ("train", "train", "train", "validation", "test", "test")
+
+
+def _pool(catalogue: Catalogue) -> tuple[PassNames, ...]:
+    """The shipped model's first three lists (searched by the label factory) as the pool: labels measured with
+    real LLVM, without a search here (build_labels' search and minimization: test_flag_model's labels)."""
+    return FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue).lists[:3]
 
 
 def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
@@ -55,7 +64,13 @@ def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
     with EvaluationStore(tmp_path / "cache.sqlite") as store:
         with Evaluator(toolchain, store, jobs=2) as evaluator:
             labels = build_labels(
-                evaluator, catalogue, benchmarks, dataset="tiny", pool_programs=3, pool_budget=32, broad=False
+                evaluator,
+                catalogue,
+                benchmarks,
+                dataset="tiny",
+                pool_programs=0,
+                extra_lists=_pool(catalogue),
+                broad=False,
             )
         report = run_study(
             toolchain,

@@ -21,6 +21,7 @@ from stitchopt.stitching.experts import (  # noqa: E402
 )
 from stitchopt.stitching.layers import Stitched, StitchingLayer, least_squares, train_layer  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # torch on 2 threads made these tests 10x slower
 CONFIG = TrainConfig(epochs=60, patience=60, seed=0)
 
 

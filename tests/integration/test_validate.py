@@ -6,8 +6,10 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -50,8 +52,33 @@ def validator(toolchain: Toolchain, store: EvaluationStore) -> Validator:
     return Validator(toolchain, store, jobs=2)
 
 
+@pytest.fixture(scope="module")
+def humaneval_prepared(toolchain: Toolchain, humaneval: Suite, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache holding the quick subset's IR and -O0 reference runs (the C++ builds: most of the time), made
+    once: each humaneval test starts from a copy of it, so no verdict passes from one test to another."""
+    path = tmp_path_factory.mktemp("humaneval") / "cache.sqlite"
+    with EvaluationStore(path) as store:
+        Validator(toolchain, store, jobs=2).prepare(humaneval)
+        assert set(store.stats().artifacts_by_kind) == {"reference", "suite-ir"}
+    return path
+
+
+@pytest.fixture()
+def humaneval_validator(toolchain: Toolchain, humaneval_prepared: Path, tmp_path: Path) -> Iterator[Validator]:
+    with (
+        closing(sqlite3.connect(humaneval_prepared)) as prepared,
+        closing(sqlite3.connect(tmp_path / "c.sqlite")) as copy,
+    ):
+        prepared.backup(copy)
+    with EvaluationStore(tmp_path / "c.sqlite") as store:
+        yield Validator(toolchain, store, jobs=2)
+
+
 @pytest.mark.slow
-def test_humaneval_quick_subset_passes_at_o0_and_oz_and_is_cached(validator: Validator, humaneval: Suite) -> None:
+def test_humaneval_quick_subset_passes_at_o0_and_oz_and_is_cached(
+    humaneval_validator: Validator, humaneval: Suite
+) -> None:
+    validator = humaneval_validator
     baselines = load_baselines(validator.toolchain, ("O0", "Oz"))
     for name in ("O0", "Oz"):
         report = validator.validate(humaneval, baselines[name].pipeline)
@@ -62,7 +89,10 @@ def test_humaneval_quick_subset_passes_at_o0_and_oz_and_is_cached(validator: Val
 
 
 @pytest.mark.slow
-def test_a_miscompiling_list_is_caught_and_reduced(validator: Validator, humaneval: Suite, tmp_path: Path) -> None:
+def test_a_miscompiling_list_is_caught_and_reduced(
+    humaneval_validator: Validator, humaneval: Suite, tmp_path: Path
+) -> None:
+    validator = humaneval_validator
     report = validator.validate(humaneval, f"{MISCOMPILING},function(instsimplify),globaldce")
     assert not report.passed
     first = report.failures[0]  # miscompiles first, then the programs opt crashed on
@@ -78,7 +108,8 @@ def test_a_miscompiling_list_is_caught_and_reduced(validator: Validator, humanev
 
 
 @pytest.mark.slow
-def test_fail_fast_stops_early(validator: Validator, humaneval: Suite) -> None:
+def test_fail_fast_stops_early(humaneval_validator: Validator, humaneval: Suite) -> None:
+    validator = humaneval_validator
     report = validator.validate(humaneval, MISCOMPILING, fail_fast=True)
     assert not report.passed and report.failures and not report.complete
     full = validator.validate(humaneval, MISCOMPILING)

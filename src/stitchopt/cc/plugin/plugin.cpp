@@ -396,6 +396,7 @@ private:
   std::optional<ModulePassManager> listPipeline(StringRef Text,
                                                 std::string &Why);
   Error tryInChild(const Module &M, StringRef List, double Limit);
+  Error tryChecked(const Module &M, StringRef List, Record &R);
   /// `M`'s object after `MPM` (and, with `ThenRequired`, the required passes
   /// clang runs after a list), measured on a copy; with `Optimized`, the
   /// copy's IR before code generation (what the guards read).
@@ -489,6 +490,15 @@ Error StitchoptPass::tryInChild(const Module &M, StringRef List,
   return Error::success();
 }
 
+/// The fast policy's one list tried in a child (at most the floor of the
+/// time limit), its seconds in the record's phases.
+Error StitchoptPass::tryChecked(const Module &M, StringRef List, Record &R) {
+  Clock::time_point Began = Clock::now();
+  Error E = tryInChild(M, List, MinimumLimitSeconds);
+  R.Phases["candidates"] = secondsSince(Began);
+  return E;
+}
+
 PreservedAnalyses StitchoptPass::finish(Module &M, ModuleAnalysisManager &MAM,
                                         const Settings &S, Record &R,
                                         std::optional<ModulePassManager> Chosen,
@@ -579,7 +589,7 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
       if (!Chosen) {
         warnOnce(Why + "; building with plain -Oz");
         R.Reason = Why;
-      } else if (Error E = tryInChild(M, Candidates.front(), MinimumLimitSeconds)) {
+      } else if (Error E = tryChecked(M, Candidates.front(), R)) {
         Chosen.reset();
         R.Reason = Candidates.front() + " " + toString(std::move(E));
       } else {
