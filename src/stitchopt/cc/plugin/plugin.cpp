@@ -67,8 +67,8 @@ static constexpr unsigned DefaultK = 5; // apply.modes.RANKED_K
 // this many times what -Oz took on the same module (pipeline and object), and
 // at least the minimum; the fast policy, which measures no -Oz, gives its one
 // list the minimum.
-static constexpr double LimitOverOz = 20.0;
-static constexpr double MinimumLimitSeconds = 10.0;
+static constexpr double LimitOverOz = 4.0;
+static constexpr double MinimumLimitSeconds = 3.0;
 
 /// One warning line per distinct message and process.
 static void warnOnce(const Twine &Message) {
