@@ -368,20 +368,10 @@ def server_status(paths: ServerPaths) -> dict[str, object] | None:
     """What the running server says about itself (see `cc.server`), None when none runs."""
     import json
 
-    try:
-        connection = connect(paths)
-    except _Unusable:
-        raise _unusable(paths) from None
-    if connection is None:
+    answer = _ask(paths, b"status")
+    if answer is None:
         return None
-    try:
-        connection.send(b"status")
-        line = connection.line()
-    except OSError:
-        line = None
-    finally:
-        connection.close()
-    kind, _, document = (line or b"").partition(b" ")
+    kind, _, document = (answer[1] or b"").partition(b" ")
     if kind != b"info":
         raise InputError(f"{paths.socket}: the server did not say its status; see {paths.log}")
     info: dict[str, object] = json.loads(document)
@@ -390,6 +380,13 @@ def server_status(paths: ServerPaths) -> dict[str, object] | None:
 
 def stop_server(paths: ServerPaths) -> int | None:
     """Ask the running server to stop (its running compiles finish) and return its pid; None when none runs."""
+    answer = _ask(paths, b"stop")
+    return None if answer is None else answer[0]
+
+
+def _ask(paths: ServerPaths, request: bytes) -> tuple[int, bytes | None] | None:
+    """The running server's pid and its one-line answer to `request` (None: it did not answer); None when no
+    server runs."""
     try:
         connection = connect(paths)
     except _Unusable:
@@ -397,13 +394,13 @@ def stop_server(paths: ServerPaths) -> int | None:
     if connection is None:
         return None
     try:
-        connection.send(b"stop")
-        connection.line()
+        connection.send(request)
+        line = connection.line()
     except OSError:
-        pass
+        line = None
     finally:
         connection.close()
-    return connection.pid
+    return connection.pid, line
 
 
 def start_server(paths: ServerPaths, *, idle_s: float | None) -> int:

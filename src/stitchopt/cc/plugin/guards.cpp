@@ -14,6 +14,7 @@
 
 #include "guards.h"
 #include "objects.h"
+#include "text_lines.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -120,10 +121,6 @@ bool splitHasAny(StringRef S, const StringLiteral (&Set)[N]) {
                       [&](StringRef W) { return llvm::is_contained(Set, W); });
 }
 
-bool startsWithAt(StringRef S, size_t Pos, StringRef Prefix) {
-  return Pos <= S.size() && S.substr(Pos).starts_with(Prefix);
-}
-
 /// A word at Pos that ends at a word boundary (`Word\b`).
 bool wordAt(StringRef S, size_t Pos, StringRef Word) {
   if (!startsWithAt(S, Pos, Word))
@@ -137,45 +134,6 @@ bool boundaryBefore(StringRef S, size_t Pos) {
   return Pos == 0 || !isWordChar(S[Pos - 1]);
 }
 
-// The line breaks of Python's str.splitlines() that can occur in UTF-8 text.
-size_t lineBreakAt(StringRef T, size_t I) {
-  switch (T[I]) {
-  case '\r':
-    return I + 1 < T.size() && T[I + 1] == '\n' ? 2 : 1;
-  case '\n':
-  case '\v':
-  case '\f':
-  case '\x1c':
-  case '\x1d':
-  case '\x1e':
-    return 1;
-  case '\xc2':
-    return startsWithAt(T, I, "\xc2\x85") ? 2 : 0;
-  case '\xe2':
-    return startsWithAt(T, I, "\xe2\x80\xa8") ||
-                   startsWithAt(T, I, "\xe2\x80\xa9")
-               ? 3
-               : 0;
-  default:
-    return 0;
-  }
-}
-
-template <typename CallbackT> void forEachLine(StringRef Text, CallbackT Fn) {
-  size_t Start = 0;
-  for (size_t I = 0; I < Text.size();) {
-    size_t Break = lineBreakAt(Text, I);
-    if (Break == 0) {
-      ++I;
-      continue;
-    }
-    Fn(Text.slice(Start, I));
-    I += Break;
-    Start = I;
-  }
-  if (Start < Text.size())
-    Fn(Text.substr(Start));
-}
 
 //===----------------------------------------------------------------------===//
 // Names
@@ -1043,18 +1001,11 @@ uint64_t countCanaries(StringRef Assembly) {
 }
 
 Expected<uint64_t> canaryChecks(TargetMachine &TM, Module &M) {
-  SmallString<0> Assembly;
-  {
-    raw_svector_ostream Stream(Assembly);
-    legacy::PassManager Passes;
-    TargetLibraryInfoImpl LibraryInfo(Triple(M.getTargetTriple()));
-    Passes.add(new TargetLibraryInfoWrapperPass(LibraryInfo));
-    if (TM.addPassesToEmitFile(Passes, Stream, nullptr,
-                               CodeGenFileType::AssemblyFile))
-      return makeError("this target cannot emit assembly");
-    Passes.run(M);
-  }
-  return countCanaries(Assembly);
+  Expected<SmallString<0>> Assembly =
+      emit(TM, M, CodeGenFileType::AssemblyFile);
+  if (!Assembly)
+    return Assembly.takeError();
+  return countCanaries(*Assembly);
 }
 
 Expected<ModuleSummary> summarize(const Module &M, TargetMachine *TM) {

@@ -18,6 +18,8 @@
 
 #include "module_features.h"
 
+#include "text_lines.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -270,49 +272,6 @@ size_t digitsEnd(StringRef S, size_t Pos) { // \d* from Pos
   return Pos;
 }
 
-bool startsWithAt(StringRef S, size_t Pos, StringRef Prefix) {
-  return Pos <= S.size() && S.substr(Pos).starts_with(Prefix);
-}
-
-// The line breaks of Python's str.splitlines() that can occur in UTF-8 text.
-size_t lineBreakAt(StringRef T, size_t I) {
-  switch (T[I]) {
-  case '\r':
-    return I + 1 < T.size() && T[I + 1] == '\n' ? 2 : 1;
-  case '\n':
-  case '\v':
-  case '\f':
-  case '\x1c':
-  case '\x1d':
-  case '\x1e':
-    return 1;
-  case '\xc2':
-    return startsWithAt(T, I, "\xc2\x85") ? 2 : 0;
-  case '\xe2':
-    return startsWithAt(T, I, "\xe2\x80\xa8") ||
-                   startsWithAt(T, I, "\xe2\x80\xa9")
-               ? 3
-               : 0;
-  default:
-    return 0;
-  }
-}
-
-template <typename CallbackT> void forEachLine(StringRef Text, CallbackT Fn) {
-  size_t Start = 0;
-  for (size_t I = 0; I < Text.size();) {
-    size_t Break = lineBreakAt(Text, I);
-    if (Break == 0) {
-      ++I;
-      continue;
-    }
-    Fn(Text.slice(Start, I));
-    I += Break;
-    Start = I;
-  }
-  if (Start < Text.size())
-    Fn(Text.substr(Start));
-}
 
 //===----------------------------------------------------------------------===//
 // irtext.py

@@ -96,22 +96,27 @@ Expected<std::unique_ptr<TargetMachine>> targetMachineFor(const Module &M) {
   return std::move(TM);
 }
 
+Expected<SmallString<0>> emit(TargetMachine &TM, Module &M,
+                              CodeGenFileType Kind) {
+  SmallString<0> Out;
+  raw_svector_ostream Stream(Out);
+  legacy::PassManager Passes;
+  TargetLibraryInfoImpl LibraryInfo(Triple(M.getTargetTriple()));
+  Passes.add(new TargetLibraryInfoWrapperPass(LibraryInfo));
+  if (TM.addPassesToEmitFile(Passes, Stream, nullptr, Kind))
+    return createStringError(inconvertibleErrorCode(),
+                             "this target cannot emit that kind of file");
+  Passes.run(M);
+  return Out;
+}
+
 Expected<uint64_t> objectSize(TargetMachine &TM, Module &M) {
-  SmallString<0> Object;
-  {
-    raw_svector_ostream Stream(Object);
-    legacy::PassManager Passes;
-    TargetLibraryInfoImpl LibraryInfo(Triple(M.getTargetTriple()));
-    Passes.add(new TargetLibraryInfoWrapperPass(LibraryInfo));
-    if (TM.addPassesToEmitFile(Passes, Stream, nullptr,
-                               CodeGenFileType::ObjectFile))
-      return createStringError(inconvertibleErrorCode(),
-                               "this target cannot emit object files");
-    Passes.run(M);
-  }
+  Expected<SmallString<0>> Object = emit(TM, M, CodeGenFileType::ObjectFile);
+  if (!Object)
+    return Object.takeError();
   Expected<std::unique_ptr<object::ObjectFile>> File =
       object::ObjectFile::createObjectFile(
-          MemoryBufferRef(StringRef(Object.data(), Object.size()), "object"));
+          MemoryBufferRef(StringRef(Object->data(), Object->size()), "object"));
   if (!File)
     return File.takeError();
   const auto *Elf = dyn_cast<object::ELFObjectFileBase>(File->get());

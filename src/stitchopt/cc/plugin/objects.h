@@ -12,6 +12,7 @@
 #ifndef STITCHOPT_PLUGIN_OBJECTS_H
 #define STITCHOPT_PLUGIN_OBJECTS_H
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Target/TargetMachine.h"
@@ -24,6 +25,12 @@ namespace stitchopt {
 /// A TargetMachine for `M` as this clang process would build it.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 targetMachineFor(const llvm::Module &M);
+
+/// `M` compiled to an object or assembly in memory (consumed: code generation
+/// changes the IR), as llc would with `TM` and this triple's library info.
+llvm::Expected<llvm::SmallString<0>> emit(llvm::TargetMachine &TM,
+                                          llvm::Module &M,
+                                          llvm::CodeGenFileType Kind);
 
 /// Compiles `M` (consumed: code generation changes the IR) to an object in
 /// memory and returns its size: allocated, file-backed sections (no .bss),
