@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import Progress, TaskID
+from rich.progress import MofNCompleteColumn, Progress, TaskID, TimeElapsedColumn, TimeRemainingColumn
 
 from stitchopt.cli.options import (
     AddressOption,
@@ -230,16 +230,27 @@ def pool_command(
 
 @contextmanager
 def _progress() -> Iterator[Callable[[str, int, int], None]]:
-    """A transient progress display on stderr, as `advance(stage, done, total)`."""
+    """Progress on stderr as `advance(stage, done, total)`: a bar with counts and the time left on a terminal,
+    else one line per step with the same (a log of a long run says where it is)."""
     tasks: dict[str, TaskID] = {}
-    with Progress(console=status_console, transient=True) as progress:
+    columns = (*Progress.get_default_columns()[:-1], MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=status_console, transient=True) as progress:
 
         def advance(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
                 tasks[stage] = progress.add_task(stage, total=total)
-            progress.update(tasks[stage], completed=done)
+            progress.update(tasks[stage], completed=done, total=total)
+            if not status_console.is_terminal:
+                left = progress.tasks[tasks[stage]].time_remaining
+                eta = f", about {_duration(left)} left" if left is not None else ""
+                status_console.print(f"{stage}: {done}/{total}{eta}", highlight=False)
 
         yield advance
+
+
+def _duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
 
 
 def _part(text: str) -> tuple[int, int]:

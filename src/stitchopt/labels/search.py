@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from stitchopt.core import EvalStatus, IRModule, Objective
 from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, Benchmark
 from stitchopt.datasets.manifest import file_sha256
+from stitchopt.errors import StitchoptError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.measure import Program
 from stitchopt.labels.shards import SearchedUnit, SearchSettings, SearchShard, load_searches
@@ -136,7 +138,7 @@ class SearchProgress:
 def search_units(
     evaluator: Evaluator,
     catalogue: Catalogue,
-    programs: Sequence[Program],
+    programs: Iterable[Program],
     directory: Path,
     *,
     dataset: str,
@@ -145,17 +147,22 @@ def search_units(
     on_unit: Callable[[int, int, SearchedUnit], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
     done: Set[tuple[str, str]] | None = None,
+    total: int | None = None,
 ) -> SearchProgress:
     """Search every program not yet in `directory`'s shards (`done`: their keys, when the caller has read them);
-    every `shard_units` searched units become a shard (the last one whatever its size). `on_unit(done, total,
-    unit)` reports progress, `on_shard(path)` each shard as it is written (e.g. to commit it)."""
+    every `shard_units` searched units become a shard (the last one whatever its size). Programs are taken as
+    they come (a lazy iterable is loaded one unit at a time). `on_unit(done, total, unit)` reports progress
+    against `total` (the programs' count when not given), `on_shard(path)` each shard as it is written (e.g. to
+    commit it)."""
     stamps = (evaluator.toolchain.identity, catalogue.identity)
     if done is None:
         done = _searched_keys(directory, evaluator.toolchain, catalogue, settings)
-    todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
+    if total is None:
+        programs = list(programs)
+        total = sum((p.uri, p.module.sha256) not in done for p in programs)
     batch: list[SearchedUnit] = []
     written: list[Path] = []
-    failed = 0
+    searched = skipped = failed = 0
     cpu = 0.0
 
     def flush() -> None:
@@ -166,17 +173,21 @@ def search_units(
             if on_shard is not None:
                 on_shard(path)
 
-    for index, program in enumerate(todo):
+    for program in programs:
+        if (program.uri, program.module.sha256) in done:
+            skipped += 1
+            continue
         unit = search_unit(evaluator, catalogue, program, settings)
+        searched += 1
         failed += unit.failed
         batch.append(unit)
         cpu += unit.cpu_seconds
         if on_unit is not None:
-            on_unit(index + 1, len(todo), unit)
+            on_unit(searched, max(total, searched), unit)
         if len(batch) >= shard_units:
             flush()
     flush()
-    return SearchProgress(len(todo) - failed, len(programs) - len(todo), failed, tuple(written), cpu)
+    return SearchProgress(searched - failed, skipped, failed, tuple(written), cpu)
 
 
 def search_benchmarks(
@@ -192,18 +203,35 @@ def search_benchmarks(
     on_unit: Callable[[int, int, SearchedUnit], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
 ) -> SearchProgress:
-    """`search_units` on a dataset's units and up to `functions` functions of each (`function_units`), loading
-    only the units that the shards do not already hold with their functions (`_finished`)."""
+    """`search_units` on a dataset's units, each followed by up to `functions` of its functions
+    (`function_units`), in the benchmarks' order (round-robin over packages), so that a run stopped early has
+    labelled whole units of many packages. Only units the shards do not already hold with their functions
+    (`_finished`) are loaded, one at a time."""
     toolchain = evaluator.toolchain
     done = _searched_keys(directory, toolchain, catalogue, settings)
     parts = Counter(uri.partition(FUNCTION_SEPARATOR)[0] for uri, _ in done if FUNCTION_SEPARATOR in uri)
     pending = [b for b in benchmarks if not _finished(b, done, parts[b.uri], functions)]
-    programs = [Program(b.uri, b.package, b.split, load_module(toolchain, b.path)) for b in pending]
-    programs += [part for program in programs for part in function_units(toolchain, program, functions)]
+
+    def loaded() -> Iterator[Program]:
+        for benchmark in pending:
+            try:
+                module = load_module(toolchain, benchmark.path)
+            except StitchoptError as error:  # one unreadable unit costs that unit, not the run
+                warnings.warn(f"{benchmark.uri} skipped: {error}", stacklevel=2)
+                continue
+            program = Program(benchmark.uri, benchmark.package, benchmark.split, module)
+            yield program
+            try:
+                parts = function_units(toolchain, program, functions)
+            except StitchoptError as error:
+                warnings.warn(f"{benchmark.uri}: its functions skipped: {error}", stacklevel=2)
+                continue
+            yield from parts
+
     progress = search_units(
         evaluator,
         catalogue,
-        programs,
+        loaded(),
         directory,
         dataset=dataset,
         settings=settings,
@@ -211,6 +239,7 @@ def search_benchmarks(
         on_unit=on_unit,
         on_shard=on_shard,
         done=done,
+        total=len(pending) * (1 + functions),
     )
     finished = len(benchmarks) - len(pending)
     return replace(progress, skipped=progress.skipped + finished * (1 + functions))
