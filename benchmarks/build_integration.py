@@ -43,12 +43,10 @@ from typing import Any, Literal
 
 from stitchopt.cc.client import server_paths, stop_server
 from stitchopt.cc.plugin_files import PLUGIN_PATH
-from stitchopt.errors import InputError
+from stitchopt.datasets.sources.apt import DebianArchive
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.elf import object_sizes
-
-DEBIAN_RELEASE = "bookworm"
 
 
 @dataclass(frozen=True)
@@ -104,85 +102,6 @@ KINDS = ("cold", "warm")
 
 def status(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-# ---------------------------------------------------------------------------------------------- fetching
-
-
-def _debian_mirror() -> str:
-    """The Debian archive address this machine's apt already uses (its `deb` entry for DEBIAN_RELEASE)."""
-    entries: list[tuple[list[str], list[str], list[str]]] = []  # (types, uris, suites)
-    sources = Path("/etc/apt/sources.list")
-    if sources.is_file():
-        for line in sources.read_text().splitlines():
-            words = re.sub(r"\[[^]]*\]", "", line.split("#", 1)[0]).split()
-            if len(words) >= 3:
-                entries.append(([words[0]], [words[1]], [words[2]]))
-    for path in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
-        for stanza in re.split(r"\n\s*\n", path.read_text()):
-            fields = dict(re.findall(r"^([A-Za-z-]+):\s*(.*)$", stanza, re.MULTILINE))
-            if fields.get("Enabled", "yes").lower() != "no":
-                entries.append(
-                    (fields.get("Types", "").split(), fields.get("URIs", "").split(), fields.get("Suites", "").split())
-                )
-    for types, uris, suites in entries:
-        if ("deb" in types or "deb-src" in types) and DEBIAN_RELEASE in suites and uris:
-            return uris[0]
-    raise InputError(f"no apt source for Debian {DEBIAN_RELEASE} in /etc/apt: cannot fetch Debian sources")
-
-
-class DebianSources:
-    """`apt-get source` through a private apt state under `root` (a deb-src list of its own)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.lists = root / "lists"
-        self._updated = False
-
-    def _options(self) -> list[str]:
-        return [
-            "-o",
-            f"Dir::Etc::SourceList={self.root / 'sources.list'}",
-            "-o",
-            f"Dir::Etc::SourceParts={self.root / 'sources.list.d'}",
-            "-o",
-            f"Dir::State::Lists={self.lists}",
-            "-o",
-            f"Dir::Cache={self.root / 'cache'}",
-            "-o",
-            "APT::Sandbox::User=root",
-        ]
-
-    def _update(self) -> None:
-        for sub in ("lists/partial", "cache/archives/partial", "sources.list.d"):
-            (self.root / sub).mkdir(parents=True, exist_ok=True)
-        (self.root / "sources.list").write_text(f"deb-src {_debian_mirror()} {DEBIAN_RELEASE} main\n")
-        status(f"apt: reading the {DEBIAN_RELEASE} source index")
-        subprocess.run(["apt-get", *self._options(), "-q", "update"], check=True, stdout=subprocess.DEVNULL)
-        self._updated = True
-
-    def fetch(self, project: Project, destination: Path) -> Path:
-        """The unpacked source tree (Debian patches applied) of `project`, downloaded once."""
-        stamp = destination / ".fetched"
-        if stamp.is_file():
-            return destination / stamp.read_text().strip()
-        if not any(self.lists.glob("*Sources*")):
-            self._update()
-        shutil.rmtree(destination, ignore_errors=True)
-        destination.mkdir(parents=True)
-        command = ["apt-get", *self._options(), "-q", "source", "--only-source", f"{project.package}={project.version}"]
-        status(f"apt: fetching {project.package} {project.version}")
-        done = subprocess.run(command, cwd=destination, capture_output=True, text=True)
-        if done.returncode != 0 and not self._updated:  # an old index: read it again once
-            self._update()
-            done = subprocess.run(command, cwd=destination, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise InputError(f"apt-get source {project.package}={project.version} failed:\n{done.stderr.strip()}")
-        trees = [p for p in destination.iterdir() if p.is_dir()]
-        if len(trees) != 1:
-            raise InputError(f"{destination}: expected one unpacked tree, found {[p.name for p in trees]}")
-        stamp.write_text(trees[0].name)
-        return trees[0]
 
 
 # ---------------------------------------------------------------------------------------------- building
@@ -621,8 +540,10 @@ def main() -> None:
 
     toolchain = find_toolchain()
     clang = toolchain.tool("clang")
-    apt = DebianSources(args.work / "apt")
-    sources = {p.name: apt.fetch(p, args.work / "sources" / f"{p.package}_{p.version}") for p in projects}
+    apt = DebianArchive(args.work / "apt")
+    sources = {
+        p.name: apt.fetch(p.package, p.version, args.work / "sources" / f"{p.package}_{p.version}") for p in projects
+    }
     if args.fetch_only:
         for name, tree in sources.items():
             print(f"{name}: {tree}")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the system packages stitchopt needs on Debian/Ubuntu (as root), or say what to install.
-# Usage: install-system-deps.sh [--test]   (--test: also what only the test suite uses)
+# Usage: install-system-deps.sh [--test] [--datasets]   (--test: also what only the test suite uses;
+#        --datasets: also what building the Debian corpus needs, `stitchopt datasets build debian`)
 # Skipped when STITCHOPT_LLVM points at an LLVM bin directory.
 set -euo pipefail
 # Required by stitchopt's commands:
@@ -22,12 +23,24 @@ optional=(libboost-dev libssl-dev valgrind cmake dpkg-dev git cppcheck clang-too
 # With --test, also when possible: headless Chromium and its driver for the browser test of the HTML reports
 # (skipped, with its reason, without them).
 test_only=(chromium chromium-driver)
+# With --datasets, also when possible: the build systems and common headers that Debian source packages expect
+# (`stitchopt datasets build debian` builds each package with its own build system; without a header a package
+# needs, that package records only what compiles without it).
+datasets_only=(dpkg-dev make cmake meson ninja-build autoconf automake libtool autopoint bison flex gperf texinfo
+  pkg-config zlib1g-dev libncurses-dev libevent-dev libssl-dev libgmp-dev libmpfr-dev libxml2-dev libgpg-error-dev
+  libassuan-dev libksba-dev libnpth0-dev libgcrypt20-dev libpcre2-dev libmnl-dev libreadline-dev)
 
 if [ -n "${STITCHOPT_LLVM:-}" ]; then
   echo "Using LLVM from STITCHOPT_LLVM=$STITCHOPT_LLVM; not installing system packages."
   exit 0
 fi
-[ "${1:-}" = "--test" ] && optional+=("${test_only[@]}")
+for argument in "$@"; do
+  case "$argument" in
+    --test) optional+=("${test_only[@]}") ;;
+    --datasets) optional+=("${datasets_only[@]}") ;;
+    *) echo "usage: install-system-deps.sh [--test] [--datasets]" >&2; exit 2 ;;
+  esac
+done
 
 not_installed() {  # the arguments that dpkg does not list as installed
   for package in "$@"; do

@@ -209,6 +209,7 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
         cache, *search, "--programs", "2", "--budget", "24", "--no-minimize", "--shard-units", "1", "--commit"
     )
     assert done.returncode == 0 and "2 units searched" in done.stderr, done.stderr
+    assert "search: 1/2, about " in done.stderr and "search: 2/2, about 0m left" in done.stderr  # not a terminal
     log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.count(f"labels: {SEARCHES_DIR}/") == 2
     broadcast = run_cli(cache, "labels", "broadcast", str(labels), "--pool", "2", "--commit")
@@ -219,6 +220,14 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     assert matrix["programs"] == 2 and matrix["cpu_hours"] > 0
     log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.count("labels: matrix-") == 1
+    bad = labels / SEARCHES_DIR / "cut-short.json.gz"
+    bad.write_bytes(b"\x1f\x8b not quite gzip")  # a shard a kill cut short costs its own units only
+    queued = ["--dataset", "bench://demo-v1", "--split", "train,validation,test", "--functions", "1", "--json"]
+    info = run_cli(cache, "labels", "info", str(labels), *queued)
+    assert info.returncode == 0 and f"{bad}: skipped" in info.stderr, info.stderr
+    summary = json.loads(info.stdout)
+    assert summary["searched_units"] == 2 and summary["queued_units"] == 2  # one function of each unit to do
+    assert sorted((p["modules"], p["functions"], p["queued"]) for p in summary["packages_detail"]) == [(1, 0, 1)] * 2
     refused = run_cli(cache, "labels", "search", "bench://demo-v1", "-o", str(tmp_path / "x"), "--commit")
     assert refused.returncode == 2 and "not inside a git repository" in refused.stderr
     missing = run_cli(cache, "labels", "info", str(tmp_path / "absent"))

@@ -9,6 +9,7 @@ lists around -Oz measured on every program).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -28,6 +29,7 @@ from stitchopt.cli.options import (
     console,
     open_evaluator,
     output_option,
+    print_table,
     refuse_ignored,
     status_console,
 )
@@ -41,6 +43,7 @@ from stitchopt.labels.search import DEFAULT_SHARD_UNITS, search_benchmarks
 from stitchopt.labels.shards import SearchSettings, load_matrix, summarize_directory
 from stitchopt.models.coreset import select_coreset
 from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.reports.tables import Rows, to_rich
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.tune.strategies import STRATEGIES
 
@@ -154,15 +157,39 @@ def broadcast_command(
 
 
 @labels_app.command("info")
-def info_command(directory: DirectoryArgument, json_output: JsonOption = False) -> None:
-    """What a label directory holds: searched units, matrices, and the CPU hours behind each."""
-    summary = summarize_directory(directory)
+def info_command(
+    directory: DirectoryArgument,
+    dataset: Annotated[
+        Optional[str],  # noqa: UP045 (typer needs Optional on Python 3.10)
+        typer.Option(help="Also count, per package, the units of this dataset a search has still to do."),
+    ] = None,
+    split: SplitOption = "train,validation",
+    max_ir_kb: MaxIrOption = 100.0,
+    per_package: PerPackageOption = 0,
+    functions: Annotated[int, typer.Option(min=0, help="Functions per unit the search covers (its --functions).")] = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """What a label directory holds: searched units per package, matrices, the CPU hours behind each, and with
+    --dataset what is still queued (the same selection options as `labels search`)."""
+    queue = []
+    if dataset is not None:
+        chosen = select_benchmarks(dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None)
+        queue = [(b.uri, b.package, b.split, functions) for b in chosen]
+    summary = summarize_directory(directory, queue)
     if json_output:
         print(json.dumps(asdict(summary), indent=1))
         return
+    rows = [
+        [p.package, p.split, str(p.modules), str(p.functions), str(p.queued), f"{p.cpu_hours:.2f}"]
+        + [f"{100 * p.geomean_change:+.2f}%" if p.modules + p.functions else "-"]
+        for p in summary.packages_detail
+    ]
+    header = ["package", "split", "modules", "functions", "queued", "CPU h", "best vs -Oz"]
+    print_table(to_rich(Rows(f"{directory}: searched units per package", header, rows)))
+    queued = f", {summary.queued_units} queued" if dataset is not None else ""
     console.print(
         f"{summary.searched_units} units searched ({summary.function_units} functions, {summary.packages} packages, "
-        f"{summary.failed_units} without -Oz), {summary.evaluations:,} evaluations, "
+        f"{summary.failed_units} without -Oz{queued}), {summary.evaluations:,} evaluations, "
         f"{summary.search_cpu_hours:.2f} CPU hours; {summary.units_beating_oz} beat -Oz, geomean "
         f"{100 * summary.search_geomean_change:+.2f}% vs -Oz (minimized bests)",
         highlight=False,
@@ -231,18 +258,23 @@ def pool_command(
 @contextmanager
 def _progress() -> Iterator[Callable[[str, int, int], None]]:
     """Progress on stderr as `advance(stage, done, total)`: a bar with counts and the time left on a terminal,
-    else one line per step with the same (a log of a long run says where it is)."""
+    else one line per step with the same (a log of a long run says where it is). The time left is the run's
+    mean time per step so far times the steps left: units take seconds to minutes, too few for a short window."""
     tasks: dict[str, TaskID] = {}
+    started: dict[str, float] = {}  # a stage starts when the one before it last moved (or the display opened)
+    last = [time.monotonic()]
     columns = (*Progress.get_default_columns()[:-1], MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=status_console, transient=True) as progress:
+    with Progress(*columns, console=status_console, transient=True, speed_estimate_period=86400) as progress:
 
         def advance(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
                 tasks[stage] = progress.add_task(stage, total=total)
+                started[stage] = last[0]
+            last[0] = time.monotonic()
             progress.update(tasks[stage], completed=done, total=total)
             if not status_console.is_terminal:
-                left = progress.tasks[tasks[stage]].time_remaining
-                eta = f", about {_duration(left)} left" if left is not None else ""
+                elapsed = time.monotonic() - started[stage]
+                eta = f", about {_duration(elapsed / done * (total - done))} left" if done else ""
                 status_console.print(f"{stage}: {done}/{total}{eta}", highlight=False)
 
         yield advance

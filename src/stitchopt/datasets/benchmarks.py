@@ -16,6 +16,7 @@ from stitchopt.datasets.build import build_dataset, dataset_dir
 from stitchopt.datasets.manifest import Manifest
 from stitchopt.datasets.sources.base import Source
 from stitchopt.datasets.sources.bundled import DemoSource, HumanEvalSource
+from stitchopt.datasets.sources.debian import DebianSource
 from stitchopt.datasets.sources.generated import CsmithSource, LlvmStressSource
 from stitchopt.datasets.sources.local import LocalSource
 from stitchopt.datasets.sources.pypi import PypiSource
@@ -28,7 +29,7 @@ from stitchopt.toolchain.split import extract_function
 from stitchopt.validate.suites import humaneval_path
 
 FUNCTION_SEPARATOR = "#"  # `<entry>#<function>`: one function of an entry
-DATASET_NAMES = ("demo", "csmith", "llvm-stress", "humaneval-cpp", "pypi")
+DATASET_NAMES = ("demo", "csmith", "llvm-stress", "humaneval-cpp", "pypi", "debian")
 
 
 def open_source(name: str, data_dir: Path | None = None) -> Source:
@@ -43,6 +44,8 @@ def open_source(name: str, data_dir: Path | None = None) -> Source:
         return HumanEvalSource(humaneval_path(data_dir))
     if name == "pypi":
         return PypiSource()
+    if name == "debian":
+        return DebianSource()
     path = Path(name)
     if path.is_dir() or path.name == "compile_commands.json":
         return LocalSource(path)

@@ -11,10 +11,11 @@ keys: two machines that did the same work write the same file, never a near-copy
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -30,6 +31,7 @@ SHARDS_FORMAT = 1
 CPU_MEASURE = "opt+llc seconds"
 SEARCHES_DIR = "searches"
 MATRIX_PREFIX = "matrix-"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,9 @@ def load_searches(
     """Every searched unit of a label directory, once per key, from the shards matching the given stamps."""
     units: dict[tuple[str, str], SearchedUnit] = {}
     for path in sorted((directory / SEARCHES_DIR).glob("*.json.gz")):
-        shard = SearchShard.load(path)
+        shard = _readable(SearchShard.load, path)
+        if shard is None:
+            continue
         if toolchain is not None and shard.toolchain != toolchain:
             continue
         if catalogue is not None and shard.catalogue != catalogue:
@@ -210,7 +214,20 @@ def matrix_directory(directory: Path, lists: Sequence[PassNames]) -> Path:
 
 def matrix_shards(pool: Path) -> list[LabelSet]:
     """The `LabelSet` shards of one pool's matrix directory (none when it does not exist yet)."""
-    return [LabelSet.load(path) for path in sorted(pool.glob("*.json.gz"))]
+    shards = (_readable(LabelSet.load, path) for path in sorted(pool.glob("*.json.gz")))
+    return [shard for shard in shards if shard is not None]
+
+
+def _readable(load: Callable[[Path], T], path: Path) -> T | None:
+    """A shard, or None with a warning naming its file when it cannot be read (cut short by a kill, edited by
+    hand): one bad file costs its own units, never the directory's."""
+    try:
+        return load(path)
+    except (InputError, KeyError, TypeError, ValueError, AttributeError) as error:
+        warnings.warn(
+            f"{path}: skipped, not a readable label shard ({error}); delete it to search its units again", stacklevel=3
+        )
+        return None
 
 
 def save_matrix_shard(directory: Path, labels: LabelSet) -> Path:
@@ -275,6 +292,17 @@ class MatrixSummary:
 
 
 @dataclass(frozen=True)
+class PackageSummary:
+    package: str
+    split: str
+    modules: int  # searched module units
+    functions: int  # searched function units
+    queued: int  # units of the dataset selection still to search (`summarize_directory(queue=...)`)
+    cpu_hours: float
+    geomean_change: float  # of the minimized bests vs -Oz
+
+
+@dataclass(frozen=True)
 class DirectorySummary:
     """What a label directory holds and the CPU hours behind it (`stitchopt labels info`)."""
 
@@ -288,9 +316,15 @@ class DirectorySummary:
     search_geomean_change: float  # of the minimized bests vs -Oz, over the searched units
     search_cpu_hours: float
     matrices: tuple[MatrixSummary, ...]
+    packages_detail: tuple[PackageSummary, ...]
+    queued_units: int
 
 
-def summarize_directory(directory: Path) -> DirectorySummary:
+def summarize_directory(directory: Path, queue: Sequence[tuple[str, str, str, int]] = ()) -> DirectorySummary:
+    """What `directory` holds; `queue`: (URI, package, split, functions) of every unit a search of it is to
+    cover, so that each package's units still to do are counted (functions: at most that many, a unit may have
+    fewer)."""
+
     if not directory.is_dir():
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     units = load_searches(directory)
@@ -302,6 +336,7 @@ def summarize_directory(directory: Path) -> DirectorySummary:
         hours = sum(s.cpu_seconds for s in shards) / 3600
         matrices.append(MatrixSummary(pool.name, sum(len(s.programs) for s in shards), lists, hours))
     ratios = [u.best_ratio for u in searched]
+    details = _per_package(searched, queue)
     return DirectorySummary(
         directory=str(directory),
         searched_units=len(searched),
@@ -313,4 +348,43 @@ def summarize_directory(directory: Path) -> DirectorySummary:
         search_geomean_change=geomean_change(np.array(ratios)) if ratios else 0.0,
         search_cpu_hours=sum(u.cpu_seconds for u in units) / 3600,
         matrices=tuple(matrices),
+        packages_detail=details,
+        queued_units=sum(d.queued for d in details),
     )
+
+
+def _per_package(
+    searched: Sequence[SearchedUnit], queue: Sequence[tuple[str, str, str, int]]
+) -> tuple[PackageSummary, ...]:
+    by_package: dict[str, list[SearchedUnit]] = {}
+    for unit in searched:
+        by_package.setdefault(unit.package, []).append(unit)
+    uris = {u.uri for u in searched}
+    parts: dict[str, int] = {}
+    for uri in uris:
+        if FUNCTION_SEPARATOR in uri:
+            module = uri.partition(FUNCTION_SEPARATOR)[0]
+            parts[module] = parts.get(module, 0) + 1
+    queued: dict[str, int] = {}
+    splits = {u.package: u.split for u in searched}
+    for uri, package, split, functions in queue:
+        missing = (uri not in uris) + max(0, functions - parts.get(uri, 0))
+        queued[package] = queued.get(package, 0) + missing
+        by_package.setdefault(package, [])
+        splits.setdefault(package, split)
+    rows = []
+    for package, units in sorted(by_package.items()):
+        functions = sum(FUNCTION_SEPARATOR in u.uri for u in units)
+        ratios = [u.best_ratio for u in units]
+        rows.append(
+            PackageSummary(
+                package=package,
+                split=splits[package],
+                modules=len(units) - functions,
+                functions=functions,
+                queued=queued.get(package, 0),
+                cpu_hours=sum(u.cpu_seconds for u in units) / 3600,
+                geomean_change=geomean_change(np.array(ratios)) if ratios else 0.0,
+            )
+        )
+    return tuple(rows)

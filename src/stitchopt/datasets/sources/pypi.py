@@ -9,18 +9,14 @@ ispell, gsm, rsynth, bzip2) or any published benchmark suite is on the list.
 
 from __future__ import annotations
 
-import json
-import os
-import shlex
-import shutil
 import sys
 import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from stitchopt.datasets.recording import RECORD_CLANG_ENV
 from stitchopt.datasets.sources.base import BuiltIR
+from stitchopt.datasets.sources.recorded import recorded_modules, recording_env
 from stitchopt.datasets.sources.sdist import fetch_sdist
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
@@ -156,30 +152,11 @@ def _unpack(archive: Path, destination: Path) -> None:
         raise DatasetError(f"{archive.name}: not a readable sdist ({exc})") from exc
 
 
-def _isolation_proof(name: str, directory: Path) -> str:
-    """A launcher for the wrapper that survives pip's build isolation, whose PYTHONPATH hides stitchopt."""
-    target = shutil.which(name) or str(Path(sys.executable).with_name(name))
-    directory.mkdir(parents=True, exist_ok=True)
-    launcher = directory / name
-    launcher.write_text(f'#!/bin/sh\nunset PYTHONPATH PYTHONNOUSERSITE\nexec {shlex.quote(target)} "$@"\n')
-    launcher.chmod(0o755)
-    return str(launcher)
-
-
 def _build_wheel(toolchain: Toolchain, tree: Path, wheel_dir: Path, records: Path) -> None:
-    launchers = tree.parent / "launchers"
-    env = {
-        **os.environ,
-        "CC": _isolation_proof("stitchopt-cc", launchers),
-        "CXX": _isolation_proof("stitchopt-c++", launchers),
-        "STITCHOPT_RECORD_DIR": str(records),
-        "STITCHOPT_LLVM": str(Path(toolchain.tool("clang")).parent),
-        RECORD_CLANG_ENV: toolchain.tool("clang"),
-    }
     run = run_tool(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(tree), "-w", str(wheel_dir)],
         timeout=BUILD_TIMEOUT_S,
-        env=env,
+        env=recording_env(toolchain, records, tree.parent / "launchers"),
         cwd=str(tree),
     )
     if run.returncode != 0 and not (records / "records.jsonl").is_file():
@@ -195,23 +172,12 @@ def _pip_error(stderr: str) -> str:
 
 
 def _recorded(package: PypiPackage, tree: Path, records: Path) -> list[BuiltIR]:
-    """What the wrapper recorded, named `<package>/<path in the sdist>`. A build that failed late still
-    yields the translation units it compiled."""
-    log = records / "records.jsonl"
-    if not log.is_file():
-        raise DatasetError(f"{package.name}: the build compiled no C/C++ translation unit")
-    modules = []
-    for line in log.read_text().splitlines():
-        record = json.loads(line)
-        source = Path(record["source"])
-        try:
-            relative = source.resolve().relative_to(tree.resolve())
-        except ValueError:
-            relative = Path(source.name)
-        if any(fragment in relative.as_posix() for fragment in package.vendored):
-            continue
-        bitcode = (records / "ir" / f"{record['sha256']}.bc").read_bytes()
-        modules.append(
-            BuiltIR(f"{package.name}/{relative}", package.name, bitcode, shlex.join(record["argv"]), record["language"])
-        )
-    return modules
+    """What the wrapper recorded, named `<package>/<path in the sdist>`, without the libraries it vendors that
+    another curated package ships as its own code."""
+
+    def place(relative: str) -> tuple[str, str] | None:
+        if any(fragment in relative for fragment in package.vendored):
+            return None
+        return f"{package.name}/{relative}", package.name
+
+    return recorded_modules(records, tree, place, package.name)

@@ -1,0 +1,193 @@
+"""Learning curve: how much of the autotuner the flag model keeps as its labelled units grow, so that the next
+step (more labels, or another model) is chosen from data.
+
+From one label directory (`stitchopt labels search` + `labels broadcast`): models are trained on N units of the
+train split (round-robin over packages, `--repeats` draws per N, fixed seeds), with function units (`#` in the
+URI) or without, and scored on every module unit of the validation split, never trained on. No compilation is
+needed: each held-out unit's size under a list is read from the broadcast matrix. The reference ("autotuner")
+of a unit is the better of its own search's minimized best and the pool's best list, with -Oz as backup, as LLM
+Compiler's autotuner keeps the best of its search and broadcast. Shares are (1 - geomean ratio of the method) /
+(1 - geomean ratio of the autotuner).
+
+    python benchmarks/learning_curve.py --labels data/labels/searched [--sizes 60,120,250,500,1000,1500]
+        [--repeats 3] [--jit-k 10] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from stitchopt.cache.store import EvaluationStore, store_path
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
+from stitchopt.features.base import FeatureCache
+from stitchopt.features.by_name import default_representations
+from stitchopt.labels.labelset import LabeledProgram, LabelSet, labeled_features
+from stitchopt.labels.shards import load_matrix, load_searches
+from stitchopt.learning.train import train_flag_model
+from stitchopt.models.ranker import geomean_change
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.reports.tables import Rows, to_markdown
+from stitchopt.toolchain.discovery import find_toolchain
+
+
+@dataclass(frozen=True)
+class Point:
+    units: int  # labelled units trained on
+    functions: bool  # function units among them
+    packages: int
+    repeats: int
+    static_backup: float  # geomean size change vs -Oz over the held-out units (mean over repeats)
+    static_alone: float
+    regressed: float  # share of held-out units static alone makes larger than -Oz
+    jit: float
+    share_static_backup: float  # of the autotuner's gain
+    share_jit: float
+    train_seconds: float
+
+
+def is_function(program: LabeledProgram) -> bool:
+    return FUNCTION_SEPARATOR in program.uri
+
+
+def draw(programs: list[int], packages: list[str], size: int, seed: int) -> list[int]:
+    """`size` of `programs` (row indices), round-robin over their packages in a seeded order."""
+    rng = random.Random(seed)
+    by_package: dict[str, list[int]] = {}
+    for row in programs:
+        by_package.setdefault(packages[row], []).append(row)
+    groups = [rng.sample(rows, len(rows)) for _, rows in sorted(by_package.items())]
+    rng.shuffle(groups)
+    rounds = max(map(len, groups), default=0)
+    ordered = [group[i] for i in range(rounds) for group in groups if i < len(group)]
+    return ordered[:size]
+
+
+def autotuner_ratios(directory: Path, labels: LabelSet, ratios: np.ndarray, rows: list[int]) -> np.ndarray:
+    """Per held-out row: the better of its search's minimized best and the pool's best list, -Oz as backup."""
+    searched = {u.uri: u.best_ratio for u in load_searches(directory) if not u.failed}
+    pool_best = np.min(ratios[rows], axis=1)
+    own = np.array([searched.get(labels.programs[row].uri, 1.0) for row in rows])
+    return np.asarray(np.minimum(np.minimum(own, pool_best), 1.0))
+
+
+def score(
+    labels: LabelSet,
+    features: np.ndarray,
+    ratios: np.ndarray,
+    train: list[int],
+    held: list[int],
+    k: int,
+    llvm_version: str,
+) -> dict[str, float]:
+    """Train on `train` rows, then each held-out row's ratio under the model's choices."""
+    subset = LabelSet(
+        labels.toolchain,
+        labels.catalogue,
+        labels.dataset,
+        labels.lists,
+        tuple(labels.programs[i] for i in train),
+        labels.cpu_seconds,
+    )
+    model, _ = train_flag_model(subset, features[train], default_representations(), llvm_version=llvm_version)
+    column = {passes: j for j, passes in enumerate(labels.lists)}
+    ranked = model.rank_features(features[held])
+    top: list[float] = []
+    jit: list[float] = []
+    for row, order in zip(held, ranked, strict=True):
+        values = [1.0 if entry.passes is None else float(ratios[row, column[entry.passes]]) for entry in order]
+        top.append(values[0])
+        jit.append(min(1.0, *values[:k]))
+    alone = [
+        next(float(ratios[row, column[e.passes]]) for e in order if e.passes is not None)
+        for row, order in zip(held, ranked, strict=True)
+    ]
+    return {
+        "static_backup": geomean_change(np.minimum(np.array(top), 1.0)),
+        "static_alone": geomean_change(np.array(alone)),
+        "regressed": float(np.mean(np.array(alone) > 1.0)),
+        "jit": geomean_change(np.array(jit)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--labels", type=Path, required=True, help="label directory with a broadcast matrix")
+    parser.add_argument("--sizes", default="60,120,250,500,1000,1500")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--jit-k", type=int, default=10)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    toolchain = find_toolchain(None)
+    catalogue = load_catalogue(toolchain)
+    labels = load_matrix(args.labels)
+    with EvaluationStore(store_path(None)) as store:
+        data = labeled_features(toolchain, labels, default_representations(), FeatureCache(store))
+    labels, features = data.labels, data.features
+    print(f"{len(labels.programs)} labelled units with IR ({len(data.skipped)} skipped)", file=sys.stderr)
+    ratios = labels.ratios()
+    packages = [p.package for p in labels.programs]
+    held = [i for i, p in enumerate(labels.programs) if p.split == "validation" and not is_function(p)]
+    reference = autotuner_ratios(args.labels, labels, ratios, held)
+    autotuner = geomean_change(reference)
+    points = []
+    for functions in (False, True):
+        pool = [i for i, p in enumerate(labels.programs) if p.split == "train" and (functions or not is_function(p))]
+        for size in sorted({min(int(s), len(pool)) for s in args.sizes.split(",")}):
+            start = time.perf_counter()
+            runs = []
+            for repeat in range(args.repeats):
+                train = draw(pool, packages, size, seed=repeat)
+                runs.append(score(labels, features, ratios, train, held, args.jit_k, catalogue.llvm_version))
+            mean = {key: float(np.mean([r[key] for r in runs])) for key in runs[0]}
+            points.append(
+                Point(
+                    size,
+                    functions,
+                    len({packages[i] for i in draw(pool, packages, size, seed=0)}),
+                    args.repeats,
+                    mean["static_backup"],
+                    mean["static_alone"],
+                    mean["regressed"],
+                    mean["jit"],
+                    mean["static_backup"] / autotuner if autotuner < 0 else 0.0,
+                    mean["jit"] / autotuner if autotuner < 0 else 0.0,
+                    (time.perf_counter() - start) / args.repeats,
+                )
+            )
+            print(f"{size} units (functions {'on' if functions else 'off'}) done", file=sys.stderr)
+    title = (
+        f"Learning curve: {len(held)} held-out module units of {len({packages[i] for i in held})} validation "
+        f"packages, autotuner {100 * autotuner:+.2f}% vs -Oz; pool of {len(labels.lists)} lists"
+    )
+    rows = [
+        [
+            str(p.units),
+            "on" if p.functions else "off",
+            str(p.packages),
+            f"{100 * p.static_backup:+.2f}%",
+            f"{100 * p.share_static_backup:.0f}%",
+            f"{100 * p.static_alone:+.2f}%",
+            f"{100 * p.regressed:.0f}%",
+            f"{100 * p.jit:+.2f}%",
+            f"{100 * p.share_jit:.0f}%",
+        ]
+        for p in points
+    ]
+    headers = ["units", "functions", "packages", "static+backup", "share", "static alone", "regressed"]
+    headers += [f"jit k={args.jit_k}", "share"]
+    print(to_markdown(Rows(title, headers, rows)))
+    if args.json:
+        args.json.write_text(json.dumps({"autotuner": autotuner, "points": [asdict(p) for p in points]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
