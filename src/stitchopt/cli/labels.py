@@ -51,6 +51,9 @@ labels_app = typer.Typer(
     help="Make labels for learned flag tuning: per-program searches, broadcast, info.", no_args_is_help=True
 )
 
+DatasetArgument = Annotated[
+    str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1, or several: bench://pypi-v1,bench://debian-v1.")
+]
 DirectoryArgument = Annotated[Path, typer.Argument(help="Label directory (shards accumulate here).")]
 CommitOption = Annotated[
     bool, typer.Option("--commit", help="Commit each shard to the git repository holding the directory.")
@@ -63,7 +66,7 @@ PerPackageOption = Annotated[int, typer.Option(min=0, help="At most this many un
 
 @labels_app.command("search")
 def search_command(
-    dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
+    dataset: DatasetArgument,
     output: Annotated[Path, output_option("Label directory to add search shards to.", directory=True)],
     split: SplitOption = "train,validation",
     programs: ProgramsOption = 0,
@@ -204,7 +207,7 @@ def info_command(
 @labels_app.command("pool")
 def pool_command(
     ctx: typer.Context,
-    dataset: Annotated[str, typer.Argument(help="A built dataset, e.g. bench://pypi-v1.")],
+    dataset: DatasetArgument,
     output: Annotated[Path, output_option("Labels file to write (.json.gz).")],
     split: SplitOption = "train,validation",
     programs: ProgramsOption = 0,

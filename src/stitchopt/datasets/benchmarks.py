@@ -161,11 +161,13 @@ def select_benchmarks(
     per_package: int | None = None,
     limit: int | None = None,
 ) -> list[Benchmark]:
-    """Programs of some splits of a built dataset, IR files up to `max_ir_kb`, round-robin over packages with
-    at most `per_package` of each, the first `limit`: how labels and evaluations pick their programs."""
+    """Programs of some splits of a built dataset (or of several, comma-separated: `bench://pypi-v1,bench://
+    debian-v1`), IR files up to `max_ir_kb`, round-robin over packages with at most `per_package` of each, the
+    first `limit`: how labels and evaluations pick their programs."""
     chosen = [
         b
-        for b in dataset_benchmarks(dataset)
+        for name in dataset.split(",")
+        for b in dataset_benchmarks(name.strip())
         if b.split in splits and (max_ir_kb is None or b.path.stat().st_size <= max_ir_kb * 1024)
     ]
     ordered = round_robin(chosen, per_package)

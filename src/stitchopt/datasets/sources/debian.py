@@ -22,6 +22,7 @@ library never sits in two splits.
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -40,6 +41,7 @@ CONFIGURE_TIMEOUT_S = 900.0
 MAKE_TIMEOUT_S = 2400.0
 # The real compile only has to succeed: the recorded IR is always clang's -Oz front end (ir_command).
 BUILD_CFLAGS = "-O0 -w"
+SOURCE_TIME = 1_700_000_000  # every source file's modification time (`_same_times`)
 AUTOCONF_OPTIONS = ("--disable-shared", "--disable-dependency-tracking", "--disable-nls")
 GNULIB = (("lib/", "gnulib"), ("gl/", "gnulib"), ("gnu/", "gnulib"), ("gnulib/", "gnulib"))
 
@@ -737,6 +739,7 @@ class DebianSource:
             tree = BUILD_ROOT / unit
             shutil.rmtree(tree, ignore_errors=True)
             shutil.copytree(fetched, tree, symlinks=True)
+            _same_times(tree)
             try:
                 records = scratch / "records"
                 env = {
@@ -751,6 +754,15 @@ class DebianSource:
                 return recorded_modules(records, tree, placement(unit, recipe), unit)
             finally:
                 shutil.rmtree(tree, ignore_errors=True)
+
+
+def _same_times(tree: Path) -> None:
+    """Every file of the tree gets one modification time: Debian's patches leave configure.ac or Makefile.am
+    newer than what autotools generated from them, and make would then regenerate them with whatever autotools
+    this machine has (or fail without them)."""
+    for path in tree.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            os.utime(path, (SOURCE_TIME, SOURCE_TIME))
 
 
 def placement(unit: str, recipe: Recipe) -> Callable[[str], tuple[str, str] | None]:
