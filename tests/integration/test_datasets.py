@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.datasets.benchmarks import dataset_programs, open_source, program_path
+from stitchopt.datasets.benchmarks import dataset_programs, open_source, program_path, select_benchmarks
 from stitchopt.datasets.build import build_dataset, dataset_dir
 from stitchopt.datasets.index import index_rows, standardization, write_parquet
 from stitchopt.datasets.manifest import Manifest
@@ -19,7 +19,7 @@ from stitchopt.datasets.sources.base import BuiltIR
 from stitchopt.datasets.sources.generated import CsmithSource, LlvmStressSource
 from stitchopt.datasets.sources.local import LocalSource
 from stitchopt.datasets.sources.pypi import PypiPackage, PypiSource
-from stitchopt.datasets.splits import split_of
+from stitchopt.datasets.splits import SPLITS, split_of
 from stitchopt.errors import DatasetError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.discovery import Toolchain
@@ -204,3 +204,18 @@ def test_two_builds_at_once_lose_no_entries(
     manifest = Manifest.load(dataset_dir(source, tmp_path))
     assert manifest is not None
     assert sorted(e.name for e in manifest.entries) == sorted(manifest.units_done) == source.units()
+
+
+def test_several_datasets_are_selected_together_round_robin(
+    toolchain: Toolchain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STITCHOPT_CACHE_DIR", str(tmp_path))
+    build_dataset(CsmithSource(seeds=2), toolchain)
+    build_dataset(LlvmStressSource(seeds=2), toolchain)
+    splits = [name for name, _ in SPLITS]
+    both = select_benchmarks("bench://csmith-v1, bench://llvm-stress-v1", splits)
+    one = select_benchmarks("bench://csmith-v1", splits)
+    other = select_benchmarks("bench://llvm-stress-v1", splits)
+    assert sorted(b.uri for b in both) == sorted(b.uri for b in one + other) and one and other
+    datasets = [b.uri.split("/")[2] for b in both]
+    assert datasets[:2] in (["csmith-v1", "llvm-stress-v1"], ["llvm-stress-v1", "csmith-v1"])  # interleaved
