@@ -746,6 +746,7 @@ class DebianSource:
                     **recording_env(toolchain, records, scratch / "launchers"),
                     "CFLAGS": BUILD_CFLAGS,
                     "CXXFLAGS": BUILD_CFLAGS,
+                    "FORCE_UNSAFE_CONFIGURE": "1",  # GNU tar's and coreutils' configure refuse root otherwise
                 }
                 recipe = recipe_of(unit)
                 failed = build_tree(tree / recipe.subdir, recipe, env, scratch / "build.log")
@@ -824,5 +825,6 @@ def _step(command: list[str], cwd: Path, env: dict[str, str], log: Path, timeout
         return []
     outcome = f"timed out after {timeout:.0f} s" if run.timed_out else f"exited {run.returncode}"
     lines = [line.strip() for line in run.stderr_text.splitlines() if line.strip()]
-    said = next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "no message")
+    errors = [line for line in lines if "error" in line.lower()] or lines[-1:] or ["no message"]
+    said = errors[-1] if command[0] == "sh" else errors[0]  # configure says why last, make -k's first error is it
     return [f"{' '.join(command[:2])} {outcome}: {said[:200]}"]
