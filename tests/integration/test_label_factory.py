@@ -222,7 +222,7 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     assert log.count("labels: matrix-") == 1
     bad = labels / SEARCHES_DIR / "cut-short.json.gz"
     bad.write_bytes(b"\x1f\x8b not quite gzip")  # a shard a kill cut short costs its own units only
-    queued = ["--dataset", "bench://demo-v1", "--split", "train,validation,test", "--functions", "1", "--json"]
+    queued = ["bench://demo-v1", "--split", "train,validation,test", "--functions", "1", "--json"]
     info = run_cli(cache, "labels", "info", str(labels), *queued)
     assert info.returncode == 0 and f"{bad}: skipped" in info.stderr, info.stderr
     summary = json.loads(info.stdout)

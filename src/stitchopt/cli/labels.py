@@ -164,7 +164,7 @@ def info_command(
     directory: DirectoryArgument,
     dataset: Annotated[
         Optional[str],  # noqa: UP045 (typer needs Optional on Python 3.10)
-        typer.Option(help="Also count, per package, the units of this dataset a search has still to do."),
+        typer.Argument(help="Also count, per package, the units of this dataset (or datasets) still to search."),
     ] = None,
     split: SplitOption = "train,validation",
     max_ir_kb: MaxIrOption = 100.0,
@@ -173,7 +173,7 @@ def info_command(
     json_output: JsonOption = False,
 ) -> None:
     """What a label directory holds: searched units per package, matrices, the CPU hours behind each, and with
-    --dataset what is still queued (the same selection options as `labels search`)."""
+    a dataset what is still queued (the same selection options as `labels search`)."""
     queue = []
     if dataset is not None:
         chosen = select_benchmarks(dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None)
