@@ -48,6 +48,7 @@ def test_shared_code_is_filed_under_its_own_name_and_excluded_code_dropped() -> 
     assert busybox("archival/libarchive/bz/compress.c") is None  # bzip2's code, on the fairness list
     assert busybox("archival/gzip.c") == ("busybox/archival/gzip.c", "busybox")
     assert placement("opus", recipe_of("opus"))("src/opus.c") == ("opus/src/opus.c", "opus")
+    assert placement("lzlib", recipe_of("lzlib"))("decoder.c") == ("lzlib/decoder.c", "lzip")  # lzip's family
 
 
 def test_a_dsc_with_another_hash_is_refused(tmp_path: Path) -> None:

@@ -674,6 +674,8 @@ PACKAGES = (
     DebianPackage("sysvinit", "3.06-4", "systems", "f153cd1ef48698089494aac14cebdcb8130ce4d4af5533a41cd3f1950e9e42fa"),
 )
 
+# clzip, lunzip and lzlib share lzip's decoder and encoder code (one author, one design): one package for splits.
+LZIP_FAMILY = Recipe(filed=(("", "lzip"),))
 RECIPES = {
     "bash": Recipe(filed=(("lib/readline/", "readline"), *GNULIB[1:]), dropped=("lib/intl/",)),
     "busybox": Recipe(
@@ -681,11 +683,14 @@ RECIPES = {
         dropped=("archival/libarchive/bz/", "archival/libarchive/decompress_bunzip2.c", "archival/libarchive/unxz/"),
     ),
     "db5.3": Recipe(subdir="build_unix", configure="../dist/configure", dropped=("lang/sql/",)),
+    "clzip": LZIP_FAMILY,
     "dropbear": Recipe(dropped=("libtomcrypt/", "libtommath/")),
     "e2fsprogs": Recipe(filed=(("lib/et/", "com_err"), ("lib/ss/", "com_err"))),
     "haproxy": Recipe(make_args=("TARGET=linux-glibc",)),
     "krb5": Recipe(subdir="src", filed=(("src/util/et/", "com_err"), ("src/util/ss/", "com_err"))),
     "libsndfile": Recipe(dropped=("src/GSM610/",)),
+    "lunzip": LZIP_FAMILY,
+    "lzlib": LZIP_FAMILY,
     "lighttpd": Recipe(options=("--without-pcre2", "--without-pcre")),
     "nginx": Recipe(options=("--without-http_rewrite_module",)),
     "sysvinit": Recipe(subdir="src"),
