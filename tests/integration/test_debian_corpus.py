@@ -4,8 +4,10 @@ files are filed, and the generic build (Makefile and CMake projects) recorded th
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from stitchopt.datasets.sources.debian import (
     build_tree,
     placement,
     recipe_of,
+    same_times,
 )
 from stitchopt.datasets.sources.pypi import PACKAGES as PYPI_PACKAGES
 from stitchopt.datasets.sources.recorded import recorded_modules, recording_env
@@ -101,3 +104,15 @@ def test_a_tree_without_a_build_system_is_one_clear_failure(tmp_path: Path) -> N
     (tmp_path / "README").write_text("nothing to build\n")
     with pytest.raises(DatasetError, match="no build system found"):
         build_tree(tmp_path, Recipe(), {}, tmp_path / "build.log")
+
+
+def test_one_modification_time_keeps_make_from_regenerating_what_patches_touched(tmp_path: Path) -> None:
+    if shutil.which("make") is None:
+        pytest.skip("make not installed")
+    (tmp_path / "Makefile").write_text("all: configure\nconfigure: configure.ac\n\tfalse regenerating\n")
+    (tmp_path / "configure").write_text("#!/bin/sh\n")
+    (tmp_path / "configure.ac").write_text("AC_INIT\n")  # a patch applied after: newer than what it generates
+    os.utime(tmp_path / "configure", (1_000_000_000, 1_000_000_000))
+    assert subprocess.run(["make", "-C", str(tmp_path)], capture_output=True).returncode != 0
+    same_times(tmp_path)
+    assert subprocess.run(["make", "-C", str(tmp_path)], capture_output=True).returncode == 0

@@ -42,7 +42,7 @@ CONFIGURE_TIMEOUT_S = 900.0
 MAKE_TIMEOUT_S = 2400.0
 # The real compile only has to succeed: the recorded IR is always clang's -Oz front end (ir_command).
 BUILD_CFLAGS = "-O0 -w"
-SOURCE_TIME = 1_700_000_000  # every source file's modification time (`_same_times`)
+SOURCE_TIME = 1_700_000_000  # every source file's modification time (`same_times`)
 AUTOCONF_OPTIONS = ("--disable-shared", "--disable-dependency-tracking", "--disable-nls")
 GNULIB = (("lib/", "gnulib"), ("gl/", "gnulib"), ("gnu/", "gnulib"), ("gnulib/", "gnulib"))
 
@@ -746,7 +746,7 @@ class DebianSource:
             tree = BUILD_ROOT / unit
             shutil.rmtree(tree, ignore_errors=True)
             shutil.copytree(fetched, tree, symlinks=True)
-            _same_times(tree)
+            same_times(tree)
             try:
                 records = scratch / "records"
                 env = {
@@ -764,7 +764,7 @@ class DebianSource:
                 shutil.rmtree(tree, ignore_errors=True)
 
 
-def _same_times(tree: Path) -> None:
+def same_times(tree: Path) -> None:
     """Every file of the tree gets one modification time: Debian's patches leave configure.ac or Makefile.am
     newer than what autotools generated from them, and make would then regenerate them with whatever autotools
     this machine has (or fail without them)."""
