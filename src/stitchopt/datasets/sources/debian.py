@@ -837,6 +837,11 @@ def _step(command: list[str], cwd: Path, env: dict[str, str], log: Path, timeout
         return []
     outcome = f"timed out after {timeout:.0f} s" if run.timed_out else f"exited {run.returncode}"
     lines = [line.strip() for line in run.stderr_text.splitlines() if line.strip()]
-    errors = [line for line in lines if "error" in line.lower()] or lines[-1:] or ["no message"]
+    errors = (
+        [line for line in lines if "error:" in line.lower()]  # a compiler's or configure's own error
+        or [line for line in lines if "***" in line or "error" in line.lower()]  # make's, ninja's
+        or lines[-1:]
+        or ["no message"]
+    )
     said = errors[-1] if command[0] == "sh" else errors[0]  # configure says why last, make -k's first error is it
     return [f"{' '.join(command[:2])} {outcome}: {said[:200]}"]
