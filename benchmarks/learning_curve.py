@@ -50,6 +50,7 @@ class Point:
     jit: float
     share_static_backup: float  # of the autotuner's gain
     share_jit: float
+    chosen: str  # the kind of chooser cross-validation over packages picked, in each draw
     train_seconds: float
 
 
@@ -86,8 +87,9 @@ def score(
     held: list[int],
     k: int,
     llvm_version: str,
-) -> dict[str, float]:
-    """Train on `train` rows, then each held-out row's ratio under the model's choices."""
+) -> tuple[dict[str, float], str]:
+    """Train on `train` rows, then each held-out row's ratio under the model's choices; and the kind of
+    chooser the training's cross-validation picked."""
     subset = LabelSet(
         labels.toolchain,
         labels.catalogue,
@@ -96,7 +98,7 @@ def score(
         tuple(labels.programs[i] for i in train),
         labels.cpu_seconds,
     )
-    model, _ = train_flag_model(subset, features[train], default_representations(), llvm_version=llvm_version)
+    model, report = train_flag_model(subset, features[train], default_representations(), llvm_version=llvm_version)
     column = {passes: j for j, passes in enumerate(labels.lists)}
     ranked = model.rank_features(features[held])
     top: list[float] = []
@@ -109,12 +111,13 @@ def score(
         next(float(ratios[row, column[e.passes]]) for e in order if e.passes is not None)
         for row, order in zip(held, ranked, strict=True)
     ]
-    return {
+    scores = {
         "static_backup": geomean_change(np.minimum(np.array(top), 1.0)),
         "static_alone": geomean_change(np.array(alone)),
         "regressed": float(np.mean(np.array(alone) > 1.0)),
         "jit": geomean_change(np.array(jit)),
     }
+    return scores, report.candidates[0].name if report.candidates else "regression ranker"
 
 
 def main() -> None:
@@ -143,10 +146,12 @@ def main() -> None:
         pool = [i for i, p in enumerate(labels.programs) if p.split == "train" and (functions or not is_function(p))]
         for size in sorted({min(int(s), len(pool)) for s in args.sizes.split(",")}):
             start = time.perf_counter()
-            runs = []
+            runs, chosen = [], []
             for repeat in range(args.repeats):
                 train = draw(pool, packages, size, seed=repeat)
-                runs.append(score(labels, features, ratios, train, held, args.jit_k, catalogue.llvm_version))
+                scores, kind = score(labels, features, ratios, train, held, args.jit_k, catalogue.llvm_version)
+                runs.append(scores)
+                chosen.append(kind)
             mean = {key: float(np.mean([r[key] for r in runs])) for key in runs[0]}
             points.append(
                 Point(
@@ -160,6 +165,7 @@ def main() -> None:
                     mean["jit"],
                     mean["static_backup"] / autotuner if autotuner < 0 else 0.0,
                     mean["jit"] / autotuner if autotuner < 0 else 0.0,
+                    ", ".join(chosen),
                     (time.perf_counter() - start) / args.repeats,
                 )
             )
@@ -179,14 +185,16 @@ def main() -> None:
             f"{100 * p.regressed:.0f}%",
             f"{100 * p.jit:+.2f}%",
             f"{100 * p.share_jit:.0f}%",
+            p.chosen,
         ]
         for p in points
     ]
     headers = ["units", "functions", "packages", "static+backup", "share", "static alone", "regressed"]
-    headers += [f"jit k={args.jit_k}", "share"]
-    print(to_markdown(Rows(title, headers, rows)))
+    headers += [f"jit k={args.jit_k}", "share", "chooser picked (per draw)"]
+    print(f"{title}\n\n{to_markdown(Rows(title, headers, rows))}")
     if args.json:
-        args.json.write_text(json.dumps({"autotuner": autotuner, "points": [asdict(p) for p in points]}, indent=1))
+        summary = {"title": title, "autotuner": autotuner, "held_out": len(held), "points": [asdict(p) for p in points]}
+        args.json.write_text(json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":
