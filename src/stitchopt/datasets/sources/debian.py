@@ -684,6 +684,7 @@ RECIPES = {
     ),
     "db5.3": Recipe(subdir="build_unix", configure="../dist/configure", dropped=("lang/sql/",)),
     "clzip": LZIP_FAMILY,
+    "curl": Recipe(options=("--with-openssl",)),
     "dropbear": Recipe(dropped=("libtomcrypt/", "libtommath/")),
     "e2fsprogs": Recipe(filed=(("lib/et/", "com_err"), ("lib/ss/", "com_err"))),
     "haproxy": Recipe(make_args=("TARGET=linux-glibc",)),
