@@ -4,7 +4,8 @@ step (more labels, or another model) is chosen from data.
 From one label directory (`stitchopt labels search` + `labels broadcast`): models are trained on N units of the
 train split (round-robin over packages, `--repeats` draws per N, fixed seeds), with function units (`#` in the
 URI) or without, and scored on every module unit of the validation split, never trained on. No compilation is
-needed: each held-out unit's size under a list is read from the broadcast matrix. The reference ("autotuner")
+needed: each held-out unit's size under a list is read from the broadcast matrix, whose pool is cut to the lists
+some train unit's search found (a list only a held-out unit's search found is never a candidate). The reference ("autotuner")
 of a unit is the better of its own search's minimized best and the pool's best list, with -Oz as backup, as LLM
 Compiler's autotuner keeps the best of its search and broadcast. Shares are (1 - geomean ratio of the method) /
 (1 - geomean ratio of the autotuner).
@@ -20,7 +21,7 @@ import json
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
 from stitchopt.features.base import FeatureCache
 from stitchopt.features.by_name import default_representations
 from stitchopt.labels.labelset import LabeledProgram, LabelSet, labeled_features
-from stitchopt.labels.shards import load_matrix, load_searches
+from stitchopt.labels.shards import SearchedUnit, load_matrix, load_searches
 from stitchopt.learning.train import train_flag_model
 from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.catalogue import load_catalogue
@@ -69,6 +70,24 @@ def draw(programs: list[int], packages: list[str], size: int, seed: int) -> list
     rounds = max(map(len, groups), default=0)
     ordered = [group[i] for i in range(rounds) for group in groups if i < len(group)]
     return ordered[:size]
+
+
+def restricted_to_train_bests(labels: LabelSet, searched: list[SearchedUnit]) -> LabelSet:
+    """The matrix without the pool lists that only held-out units' searches found: a held-out unit's own best
+    list would otherwise be a candidate for it."""
+    bests = {u.best for u in searched if u.split == "train" and u.best is not None}
+    keep = [j for j, passes in enumerate(labels.lists) if passes in bests]
+    programs = tuple(
+        replace(
+            p,
+            sizes=tuple(p.sizes[j] for j in keep),
+            instructions=tuple(p.instructions[j] for j in keep),
+            seconds=tuple(p.seconds[j] for j in keep) if p.seconds else (),
+        )
+        for p in labels.programs
+    )
+    lists = tuple(labels.lists[j] for j in keep)
+    return LabelSet(labels.toolchain, labels.catalogue, labels.dataset, lists, programs, labels.cpu_seconds)
 
 
 def autotuner_ratios(directory: Path, labels: LabelSet, ratios: np.ndarray, rows: list[int]) -> np.ndarray:
@@ -134,7 +153,7 @@ def main() -> None:
     labels = load_matrix(args.labels)
     with EvaluationStore(store_path(None)) as store:
         data = labeled_features(toolchain, labels, default_representations(), FeatureCache(store))
-    labels, features = data.labels, data.features
+    labels, features = restricted_to_train_bests(data.labels, load_searches(args.labels)), data.features
     print(f"{len(labels.programs)} labelled units with IR ({len(data.skipped)} skipped)", file=sys.stderr)
     ratios = labels.ratios()
     packages = [p.package for p in labels.programs]

@@ -220,11 +220,13 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     assert matrix["programs"] == 2 and matrix["cpu_hours"] > 0
     log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.count("labels: matrix-") == 1
-    bad = labels / SEARCHES_DIR / "cut-short.json.gz"
-    bad.write_bytes(b"\x1f\x8b not quite gzip")  # a shard a kill cut short costs its own units only
+    shard = next((labels / SEARCHES_DIR).glob("*.json.gz"))
+    bad = labels / SEARCHES_DIR / "cut-short.json.gz"  # a shard a kill cut short costs its own units only
+    bad.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
+    (labels / SEARCHES_DIR / "not-gzip.json.gz").write_bytes(b"\x1f\x8b not quite gzip")
     queued = ["bench://demo-v1", "--split", "train,validation,test", "--functions", "1", "--json"]
     info = run_cli(cache, "labels", "info", str(labels), *queued)
-    assert info.returncode == 0 and f"{bad}: skipped" in info.stderr, info.stderr
+    assert info.returncode == 0 and f"{bad}: skipped" in info.stderr and "not-gzip.json.gz: skipped" in info.stderr
     summary = json.loads(info.stdout)
     assert summary["searched_units"] == 2 and summary["queued_units"] == 2  # one function of each unit to do
     assert sorted((p["modules"], p["functions"], p["queued"]) for p in summary["packages_detail"]) == [(1, 0, 1)] * 2

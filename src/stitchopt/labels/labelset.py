@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -155,8 +156,8 @@ def read_gzip_json(path: Path, what: str) -> dict[str, Any]:
     try:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
             data: dict[str, Any] = json.load(handle)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: {what} ({exc})") from exc
+    except (OSError, ValueError, EOFError, zlib.error) as exc:  # EOFError: cut short; zlib.error: corrupt
+        raise InputError(f"{path}: {what} ({exc or type(exc).__name__})") from exc
     return data
 
 

@@ -205,12 +205,16 @@ def search_benchmarks(
 ) -> SearchProgress:
     """`search_units` on a dataset's units, each followed by up to `functions` of its functions
     (`function_units`), in the benchmarks' order (round-robin over packages), so that a run stopped early has
-    labelled whole units of many packages. Only units the shards do not already hold with their functions
-    (`_finished`) are loaded, one at a time."""
+    labelled whole units of many packages. Only units the shards do not already hold with their functions are
+    loaded, one at a time: a unit is recognized without loading it, since a dataset's bitcode file is loaded as
+    it is and its bytes' hash is the searched module's. A unit whose file changes on loading (.ll, IR without a
+    target) never matches here and is loaded to be checked by its module's hash, as is one with fewer functions
+    than asked for (only its IR says how many it has)."""
     toolchain = evaluator.toolchain
     done = _searched_keys(directory, toolchain, catalogue, settings)
     parts = Counter(uri.partition(FUNCTION_SEPARATOR)[0] for uri, _ in done if FUNCTION_SEPARATOR in uri)
-    pending = [b for b in benchmarks if not _finished(b, done, parts[b.uri], functions)]
+    module_done = {b.uri: (b.uri, file_sha256(b.path)) in done for b in benchmarks}
+    pending = [b for b in benchmarks if not (module_done[b.uri] and parts[b.uri] >= functions)]
 
     def loaded() -> Iterator[Program]:
         for benchmark in pending:
@@ -222,11 +226,11 @@ def search_benchmarks(
             program = Program(benchmark.uri, benchmark.package, benchmark.split, module)
             yield program
             try:
-                parts = function_units(toolchain, program, functions)
+                cut = function_units(toolchain, program, functions)
             except StitchoptError as error:
                 warnings.warn(f"{benchmark.uri}: its functions skipped: {error}", stacklevel=2)
                 continue
-            yield from parts
+            yield from cut
 
     progress = search_units(
         evaluator,
@@ -239,7 +243,8 @@ def search_benchmarks(
         on_unit=on_unit,
         on_shard=on_shard,
         done=done,
-        total=len(pending) * (1 + functions),
+        # at most: a unit may have fewer functions than asked for
+        total=sum((not module_done[b.uri]) + max(0, functions - parts[b.uri]) for b in pending),
     )
     finished = len(benchmarks) - len(pending)
     return replace(progress, skipped=progress.skipped + finished * (1 + functions))
@@ -250,11 +255,3 @@ def _searched_keys(
 ) -> set[tuple[str, str]]:
     """(URI, IR hash) of every unit the directory's shards of this toolchain, catalogue and settings hold."""
     return {unit.key for unit in load_searches(directory, toolchain.identity, catalogue.identity, settings)}
-
-
-def _finished(benchmark: Benchmark, done: Set[tuple[str, str]], parts_done: int, functions: int) -> bool:
-    """Whether the shards hold the unit and `functions` of its functions, judged without loading it: a dataset's
-    bitcode file is loaded as it is, so its bytes' hash is the searched module's. A unit whose file changes on
-    loading (.ll, IR without a target) never matches here and is loaded to be checked by its module's hash, as
-    is one with fewer functions than asked for (only its IR says how many it has)."""
-    return (benchmark.uri, file_sha256(benchmark.path)) in done and parts_done >= functions

@@ -196,11 +196,12 @@ def load_searches(
 
 
 def searched_dataset(directory: Path) -> str:
-    """The dataset a label directory's searches came from (its first shard's)."""
-    shards = sorted((directory / SEARCHES_DIR).glob("*.json.gz"))
-    if not shards:
+    """The dataset a label directory's searches came from (its first readable shard's)."""
+    shards = (_readable(SearchShard.load, path) for path in sorted((directory / SEARCHES_DIR).glob("*.json.gz")))
+    found = next((shard for shard in shards if shard is not None), None)
+    if found is None:
         raise InputError(f"{directory}: no search shards: run `stitchopt labels search` first")
-    return SearchShard.load(shards[0]).dataset
+    return found.dataset
 
 
 def pool_identity(lists: Sequence[PassNames]) -> str:
@@ -223,7 +224,7 @@ def _readable(load: Callable[[Path], T], path: Path) -> T | None:
     hand): one bad file costs its own units, never the directory's."""
     try:
         return load(path)
-    except (InputError, KeyError, TypeError, ValueError, AttributeError) as error:
+    except (InputError, KeyError, TypeError, ValueError) as error:  # unreadable, or fields missing or mistyped
         warnings.warn(
             f"{path}: skipped, not a readable label shard ({error}); delete it to search its units again", stacklevel=3
         )
@@ -336,7 +337,7 @@ def summarize_directory(directory: Path, queue: Sequence[tuple[str, str, str, in
         hours = sum(s.cpu_seconds for s in shards) / 3600
         matrices.append(MatrixSummary(pool.name, sum(len(s.programs) for s in shards), lists, hours))
     ratios = [u.best_ratio for u in searched]
-    details = _per_package(searched, queue)
+    details = _per_package(units, queue)
     return DirectorySummary(
         directory=str(directory),
         searched_units=len(searched),
@@ -354,19 +355,22 @@ def summarize_directory(directory: Path, queue: Sequence[tuple[str, str, str, in
 
 
 def _per_package(
-    searched: Sequence[SearchedUnit], queue: Sequence[tuple[str, str, str, int]]
+    units: Sequence[SearchedUnit], queue: Sequence[tuple[str, str, str, int]]
 ) -> tuple[PackageSummary, ...]:
+    """Per package: the searched units (those whose -Oz failed count as done, never as searched) and the
+    queue's units not in any shard."""
     by_package: dict[str, list[SearchedUnit]] = {}
+    searched = [u for u in units if not u.failed]
     for unit in searched:
         by_package.setdefault(unit.package, []).append(unit)
-    uris = {u.uri for u in searched}
+    uris = {u.uri for u in units}
     parts: dict[str, int] = {}
     for uri in uris:
         if FUNCTION_SEPARATOR in uri:
             module = uri.partition(FUNCTION_SEPARATOR)[0]
             parts[module] = parts.get(module, 0) + 1
     queued: dict[str, int] = {}
-    splits = {u.package: u.split for u in searched}
+    splits = {u.package: u.split for u in units}
     for uri, package, split, functions in queue:
         missing = (uri not in uris) + max(0, functions - parts.get(uri, 0))
         queued[package] = queued.get(package, 0) + missing

@@ -5,6 +5,7 @@ is read)."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import re
 import shutil
@@ -95,7 +96,11 @@ class DebianArchive:
         if stamp.is_file():
             return destination / stamp.read_text().strip()
         if not any(self.lists.glob("*Sources*")):
-            self.update()
+            self.root.mkdir(parents=True, exist_ok=True)
+            with (self.root / "update.lock").open("w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # parallel fetches read the index once, not at once
+                if not any(self.lists.glob("*Sources*")):
+                    self.update()
         shutil.rmtree(destination, ignore_errors=True)
         destination.mkdir(parents=True)
         argv = ("source", "--only-source", f"{package}={version}")

@@ -7,16 +7,18 @@ recorded as IR, named `<package>/<path in the source tree>`. Builds happen at on
 because CMake and some Makefiles compile by absolute path, which clang writes into the IR: the same path gives
 the same IR, so labels keyed by IR hash stay valid on another machine.
 
-Fairness (DEVELOPERS.md): none of libjpeg, libtiff, lame, libmad, lout, ghostscript, ispell, gsm, rsynth, bzip2,
-cJSON, mbedtls or SQLite is on the list; neither are the libraries those programs bundle (zlib, libpng, freetype,
-openjpeg, jbig2dec, lcms2, expat), xz-utils (SPEC CPU 2017's xz), x264 and ImageMagick (SPEC too), perl and gcc
-(SPEC 2006), PCRE (pcre3 beside the build benchmark's pcre2), the build benchmark's own projects (jansson,
-json-c, libogg, pcre2), or a library the PyPI corpus already holds (lz4, zstd, brotli, libdeflate, libyaml,
-cmark, lmdb, unqlite, Lua, QuickJS, llhttp, c-ares, libuv, libev, libsodium, BLIS, ERFA, cfitsio, wcslib,
-Chipmunk, protobuf, zlib-ng, abseil, re2, OpenSSL/BoringSSL, hiredis, LZMA SDK, libtomcrypt/libtommath, which
-pycryptodome derives from). Copies a package carries of such code are dropped (`dropped`); copies of code shared
-by many packages (gnulib, readline, com_err) are filed under that code's own name (`filed`), so that one
-library never sits in two splits.
+Fairness (the developers' guide): none of libjpeg, libtiff, lame, libmad, lout, ghostscript, ispell, gsm,
+rsynth, bzip2, cJSON, mbedtls or SQLite is on the list; neither are the libraries those programs bundle (zlib,
+libpng, freetype, openjpeg, jbig2dec, lcms2, expat), the sources of published benchmark suites (SPEC CPU's xz,
+x264, ImageMagick, perl, gcc, gzip and compress; Embench's nettle), mpg123 (the origin of LAME's decoder),
+PCRE (pcre3 beside the build benchmark's pcre2), the build benchmark's own projects (jansson, json-c, libogg,
+pcre2), or a library the PyPI corpus already holds (lz4, zstd, brotli, zopfli, libdeflate, libyaml, cmark,
+lmdb, unqlite, Lua, QuickJS, llhttp, c-ares, libuv, libev, libsodium, BLIS, ERFA, cfitsio, wcslib, Chipmunk,
+protobuf, zlib-ng, abseil, re2, OpenSSL/BoringSSL, hiredis, the LZMA SDK, libtomcrypt/libtommath, which
+pycryptodome derives from). Copies a package carries of such code are dropped (`dropped`: busybox's bzip2, xz
+and gzip code, iperf3's cJSON, libarchive's PPMd from the LZMA SDK, ...); copies of code shared by several
+packages (gnulib, paxutils, readline, com_err, Info-ZIP's and lzip's families) are filed under that code's own
+name (`filed`), so that one library never sits in two splits.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ import fcntl
 import os
 import re
 import shutil
+import stat
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.cache.store import default_cache_dir
@@ -44,7 +47,6 @@ MAKE_TIMEOUT_S = 2400.0
 BUILD_CFLAGS = "-O0 -w"
 SOURCE_TIME = 1_700_000_000  # every source file's modification time (`same_times`)
 AUTOCONF_OPTIONS = ("--disable-shared", "--disable-dependency-tracking", "--disable-nls")
-GNULIB = (("lib/", "gnulib"), ("gl/", "gnulib"), ("gnu/", "gnulib"), ("gnulib/", "gnulib"))
 
 
 # Debian source packages never to add (the module docstring says why; a test holds PACKAGES to it).
@@ -73,7 +75,13 @@ EXCLUDED = frozenset(
         "jbig2dec",
         "lcms2",
         "expat",
-        # SPEC CPU sources, the build benchmark's projects and PCRE
+        # published benchmark suites' sources: SPEC CPU (xz, x264, ImageMagick, perl, gcc; gzip in CPU 2000, compress
+        # in CPU 95), Embench's nettle, and the origin of LAME's mpglib decoder (mpg123); the build benchmark's
+        # projects and PCRE
+        "gzip",
+        "ncompress",
+        "nettle",
+        "mpg123",
         "xz-utils",
         "x264",
         "imagemagick",
@@ -130,6 +138,8 @@ EXCLUDED = frozenset(
         "marisa",
         "zfec",
         "uwsgi",
+        "lrzip",  # bundles the LZMA SDK (pylzma's)
+        "pigz",  # bundles zopfli
     )
 )
 
@@ -160,14 +170,6 @@ PACKAGES = (
     DebianPackage("lzip", "1.23-5", "compression", "da41cf9971e587141afd160181ed80bab1e536c79d442ce6b77ce99ada15259a"),
     DebianPackage("lzlib", "1.13-5", "compression", "83d9178ccdcb5f2bd876d2b5e2816c27dd69b9682d515af9e0a56575e9a0b00a"),
     DebianPackage("lzop", "1.04-2", "compression", "331f1abbf7a4b7f1f2c0f3db2d743bd4a905dc979cacab5c860aa4bd999145b3"),
-    DebianPackage(
-        "lrzip", "0.651-2", "compression", "6034e09bd4a09cde72d42e8d473cdaf83f5fb61ed36316c07dd5393966d6d7b4"
-    ),
-    DebianPackage("pigz", "2.6-1", "compression", "f3e92ab38977147429cb397c6582b9be94072f5fea077894b35e4b7bcb499143"),
-    DebianPackage("gzip", "1.12-1", "compression", "49a287787a0b4fc816eb576c011c472d1f630ec1778dfa120bd7fce4a844c253"),
-    DebianPackage(
-        "ncompress", "4.2.4.6-6", "compression", "71e173c191f39b0471dfd4b66e83a71ad903f21d736aa2f830482d6f47a75b73"
-    ),
     DebianPackage(
         "sharutils", "1:4.15.2-9", "compression", "0b7eda649492a8326696509a6dcbb337ea365730b9ff63dc619e841f510d0063"
     ),
@@ -371,7 +373,6 @@ PACKAGES = (
         "networking",
         "53306a7debbeaa6ac73371de5b3170559d3c90bf345b35883b0668380fb95074",
     ),
-    DebianPackage("nettle", "3.8.1-2", "crypto", "a437e204da67612efb656cab354835f358b44c077c5c0a46d6e8c30b5c0bddff"),
     DebianPackage(
         "libgcrypt20", "1.10.1-3+deb12u1", "crypto", "1bd12e7e03f5c60177a65ba4b838466033eaeca191111c570d444104d0d6e6d3"
     ),
@@ -489,9 +490,6 @@ PACKAGES = (
     ),
     DebianPackage(
         "libwebp", "1.2.4-0.2+deb12u1", "media", "d9ed0b59e2010f255c28d0869fd15b31f9b08aed757bfc91862d43aa9ec1aa99"
-    ),
-    DebianPackage(
-        "mpg123", "1.31.2-1+deb12u1", "media", "a67b2daf33ecf2d2a720e0cd721ac44828f1edee644abac34d8022819abbbb1a"
     ),
     DebianPackage(
         "libsamplerate", "0.2.2-3", "media", "364aee9f8033c795cecbb3cbc1659f795487f535d3523bc4ec6f3790ba66c74f"
@@ -674,46 +672,83 @@ PACKAGES = (
     DebianPackage("sysvinit", "3.06-4", "systems", "f153cd1ef48698089494aac14cebdcb8130ce4d4af5533a41cd3f1950e9e42fa"),
 )
 
+
+def gnulib(*directories: str) -> Recipe:
+    """A GNU package whose copy of gnulib lives in `directories` (its own code may sit beside them in lib/)."""
+    return Recipe(filed=tuple((directory, "gnulib") for directory in directories))
+
+
 # clzip, lunzip and lzlib share lzip's decoder and encoder code (one author, one design): one package for splits.
 LZIP_FAMILY = Recipe(filed=(("", "lzip"),))
+PAXUTILS = (("lib/", "paxutils"), ("gnu/", "gnulib"))  # tar's and cpio's shared lib/ is GNU paxutils
 RECIPES = {
-    "bash": Recipe(filed=(("lib/readline/", "readline"), *GNULIB[1:]), dropped=("lib/intl/",)),
+    "bash": Recipe(filed=(("lib/readline/", "readline"),), dropped=("lib/intl/",)),
+    "bison": gnulib("lib/"),
     "busybox": Recipe(
         prepare=(("make", "defconfig"),),
-        dropped=("archival/libarchive/bz/", "archival/libarchive/decompress_bunzip2.c", "archival/libarchive/unxz/"),
+        dropped=(
+            "archival/libarchive/bz/",  # bzip2 (held out)
+            "archival/libarchive/decompress_bunzip2.c",
+            "archival/libarchive/unxz/",  # xz (SPEC CPU 2017)
+            "archival/gzip.c",  # gzip 1.2.4 (SPEC CPU 2000)
+            "archival/libarchive/decompress_gunzip.c",
+        ),
     ),
-    "db5.3": Recipe(subdir="build_unix", configure="../dist/configure", dropped=("lang/sql/",)),
     "clzip": LZIP_FAMILY,
+    "coreutils": gnulib("lib/"),
+    "cpio": Recipe(filed=PAXUTILS),
     "curl": Recipe(options=("--with-openssl",)),
+    "cvs": Recipe(filed=(("lib/", "gnulib"), ("diff/", "diffutils")), dropped=("zlib/",)),
+    "datamash": gnulib("lib/"),
+    "db5.3": Recipe(subdir="build_unix", configure="../dist/configure", dropped=("lang/sql/",)),
+    "diffutils": gnulib("lib/"),
     "dropbear": Recipe(dropped=("libtomcrypt/", "libtommath/")),
-    "e2fsprogs": Recipe(filed=(("lib/et/", "com_err"), ("lib/ss/", "com_err"))),
+    "e2fsprogs": Recipe(
+        filed=(("lib/et/", "com_err"), ("lib/ss/", "com_err")),
+        dropped=("lib/uuid/", "lib/blkid/"),  # util-linux's libuuid and libblkid, in another split
+    ),
+    "findutils": gnulib("gl/"),
+    "gawk": gnulib("support/"),
+    "glpk": Recipe(dropped=("src/zlib/",)),
+    "grep": gnulib("lib/"),
     "haproxy": Recipe(make_args=("TARGET=linux-glibc",)),
+    "iperf3": Recipe(dropped=("src/cjson.c",)),  # cJSON (held out)
     "krb5": Recipe(subdir="src", filed=(("src/util/et/", "com_err"), ("src/util/ss/", "com_err"))),
+    "libarchive": Recipe(dropped=("libarchive/archive_ppmd7.c", "libarchive/archive_ppmd8.c")),  # LZMA SDK's
+    "libidn": gnulib("gl/", "lib/gl/"),
+    "libidn2": Recipe(filed=(("gl/", "gnulib"), ("unistring/", "libunistring"))),
     "libsndfile": Recipe(dropped=("src/GSM610/",)),
+    "libtasn1-6": gnulib("gl/", "lib/gl/"),
+    "lighttpd": Recipe(options=("--without-pcre2", "--without-pcre")),
     "lunzip": LZIP_FAMILY,
     "lzlib": LZIP_FAMILY,
-    "lighttpd": Recipe(options=("--without-pcre2", "--without-pcre")),
+    "m4": gnulib("lib/"),
+    "make-dfsg": gnulib("lib/"),
+    "memcached": Recipe(dropped=("murmur3_hash.c",)),  # MurmurHash3, which the PyPI corpus's mmh3 holds
+    "musl": Recipe(filed=(("src/regex/", "tre"),)),
+    "nano": gnulib("lib/"),
+    "nghttp2": Recipe(dropped=("third-party/llhttp/",)),  # httptools' llhttp, in the PyPI corpus
     "nginx": Recipe(options=("--without-http_rewrite_module",)),
+    "patch": gnulib("lib/"),
+    "rcs": gnulib("lib/"),
+    "recode": gnulib("lib/"),
+    "sed": gnulib("lib/"),
+    "sharutils": gnulib("lib/"),
     "sysvinit": Recipe(subdir="src"),
+    "tar": Recipe(filed=PAXUTILS),
     "tcl8.6": Recipe(subdir="unix", dropped=("compat/zlib/", "libtommath/")),
-    "texinfo": Recipe(filed=(("gnulib/", "gnulib"), ("tp/Texinfo/XS/gnulib/", "gnulib"))),
+    "texinfo": gnulib("gnulib/", "tp/Texinfo/XS/gnulib/"),
+    "time": gnulib("lib/"),
     "unzip": Recipe(prepare=(("cp", "unix/Makefile", "Makefile"),), make_args=("generic",)),
     "vim": Recipe(filed=(("src/libvterm/", "libvterm"),)),
+    "wdiff": gnulib("lib/"),
+    "wget": gnulib("lib/"),
+    "zip": Recipe(filed=(("", "unzip"),)),  # Info-ZIP's shared crypt.c, ttyio.c, crc32.c: one package
 }
-# GNU packages carry gnulib in lib/ (or gl/, gnu/, gnulib/): filed under `gnulib`.
-GNULIB_USERS = (
-    "bc", "bison", "coreutils", "cpio", "cvs", "datamash", "diffutils", "findutils", "gawk", "grep", "gzip",
-    "libidn", "libidn2", "libtasn1-6", "m4", "make-dfsg", "nano", "patch", "rcs", "recode", "sed", "sharutils",
-    "tar", "time", "wdiff", "wget",
-)  # fmt: skip
 
 
 def recipe_of(name: str) -> Recipe:
-    recipe = RECIPES.get(name, Recipe())
-    if name in GNULIB_USERS and not recipe.filed:
-        extra = (("support/", "gnulib"),) if name == "gawk" else ()
-        return replace(recipe, filed=(*GNULIB, *extra))
-    return recipe
+    return RECIPES.get(name, Recipe())
 
 
 class DebianSource:
@@ -723,7 +758,7 @@ class DebianSource:
 
     def __init__(self, packages: tuple[DebianPackage, ...] = PACKAGES, apt_root: Path | None = None) -> None:
         self.packages = {p.name: p for p in packages}
-        self.apt_root = apt_root or default_cache_dir() / "debian-apt"
+        self.archive = DebianArchive(apt_root or default_cache_dir() / "debian-apt")
         self.description = "Debian 12 source packages built with stitchopt-cc: " + ", ".join(
             f"{p.name}={p.version}" for p in packages
         )
@@ -738,14 +773,14 @@ class DebianSource:
         package = self.packages.get(unit)
         if package is None:
             raise DatasetError(f"debian: {unit} is not on the curated list")
-        fetched = DebianArchive(self.apt_root).fetch(
-            package.name, package.version, scratch / "fetch", package.dsc_sha256
-        )
-        BUILD_ROOT.mkdir(parents=True, exist_ok=True)
-        with (BUILD_ROOT / f"{unit}.lock").open("w") as lock:
+        fetched = self.archive.fetch(package.name, package.version, scratch / "fetch", package.dsc_sha256)
+        root = build_root()
+        with (root / f"{unit}.lock").open("w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # two builds of one package would share its fixed path
-            tree = BUILD_ROOT / unit
+            tree = root / unit
             shutil.rmtree(tree, ignore_errors=True)
+            if tree.exists():
+                raise DatasetError(f"{tree}: cannot remove the previous build; remove it by hand")
             shutil.copytree(fetched, tree, symlinks=True)
             same_times(tree)
             try:
@@ -763,6 +798,18 @@ class DebianSource:
                 return recorded_modules(records, tree, placement(unit, recipe), unit)
             finally:
                 shutil.rmtree(tree, ignore_errors=True)
+
+
+def build_root() -> Path:
+    """BUILD_ROOT, private (0700) to this user; one that is a symlink or another user's is refused, since
+    builds there may run as root and the tree in it is deleted before each build."""
+    BUILD_ROOT.mkdir(mode=0o700, exist_ok=True)
+    found = BUILD_ROOT.lstat()
+    if stat.S_ISLNK(found.st_mode) or not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
+        raise DatasetError(f"{BUILD_ROOT} is a symlink or not this user's: remove it, then build again")
+    if found.st_mode & 0o077:
+        BUILD_ROOT.chmod(0o700)
+    return BUILD_ROOT
 
 
 def same_times(tree: Path) -> None:
@@ -801,10 +848,10 @@ def build_tree(directory: Path, recipe: Recipe, env: dict[str, str], log: Path) 
     if configure.is_file():
         text = configure.read_bytes()
         autoconf = b"Generated by GNU Autoconf" in text[:4096]
-        # Autoconf's configure, and hand-written ones that parse `CC=...` (lzip's family), take the compilers
-        # as arguments; some of the latter ignore the environment's CC.
+        # Autoconf's configure, and hand-written ones that parse `CC=...` or `CXX=...` (lzip's family), take the
+        # compilers as arguments; some of the latter ignore the environment's.
         compilers = [f"{name}={env[name]}" for name in ("CC", "CXX", "CFLAGS", "CXXFLAGS") if name in env]
-        takes = autoconf or re.search(rb"^\s*CC=\*\)", text, re.MULTILINE) is not None
+        takes = autoconf or re.search(rb"^\s*(CC|CXX)=\*\)", text, re.MULTILINE) is not None
         options = [*(AUTOCONF_OPTIONS if autoconf else ()), *(compilers if takes else ()), *recipe.options]
         failed += _step(["sh", recipe.configure, *options], directory, env, log, CONFIGURE_TIMEOUT_S)
         make = ["make", "-k", *recipe.make_args]
