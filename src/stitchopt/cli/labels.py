@@ -173,7 +173,7 @@ def info_command(
     json_output: JsonOption = False,
 ) -> None:
     """What a label directory holds: searched units per package, matrices, the CPU hours behind each, and with
-    a dataset what is still queued (the same selection options as `labels search`)."""
+    a dataset what is still queued (give the --split, --max-ir-kb, --per-package and --functions the search had)."""
     queue = []
     if dataset is not None:
         chosen = select_benchmarks(dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None)
