@@ -19,12 +19,11 @@ from stitchopt.datasets.sources.debian import (
     DebianSource,
     Recipe,
     build_tree,
-    placement,
     recipe_of,
     same_times,
 )
 from stitchopt.datasets.sources.pypi import PACKAGES as PYPI_PACKAGES
-from stitchopt.datasets.sources.recorded import recorded_modules, recording_env
+from stitchopt.datasets.sources.recorded import Placement, placement, recorded_modules, recording_env
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 
@@ -40,21 +39,26 @@ def test_the_curated_list_is_pinned_and_keeps_every_excluded_project_out() -> No
     assert DebianSource().unit_of("coreutils/lib/xmalloc.c") == "coreutils"
 
 
+def placed(unit: str) -> Placement:
+    recipe = recipe_of(unit)
+    return placement(unit, recipe.dropped, recipe.filed)
+
+
 def test_shared_code_is_filed_under_its_own_name_and_excluded_code_dropped() -> None:
-    coreutils = placement("coreutils", recipe_of("coreutils"))
+    coreutils = placed("coreutils")
     assert coreutils("lib/xmalloc.c") == ("coreutils/lib/xmalloc.c", "gnulib")
     assert coreutils("src/ls.c") == ("coreutils/src/ls.c", "coreutils")
-    bash = placement("bash", recipe_of("bash"))
+    bash = placed("bash")
     assert bash("lib/readline/display.c") == ("bash/lib/readline/display.c", "readline")
     assert bash("lib/intl/dcgettext.c") is None
-    busybox = placement("busybox", recipe_of("busybox"))
+    busybox = placed("busybox")
     assert busybox("archival/libarchive/bz/compress.c") is None  # bzip2's code, on the fairness list
     assert busybox("archival/gzip.c") is None  # gzip 1.2.4's, SPEC CPU 2000's gzip
     assert busybox("archival/tar.c") == ("busybox/archival/tar.c", "busybox")
-    findutils = placement("findutils", recipe_of("findutils"))  # gnulib in gl/, its own code in lib/
+    findutils = placed("findutils")  # gnulib in gl/, its own code in lib/
     assert findutils("gl/lib/xalloc-die.c")[1] == "gnulib" and findutils("lib/buildcmd.c")[1] == "findutils"
-    assert placement("opus", recipe_of("opus"))("src/opus.c") == ("opus/src/opus.c", "opus")
-    assert placement("lzlib", recipe_of("lzlib"))("decoder.c") == ("lzlib/decoder.c", "lzip")  # lzip's family
+    assert placed("opus")("src/opus.c") == ("opus/src/opus.c", "opus")
+    assert placed("lzlib")("decoder.c") == ("lzlib/decoder.c", "lzip")  # lzip's family
 
 
 def test_a_dsc_with_another_hash_is_refused(tmp_path: Path) -> None:
@@ -98,7 +102,7 @@ def test_the_generic_build_records_what_compiles_and_goes_on_after_errors(
     records = tmp_path / "records"
     env = recording_env(toolchain, records, tmp_path / "launchers")
     build_tree(tree, Recipe(), env, tmp_path / "build.log")
-    modules = recorded_modules(records, tree, placement("pkg", Recipe()), "pkg")
+    modules = recorded_modules(records, tree, placement("pkg"), "pkg")
     assert {m.name for m in modules} == expected, (tmp_path / "build.log").read_text()
     assert all(m.package == "pkg" and m.bitcode.startswith(b"BC") for m in modules)
 

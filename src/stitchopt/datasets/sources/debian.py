@@ -28,14 +28,13 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.cache.store import default_cache_dir
 from stitchopt.datasets.sources.apt import DebianArchive
 from stitchopt.datasets.sources.base import BuiltIR
-from stitchopt.datasets.sources.recorded import recorded_modules, recording_env
+from stitchopt.datasets.sources.recorded import placement, recorded_modules, recording_env
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
@@ -795,7 +794,7 @@ class DebianSource:
                 failed = build_tree(tree / recipe.subdir, recipe, env, scratch / "build.log")
                 if not (records / "records.jsonl").is_file() and failed:
                     raise DatasetError(f"nothing compiled: {failed[0]}")
-                return recorded_modules(records, tree, placement(unit, recipe), unit)
+                return recorded_modules(records, tree, placement(unit, recipe.dropped, recipe.filed), unit)
             finally:
                 shutil.rmtree(tree, ignore_errors=True)
 
@@ -819,19 +818,6 @@ def same_times(tree: Path) -> None:
     for path in tree.rglob("*"):
         if path.is_file() and not path.is_symlink():
             os.utime(path, (SOURCE_TIME, SOURCE_TIME))
-
-
-def placement(unit: str, recipe: Recipe) -> Callable[[str], tuple[str, str] | None]:
-    """Where a file of `unit`'s tree goes: `<unit>/<path>` under its package (or the package its recipe files it
-    under), or nowhere when its recipe drops it."""
-
-    def place(relative: str) -> tuple[str, str] | None:
-        if relative.startswith(recipe.dropped):
-            return None
-        owner = next((package for prefix, package in recipe.filed if relative.startswith(prefix)), unit)
-        return f"{unit}/{relative}", owner
-
-    return place
 
 
 def build_tree(directory: Path, recipe: Recipe, env: dict[str, str], log: Path) -> list[str]:

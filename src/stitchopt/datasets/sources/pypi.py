@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.datasets.sources.base import BuiltIR
-from stitchopt.datasets.sources.recorded import recorded_modules, recording_env
+from stitchopt.datasets.sources.recorded import placement, recorded_modules, recording_env
 from stitchopt.datasets.sources.sdist import fetch_sdist
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
@@ -31,7 +31,7 @@ class PypiPackage:
     name: str
     version: str
     domain: str
-    # Paths (fragments) of libraries this sdist vendors that another curated package ships as its own code:
+    # Paths (prefixes in the sdist) of libraries this sdist vendors that another curated package ships as its own code:
     # not recorded, so the same library cannot land in two splits (e.g. c-ares, whose home is `pycares`).
     vendored: tuple[str, ...] = ()
 
@@ -174,10 +174,4 @@ def _pip_error(stderr: str) -> str:
 def _recorded(package: PypiPackage, tree: Path, records: Path) -> list[BuiltIR]:
     """What the wrapper recorded, named `<package>/<path in the sdist>`, without the libraries it vendors that
     another curated package ships as its own code."""
-
-    def place(relative: str) -> tuple[str, str] | None:
-        if any(fragment in relative for fragment in package.vendored):
-            return None
-        return f"{package.name}/{relative}", package.name
-
-    return recorded_modules(records, tree, place, package.name)
+    return recorded_modules(records, tree, placement(package.name, dropped=package.vendored), package.name)

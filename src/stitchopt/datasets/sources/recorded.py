@@ -55,6 +55,19 @@ def _launcher(name: str, compiler: str, directory: Path) -> str:
     return str(launcher)
 
 
+def placement(unit: str, dropped: tuple[str, ...] = (), filed: tuple[tuple[str, str], ...] = ()) -> Placement:
+    """Where a file of `unit`'s tree goes: `<unit>/<path>` under `unit`, or under the package `filed` gives
+    its path's prefix; nowhere when its path starts with one of `dropped`."""
+
+    def place(relative: str) -> tuple[str, str] | None:
+        if relative.startswith(dropped):
+            return None
+        owner = next((package for prefix, package in filed if relative.startswith(prefix)), unit)
+        return f"{unit}/{relative}", owner
+
+    return place
+
+
 def recorded_modules(records: Path, tree: Path, place: Placement, what: str) -> list[BuiltIR]:
     """The modules the build of `tree` recorded (`what` names it in errors). A build that failed late still
     yields the translation units it compiled; files outside the tree are placed by their file name."""
