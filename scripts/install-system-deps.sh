@@ -29,7 +29,7 @@ test_only=(chromium chromium-driver)
 datasets_only=(dpkg-dev make cmake meson ninja-build autoconf automake libtool autopoint bison flex gperf texinfo
   pkg-config zlib1g-dev libncurses-dev libevent-dev libssl-dev libgmp-dev libmpfr-dev libxml2-dev libgpg-error-dev
   libassuan-dev libksba-dev libnpth0-dev libgcrypt20-dev libpcre2-dev libmnl-dev libreadline-dev libpcap-dev
-  liblzo2-dev libmd-dev libnl-3-dev libnl-genl-3-dev libcap-dev libpopt-dev libexpat1-dev)
+  liblzo2-dev libmd-dev libnl-3-dev libnl-genl-3-dev libcap-dev libcap-ng-dev libpopt-dev libexpat1-dev)
 
 if [ -n "${STITCHOPT_LLVM:-}" ]; then
   echo "Using LLVM from STITCHOPT_LLVM=$STITCHOPT_LLVM; not installing system packages."

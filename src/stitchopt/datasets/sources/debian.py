@@ -682,7 +682,8 @@ LZIP_FAMILY = Recipe(filed=(("", "lzip"),))
 PAXUTILS = (("lib/", "paxutils"), ("gnu/", "gnulib"))  # tar's and cpio's shared lib/ is GNU paxutils
 RECIPES = {
     "bash": Recipe(filed=(("lib/readline/", "readline"),), dropped=("lib/intl/",)),
-    "bison": gnulib("lib/"),
+    # +dfsg removed the manual, which `all` needs first: build the program itself
+    "bison": Recipe(filed=(("lib/", "gnulib"),), make_args=("src/bison",)),
     "busybox": Recipe(
         prepare=(("make", "defconfig"),),
         dropped=(
