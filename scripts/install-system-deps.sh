@@ -2,7 +2,7 @@
 # Install the system packages stitchopt needs on Debian/Ubuntu (as root), or say what to install.
 # Usage: install-system-deps.sh [--test] [--datasets]   (--test: also what only the test suite uses;
 #        --datasets: also what building the Debian corpus needs, `stitchopt datasets build debian`)
-# Skipped when STITCHOPT_LLVM points at an LLVM bin directory.
+# Skipped when STITCHOPT_LLVM points at an LLVM bin directory (then --datasets installs only its own group).
 set -euo pipefail
 # Required by stitchopt's commands:
 # libclang-rt-19-dev: the profile runtime for -fprofile-instr-generate (hot paths, hybrid --run).
@@ -31,17 +31,25 @@ datasets_only=(dpkg-dev make cmake meson ninja-build autoconf automake libtool a
   libassuan-dev libksba-dev libnpth0-dev libgcrypt20-dev libpcre2-dev libmnl-dev libreadline-dev libpcap-dev
   liblzo2-dev libmd-dev libnl-3-dev libnl-genl-3-dev libcap-dev libcap-ng-dev libpopt-dev libexpat1-dev)
 
-if [ -n "${STITCHOPT_LLVM:-}" ]; then
-  echo "Using LLVM from STITCHOPT_LLVM=$STITCHOPT_LLVM; not installing system packages."
-  exit 0
-fi
+test=false datasets=false
 for argument in "$@"; do
   case "$argument" in
-    --test) optional+=("${test_only[@]}") ;;
-    --datasets) optional+=("${datasets_only[@]}") ;;
+    --test) test=true ;;
+    --datasets) datasets=true ;;
     *) echo "usage: install-system-deps.sh [--test] [--datasets]" >&2; exit 2 ;;
   esac
 done
+if [ -n "${STITCHOPT_LLVM:-}" ]; then
+  if ! $datasets; then
+    echo "Using LLVM from STITCHOPT_LLVM=$STITCHOPT_LLVM; not installing system packages."
+    exit 0
+  fi
+  echo "Using LLVM from STITCHOPT_LLVM=$STITCHOPT_LLVM; installing only what dataset builds need."
+  required=() optional=()
+  test=false
+fi
+$test && optional+=("${test_only[@]}")
+$datasets && optional+=("${datasets_only[@]}")
 
 not_installed() {  # the arguments that dpkg does not list as installed
   for package in "$@"; do
