@@ -713,12 +713,17 @@ RECIPES = {
     "grep": gnulib("lib/"),
     "haproxy": Recipe(make_args=("TARGET=linux-glibc",)),
     "iperf3": Recipe(dropped=("src/cjson.c",)),  # cJSON (held out)
-    "krb5": Recipe(subdir="src", filed=(("src/util/et/", "com_err"), ("src/util/ss/", "com_err"))),
+    "krb5": Recipe(
+        subdir="src",
+        options=("--enable-static",),  # its configure insists, beside --disable-shared
+        filed=(("src/util/et/", "com_err"), ("src/util/ss/", "com_err")),
+    ),
     "libarchive": Recipe(dropped=("libarchive/archive_ppmd7.c", "libarchive/archive_ppmd8.c")),  # LZMA SDK's
     "libidn": gnulib("gl/", "lib/gl/"),
     "libidn2": Recipe(filed=(("gl/", "gnulib"), ("unistring/", "libunistring"))),
     "libsndfile": Recipe(dropped=("src/GSM610/",)),
     "libtasn1-6": gnulib("gl/", "lib/gl/"),
+    "libxc": Recipe(options=("--disable-fortran",)),
     "lighttpd": Recipe(options=("--without-pcre2", "--without-pcre")),
     "lunzip": LZIP_FAMILY,
     "lzlib": LZIP_FAMILY,
@@ -729,6 +734,7 @@ RECIPES = {
     "nano": gnulib("lib/"),
     "nghttp2": Recipe(dropped=("third-party/llhttp/",)),  # httptools' llhttp, in the PyPI corpus
     "nginx": Recipe(options=("--without-http_rewrite_module",)),
+    "openvpn": Recipe(options=("--disable-lz4",)),
     "patch": gnulib("lib/"),
     "rcs": gnulib("lib/"),
     "recode": gnulib("lib/"),
