@@ -5,10 +5,10 @@ From one label directory (`stitchopt labels search` + `labels broadcast`): model
 train split (round-robin over packages, `--repeats` draws per N, fixed seeds), with function units (`#` in the
 URI) or without, and scored on every module unit of the validation split, never trained on. No compilation is
 needed: each held-out unit's size under a list is read from the broadcast matrix, whose pool is cut to the lists
-some train unit's search found (a list only a held-out unit's search found is never a candidate). The reference ("autotuner")
-of a unit is the better of its own search's minimized best and the pool's best list, with -Oz as backup, as LLM
-Compiler's autotuner keeps the best of its search and broadcast. Shares are (1 - geomean ratio of the method) /
-(1 - geomean ratio of the autotuner).
+some train unit's search found (a list only a held-out unit's search found is never a candidate). The reference
+("autotuner") of a unit is the better of its own search's minimized best and the pool's best list, with -Oz as
+backup, as LLM Compiler's autotuner keeps the best of its search and broadcast. Shares are
+(1 - geomean ratio of the method) / (1 - geomean ratio of the autotuner).
 
     python benchmarks/learning_curve.py --labels data/labels/searched [--sizes 60,120,250,500,1000,1500]
         [--repeats 3] [--jit-k 10] [--json F]
