@@ -165,9 +165,10 @@ def main() -> None:
         pool = [i for i, p in enumerate(labels.programs) if p.split == "train" and (functions or not is_function(p))]
         for size in sorted({min(int(s), len(pool)) for s in args.sizes.split(",")}):
             start = time.perf_counter()
-            runs, chosen = [], []
+            runs, chosen, drawn = [], [], []
             for repeat in range(args.repeats):
                 train = draw(pool, packages, size, seed=repeat)
+                drawn.append({packages[i] for i in train})
                 scores, kind = score(labels, features, ratios, train, held, args.jit_k, catalogue.llvm_version)
                 runs.append(scores)
                 chosen.append(kind)
@@ -176,7 +177,7 @@ def main() -> None:
                 Point(
                     size,
                     functions,
-                    len({packages[i] for i in draw(pool, packages, size, seed=0)}),
+                    len(drawn[0]),
                     args.repeats,
                     mean["static_backup"],
                     mean["static_alone"],

@@ -790,20 +790,25 @@ class DebianSource:
             shutil.copytree(fetched, tree, symlinks=True)
             same_times(tree)
             try:
-                records = scratch / "records"
-                env = {
-                    **recording_env(toolchain, records, scratch / "launchers"),
-                    "CFLAGS": BUILD_CFLAGS,
-                    "CXXFLAGS": BUILD_CFLAGS,
-                    "FORCE_UNSAFE_CONFIGURE": "1",  # GNU tar's and coreutils' configure refuse root otherwise
-                }
-                recipe = recipe_of(unit)
-                failed = build_tree(tree / recipe.subdir, recipe, env, scratch / "build.log")
-                if not (records / "records.jsonl").is_file() and failed:
-                    raise DatasetError(f"nothing compiled: {failed[0]}")
-                return recorded_modules(records, tree, placement(unit, recipe.dropped, recipe.filed), unit)
+                return _record(unit, tree, toolchain, scratch)
             finally:
                 shutil.rmtree(tree, ignore_errors=True)
+
+
+def _record(unit: str, tree: Path, toolchain: Toolchain, scratch: Path) -> list[BuiltIR]:
+    """Build `tree` through the recording wrapper and read back what it compiled."""
+    records = scratch / "records"
+    env = {
+        **recording_env(toolchain, records, scratch / "launchers"),
+        "CFLAGS": BUILD_CFLAGS,
+        "CXXFLAGS": BUILD_CFLAGS,
+        "FORCE_UNSAFE_CONFIGURE": "1",  # GNU tar's and coreutils' configure refuse root otherwise
+    }
+    recipe = recipe_of(unit)
+    failed = build_tree(tree / recipe.subdir, recipe, env, scratch / "build.log")
+    if not (records / "records.jsonl").is_file() and failed:
+        raise DatasetError(f"nothing compiled: {failed[0]}")
+    return recorded_modules(records, tree, placement(unit, recipe.dropped, recipe.filed), unit)
 
 
 def build_root() -> Path:
