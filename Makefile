@@ -10,12 +10,13 @@ BIN := $(VENV)/bin
 demo: setup
 	$(BIN)/stitchopt demo -o demo-report.html
 
+# One worker per core (pytest-xdist), each test module on one worker so that its fixtures are built once.
 test: setup-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The edit loop: everything not marked slow (under 3 minutes on 2 cores).
 test-fast: setup-test
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not slow"
 
 lint: setup-test
 	$(BIN)/ruff format --check src tests benchmarks setup.py
@@ -40,5 +41,5 @@ $(VENV)/.installed: pyproject.toml setup.py src/stitchopt/evaluation/native/eval
 
 $(VENV)/.installed-extras: $(VENV)/.installed scripts/install-torch.sh
 	bash scripts/install-torch.sh $(BIN)/pip
-	$(BIN)/pip install -q -e '.[dev,ray,data,stitch,lift]'
+	$(BIN)/pip install -q -e '.[dev,ray,data,stitch,lift,gpu]'
 	touch $@

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the system packages stitchopt needs on Debian/Ubuntu (as root), or say what to install.
-# Usage: install-system-deps.sh [--test] [--datasets]   (--test: also what only the test suite uses;
-#        --datasets: also what building the Debian corpus needs, `stitchopt datasets build debian`)
+# Usage: install-system-deps.sh [--test] [--datasets] [--gpu]   (--test: also what only the test suite uses;
+#        --datasets: also what building the Debian corpus needs, `stitchopt datasets build debian`;
+#        --gpu: also LLVM's OpenMP offload device runtime; CUDA's ptxas and headers come from the gpu extra)
 # Skipped when STITCHOPT_LLVM points at an LLVM bin directory (then --datasets installs only its own group).
 set -euo pipefail
 # Required by stitchopt's commands:
@@ -30,13 +31,17 @@ datasets_only=(dpkg-dev make cmake meson ninja-build autoconf automake libtool a
   pkg-config zlib1g-dev libncurses-dev libevent-dev libssl-dev libgmp-dev libmpfr-dev libxml2-dev libgpg-error-dev
   libassuan-dev libksba-dev libnpth0-dev libgcrypt20-dev libpcre2-dev libmnl-dev libreadline-dev libpcap-dev
   liblzo2-dev libmd-dev libnl-3-dev libnl-genl-3-dev libcap-dev libcap-ng-dev libpopt-dev libexpat1-dev)
+# With --gpu, also when possible: libomp-19-dev, whose libomptarget-nvptx-sm_XX.bc is the device runtime of
+# OpenMP target offload (`stitchopt doctor` reports it).
+gpu_only=(libomp-19-dev)
 
-test=false datasets=false
+test=false datasets=false gpu=false
 for argument in "$@"; do
   case "$argument" in
     --test) test=true ;;
     --datasets) datasets=true ;;
-    *) echo "usage: install-system-deps.sh [--test] [--datasets]" >&2; exit 2 ;;
+    --gpu) gpu=true ;;
+    *) echo "usage: install-system-deps.sh [--test] [--datasets] [--gpu]" >&2; exit 2 ;;
   esac
 done
 if [ -n "${STITCHOPT_LLVM:-}" ]; then
@@ -50,6 +55,7 @@ if [ -n "${STITCHOPT_LLVM:-}" ]; then
 fi
 $test && optional+=("${test_only[@]}")
 $datasets && optional+=("${datasets_only[@]}")
+$gpu && optional+=("${gpu_only[@]}")
 
 not_installed() {  # the arguments that dpkg does not list as installed
   for package in "$@"; do

@@ -33,16 +33,27 @@ class CompileOptions:
     codegen_level: int = 2
     relocation_model: str = "pic"
     opt_flags: tuple[str, ...] = ()
+    # GPU code (`toolchain.device`): llc's target options (-mcpu, -mattr, ...), and the assembler that turns
+    # llc's assembly into the measured object (ptxas argv, input and output added by the backend) with its
+    # version. Empty for host code, whose llc writes the object itself.
+    target_flags: tuple[str, ...] = ()
+    assembler: tuple[str, ...] = ()
+    assembler_version: str = ""
 
     def opt_args(self) -> tuple[str, ...]:
         return (f"-relocation-model={self.relocation_model}", *self.opt_flags)
 
     def llc_flags(self) -> tuple[str, ...]:
-        return (f"-O{self.codegen_level}", f"-relocation-model={self.relocation_model}")
+        return (f"-O{self.codegen_level}", f"-relocation-model={self.relocation_model}", *self.target_flags)
 
     def codegen_key(self) -> str:
         """The part that decides the object file of a given optimized module."""
-        return f"O{self.codegen_level};reloc={self.relocation_model}"
+        key = f"O{self.codegen_level};reloc={self.relocation_model}"
+        if self.target_flags:
+            key += f";target={' '.join(self.target_flags)}"
+        if self.assembler:
+            key += f";as={' '.join(self.assembler[1:])}@{self.assembler_version}"
+        return key
 
     def key(self) -> str:
         return f"{self.codegen_key()};opt={' '.join(self.opt_flags)}"

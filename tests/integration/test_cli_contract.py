@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 from stitchopt import __version__
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.cli.main import DEBUG_ENV, app, exit_status
+from stitchopt.datasets.kernels import KERNEL_DIR
 from stitchopt.errors import StitchoptError
 from stitchopt.evaluation.evaluator import Evaluator
 
@@ -132,6 +133,8 @@ class Inputs:
         )
         return self.tmp / "stitched"
 
+    kernels = KERNEL_DIR
+
     def resolve(self, args: tuple[str, ...]) -> list[str]:
         return [re.sub(r"\{(\w+)\}", lambda m: str(getattr(self, m.group(1))), arg) for arg in args]
 
@@ -148,6 +151,11 @@ INVOCATIONS = {
     "doctor": Invocation(("doctor", "--json")),
     "serve": Invocation(("serve", "--status", "--json")),
     "plugin path": Invocation(("plugin", "path", "--json")),
+    # a list that drops the kernels: reported in the document, exit 1
+    "gpu measure": Invocation(
+        ("gpu", "measure", "{kernels}/scan.cu", "-p", "module(internalize),globaldce", "--json"), 1
+    ),
+    "gpu tune": Invocation(("gpu", "tune", "{kernels}/scan.cu", "--budget", "4", "--no-minimize", "--json")),
     "passes": Invocation(("passes", "--json")),
     "datasets list": Invocation(("datasets", "list", "--json")),
     "datasets info": Invocation(("datasets", "info", "{dataset}", "--json")),
@@ -442,6 +450,8 @@ WRITTEN = {
     "datasets export -o": (["datasets", "export", "demo"], False),
     "demo -o": (["demo"], False),
     "eval -o": (["eval", "{data}/loop_sum.c", "-p", "sroa"], False),
+    "gpu measure -o": (["gpu", "measure", f"{KERNEL_DIR}/scan.cu"], False),
+    "gpu tune -o": (["gpu", "tune", f"{KERNEL_DIR}/scan.cu"], False),
     "evaluate -o": (["evaluate", "bench://demo-v1"], False),
     "ir -o": (["ir", "{data}/loop_sum.c"], False),
     "labels pool -o": (["labels", "pool", "bench://demo-v1"], False),
@@ -515,6 +525,7 @@ REACHES = {
     "minimize": ["minimize", "{data}/loop_sum.c", "-p", "sroa"],
     "cache warm": ["cache", "warm", "{data}/loop_sum.c"],
     "datasets export": ["datasets", "export", "demo", "-o", "index.parquet"],
+    "gpu tune": ["gpu", "tune", f"{KERNEL_DIR}/scan.cu"],
 }
 
 

@@ -19,6 +19,7 @@ EVALUATES = {
     "minimize",
     "cache warm",
     "datasets export",
+    "gpu tune",
 }
 VALIDATES = {"tune", "broadcast", "train", "optimize", "validate"}
 RUNS = {"tune", "broadcast", "validate", "optimize", "hot"}
@@ -69,7 +70,7 @@ def test_shared_options_are_declared_alike(cli_commands: dict[str, Any]) -> None
     gain = declared(cli_commands, "--fail-if-no-gain")
     assert set(gain) == FAILS_IF_NO_GAIN and _alike(gain) and gain["tune"].is_flag
     passes = declared(cli_commands, "--passes")
-    assert set(passes) == {"eval", "validate", "minimize", "security check"}
+    assert set(passes) == {"eval", "validate", "minimize", "security check", "gpu measure"}
     assert {(tuple(sorted(p.opts)), p.type_descriptor.annotation) for p in passes.values()} == {
         (("--passes", "-p"), str)
     }

@@ -18,6 +18,14 @@ from stitchopt.evaluation.evaluator import BACKEND_ENV, select_backend
 from stitchopt.evaluation.native.pool import probe_native
 from stitchopt.models.directory import model_identity, read_model_directory
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
+from stitchopt.toolchain.cuda import (
+    CUDA_INSTALL_HINT,
+    OFFLOAD_INSTALL_HINT,
+    find_cuda,
+    nvptx_registered,
+    openmp_offload_bitcode,
+)
+from stitchopt.toolchain.device import DEFAULT_ARCH
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.runtimes import profile_runtime_package, profile_runtime_problem
 from stitchopt.validate.sandbox import probe_isolation
@@ -83,6 +91,36 @@ def diagnosis(toolchain: Toolchain) -> dict[str, Any]:
         "sandbox": {"isolated": isolation.available, "reason": isolation.reason},
         "native_evaluator": {"available": native.available, "reason": native.reason},
         "evaluator": backend.name,
+        "gpu": gpu_diagnosis(toolchain),
+    }
+
+
+def gpu_diagnosis(toolchain: Toolchain, arch: str = DEFAULT_ARCH) -> dict[str, Any]:
+    """What GPU device code needs: the NVPTX back end, a CUDA toolkit, the OpenMP offload runtime; each part
+    missing comes with what to install."""
+    try:
+        cuda = find_cuda()
+        toolkit: dict[str, Any] = {
+            "found": True,
+            "ptxas": str(cuda.ptxas),
+            "version": cuda.version,
+            "headers": str(cuda.root) if cuda.root is not None else None,
+            "source": cuda.source,
+            "problem": None
+            if cuda.headers
+            else f"ptxas without CUDA's headers: .cu files need them; {CUDA_INSTALL_HINT}",
+        }
+    except ToolchainError as exc:
+        toolkit = {"found": False, "problem": exception_line(exc)}
+    offload = openmp_offload_bitcode(toolchain, arch)
+    return {
+        "nvptx": nvptx_registered(toolchain),
+        "cuda": toolkit,
+        "openmp_offload": {
+            "arch": arch,
+            "bitcode": None if offload is None else str(offload),
+            "problem": None if offload is not None else f"no libomptarget-nvptx bitcode: {OFFLOAD_INSTALL_HINT}",
+        },
     }
 
 
@@ -119,6 +157,21 @@ def _print_diagnosis(found: dict[str, Any]) -> None:
     native = found["native_evaluator"]
     console.print(f"  native eval    {'available' if native['available'] else 'unavailable'}: {native['reason']}")
     console.print(f"  evaluator      [bold]{found['evaluator']}[/bold] (override with --backend or ${BACKEND_ENV})")
+    gpu = found["gpu"]
+    lines = [f"  nvptx          {'found' if gpu['nvptx'] else 'missing: this LLVM has no NVPTX back end'}"]
+    cuda = gpu["cuda"]
+    lines.append(
+        f"  ptxas          {cuda['version']} ({cuda['ptxas']}, from {cuda['source']})"
+        if cuda["found"]
+        else "  ptxas          missing"
+    )
+    if cuda["found"] and cuda["headers"]:
+        lines.append(f"  CUDA headers   {cuda['headers']}")
+    offload = gpu["openmp_offload"]
+    lines.append(f"  omp offload    {offload['bitcode'] or 'missing'} ({offload['arch']})")
+    lines += [f"                 {problem}" for problem in (cuda["problem"], offload["problem"]) if problem]
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _system_parts() -> dict[str, tuple[bool, str]]:

@@ -16,6 +16,7 @@ from stitchopt.cli.cache import cache_app
 from stitchopt.cli.datasets import datasets_app
 from stitchopt.cli.demo import demo_command
 from stitchopt.cli.doctor import doctor_command, show_version
+from stitchopt.cli.gpu import gpu_app
 from stitchopt.cli.heldout import evaluate_command
 from stitchopt.cli.hot import hot_command
 from stitchopt.cli.labels import labels_app
@@ -79,6 +80,7 @@ app.add_typer(stitch_app, name="stitch")
 app.add_typer(security_app, name="security")
 app.add_typer(cache_app, name="cache")
 app.add_typer(plugin_app, name="plugin")
+app.add_typer(gpu_app, name="gpu")
 
 
 @app.callback()

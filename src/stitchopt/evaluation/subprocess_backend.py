@@ -16,6 +16,7 @@ import re
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.evaluation.backend import CRASH_MARKERS, CodegenLookup, Emitted, Screen, complete_with_codegen, tail
+from stitchopt.toolchain.device import kernel_names, missing_kernels, ptx_command, ptxas_command
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.llvm import llc_command, opt_command
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, ToolRun, run_tool
@@ -56,6 +57,7 @@ class SubprocessBackend:
         self.toolchain = toolchain
         self.timeout = timeout
         self.memory_bytes = memory_bytes
+        self._kernels_of: dict[str, list[str]] = {}
 
     def evaluate(
         self,
@@ -84,10 +86,34 @@ class SubprocessBackend:
         )
 
         def emit() -> Emitted:
+            if options.assembler:
+                return self._emit_device(module, opt_run.stdout, options)
             llc = self._run(llc_command(self.toolchain.tool("llc"), flags=options.llc_flags()), opt_run.stdout)
             return Emitted(classify(llc), llc.stdout, llc.seconds, tail("llc", llc.stderr_text))
 
         return complete_with_codegen(optimized, module.triple, options, codegen, emit)
+
+    def _emit_device(self, module: IRModule, optimized: bytes, options: CompileOptions) -> Emitted:
+        """GPU code: llc writes PTX, which must still define every kernel of the input; ptxas assembles it."""
+        llc = self._run(ptx_command(self.toolchain, options), optimized)
+        status = classify(llc)
+        if status is not EvalStatus.OK:
+            return Emitted(status, b"", llc.seconds, tail("llc", llc.stderr_text))
+        missing = missing_kernels(llc.stdout.decode(errors="replace"), self._kernels(module))
+        if missing:
+            message = f"llc: the list dropped or renamed kernel(s) {', '.join(missing)}\n"
+            return Emitted(EvalStatus.COMPILE_ERROR, b"", llc.seconds, message)
+        ptxas = self._run(ptxas_command(options), llc.stdout)
+        status = classify(ptxas)
+        failure = "" if status is EvalStatus.OK else tail("ptxas", ptxas.stderr_text)
+        return Emitted(status, ptxas.stdout, llc.seconds + ptxas.seconds, tail("llc", llc.stderr_text) + failure)
+
+    def _kernels(self, module: IRModule) -> list[str]:
+        """The module's kernels, read once per module."""
+        if module.sha256 not in self._kernels_of:
+            text = self._run([self.toolchain.tool("llvm-dis"), "-", "-o", "-"], module.bitcode).stdout
+            self._kernels_of[module.sha256] = kernel_names(text.decode(errors="replace"))
+        return self._kernels_of[module.sha256]
 
     def _read_back(self, bitcode: bytes) -> tuple[int | None, bytes]:
         """The instruction count and the module as read back (the input itself if that fails)."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from stitchopt.errors import ToolchainError
+from stitchopt.toolchain.device import DEVICE_TRIPLE
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
 
@@ -173,6 +174,15 @@ EXCLUSION_RULES: tuple[ExclusionRule, ...] = (
 )
 
 
+# GPU device code (`load_catalogue(..., device=True)`): the passes meant for it come back, structurizecfg
+# excepted (an AMDGPU requirement that NVPTX does not have), and NVPTX's own IR passes join, which opt parses
+# for an nvptx64 module but `--print-passes` does not list.
+DEVICE_ALLOWED = frozenset(
+    {"infer-address-spaces", "openmp-opt", "openmp-opt-cgscc", "fix-irreducible", "unify-loop-exits"}
+)
+DEVICE_PASSES = (("nvvm-reflect", Level.FUNCTION), ("nvvm-intr-range", Level.FUNCTION))
+
+
 @dataclass(frozen=True)
 class CataloguePass:
     """One searchable pass: its name, nesting level and the spelling written into pipelines."""
@@ -206,6 +216,7 @@ class Catalogue:
     llvm_version: str
     passes: tuple[CataloguePass, ...]
     excluded: tuple[ExcludedPass, ...]
+    device: bool = False  # for GPU device code (nvptx64)
 
     def __len__(self) -> int:
         return len(self.passes)
@@ -231,7 +242,8 @@ class Catalogue:
     def identity(self) -> str:
         """A short hash of the LLVM version and the searchable spellings: labels and models made with one
         catalogue name passes that another LLVM may not have."""
-        text = "\n".join([self.llvm_version, *(f"{p.level.value}:{p.spelling}" for p in self.passes)])
+        target = [DEVICE_TRIPLE] if self.device else []
+        text = "\n".join([self.llvm_version, *target, *(f"{p.level.value}:{p.spelling}" for p in self.passes)])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -261,25 +273,29 @@ def _spelling(name: str, params: str) -> str:
     return name
 
 
-def build_catalogue(print_passes_text: str, llvm_version: str) -> Catalogue:
+def build_catalogue(print_passes_text: str, llvm_version: str, *, device: bool = False) -> Catalogue:
+    listed = parse_print_passes(print_passes_text)
+    if device:
+        listed += [(level, name, "") for name, level in DEVICE_PASSES]
     passes: list[CataloguePass] = []
     excluded: list[ExcludedPass] = []
     seen: set[str] = set()
-    for level, name, params in parse_print_passes(print_passes_text):
+    for level, name, params in listed:
         if name in seen:  # e.g. guard-widening is listed as both a function and a loop pass
             continue
         seen.add(name)
         rule = next((r.name for r in EXCLUSION_RULES if r.matches(name)), None)
-        if rule is not None:
+        if rule is not None and not (device and name in DEVICE_ALLOWED):
             excluded.append(ExcludedPass(name, level, rule))
         else:
             passes.append(CataloguePass(name, level, _spelling(name, params), params))
-    return Catalogue(llvm_version=llvm_version, passes=tuple(passes), excluded=tuple(excluded))
+    return Catalogue(llvm_version=llvm_version, passes=tuple(passes), excluded=tuple(excluded), device=device)
 
 
-def load_catalogue(toolchain: Toolchain) -> Catalogue:
-    """Ask this toolchain's `opt` for its passes and apply the rules."""
-    run = run_tool([toolchain.tool("opt"), "--print-passes"], timeout=60)
+def load_catalogue(toolchain: Toolchain, *, device: bool = False) -> Catalogue:
+    """Ask this toolchain's `opt` for its passes and apply the rules; `device`: for GPU device code."""
+    target = [f"-mtriple={DEVICE_TRIPLE}"] if device else []
+    run = run_tool([toolchain.tool("opt"), *target, "--print-passes"], timeout=60)
     if run.returncode != 0:
         raise ToolchainError(f"`{toolchain.tool('opt')} --print-passes` failed: {run.stderr_tail(300).strip()}")
-    return build_catalogue(run.stdout.decode(), toolchain.version_string)
+    return build_catalogue(run.stdout.decode(), toolchain.version_string, device=device)

@@ -13,12 +13,17 @@ from stitchopt.errors import InputError
 SHF_ALLOC = 0x2
 SHF_EXECINSTR = 0x4
 SHT_NOBITS = 8
+EM_CUDA = 190  # a cubin: ptxas's output
+# SASS of sm_70 and newer: 16-byte instructions, the opcode in the low 12 bits; ptxas pads every kernel to a
+# 128-byte boundary with NOPs, which count neither as code nor as a list's doing.
+SASS_WORD = 16
+SASS_NOP = 0x918
 
 
 @dataclass(frozen=True)
 class Section:
     name: str
-    size: int
+    size: int  # a cubin's SASS without the NOPs that pad it
     flags: int
     type: int
 
@@ -45,6 +50,7 @@ def read_sections(data: bytes) -> list[Section]:
         raise InputError("not an ELF object file: codegen must emit ELF (set an ELF target triple)")
     is64 = data[4] == 2
     endian = "<" if data[5] == 1 else ">"
+    (machine,) = struct.unpack_from(endian + "H", data, 0x12)
     try:
         if is64:
             (shoff,) = struct.unpack_from(endian + "Q", data, 0x28)
@@ -60,11 +66,24 @@ def read_sections(data: bytes) -> list[Section]:
         raise InputError(f"truncated or corrupt ELF section table: {exc}") from exc
     strtab = data[strtab_off : strtab_off + strtab_size]
     sections = []
-    for name_off, sh_type, sh_flags, _addr, _off, sh_size, *_ in raw:
+    for name_off, sh_type, sh_flags, _addr, offset, sh_size, *_ in raw:
         end = strtab.find(b"\0", name_off)
         name = strtab[name_off : end if end >= 0 else None].decode("ascii", errors="replace")
+        if machine == EM_CUDA and sh_flags & SHF_EXECINSTR:
+            sh_size = _unpadded_sass(data[offset : offset + sh_size])
         sections.append(Section(name=name, size=sh_size, flags=sh_flags, type=sh_type))
     return sections
+
+
+def _unpadded_sass(code: bytes) -> int:
+    """Bytes of a kernel's SASS up to the NOPs that pad it."""
+    words = len(code) // SASS_WORD
+    while (
+        words
+        and int.from_bytes(code[(words - 1) * SASS_WORD : (words - 1) * SASS_WORD + 2], "little") & 0xFFF == SASS_NOP
+    ):
+        words -= 1
+    return words * SASS_WORD
 
 
 def object_sizes(data: bytes) -> ObjectSizes:

@@ -24,6 +24,7 @@ from stitchopt.evaluation.backend import Screen
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
+from stitchopt.toolchain.baselines import Baseline
 from stitchopt.tune.acceptance import GuardCheck
 from stitchopt.tune.strategies import Strategy
 from stitchopt.tune.trial_log import RUN_ID_KEY
@@ -43,7 +44,8 @@ class Budget:
 
 @dataclass
 class TuningRun:
-    """What a run found. `best_passes` is None when nothing beat -Oz (the -Oz backup is the answer)."""
+    """What a run found. `best_passes` is None when nothing beat -Oz (the -Oz backup is the answer). With another
+    reference build (`tune(reference=...)`), `oz` holds that build and is the backup."""
 
     program: str
     objective: Objective
@@ -69,9 +71,12 @@ def tune(
     on_progress: Callable[[TuningRun], None] | None = None,
     guard: GuardCheck | None = None,
     run_id: str | None = None,
+    reference: Baseline | None = None,
 ) -> TuningRun:
-    """Search `module` within `budget`; each trial goes to `trial_log`, stamped with `run_id` (the run record's)."""
-    oz_baseline = evaluator.baselines["Oz"]
+    """Search `module` within `budget`; each trial goes to `trial_log`, stamped with `run_id` (the run record's).
+    `reference`: the build scores are relative to and the backup, whose options every list is built with
+    (default -Oz; GPU device code: clang's -O3 device compile)."""
+    oz_baseline = reference or evaluator.baselines["Oz"]
     oz = evaluator.evaluate(module, oz_baseline.pipeline, oz_baseline.options)
     run = TuningRun(module.name, objective, oz, None, oz, objective.score(oz, oz))
     start = time.monotonic()

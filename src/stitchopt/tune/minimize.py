@@ -16,6 +16,7 @@ from stitchopt.core import IRModule, Objective
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
+from stitchopt.toolchain.baselines import Baseline
 from stitchopt.tune.acceptance import GuardCheck
 
 
@@ -30,11 +31,12 @@ class Minimized:
 class _Scorer:
     """Scores lists on one program through the evaluator (and so through the cache), counting evaluations."""
 
-    def __init__(self, evaluator: Evaluator, module: IRModule, catalogue: Catalogue, objective: Objective):
+    def __init__(
+        self, evaluator: Evaluator, module: IRModule, catalogue: Catalogue, objective: Objective, baseline: Baseline
+    ):
         self.evaluator, self.module, self.catalogue, self.objective = evaluator, module, catalogue, objective
-        oz = evaluator.baselines["Oz"]
-        self.options = oz.options
-        self.reference = evaluator.evaluate(module, oz.pipeline, oz.options)
+        self.options = baseline.options
+        self.reference = evaluator.evaluate(module, baseline.pipeline, baseline.options)
         self.evaluations = 0
 
     def __call__(self, candidates: list[PassNames]) -> list[float]:
@@ -53,8 +55,10 @@ def minimize(
     insertion: bool = True,
     max_evaluations: int = 5000,
     guard: GuardCheck | None = None,
+    reference: Baseline | None = None,
 ) -> Minimized:
-    score = _Scorer(evaluator, module, catalogue, objective)
+    """`reference`: the build scores are relative to, as in `tune` (default -Oz)."""
+    score = _Scorer(evaluator, module, catalogue, objective, reference or evaluator.baselines["Oz"])
     best = tuple(passes)
     (best_score,) = score([best])
 

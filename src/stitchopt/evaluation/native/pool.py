@@ -27,6 +27,7 @@ from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.backend import CodegenLookup, Emitted, PrefixReuse, Screen, complete_with_codegen, tail
 from stitchopt.evaluation.native.library import SO_COMPILE_ERROR, SO_OK, SO_SIGNAL, NativeLibrary, built_library
 from stitchopt.evaluation.native.protocol import Deadline, WorkerGone, receive, send
+from stitchopt.evaluation.subprocess_backend import SubprocessBackend
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, STDERR_TAIL_CHARS, memory_limits, rlimited
 
@@ -141,6 +142,7 @@ class NativeBackend:
         self.restarts = 0
         self._live: set[_Worker] = set()  # busy or idle, so that close() can stop evaluations in flight
         self._live_lock = threading.Lock()
+        self._device = SubprocessBackend(toolchain, timeout=timeout, memory_bytes=memory_bytes)
         self._idle: queue.LifoQueue[_Worker | None] = queue.LifoQueue()
         for _ in range(jobs):
             self._idle.put(None)  # started on first use
@@ -161,7 +163,10 @@ class NativeBackend:
         screen: Screen | None = None,
     ) -> EvalResult:
         """With a prefix cache, `base` (the pipeline this one was derived from) lets the worker resume from the
-        base's module states; `screen` may rule out codegen of the optimized module."""
+        base's module states; `screen` may rule out codegen of the optimized module. GPU code (an assembler
+        after llc) runs through subprocesses: the workers generate host objects only."""
+        if options.assembler:
+            return self._device.evaluate(module, pipeline, options, codegen)
         worker = self._idle.get()
         healthy = False
         try:

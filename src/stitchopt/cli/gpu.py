@@ -1,0 +1,236 @@
+"""`stitchopt gpu`: GPU device code measured without a GPU (ptxas's SASS size, registers, spills, occupancy),
+clang's own `-O3` device compile beside the pass lists given."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.progress import Progress
+from rich.table import Table
+
+from stitchopt.cli.options import (
+    NEGATIVE,
+    AddressOption,
+    BackendOption,
+    CacheDirOption,
+    JobsOption,
+    JsonOption,
+    LlvmOption,
+    console,
+    open_evaluator,
+    output_option,
+    passes_option,
+    print_table,
+    status_console,
+)
+from stitchopt.core import CompileOptions, IRModule
+from stitchopt.errors import InputError, StitchoptError
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.passes.pipeline import pipeline_from_text
+from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
+from stitchopt.toolchain.device import (
+    CUDA_SUFFIXES,
+    DEFAULT_ARCH,
+    DEVICE_LEVEL,
+    DeviceBuild,
+    build_device,
+    cuda_device_ir,
+    device_baseline,
+    device_options,
+    is_device_triple,
+    printed_device_pipeline,
+)
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.frontend import disassemble, load_module, module_from_bitcode
+from stitchopt.toolchain.llvm import passes_option as opt_passes_option
+from stitchopt.tune.device import tune_device
+from stitchopt.tune.driver import Budget, TuningRun
+from stitchopt.tune.strategies import STRATEGIES
+
+gpu_app = typer.Typer(
+    help="GPU device code: measure pass lists against clang's -O3 device compile.", no_args_is_help=True
+)
+
+
+@gpu_app.command("measure")
+def measure_command(
+    file: Annotated[Path, typer.Argument(help="A .cu file, or device IR (.ll/.bc for nvptx64).")],
+    passes: Annotated[
+        Optional[str],  # noqa: UP045 (typer needs Optional on Python 3.10)
+        passes_option("Flat list 'sroa,instcombine' or a pipeline to measure beside -O3 (device catalogue)"),
+    ] = None,
+    arch: Annotated[str, typer.Option("--arch", help="GPU architecture of a .cu file (sm_XX).")] = DEFAULT_ARCH,
+    ptx: Annotated[
+        Optional[Path],  # noqa: UP045
+        output_option("Write the PTX of the list (of -O3 without -p) here."),
+    ] = None,
+    json_output: JsonOption = False,
+    llvm: LlvmOption = None,
+) -> None:
+    """Per kernel: SASS bytes, registers, spills, stack and occupancy, for -O3 and the list."""
+    toolchain = find_toolchain(llvm)
+    cuda = find_cuda()
+    module, options = _device_input(toolchain, cuda, file, arch)
+    bitcode = module.bitcode
+    catalogue = load_catalogue(toolchain, device=True)
+    pipelines = {f"-{DEVICE_LEVEL}": f"default<{DEVICE_LEVEL}>"}
+    if passes is not None:
+        pipelines[passes] = pipeline_from_text(passes, catalogue)
+    builds: dict[str, DeviceBuild | str] = {}
+    for label, pipeline in pipelines.items():
+        try:
+            builds[label] = build_device(toolchain, bitcode, pipeline, options)
+        except StitchoptError as exc:
+            builds[label] = str(exc)
+    last = builds[list(pipelines)[-1]]
+    if ptx is not None and isinstance(last, DeviceBuild):
+        ptx.write_text(last.ptx)
+    document = _document(file, options.target_flags[0].removeprefix("-mcpu="), cuda.version, pipelines, builds)
+    if json_output:
+        print(json.dumps(document, indent=2))
+    else:
+        _print(document)
+    if any(isinstance(build, str) for build in builds.values()):  # the list could not build the program
+        raise typer.Exit(NEGATIVE)
+
+
+@gpu_app.command("tune")
+def tune_command(
+    file: Annotated[Path, typer.Argument(help="A .cu file, or device IR (.ll/.bc for nvptx64).")],
+    budget: Annotated[int, typer.Option(min=1, help="Evaluations.")] = 200,
+    strategy: Annotated[str, typer.Option(help=f"One of {', '.join(STRATEGIES)}.")] = "local",
+    seed: Annotated[int, typer.Option(min=0, help="Random seed; same seed + same cache = same result.")] = 0,
+    no_minimize: Annotated[bool, typer.Option("--no-minimize", help="Report the best list as found.")] = False,
+    arch: Annotated[str, typer.Option("--arch", help="GPU architecture of a .cu file (sm_XX).")] = DEFAULT_ARCH,
+    output: Annotated[
+        Optional[Path],  # noqa: UP045
+        output_option("Write the result (as --json prints it) here."),
+    ] = None,
+    json_output: JsonOption = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    address: AddressOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Search a pass list that makes the kernels' code smaller than clang's -O3 device compile (ptxas's cubin),
+    keeping every kernel; -O3 is the backup."""
+    if strategy not in STRATEGIES:
+        raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
+    toolchain = find_toolchain(llvm)
+    cuda = find_cuda()
+    module, options = _device_input(toolchain, cuda, file, arch)
+    catalogue = load_catalogue(toolchain, device=True)
+    reference = device_baseline(options)
+    start = printed_device_pipeline(toolchain, cuda, options.target_flags[0].removeprefix("-mcpu="))
+    with (
+        open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
+        Progress(console=status_console, transient=True, disable=json_output) as progress,
+    ):
+        bar = progress.add_task(file.name, total=budget)
+
+        def show(run: TuningRun) -> None:
+            best = f"{file.name}: best {100 * (run.best_score - 1):+.2f}% vs -{DEVICE_LEVEL}"
+            progress.update(bar, completed=run.evaluations, description=best)
+
+        found = tune_device(
+            evaluator,
+            module,
+            catalogue,
+            reference,
+            start,
+            strategy=strategy,
+            seed=seed,
+            budget=Budget(budget),
+            minimize_best=not no_minimize,
+            on_progress=show,
+        )
+    pipelines = {f"-{DEVICE_LEVEL}": reference.pipeline}
+    if found.passes is not None:
+        pipelines["best"] = found.pipeline
+    builds: dict[str, DeviceBuild | str] = {}
+    for label, pipeline in pipelines.items():
+        builds[label] = build_device(toolchain, module.bitcode, pipeline, options)
+    document = _document(file, options.target_flags[0].removeprefix("-mcpu="), cuda.version, pipelines, builds)
+    document["search"] = {
+        "strategy": strategy,
+        "seed": seed,
+        "evaluations": found.run.evaluations,
+        "cubin_change": found.score - 1,
+        "passes": None if found.passes is None else list(found.passes),
+    }
+    if output is not None:
+        output.write_text(json.dumps(document, indent=2) + "\n")
+    if json_output:
+        print(json.dumps(document, indent=2))
+    else:
+        _print(document)
+        console.print(
+            f"cubin {100 * (found.score - 1):+.2f}% vs -{DEVICE_LEVEL} after {found.run.evaluations} evaluations: "
+            + (
+                f"'{opt_passes_option(found.pipeline)}'"
+                if found.passes is not None
+                else f"-{DEVICE_LEVEL} stays the answer"
+            ),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _device_input(toolchain: Toolchain, cuda: CudaToolkit, file: Path, arch: str) -> tuple[IRModule, CompileOptions]:
+    """The device module of a .cu file (for `arch`) or of device IR, and how clang would build it."""
+    if file.suffix in CUDA_SUFFIXES:
+        module = module_from_bitcode(toolchain, cuda_device_ir(toolchain, cuda, file, arch), file.stem)
+    else:
+        module = load_module(toolchain, file, [])
+        if not is_device_triple(module.triple):
+            raise InputError(f"{file}: IR for {module.triple}, not GPU device code (nvptx64); use `stitchopt eval`")
+    return module, device_options(disassemble(toolchain, module.bitcode, file.name), cuda)
+
+
+def _document(
+    file: Path, arch: str, ptxas: str, pipelines: dict[str, str], builds: dict[str, DeviceBuild | str]
+) -> dict[str, Any]:
+    rows = []
+    for label, build in builds.items():
+        entry: dict[str, Any] = {"build": label, "pipeline": pipelines[label]}
+        if isinstance(build, str):
+            entry["error"] = build
+        else:
+            entry["kernels"] = {
+                name: {
+                    "sass_bytes": k.sass_bytes,
+                    "registers": k.resources.registers,
+                    "spill_store_bytes": k.resources.spill_store_bytes,
+                    "spill_load_bytes": k.resources.spill_load_bytes,
+                    "stack_bytes": k.resources.stack_bytes,
+                    "occupancy": round(k.resources.occupancy, 4),
+                }
+                for name, k in build.kernels.items()
+            }
+        rows.append(entry)
+    return {"file": str(file), "arch": arch, "ptxas": ptxas, "builds": rows}
+
+
+def _print(document: dict[str, Any]) -> None:
+    table = Table(title=f"{document['file']} for {document['arch']} (ptxas {document['ptxas']})")
+    for column in ("kernel", "build", "SASS bytes", "vs -O3", "registers", "spills (st/ld)", "stack", "occupancy"):
+        table.add_column(column, justify="left" if column in ("kernel", "build") else "right")
+    reference = document["builds"][0].get("kernels", {})
+    for build in document["builds"]:
+        if "error" in build:
+            console.print(f"{build['build']}: {build['error']}", markup=False, highlight=False, soft_wrap=True)
+            continue
+        for name, k in build["kernels"].items():
+            base = reference.get(name, {}).get("sass_bytes")
+            change = f"{100 * (k['sass_bytes'] / base - 1):+.1f}%" if base else ""
+            spills = f"{k['spill_store_bytes']}/{k['spill_load_bytes']}"
+            table.add_row(
+                name, build["build"], str(k["sass_bytes"]), change, str(k["registers"]), spills,
+                str(k["stack_bytes"]), f"{100 * k['occupancy']:.0f}%",
+            )  # fmt: skip
+    print_table(table)

@@ -1,0 +1,124 @@
+"""Find what GPU code needs beside LLVM: the NVPTX back end, a CUDA toolkit (ptxas, headers, libdevice) and
+LLVM's OpenMP offload bitcode, each reported with what is missing and how to get it.
+
+A CUDA toolkit is a directory laid out like `/usr/local/cuda` (`bin/ptxas`, `include/cuda_runtime.h`,
+`nvvm/libdevice/libdevice.10.bc`). Order: `$STITCHOPT_CUDA`, `$CUDA_PATH`, `$CUDA_HOME`, the NVIDIA wheels of
+the `gpu` extra (`site-packages/nvidia/cu*/`), `/usr/local/cuda` and `/usr/local/cuda-*` (newest first), then
+`ptxas` on PATH alone (device code then compiles without CUDA's headers). Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from stitchopt.errors import ToolchainError
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.process import run_tool
+
+ENV_VAR = "STITCHOPT_CUDA"
+CUDA_INSTALL_HINT = "install the gpu extra (`pip install 'stitchopt[gpu]'`) or set $STITCHOPT_CUDA to a CUDA toolkit"
+OFFLOAD_INSTALL_HINT = "install libomp-19-dev (`sudo bash scripts/install-system-deps.sh --gpu`)"
+_PTXAS_VERSION_RE = re.compile(r"release (\d+)\.(\d+), V(\d+\.\d+\.\d+)")
+# Headers clang 19's CUDA wrapper still includes and CUDA 13 no longer ships: empty stand-ins, searched after
+# every other directory (-idirafter), so a CUDA that ships them keeps its own.
+STANDIN_DIR = Path(__file__).with_name("cuda_standins")
+
+
+@dataclass(frozen=True)
+class CudaToolkit:
+    """`ptxas` and, when the toolkit has them, CUDA's headers and libdevice (`root` is then `--cuda-path`)."""
+
+    ptxas: Path
+    version: str  # ptxas's own, e.g. 13.0.88: part of every device measurement's cache key
+    root: Path | None  # None: ptxas alone, device code compiles without CUDA's headers
+    source: str
+
+    @property
+    def headers(self) -> bool:
+        return self.root is not None
+
+
+def find_cuda() -> CudaToolkit:
+    """The first toolkit with a working ptxas; ToolchainError naming every place tried otherwise."""
+    searched: list[str] = []
+    for source, root in _candidate_roots():
+        ptxas = root / "bin" / "ptxas"
+        if not ptxas.is_file():
+            searched.append(f"{source} ({root}): no bin/ptxas")
+            continue
+        version = _ptxas_version(ptxas)
+        if version is None:
+            searched.append(f"{source} ({root}): {ptxas} does not run")
+            continue
+        complete = (root / "include" / "cuda_runtime.h").is_file() and _libdevice(root).is_file()
+        return CudaToolkit(ptxas, version, root if complete else None, source)
+    on_path = shutil.which("ptxas")
+    if on_path is not None and (version := _ptxas_version(Path(on_path))) is not None:
+        return CudaToolkit(Path(on_path), version, None, "PATH")
+    searched.append("PATH: no ptxas")
+    raise ToolchainError(f"no CUDA toolkit found (searched: {'; '.join(searched)}): {CUDA_INSTALL_HINT}")
+
+
+@cache
+def cached_cuda() -> CudaToolkit:
+    """`find_cuda()` once per process (device evaluations ask for it on every list)."""
+    return find_cuda()
+
+
+def _candidate_roots() -> list[tuple[str, Path]]:
+    roots = [
+        (f"${name}", Path(value)) for name in (ENV_VAR, "CUDA_PATH", "CUDA_HOME") if (value := os.environ.get(name))
+    ]
+    spec = importlib.util.find_spec("nvidia")
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        roots += [("the gpu extra", path) for path in sorted(Path(location).glob("cu*"), reverse=True)]
+    local = Path("/usr/local")
+    versioned = sorted(local.glob("cuda-*"), key=lambda p: _version_key(p.name), reverse=True)
+    roots += [("/usr/local", path) for path in [local / "cuda", *versioned]]
+    return roots
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", name))
+
+
+def _ptxas_version(ptxas: Path) -> str | None:
+    try:
+        run = run_tool([str(ptxas), "--version"], timeout=30)
+    except OSError:
+        return None
+    match = _PTXAS_VERSION_RE.search(run.stdout.decode(errors="replace"))
+    return match.group(3) if run.returncode == 0 and match else None
+
+
+def _libdevice(root: Path) -> Path:
+    return root / "nvvm" / "libdevice" / "libdevice.10.bc"
+
+
+def nvptx_registered(toolchain: Toolchain) -> bool:
+    """Whether this LLVM's llc was built with the NVPTX back end (Debian's is)."""
+    run = run_tool([toolchain.tool("llc"), "--version"], timeout=30)
+    return b"nvptx64" in run.stdout
+
+
+def openmp_offload_bitcode(toolchain: Toolchain, arch: str) -> Path | None:
+    """LLVM's OpenMP device runtime for `arch` (`libomptarget-nvptx-sm_90.bc`), or None when not installed."""
+    lib = Path(toolchain.tool("clang")).resolve().parent.parent / "lib"
+    for candidate in (lib / f"libomptarget-nvptx-{arch}.bc", lib / "libomptarget-nvptx.bc"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def require_nvptx(toolchain: Toolchain) -> None:
+    if not nvptx_registered(toolchain):
+        raise ToolchainError(
+            f"LLVM {toolchain.version_string} at {toolchain.tool('llc')} has no NVPTX back end: use Debian's "
+            "llvm-19 (built with it) or set STITCHOPT_LLVM to an LLVM built with NVPTX"
+        )

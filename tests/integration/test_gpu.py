@@ -1,0 +1,165 @@
+"""GPU device code with the real clang, opt, llc and ptxas (the gpu extra's CUDA toolkit): clang's -O3 device
+compile reproduced byte for byte, kernels kept, ptxas's report read, and the `stitchopt gpu` commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stitchopt.cache.store import EvaluationStore
+from stitchopt.core import EvalStatus, IRModule
+from stitchopt.datasets.kernels import FAMILY_SPLITS, kernel_sources
+from stitchopt.errors import ToolchainError
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.toolchain import cuda as cuda_module
+from stitchopt.toolchain.cuda import STANDIN_DIR, CudaToolkit, find_cuda
+from stitchopt.toolchain.device import (
+    DEVICE_TRIPLE,
+    build_device,
+    cuda_device_ir,
+    device_baseline,
+    device_options,
+    kernel_names,
+    printed_device_pipeline,
+)
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.elf import SASS_WORD
+from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
+from stitchopt.tune.device import tune_device
+from stitchopt.tune.driver import Budget
+
+KERNELS = {source.stem: source for source in kernel_sources()}
+DROPS_KERNELS = "module(internalize),globaldce"
+
+
+@pytest.fixture(scope="module")
+def cuda() -> CudaToolkit:
+    return find_cuda()
+
+
+@pytest.fixture(scope="module")
+def scan(toolchain: Toolchain, cuda: CudaToolkit) -> IRModule:
+    return module_from_bitcode(toolchain, cuda_device_ir(toolchain, cuda, KERNELS["scan"]), "scan")
+
+
+def clang_ptx(toolchain: Toolchain, cuda: CudaToolkit, source: Path) -> str:
+    """What `clang -O3 --cuda-device-only -S` writes: the PTX every device list is compared with."""
+    argv = [toolchain.tool("clang"), "-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_90"]
+    argv += [f"--cuda-path={cuda.root}", "-idirafter", str(STANDIN_DIR), "-Wno-unknown-cuda-version"]
+    return subprocess.run([*argv, "-O3", "-S", str(source), "-o", "-"], capture_output=True, check=True).stdout.decode()
+
+
+# spmv: its loops get names that only a context discarding them (clang's, and llc's with -discard-value-names)
+# keeps out of the PTX comments; gemm: unrolled shared-memory tiles.
+@pytest.mark.parametrize("family", ["spmv", "gemm"])
+def test_opt_llc_reproduce_clangs_o3_device_compile_byte_for_byte(
+    toolchain: Toolchain, cuda: CudaToolkit, family: str
+) -> None:
+    bitcode = cuda_device_ir(toolchain, cuda, KERNELS[family])
+    options = device_options(disassemble(toolchain, bitcode, family), cuda)
+    assert options.target_flags[:2] == ("-mcpu=sm_90", "-mattr=+ptx85")
+    built = build_device(toolchain, bitcode, device_baseline(options).pipeline, options)
+    assert built.ptx == clang_ptx(toolchain, cuda, KERNELS[family])
+
+
+def test_every_kernel_family_compiles_and_is_split_by_family(toolchain: Toolchain, cuda: CudaToolkit) -> None:
+    assert set(KERNELS) == set(FAMILY_SPLITS) and set(FAMILY_SPLITS.values()) == {"train", "validation", "test"}
+    assert {s.stem for s in kernel_sources("test")} == {"histogram", "spmv", "nbody"}
+    for family, source in KERNELS.items():
+        text = disassemble(toolchain, cuda_device_ir(toolchain, cuda, source), family)
+        assert f'target triple = "{DEVICE_TRIPLE}"' in text
+        assert len(kernel_names(text)) >= 2, family
+
+
+def test_ptxas_report_and_sass_sizes(toolchain: Toolchain, cuda: CudaToolkit, scan: IRModule) -> None:
+    options = device_options(disassemble(toolchain, scan.bitcode, "scan"), cuda)
+    built = build_device(toolchain, scan.bitcode, "default<O3>", options)
+    assert set(built.kernels) == {"_Z10block_scanPKiPiS1_i", "_Z14add_block_sumsPiPKii"}
+    for kernel in built.kernels.values():
+        assert kernel.resources.registers > 0 and 0 < kernel.resources.occupancy <= 1
+        assert kernel.sass_bytes > 0 and kernel.sass_bytes % SASS_WORD == 0
+    # ptxas pads each kernel with NOPs to 128 bytes: measured without them, not every size is a multiple of 128
+    assert any(kernel.sass_bytes % 128 for kernel in built.kernels.values())
+
+
+def test_a_list_that_drops_a_kernel_is_a_failed_build_on_every_backend(
+    toolchain: Toolchain, cuda: CudaToolkit, scan: IRModule, tmp_path: Path
+) -> None:
+    options = device_options(disassemble(toolchain, scan.bitcode, "scan"), cuda)
+    for backend in ("subprocess", "native"):
+        store = EvaluationStore(tmp_path / f"{backend}.sqlite")
+        with Evaluator(toolchain, store, jobs=1, backend=backend) as evaluator:
+            dropped = evaluator.evaluate(scan, DROPS_KERNELS, options)
+            o3 = evaluator.evaluate(scan, "default<O3>", options)
+        assert dropped.status is EvalStatus.COMPILE_ERROR and "_Z10block_scanPKiPiS1_i" in dropped.stderr_tail
+        assert o3.ok and o3.text_bytes == sum(
+            k.sass_bytes for k in build_device(toolchain, scan.bitcode, "default<O3>", options).kernels.values()
+        )
+
+
+def test_device_catalogue_has_the_gpu_passes_and_its_own_identity(toolchain: Toolchain) -> None:
+    host, device = load_catalogue(toolchain), load_catalogue(toolchain, device=True)
+    for name in ("nvvm-reflect", "nvvm-intr-range", "infer-address-spaces", "openmp-opt"):
+        assert device.get(name) is not None and host.get(name) is None, name
+    assert device.get("structurizecfg") is None and device.identity != host.identity
+
+
+def test_device_search_never_ends_worse_than_o3(
+    toolchain: Toolchain, cuda: CudaToolkit, scan: IRModule, tmp_path: Path
+) -> None:
+    options = device_options(disassemble(toolchain, scan.bitcode, "scan"), cuda)
+    catalogue = load_catalogue(toolchain, device=True)
+    with Evaluator(toolchain, EvaluationStore(tmp_path / "cache.sqlite"), jobs=2) as evaluator:
+        found = tune_device(
+            evaluator,
+            scan,
+            catalogue,
+            device_baseline(options),
+            printed_device_pipeline(toolchain, cuda),
+            budget=Budget(16),
+        )
+    assert found.run.evaluations == 16 and found.score <= 1.0
+    if found.passes is not None:
+        assert found.score < 1.0 and len(build_device(toolchain, scan.bitcode, found.pipeline, options).kernels) == 2
+
+
+def test_gpu_commands(tmp_path: Path) -> None:
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env)
+
+    measured = cli(
+        "gpu", "measure", str(KERNELS["scan"]), "-p", "default<Oz>", "-o", str(tmp_path / "oz.ptx"), "--json"
+    )
+    assert measured.returncode == 0, measured.stderr
+    document = json.loads(measured.stdout)
+    assert [b["build"] for b in document["builds"]] == ["-O3", "default<Oz>"]
+    assert (tmp_path / "oz.ptx").read_text().startswith("//\n// Generated by LLVM NVPTX Back-End")
+    table = cli("gpu", "measure", str(KERNELS["scan"]), "-p", DROPS_KERNELS)
+    assert table.returncode == 1 and "dropped or renamed kernel(s)" in table.stdout and "block_scan" in table.stdout
+    bad = cli("gpu", "measure", str(KERNELS["scan"]), "--arch", "ampere")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "sm_XX" in bad.stderr
+    host = tmp_path / "host.ll"
+    host.write_text('target triple = "x86_64-pc-linux-gnu"\ndefine i32 @f() {\n  ret i32 0\n}\n')
+    refused = cli("gpu", "tune", str(host))
+    assert refused.returncode == 2 and "not GPU device code" in refused.stderr
+    broken = tmp_path / "broken.cu"
+    broken.write_text("__global__ void k(int *p) { p[0] = undeclared; }\n")
+    failed = cli("gpu", "measure", str(broken))
+    assert failed.returncode == 2 and "undeclared" in failed.stderr and failed.stderr.count("\n") == 1
+    doctor = json.loads(cli("doctor", "--json").stdout)["gpu"]
+    assert doctor["nvptx"] and doctor["cuda"]["found"] and doctor["cuda"]["headers"]
+
+
+def test_no_cuda_toolkit_is_one_line_naming_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(cuda_module, "_candidate_roots", lambda: [("$STITCHOPT_CUDA", tmp_path)])
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolchainError, match=r"no CUDA toolkit found .*no bin/ptxas.*stitchopt\[gpu\]"):
+        find_cuda()
