@@ -17,6 +17,7 @@ from stitchopt.datasets.kernels import FAMILY_SPLITS, kernel_sources
 from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.studies.gpu_launches import LAUNCHES
 from stitchopt.toolchain import cuda as cuda_module
 from stitchopt.toolchain.cuda import STANDIN_DIR, CudaToolkit, find_cuda
 from stitchopt.toolchain.device import (
@@ -163,3 +164,27 @@ def test_no_cuda_toolkit_is_one_line_naming_the_extra(monkeypatch: pytest.Monkey
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ToolchainError, match=r"no CUDA toolkit found .*no bin/ptxas.*stitchopt\[gpu\]"):
         find_cuda()
+
+
+def test_gpu_timing_prepares_every_launch_and_says_why_it_cannot_time_here(tmp_path: Path) -> None:
+    """The timing script's CPU-only path: every kernel of LAUNCHES gets its cubins (each launch's arguments
+    checked against the kernel's PTX parameters), and `run` without CuPy or a GPU writes its document with the
+    reason and exits 0."""
+    lists = {
+        "kernels": [
+            {"family": runnable.family, "kernel": kernel, "pipeline": "default<O3>", "kept": True}
+            for kernel, runnable in LAUNCHES.items()
+        ]
+    }
+    (tmp_path / "lists.json").write_text(json.dumps(lists))
+    script = [sys.executable, str(Path(__file__).parents[2] / "benchmarks" / "gpu_timing.py")]
+    prepared = subprocess.run(
+        [*script, "prepare", "--lists", str(tmp_path / "lists.json"), "-o", str(tmp_path / "run")]
+    )
+    assert prepared.returncode == 0
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert len(manifest["kernels"]) == len(LAUNCHES) and manifest["arch"] == "sm_90"
+    timed = subprocess.run([*script, "run", str(tmp_path / "run"), "--json", str(tmp_path / "timing.json")])
+    document = json.loads((tmp_path / "timing.json").read_text())
+    assert timed.returncode == 0 and document["manifest"] == manifest
+    assert document["gpu"] is None and document["reason"] and document["kernels"] == []
