@@ -3,10 +3,10 @@ the project's own kernels (src/stitchopt/datasets/kernels_v1, held-out families 
 
 Each kernel is its own unit (the file's other kernels deleted, every other symbol as in the file, so -O3 builds
 it exactly as in the whole file). A local search (`--budget` evaluations, seeded by clang's printed -O3 device
-pipeline) minimizes the kernel's cubin size; its minimized best is kept only when ptxas reports it no worse than
--O3 in SASS bytes, registers, spills and stack (else -O3 is the answer: the backup). A kernel counts as better
-when it is kept and smaller or uses fewer registers. No run on a GPU checks these lists here: the wins are
-static and unverified until the timing script runs them.
+pipeline) minimizes the kernel's cubin size (`stitchopt gpu tune`'s search); its minimized best is kept only
+when ptxas reports it no worse than -O3 in SASS bytes, registers, spills and stack (else -O3 is the answer). A
+kernel counts as better when it is kept and smaller or uses fewer registers. No run on a GPU checks these lists
+here: the wins are static and unverified until the timing script runs them.
 
     python benchmarks/gpu_static.py [--split test] [--budget 300] [--seed 0] [--jobs 0] [--json F]
 """
@@ -27,8 +27,6 @@ from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.cuda import find_cuda
 from stitchopt.toolchain.device import (
-    KernelMeasure,
-    build_device,
     cuda_device_ir,
     device_baseline,
     device_options,
@@ -59,16 +57,6 @@ class KernelResult:
         return self.kept and (self.best_sass < self.o3_sass or self.best_registers < self.o3_registers)
 
 
-def no_worse(best: KernelMeasure, o3: KernelMeasure) -> bool:
-    a, b = best.resources, o3.resources
-    return (
-        best.sass_bytes <= o3.sass_bytes
-        and a.registers <= b.registers
-        and a.spill_store_bytes + a.spill_load_bytes <= b.spill_store_bytes + b.spill_load_bytes
-        and a.stack_bytes <= b.stack_bytes
-    )
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", default="test", choices=("train", "validation", "test"))
@@ -79,7 +67,7 @@ def main() -> int:
     args = parser.parse_args()
     toolchain, cuda = find_toolchain(), find_cuda()
     catalogue = load_catalogue(toolchain, device=True)
-    start = printed_device_pipeline(toolchain, cuda)
+    start = printed_device_pipeline(toolchain)
     results: list[KernelResult] = []
     began = time.monotonic()
     with Evaluator(toolchain, EvaluationStore(store_path()), jobs=args.jobs or None) as evaluator:
@@ -94,10 +82,7 @@ def main() -> int:
                 found = tune_device(
                     evaluator, module, catalogue, reference, start, seed=args.seed, budget=Budget(args.budget)
                 )
-                o3 = build_device(toolchain, unit, reference.pipeline, options).kernels[kernel]
-                best = build_device(toolchain, unit, found.pipeline, options).kernels[kernel]
-                kept = found.passes is not None and no_worse(best, o3)
-                answer = best if kept else o3
+                o3, answer = found.reference.kernels[kernel], found.answer.kernels[kernel]
                 results.append(
                     KernelResult(
                         source.stem,
@@ -106,9 +91,9 @@ def main() -> int:
                         o3.resources.registers,
                         answer.sass_bytes,
                         answer.resources.registers,
-                        kept,
+                        found.passes is not None,
                         found.run.evaluations,
-                        found.pipeline if kept else reference.pipeline,
+                        found.pipeline,
                     )
                 )
                 print(f"{source.stem} {kernel}: {o3.sass_bytes} -> {answer.sass_bytes} SASS bytes", file=sys.stderr)

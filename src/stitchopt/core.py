@@ -52,7 +52,7 @@ class CompileOptions:
         if self.target_flags:
             key += f";target={' '.join(self.target_flags)}"
         if self.assembler:
-            key += f";as={' '.join(self.assembler[1:])}@{self.assembler_version}"
+            key += f";as={' '.join(self.assembler[1:])}@{self.assembler_version};m={DEVICE_MEASUREMENT_VERSION}"
         return key
 
     def key(self) -> str:
@@ -62,6 +62,9 @@ class CompileOptions:
 # Part of every cache key: bump it when what an evaluation measures changes (which sections count, how
 # instructions are counted), so that results measured the old way are never replayed as new ones.
 MEASUREMENT_VERSION = 1
+# The same for GPU objects alone (cubins: SASS without padding, parameter banks not counted), so that host
+# results stay valid when only the device measure changes.
+DEVICE_MEASUREMENT_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,7 @@ INVOCATIONS = {
         ("gpu", "measure", "{kernels}/scan.cu", "-p", "module(internalize),globaldce", "--json"), 1
     ),
     "gpu tune": Invocation(("gpu", "tune", "{kernels}/scan.cu", "--budget", "4", "--no-minimize", "--json")),
+    "gpu transfers": Invocation(("gpu", "transfers", "{data}/offload.c", "--json")),
     "passes": Invocation(("passes", "--json")),
     "datasets list": Invocation(("datasets", "list", "--json")),
     "datasets info": Invocation(("datasets", "info", "{dataset}", "--json")),

@@ -27,21 +27,27 @@ from stitchopt.toolchain.device import (
     device_baseline,
     device_options,
     kernel_names,
+    kernel_unit,
     printed_device_pipeline,
 )
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.elf import SASS_WORD
+from stitchopt.toolchain.elf import SASS_WORD, object_sizes
 from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
+from stitchopt.toolchain.ptx import KernelResources
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget
 
 KERNELS = {source.stem: source for source in kernel_sources()}
+DATA = Path(__file__).parents[1] / "data"
 DROPS_KERNELS = "module(internalize),globaldce"
 
 
 @pytest.fixture(scope="module")
 def cuda() -> CudaToolkit:
-    return find_cuda()
+    try:
+        return find_cuda()
+    except ToolchainError as exc:
+        pytest.skip(f"{exc} (make test installs the gpu extra)")
 
 
 @pytest.fixture(scope="module")
@@ -82,11 +88,27 @@ def test_ptxas_report_and_sass_sizes(toolchain: Toolchain, cuda: CudaToolkit, sc
     options = device_options(disassemble(toolchain, scan.bitcode, "scan"), cuda)
     built = build_device(toolchain, scan.bitcode, "default<O3>", options)
     assert set(built.kernels) == {"_Z10block_scanPKiPiS1_i", "_Z14add_block_sumsPiPKii"}
-    for kernel in built.kernels.values():
-        assert kernel.resources.registers > 0 and 0 < kernel.resources.occupancy <= 1
+    for name, kernel in built.kernels.items():
+        assert kernel.resources.registers > 0 and 0 < kernel.resources.occupancy("sm_90") <= 1
         assert kernel.sass_bytes > 0 and kernel.sass_bytes % SASS_WORD == 0
+        alone = build_device(toolchain, kernel_unit(toolchain, scan.bitcode, name), "default<O3>", options)
+        assert list(alone.kernels) == [name] and alone.kernels[name] == kernel  # as built in the whole file
     # ptxas pads each kernel with NOPs to 128 bytes: measured without them, not every size is a multiple of 128
     assert any(kernel.sass_bytes % 128 for kernel in built.kernels.values())
+    sizes = object_sizes(built.cubin)  # the kernels' parameter banks are not counted
+    assert sizes.text_bytes == sum(k.sass_bytes for k in built.kernels.values())
+    assert not any(name.startswith(".nv.constant0.") for name in sizes.sections)
+
+
+@pytest.mark.parametrize(
+    ("registers", "arch", "share"),
+    [(40, "sm_90", 48 / 64), (48, "sm_90", 40 / 64), (32, "sm_86", 1.0), (255, "sm_90", 8 / 64), (64, "sm_75", 1.0)],
+)
+def test_register_occupancy_follows_cuda_occupancy_rules(registers: int, arch: str, share: float) -> None:
+    """cuda_occupancy.h: registers are allocated per warp in units of 256, per sub-partition (4 of 16K each),
+    and the resident warps per multiprocessor depend on the architecture (64 on sm_90, 48 on sm_86, 32 on
+    sm_75)."""
+    assert KernelResources(registers, 0, 0, 0).occupancy(arch) == share
 
 
 def test_a_list_that_drops_a_kernel_is_a_failed_build_on_every_backend(
@@ -122,7 +144,7 @@ def test_device_search_never_ends_worse_than_o3(
             scan,
             catalogue,
             device_baseline(options),
-            printed_device_pipeline(toolchain, cuda),
+            printed_device_pipeline(toolchain),
             budget=Budget(16),
         )
     assert found.run.evaluations == 16 and found.score <= 1.0
@@ -155,14 +177,26 @@ def test_gpu_commands(tmp_path: Path) -> None:
     broken.write_text("__global__ void k(int *p) { p[0] = undeclared; }\n")
     failed = cli("gpu", "measure", str(broken))
     assert failed.returncode == 2 and "undeclared" in failed.stderr and failed.stderr.count("\n") == 1
+    old_gpu = cli("gpu", "measure", str(KERNELS["scan"]), "--arch", "sm_60")
+    assert old_gpu.returncode == 2 and old_gpu.stderr.count("\n") == 1 and "older than sm_70" in old_gpu.stderr
+    bogus = cli("gpu", "measure", str(KERNELS["scan"]), "-p", "module(no-such-pass)")
+    assert bogus.returncode == 2 and "opt cannot run this pipeline" in bogus.stderr
+    empty = tmp_path / "empty.cu"
+    empty.write_text("__device__ int twice(int x) { return 2 * x; }\n")
+    none = cli("gpu", "tune", str(empty))
+    assert none.returncode == 2 and "no kernel" in none.stderr and none.stderr.count("\n") == 1
     doctor = json.loads(cli("doctor", "--json").stdout)["gpu"]
     assert doctor["nvptx"] and doctor["cuda"]["found"] and doctor["cuda"]["headers"]
 
 
 def test_no_cuda_toolkit_is_one_line_naming_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(cuda_module, "_candidate_roots", lambda: [("$STITCHOPT_CUDA", tmp_path)])
+    monkeypatch.setattr(cuda_module, "_candidate_roots", lambda: [("$CUDA_HOME", tmp_path)])
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ToolchainError, match=r"no CUDA toolkit found .*no bin/ptxas.*stitchopt\[gpu\]"):
+        find_cuda()
+    monkeypatch.undo()
+    monkeypatch.setenv("STITCHOPT_CUDA", str(tmp_path))  # named explicitly: an error, never skipped
+    with pytest.raises(ToolchainError, match=r"\$STITCHOPT_CUDA=.*: no bin/ptxas; point it at a CUDA toolkit"):
         find_cuda()
 
 
@@ -188,3 +222,23 @@ def test_gpu_timing_prepares_every_launch_and_says_why_it_cannot_time_here(tmp_p
     document = json.loads((tmp_path / "timing.json").read_text())
     assert timed.returncode == 0 and document["manifest"] == manifest
     assert document["gpu"] is None and document["reason"] and document["kernels"] == []
+
+
+def test_offload_transfers_are_read_from_host_ir(tmp_path: Path) -> None:
+    """tests/data/offload.c: saxpy's region maps x to and y both ways (sizes known at run time, the two
+    by-value scalars not copied); the data region maps `grid` both ways (16 KiB); the region inside it maps
+    grid and out implicitly both ways; the update copies 16 floats back."""
+    env = {**os.environ, "COLUMNS": "200"}
+    cli = [sys.executable, "-m", "stitchopt", "gpu", "transfers"]
+    done = subprocess.run([*cli, str(DATA / "offload.c"), "--json"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    constructs = json.loads(done.stdout)["constructs"]
+    moved = [(c["to_device"]["items"], c["from_device"]["items"], c["to_device"]["static_bytes"]) for c in constructs]
+    assert moved == [(2, 1, 0), (1, 1, 16384), (2, 2, 32768), (0, 1, 0)]
+    assert constructs[0]["to_device"]["runtime_sized"] == 2 and constructs[3]["from_device"]["static_bytes"] == 64
+    plain = tmp_path / "plain.c"
+    plain.write_text("int twice(int x) { return 2 * x; }\n")
+    none = subprocess.run([*cli, str(plain)], capture_output=True, text=True, env=env)
+    assert none.returncode == 2 and "no OpenMP construct maps data" in none.stderr
+    cuda = subprocess.run([*cli, str(KERNELS["scan"])], capture_output=True, text=True, env=env)
+    assert cuda.returncode == 2 and "stitchopt gpu measure" in cuda.stderr

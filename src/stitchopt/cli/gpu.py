@@ -29,15 +29,17 @@ from stitchopt.cli.options import (
 from stitchopt.core import CompileOptions, IRModule
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.passes.catalogue import load_catalogue
-from stitchopt.passes.pipeline import pipeline_from_text
+from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
 from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
 from stitchopt.toolchain.device import (
     CUDA_SUFFIXES,
     DEFAULT_ARCH,
     DEVICE_LEVEL,
+    DEVICE_TRIPLE,
     DeviceBuild,
     build_device,
     cuda_device_ir,
+    device_arch,
     device_baseline,
     device_options,
     is_device_triple,
@@ -46,6 +48,7 @@ from stitchopt.toolchain.device import (
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import disassemble, load_module, module_from_bitcode
 from stitchopt.toolchain.llvm import passes_option as opt_passes_option
+from stitchopt.toolchain.offload import DIRECTIONS, OffloadConstruct, offload_constructs, openmp_host_ir
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.strategies import STRATEGIES
@@ -74,21 +77,24 @@ def measure_command(
     toolchain = find_toolchain(llvm)
     cuda = find_cuda()
     module, options = _device_input(toolchain, cuda, file, arch)
-    bitcode = module.bitcode
     catalogue = load_catalogue(toolchain, device=True)
-    pipelines = {f"-{DEVICE_LEVEL}": f"default<{DEVICE_LEVEL}>"}
+    reference = device_baseline(options)
+    pipelines = {f"-{DEVICE_LEVEL}": reference.pipeline}
     if passes is not None:
         pipelines[passes] = pipeline_from_text(passes, catalogue)
-    builds: dict[str, DeviceBuild | str] = {}
-    for label, pipeline in pipelines.items():
+        check_pipeline(toolchain, pipelines[passes], triple=DEVICE_TRIPLE)
+    builds: dict[str, DeviceBuild | str] = {
+        f"-{DEVICE_LEVEL}": build_device(toolchain, module.bitcode, reference.pipeline, options)
+    }
+    if passes is not None:
         try:
-            builds[label] = build_device(toolchain, bitcode, pipeline, options)
-        except StitchoptError as exc:
-            builds[label] = str(exc)
+            builds[passes] = build_device(toolchain, module.bitcode, pipelines[passes], options)
+        except StitchoptError as exc:  # the list's failure is the answer: reported, exit 1
+            builds[passes] = str(exc)
     last = builds[list(pipelines)[-1]]
     if ptx is not None and isinstance(last, DeviceBuild):
         ptx.write_text(last.ptx)
-    document = _document(file, options.target_flags[0].removeprefix("-mcpu="), cuda.version, pipelines, builds)
+    document = _document(file, device_arch(options), cuda.version, pipelines, builds)
     if json_output:
         print(json.dumps(document, indent=2))
     else:
@@ -125,7 +131,7 @@ def tune_command(
     module, options = _device_input(toolchain, cuda, file, arch)
     catalogue = load_catalogue(toolchain, device=True)
     reference = device_baseline(options)
-    start = printed_device_pipeline(toolchain, cuda, options.target_flags[0].removeprefix("-mcpu="))
+    start = printed_device_pipeline(toolchain, device_arch(options))
     with (
         open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
         Progress(console=status_console, transient=True, disable=json_output) as progress,
@@ -149,36 +155,92 @@ def tune_command(
             on_progress=show,
         )
     pipelines = {f"-{DEVICE_LEVEL}": reference.pipeline}
+    builds: dict[str, DeviceBuild | str] = {f"-{DEVICE_LEVEL}": found.reference}
     if found.passes is not None:
-        pipelines["best"] = found.pipeline
-    builds: dict[str, DeviceBuild | str] = {}
-    for label, pipeline in pipelines.items():
-        builds[label] = build_device(toolchain, module.bitcode, pipeline, options)
-    document = _document(file, options.target_flags[0].removeprefix("-mcpu="), cuda.version, pipelines, builds)
+        pipelines["best"], builds["best"] = found.pipeline, found.answer
+    document = _document(file, device_arch(options), cuda.version, pipelines, builds)
     document["search"] = {
         "strategy": strategy,
         "seed": seed,
         "evaluations": found.run.evaluations,
         "cubin_change": found.score - 1,
         "passes": None if found.passes is None else list(found.passes),
+        "rejected": found.rejected,
     }
     if output is not None:
         output.write_text(json.dumps(document, indent=2) + "\n")
     if json_output:
         print(json.dumps(document, indent=2))
-    else:
-        _print(document)
-        console.print(
-            f"cubin {100 * (found.score - 1):+.2f}% vs -{DEVICE_LEVEL} after {found.run.evaluations} evaluations: "
-            + (
-                f"'{opt_passes_option(found.pipeline)}'"
-                if found.passes is not None
-                else f"-{DEVICE_LEVEL} stays the answer"
-            ),
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        return
+    _print(document)
+    if found.rejected:
+        console.print(f"kept -{DEVICE_LEVEL}: {found.rejected}", markup=False, highlight=False, soft_wrap=True)
+    answer = (
+        f"'{opt_passes_option(found.pipeline)}'" if found.passes is not None else f"-{DEVICE_LEVEL} stays the answer"
+    )
+    console.print(
+        f"cubin {100 * (found.score - 1):+.2f}% vs -{DEVICE_LEVEL} after {found.run.evaluations} evaluations: {answer}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@gpu_app.command("transfers")
+def transfers_command(
+    file: Annotated[Path, typer.Argument(help="A C/C++ file with OpenMP target regions (#pragma omp target).")],
+    arch: Annotated[
+        str, typer.Option("--arch", help="GPU architecture the regions are offloaded to (sm_XX).")
+    ] = DEFAULT_ARCH,
+    clang_args: Annotated[Optional[list[str]], typer.Argument(help="Extra clang arguments after --.")] = None,  # noqa: UP045
+    json_output: JsonOption = False,
+    llvm: LlvmOption = None,
+) -> None:
+    """The data each OpenMP offload construct maps to and from the device, read statically from host IR."""
+    toolchain = find_toolchain(llvm)
+    text = disassemble(toolchain, openmp_host_ir(toolchain, file, arch, clang_args), file.name)
+    constructs = offload_constructs(text)
+    if not constructs:
+        raise InputError(f"{file}: no OpenMP construct maps data to a device (no #pragma omp target with map clauses)")
+    rows = [_construct(c) for c in constructs]
+    document: dict[str, Any] = {"file": str(file), "arch": arch, "constructs": rows, "total": _total(constructs)}
+    if json_output:
+        print(json.dumps(document, indent=2))
+        return
+    table = Table(title=f"{file}: data mapped to and from the device (static; items inside a data region count)")
+    for column in ("construct", "to device", "from device"):
+        table.add_column(column, justify="left" if column == "construct" else "right")
+    for row in [*rows, {"construct": "total", **document["total"]}]:
+        table.add_row(str(row["construct"]), _moved(row["to_device"]), _moved(row["from_device"]))
+    print_table(table)
+
+
+def _construct(construct: OffloadConstruct) -> dict[str, Any]:
+    """One construct's row: what it maps in each direction."""
+    return {"construct": construct.name, **{d: _direction(construct, d) for d in DIRECTIONS}}
+
+
+def _direction(construct: OffloadConstruct, direction: str) -> dict[str, int]:
+    return {
+        "items": construct.count(direction),
+        "static_bytes": construct.static_bytes(direction),
+        "runtime_sized": construct.dynamic(direction),
+    }
+
+
+def _total(constructs: list[OffloadConstruct]) -> dict[str, dict[str, int]]:
+    return {
+        direction: {
+            key: sum(_direction(c, direction)[key] for c in constructs)
+            for key in ("items", "static_bytes", "runtime_sized")
+        }
+        for direction in DIRECTIONS
+    }
+
+
+def _moved(moved: Any) -> str:
+    sized = f" + {moved['runtime_sized']} sized at run time" if moved["runtime_sized"] else ""
+    return f"{moved['items']} ({moved['static_bytes']} B{sized})"
 
 
 def _device_input(toolchain: Toolchain, cuda: CudaToolkit, file: Path, arch: str) -> tuple[IRModule, CompileOptions]:
@@ -208,7 +270,7 @@ def _document(
                     "spill_store_bytes": k.resources.spill_store_bytes,
                     "spill_load_bytes": k.resources.spill_load_bytes,
                     "stack_bytes": k.resources.stack_bytes,
-                    "occupancy": round(k.resources.occupancy, 4),
+                    "occupancy": round(k.resources.occupancy(arch), 4),
                 }
                 for name, k in build.kernels.items()
             }

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
 from stitchopt.evaluation.backend import CRASH_MARKERS, CodegenLookup, Emitted, Screen, complete_with_codegen, tail
-from stitchopt.toolchain.device import kernel_names, missing_kernels, ptx_command, ptxas_command
+from stitchopt.toolchain.device import emit_device, kernel_names, lost_kernels_message
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.llvm import llc_command, opt_command
 from stitchopt.toolchain.process import DEFAULT_TIMEOUT_S, ToolRun, run_tool
@@ -85,34 +86,58 @@ class SubprocessBackend:
             stderr_tail=opt_stderr,
         )
 
+        if options.assembler:
+            return self._device(module, opt_run.stdout, optimized, options, codegen)
+
         def emit() -> Emitted:
-            if options.assembler:
-                return self._emit_device(module, opt_run.stdout, options)
             llc = self._run(llc_command(self.toolchain.tool("llc"), flags=options.llc_flags()), opt_run.stdout)
             return Emitted(classify(llc), llc.stdout, llc.seconds, tail("llc", llc.stderr_text))
 
         return complete_with_codegen(optimized, module.triple, options, codegen, emit)
 
-    def _emit_device(self, module: IRModule, optimized: bytes, options: CompileOptions) -> Emitted:
-        """GPU code: llc writes PTX, which must still define every kernel of the input; ptxas assembles it."""
-        llc = self._run(ptx_command(self.toolchain, options), optimized)
-        status = classify(llc)
-        if status is not EvalStatus.OK:
-            return Emitted(status, b"", llc.seconds, tail("llc", llc.stderr_text))
-        missing = missing_kernels(llc.stdout.decode(errors="replace"), self._kernels(module))
-        if missing:
-            message = f"llc: the list dropped or renamed kernel(s) {', '.join(missing)}\n"
-            return Emitted(EvalStatus.COMPILE_ERROR, b"", llc.seconds, message)
-        ptxas = self._run(ptxas_command(options), llc.stdout)
-        status = classify(ptxas)
-        failure = "" if status is EvalStatus.OK else tail("ptxas", ptxas.stderr_text)
-        return Emitted(status, ptxas.stdout, llc.seconds + ptxas.seconds, tail("llc", llc.stderr_text) + failure)
+    def _device(
+        self,
+        module: IRModule,
+        bitcode: bytes,
+        optimized: EvalResult,
+        options: CompileOptions,
+        codegen: CodegenLookup | None,
+    ) -> EvalResult:
+        """GPU code: the PTX must still define every kernel of the input, and so must the cubin's sections
+        (which also holds for sizes the codegen cache answers: another input may have left them)."""
+        kernels = self._kernels(module)
+        if kernels is None:
+            return replace(optimized, status=EvalStatus.COMPILE_ERROR, stderr_tail="llvm-dis: cannot read the module")
 
-    def _kernels(self, module: IRModule) -> list[str]:
-        """The module's kernels, read once per module."""
+        def emit() -> Emitted:
+            emission = emit_device(self.toolchain, bitcode, kernels, options, self._run)
+            llc = emission.llc
+            if emission.missing:
+                return Emitted(
+                    EvalStatus.COMPILE_ERROR, b"", llc.seconds, f"llc: {lost_kernels_message(emission.missing)}\n"
+                )
+            if emission.ptxas is None:
+                return Emitted(classify(llc), b"", llc.seconds, tail("llc", llc.stderr_text))
+            status = classify(emission.ptxas)
+            failure = "" if status is EvalStatus.OK else tail("ptxas", emission.ptxas.stderr_text)
+            seconds = llc.seconds + emission.ptxas.seconds
+            return Emitted(status, emission.ptxas.stdout, seconds, tail("llc", llc.stderr_text) + failure)
+
+        result = complete_with_codegen(optimized, module.triple, options, codegen, emit)
+        lost = [name for name in kernels if f".text.{name}" not in result.sections]
+        if result.ok and lost:
+            return replace(
+                result, status=EvalStatus.COMPILE_ERROR, stderr_tail=f"ptxas: {lost_kernels_message(lost)}\n"
+            )
+        return result
+
+    def _kernels(self, module: IRModule) -> list[str] | None:
+        """The module's kernels, read once per module (None when llvm-dis cannot read it)."""
         if module.sha256 not in self._kernels_of:
-            text = self._run([self.toolchain.tool("llvm-dis"), "-", "-o", "-"], module.bitcode).stdout
-            self._kernels_of[module.sha256] = kernel_names(text.decode(errors="replace"))
+            run = self._run([self.toolchain.tool("llvm-dis"), "-", "-o", "-"], module.bitcode)
+            if run.returncode != 0:
+                return None
+            self._kernels_of[module.sha256] = kernel_names(run.stdout.decode(errors="replace"))
         return self._kernels_of[module.sha256]
 
     def _read_back(self, bitcode: bytes) -> tuple[int | None, bytes]:

@@ -142,11 +142,13 @@ def pipeline_from_text(text: str, catalogue: Catalogue) -> str:
     return nest(names, catalogue)
 
 
-def check_pipeline(toolchain: Toolchain, pipeline: str, timeout: float = 60.0) -> None:
+def check_pipeline(toolchain: Toolchain, pipeline: str, timeout: float = 60.0, *, triple: str | None = None) -> None:
     """Raise PipelineError unless `opt` parses `pipeline` (checked on an empty module, so it is cheap); an `opt`
-    that does not answer within `timeout` is a toolchain problem, not the pipeline's."""
+    that does not answer within `timeout` is a toolchain problem, not the pipeline's. `triple`: for a target
+    whose own passes (e.g. NVPTX's nvvm-reflect) opt parses only with that target's machine."""
     opt = toolchain.tool("opt")
-    run = run_tool(opt_command(opt, pipeline, args=["-disable-output", "-"]), stdin=b"", timeout=timeout)
+    flags = [f"-mtriple={triple}"] if triple else []
+    run = run_tool(opt_command(opt, pipeline, flags=flags, args=["-disable-output", "-"]), stdin=b"", timeout=timeout)
     if run.timed_out:
         raise ToolchainError(f"{opt} did not answer within {timeout:g} s on an empty module: check that LLVM install")
     if run.returncode != 0:

@@ -3,8 +3,9 @@ LLVM's OpenMP offload bitcode, each reported with what is missing and how to get
 
 A CUDA toolkit is a directory laid out like `/usr/local/cuda` (`bin/ptxas`, `include/cuda_runtime.h`,
 `nvvm/libdevice/libdevice.10.bc`). Order: `$STITCHOPT_CUDA`, `$CUDA_PATH`, `$CUDA_HOME`, the NVIDIA wheels of
-the `gpu` extra (`site-packages/nvidia/cu*/`), `/usr/local/cuda` and `/usr/local/cuda-*` (newest first), then
-`ptxas` on PATH alone (device code then compiles without CUDA's headers). Nothing is downloaded.
+the `gpu` extra (`site-packages/nvidia/cu*/`), `/usr/local/cuda` and `/usr/local/cuda-*` (newest first); the
+first complete one wins, else the first with a ptxas, else `ptxas` on PATH (device IR is then measured, `.cu`
+files cannot be compiled). Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import os
 import re
 import shutil
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from stitchopt.errors import ToolchainError
@@ -45,30 +45,30 @@ class CudaToolkit:
 
 
 def find_cuda() -> CudaToolkit:
-    """The first toolkit with a working ptxas; ToolchainError naming every place tried otherwise."""
+    """The first complete toolkit (ptxas, headers, libdevice), else the first with a working ptxas; a
+    `$STITCHOPT_CUDA` that names no working ptxas is an error, not skipped. ToolchainError names every place
+    tried when none works."""
     searched: list[str] = []
+    partial: CudaToolkit | None = None
     for source, root in _candidate_roots():
         ptxas = root / "bin" / "ptxas"
-        if not ptxas.is_file():
-            searched.append(f"{source} ({root}): no bin/ptxas")
-            continue
-        version = _ptxas_version(ptxas)
+        version = _ptxas_version(ptxas) if ptxas.is_file() else None
         if version is None:
-            searched.append(f"{source} ({root}): {ptxas} does not run")
+            problem = "no bin/ptxas" if not ptxas.is_file() else f"{ptxas} does not run"
+            if source == f"${ENV_VAR}":
+                raise ToolchainError(f"${ENV_VAR}={root}: {problem}; point it at a CUDA toolkit or unset it")
+            searched.append(f"{source} ({root}): {problem}")
             continue
-        complete = (root / "include" / "cuda_runtime.h").is_file() and _libdevice(root).is_file()
-        return CudaToolkit(ptxas, version, root if complete else None, source)
+        if (root / "include" / "cuda_runtime.h").is_file() and _libdevice(root).is_file():
+            return CudaToolkit(ptxas, version, root, source)
+        partial = partial or CudaToolkit(ptxas, version, None, source)
     on_path = shutil.which("ptxas")
-    if on_path is not None and (version := _ptxas_version(Path(on_path))) is not None:
-        return CudaToolkit(Path(on_path), version, None, "PATH")
+    if partial is None and on_path is not None and (version := _ptxas_version(Path(on_path))) is not None:
+        partial = CudaToolkit(Path(on_path), version, None, "PATH")
+    if partial is not None:
+        return partial
     searched.append("PATH: no ptxas")
     raise ToolchainError(f"no CUDA toolkit found (searched: {'; '.join(searched)}): {CUDA_INSTALL_HINT}")
-
-
-@cache
-def cached_cuda() -> CudaToolkit:
-    """`find_cuda()` once per process (device evaluations ask for it on every list)."""
-    return find_cuda()
 
 
 def _candidate_roots() -> list[tuple[str, Path]]:

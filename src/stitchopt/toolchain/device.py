@@ -13,6 +13,7 @@ measured object is ptxas's cubin (an ELF file: its executable sections are the S
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,9 +36,11 @@ DEVICE_LEVEL = "O3"  # clang's usual level for device code, and the reference ev
 # and no value names (they show in PTX comments).
 DEVICE_OPT_FLAGS = ("-discard-value-names", "-enable-memcpyopt-without-libcalls")
 FRONTEND_TIMEOUT_S = 300.0
-_ARCH_RE = re.compile(r"sm_\d+[a-z]?")
+_ARCH_RE = re.compile(r"sm_(\d+)[a-z]?")
+OLDEST_ARCH = 70  # Volta: the first with 16-byte SASS instructions, which the cubin measure assumes
 _TARGET_CPU_RE = re.compile(r'"target-cpu"="(sm_\d+[a-z]?)"')
-_PTX_FEATURE_RE = re.compile(r'"target-features"="[^"]*?(\+ptx\d+)')
+_TARGET_FEATURES_RE = re.compile(r'"target-features"="([^"]*)"')
+_PTX_VERSION_RE = re.compile(r"\+ptx(\d+)")
 _ANNOTATED_KERNEL_RE = re.compile(r'!\{ptr @("[^"]+"|[^,\s]+), !"kernel", i32 1\}')
 _PTX_KERNEL_CC_RE = re.compile(r"^define [^@\n]*ptx_kernel [^@\n]*@(\"[^\"]+\"|[^(\s]+)\(", re.MULTILINE)
 # Functions and globals defined with a linkage that other modules can see (not internal or private).
@@ -49,13 +52,28 @@ _PTX_ENTRY_RE = re.compile(r"^(?:\.visible |\.weak )?\.entry\s+([^\s(]+)\s*\(", 
 
 
 def is_device_triple(triple: str) -> bool:
+    """Whether a module is GPU device code (NVPTX) rather than host code."""
     return triple.startswith("nvptx")
 
 
 def check_arch(arch: str) -> str:
-    if not _ARCH_RE.fullmatch(arch):
+    """`arch` if it names an NVIDIA GPU architecture stitchopt measures (sm_70 and newer); InputError else."""
+    match = _ARCH_RE.fullmatch(arch)
+    if not match:
         raise InputError(f"GPU architecture {arch!r} is not of the form sm_XX (e.g. {DEFAULT_ARCH})")
+    if int(match.group(1)) < OLDEST_ARCH:
+        raise InputError(f"GPU architecture {arch} is older than sm_{OLDEST_ARCH}: measure sm_{OLDEST_ARCH} or newer")
     return arch
+
+
+def device_arch(options: CompileOptions) -> str:
+    """The sm_XX device options build for."""
+    return next(flag.removeprefix("-mcpu=") for flag in options.target_flags if flag.startswith("-mcpu="))
+
+
+def _cuda_driver(toolchain: Toolchain, arch: str) -> list[str]:
+    """clang compiling CUDA for the device side only, for `arch`."""
+    return [toolchain.tool("clang"), "-x", "cuda", "--cuda-device-only", f"--cuda-gpu-arch={check_arch(arch)}"]
 
 
 def cuda_device_ir(toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: str = DEFAULT_ARCH) -> bytes:
@@ -63,36 +81,38 @@ def cuda_device_ir(toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: 
     require_nvptx(toolchain)
     if not source.is_file():
         raise InputError(f"{source}: no such file")
-    driver = [toolchain.tool("clang"), "-x", "cuda", "--cuda-device-only", f"--cuda-gpu-arch={check_arch(arch)}"]
-    argv = frontend_command(driver, DEVICE_LEVEL, flags=_cuda_flags(cuda, source.name), args=[str(source), "-o", "-"])
+    if cuda.root is None:
+        raise ToolchainError(
+            f"compiling {source.name} needs CUDA's headers, and {cuda.ptxas} has none: {CUDA_INSTALL_HINT}"
+        )
+    flags = [f"--cuda-path={cuda.root}", "-idirafter", str(STANDIN_DIR), "-Wno-unknown-cuda-version"]
+    argv = frontend_command(_cuda_driver(toolchain, arch), DEVICE_LEVEL, flags=flags, args=[str(source), "-o", "-"])
     run = run_tool(argv, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
         raise InputError(f"{source}: clang cannot compile it for {arch}: {first_error(run.stderr_text)}")
     return run.stdout
 
 
-def _cuda_flags(cuda: CudaToolkit, compiled: str) -> list[str]:
-    """clang's options for CUDA's headers and libdevice (ToolchainError when this toolkit lacks them)."""
-    if cuda.root is None:
-        raise ToolchainError(
-            f"compiling {compiled} needs CUDA's headers, and {cuda.ptxas} has none: {CUDA_INSTALL_HINT}"
-        )
-    return [f"--cuda-path={cuda.root}", "-idirafter", str(STANDIN_DIR), "-Wno-unknown-cuda-version"]
-
-
 def device_options(ir_text: str, cuda: CudaToolkit) -> CompileOptions:
-    """How clang builds this device module: its sm_XX and PTX version (from the functions' attributes)."""
-    cpu, ptx = _TARGET_CPU_RE.search(ir_text), _PTX_FEATURE_RE.search(ir_text)
+    """How clang builds this device module: its sm_XX and PTX version (from the functions' attributes).
+    InputError for device IR that names neither, or has no kernel to build."""
+    cpu = _TARGET_CPU_RE.search(ir_text)
+    # The newest PTX any function asks for: linked-in runtime code (OpenMP's device runtime) may name older ones.
+    features = ",".join(_TARGET_FEATURES_RE.findall(ir_text))
+    ptx = max((int(version) for version in _PTX_VERSION_RE.findall(features)), default=None)
     if cpu is None or ptx is None:
         raise InputError(
             "device IR without a target-cpu (sm_XX) and PTX version (+ptxNN) in its function attributes: "
             "write it with clang --cuda-device-only --cuda-gpu-arch=sm_XX"
         )
+    if not kernel_names(ir_text):
+        raise InputError("no kernel in this device code (no __global__ function, no nvvm.annotations kernel)")
+    arch = check_arch(cpu.group(1))
     return CompileOptions(
         codegen_level=3,
         opt_flags=DEVICE_OPT_FLAGS,
-        target_flags=(f"-mcpu={cpu.group(1)}", f"-mattr={ptx.group(1)}", "--fp-contract=fast", "-discard-value-names"),
-        assembler=(str(cuda.ptxas), "-v", f"-arch={cpu.group(1)}", "-O3"),
+        target_flags=(f"-mcpu={arch}", f"-mattr=+ptx{ptx}", "--fp-contract=fast", "-discard-value-names"),
+        assembler=(str(cuda.ptxas), "-v", f"-arch={arch}", "-O3"),
         assembler_version=cuda.version,
     )
 
@@ -102,12 +122,12 @@ def device_baseline(options: CompileOptions) -> Baseline:
     return Baseline(DEVICE_LEVEL, f"default<{DEVICE_LEVEL}>", options)
 
 
-def printed_device_pipeline(toolchain: Toolchain, cuda: CudaToolkit, arch: str = DEFAULT_ARCH) -> str:
-    """The pipeline clang prints for its `-O3` device compile (of a probe: it does not depend on the source);
-    local search starts from its passes."""
-    driver = [toolchain.tool("clang"), "-x", "cuda", "--cuda-device-only", f"--cuda-gpu-arch={check_arch(arch)}"]
-    argv = [*driver, *_cuda_flags(cuda, "the probe"), f"-{DEVICE_LEVEL}", "-mllvm", "-print-pipeline-passes", "-S"]
-    run = run_tool([*argv, "-", "-o", "/dev/null"], stdin=b"__global__ void stitchopt_probe() {}\n", timeout=60)
+def printed_device_pipeline(toolchain: Toolchain, arch: str = DEFAULT_ARCH) -> str:
+    """The pipeline clang prints for its `-O3` device compile (of a probe without CUDA's headers: it depends on
+    neither the source nor the CUDA version); local search starts from its passes."""
+    argv = [*_cuda_driver(toolchain, arch), "-nocudainc", "-nocudalib", "-Wno-unknown-cuda-version"]
+    argv += [f"-{DEVICE_LEVEL}", "-mllvm", "-print-pipeline-passes", "-S", "-", "-o", "/dev/null"]
+    run = run_tool(argv, stdin=b"__attribute__((global)) void stitchopt_probe() {}\n", timeout=60)
     lines = run.stdout.decode().strip().splitlines()
     if run.returncode != 0 or not lines:
         raise ToolchainError(f"cannot read clang's -{DEVICE_LEVEL} device pipeline: {first_error(run.stderr_text)}")
@@ -121,8 +141,9 @@ def kernel_names(ir_text: str) -> list[str]:
 
 
 def kernel_unit(toolchain: Toolchain, bitcode: bytes, kernel: str) -> bytes:
-    """The module with `kernel` as its only kernel: the other kernels become internal and are deleted (with
-    what only they use); every other symbol keeps its linkage, so -O3 treats the kernel as in the whole file."""
+    """The module with `kernel` as its only kernel: the other kernels become internal and are deleted, with the
+    internal code only they use; every other symbol keeps its linkage, so -O3 builds the kernel as in the whole
+    file (checked in tests/integration/test_gpu.py::test_ptxas_report_and_sass_sizes)."""
     text = _run([toolchain.tool("llvm-dis"), "-", "-o", "-"], bitcode, "llvm-dis").decode()
     others = set(kernel_names(text)) - {kernel}
     if kernel not in kernel_names(text):
@@ -137,20 +158,46 @@ def ptx_entries(ptx: str) -> list[str]:
     return _PTX_ENTRY_RE.findall(ptx)
 
 
-def missing_kernels(ptx: str, kernels: list[str]) -> list[str]:
-    """Of a module's `kernels`, those the PTX lacks: a list that drops one is rejected like a miscompile."""
-    entries = set(ptx_entries(ptx))
-    return [name for name in kernels if name not in entries]
+@dataclass(frozen=True)
+class DeviceEmission:
+    """Code generation of one optimized device module: llc's run, the kernels its PTX lost, and ptxas's run
+    (None when llc failed or a kernel was lost)."""
+
+    llc: ToolRun
+    missing: list[str]
+    ptxas: ToolRun | None
+
+    @property
+    def ptx(self) -> str:
+        return self.llc.stdout.decode(errors="replace")
 
 
-def ptx_command(toolchain: Toolchain, options: CompileOptions) -> list[str]:
-    """llc writing PTX (stdin to stdout) as `options` say."""
-    return llc_command(toolchain.tool("llc"), flags=options.llc_flags(), filetype="asm")
+def emit_device(
+    toolchain: Toolchain,
+    optimized: bytes,
+    kernels: list[str],
+    options: CompileOptions,
+    run: Callable[[list[str], bytes], ToolRun],
+) -> DeviceEmission:
+    """llc writes PTX, which must still define every kernel of the input (`kernels`); ptxas assembles it.
+    `run` runs one tool on its stdin (with the caller's limits)."""
+    llc = run(llc_command(toolchain.tool("llc"), flags=options.llc_flags(), filetype="asm"), optimized)
+    if llc.returncode != 0 or llc.timed_out:
+        return DeviceEmission(llc, [], None)
+    entries = set(ptx_entries(llc.stdout.decode(errors="replace")))
+    missing = [name for name in kernels if name not in entries]
+    if missing:
+        return DeviceEmission(llc, missing, None)
+    return DeviceEmission(llc, [], run([*options.assembler, "-", "-o", "/dev/stdout"], llc.stdout))
 
 
-def ptxas_command(options: CompileOptions) -> list[str]:
-    """ptxas assembling PTX from stdin into a cubin on stdout, its `-v` report on stderr."""
-    return [*options.assembler, "-", "-o", "/dev/stdout"]
+def lost_kernels_message(missing: list[str]) -> str:
+    return f"the list dropped or renamed kernel(s) {', '.join(missing)}"
+
+
+def kernels_of(toolchain: Toolchain, bitcode: bytes) -> list[str]:
+    """The kernels of device bitcode."""
+    return kernel_names(_run([toolchain.tool("llvm-dis"), "-", "-o", "-"], bitcode, "llvm-dis").decode())
 
 
 @dataclass(frozen=True)
@@ -163,6 +210,8 @@ class KernelMeasure:
 
 @dataclass(frozen=True)
 class DeviceBuild:
+    """A device module built with one list: its PTX, the cubin, and each kernel's measures."""
+
     ptx: str
     cubin: bytes
     kernels: dict[str, KernelMeasure]
@@ -171,23 +220,30 @@ class DeviceBuild:
 def build_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: CompileOptions) -> DeviceBuild:
     """`opt -passes=PIPELINE | llc | ptxas` on device bitcode, each kernel measured; InputError naming the step
     that failed, or the kernels the list lost."""
-    kernels = kernel_names(_run([toolchain.tool("llvm-dis"), "-", "-o", "-"], bitcode, "llvm-dis").decode())
+    kernels = kernels_of(toolchain, bitcode)
     optimized = _run(opt_command(toolchain.tool("opt"), pipeline, flags=options.opt_args()), bitcode, "opt")
-    ptx = _run(ptx_command(toolchain, options), optimized, "llc").decode()
-    missing = missing_kernels(ptx, kernels)
-    if missing:
-        raise InputError(f"the list dropped or renamed kernel(s) {', '.join(missing)}: it cannot build this program")
-    assembled = run_tool(ptxas_command(options), stdin=ptx.encode(), timeout=FRONTEND_TIMEOUT_S)
-    if assembled.returncode != 0:
-        raise InputError(f"ptxas rejects the PTX: {first_error(assembled.stderr_text)}")
-    resources = kernel_resources(assembled.stderr_text)
-    sass = {s.name.removeprefix(".text."): s.size for s in read_sections(assembled.stdout) if s.executable}
-    measured = {name: KernelMeasure(sass.get(name, 0), resources[name]) for name in kernels if name in resources}
-    return DeviceBuild(ptx, assembled.stdout, measured)
+    emission = emit_device(toolchain, optimized, kernels, options, _tool)
+    if emission.missing:
+        raise InputError(f"{lost_kernels_message(emission.missing)}: it cannot build this program")
+    if emission.ptxas is None:
+        raise InputError(f"llc failed: {first_error(emission.llc.stderr_text)}")
+    if emission.ptxas.returncode != 0:
+        raise InputError(f"ptxas rejects the PTX: {first_error(emission.ptxas.stderr_text)}")
+    resources = kernel_resources(emission.ptxas.stderr_text)
+    sass = {s.name.removeprefix(".text."): s.size for s in read_sections(emission.ptxas.stdout) if s.executable}
+    unmeasured = [name for name in kernels if name not in resources or name not in sass]
+    if unmeasured:
+        raise InputError(f"ptxas reported nothing for kernel(s) {', '.join(unmeasured)}: cannot measure them")
+    measured = {name: KernelMeasure(sass[name], resources[name]) for name in kernels}
+    return DeviceBuild(emission.ptx, emission.ptxas.stdout, measured)
+
+
+def _tool(argv: list[str], stdin: bytes) -> ToolRun:
+    return run_tool(argv, stdin=stdin, timeout=FRONTEND_TIMEOUT_S)
 
 
 def _run(argv: list[str], stdin: bytes, step: str) -> bytes:
-    run: ToolRun = run_tool(argv, stdin=stdin, timeout=FRONTEND_TIMEOUT_S)
+    run = _tool(argv, stdin)
     if run.returncode != 0:
         raise InputError(f"{step} failed: {first_error(run.stderr_text)}")
     return run.stdout

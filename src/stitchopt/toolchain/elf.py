@@ -18,6 +18,7 @@ EM_CUDA = 190  # a cubin: ptxas's output
 # 128-byte boundary with NOPs, which count neither as code nor as a list's doing.
 SASS_WORD = 16
 SASS_NOP = 0x918
+CUBIN_PARAMETER_BANK = ".nv.constant0."
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,8 @@ def read_sections(data: bytes) -> list[Section]:
         raise InputError("not an ELF object file: codegen must emit ELF (set an ELF target triple)")
     is64 = data[4] == 2
     endian = "<" if data[5] == 1 else ">"
-    (machine,) = struct.unpack_from(endian + "H", data, 0x12)
     try:
+        (machine,) = struct.unpack_from(endian + "H", data, 0x12)
         if is64:
             (shoff,) = struct.unpack_from(endian + "Q", data, 0x28)
             shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHH", data, 0x3A)
@@ -87,11 +88,14 @@ def _unpadded_sass(code: bytes) -> int:
 
 
 def object_sizes(data: bytes) -> ObjectSizes:
-    """Sizes of an object file as stitchopt defines them (see `Section.file_backed_alloc`)."""
+    """Sizes of an object file as stitchopt defines them (see `Section.file_backed_alloc`). In a cubin, each
+    kernel's parameter bank (`.nv.constant0.<kernel>`: its parameters and the driver's fixed area) is not
+    counted: no list can change it, and it would dilute the code's share of the size."""
     counted: dict[str, int] = {}
     size = text = 0
+    cubin = len(data) >= 20 and data[0x12] == EM_CUDA and data[0x13] == 0
     for section in read_sections(data):
-        if not section.file_backed_alloc:
+        if not section.file_backed_alloc or (cubin and section.name.startswith(CUBIN_PARAMETER_BANK)):
             continue
         counted[section.name] = counted.get(section.name, 0) + section.size
         size += section.size

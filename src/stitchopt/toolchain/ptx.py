@@ -13,25 +13,34 @@ _FUNCTION_RE = re.compile(
     r"Function properties for (\S+)\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
 )
 _REGISTERS_RE = re.compile(r"Compiling entry function '([^']+)'.*?Used (\d+) registers", re.DOTALL)
-# Hopper and Ampere multiprocessors: 64K 32-bit registers, at most 64 resident warps, registers given out per
-# warp in units of 256.
-REGISTERS_PER_SM = 65536
-MAX_WARPS_PER_SM = 64
+# Every multiprocessor since Volta: 64K 32-bit registers in 4 sub-partitions, given out per warp in units of
+# 256 (cuda_occupancy.h's rule); the resident warps it can hold depend on the architecture.
+REGISTERS_PER_SUBPARTITION = 16384
+SUBPARTITIONS = 4
 REGISTER_UNIT = 256
+MAX_WARPS = {70: 64, 72: 64, 75: 32, 80: 64, 86: 48, 87: 48, 89: 48, 90: 64, 100: 64, 101: 64, 120: 48}
+DEFAULT_MAX_WARPS = 64  # an architecture newer than this table: as the data-centre parts
+
+
+def max_warps(arch: str) -> int:
+    """Resident warps per multiprocessor of `arch` (sm_XX)."""
+    return MAX_WARPS.get(int(re.sub(r"\D", "", arch)), DEFAULT_MAX_WARPS)
 
 
 @dataclass(frozen=True)
 class KernelResources:
+    """What ptxas reports for one kernel."""
+
     registers: int
     stack_bytes: int
     spill_store_bytes: int
     spill_load_bytes: int
 
-    @property
-    def occupancy(self) -> float:
-        """The share of a multiprocessor's warps that can be resident, as far as registers allow."""
+    def occupancy(self, arch: str) -> float:
+        """The share of `arch`'s resident warps that registers allow (shared memory and block size aside)."""
         per_warp = -(-max(self.registers, 1) * 32 // REGISTER_UNIT) * REGISTER_UNIT
-        return min(MAX_WARPS_PER_SM, REGISTERS_PER_SM // per_warp) / MAX_WARPS_PER_SM
+        warps = SUBPARTITIONS * (REGISTERS_PER_SUBPARTITION // per_warp)
+        return min(max_warps(arch), warps) / max_warps(arch)
 
 
 def kernel_resources(ptxas_verbose: str) -> dict[str, KernelResources]:

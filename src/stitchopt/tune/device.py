@@ -1,5 +1,11 @@
 """Search pass lists for GPU device code: the CPU's search (strategies, driver, minimization) with clang's -O3
-device compile as the reference and backup, and ptxas's cubin as the measured object."""
+device compile as the reference and backup, and ptxas's cubin as the measured object.
+
+The search minimizes the cubin's size (SASS without padding). Smaller code is not always better code on a GPU:
+a list that unrolls less has fewer instructions but may run slower, and one that saves instructions may use
+more registers. So the answer is kept only when ptxas reports every kernel no worse than -O3 in SASS bytes,
+registers, spills and stack; else -O3 stays the answer.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.baselines import Baseline
+from stitchopt.toolchain.device import DeviceBuild, KernelMeasure, build_device
 from stitchopt.tune.driver import Budget, TuningRun, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.strategies import make_strategy
@@ -18,12 +25,27 @@ from stitchopt.tune.strategies import make_strategy
 
 @dataclass(frozen=True)
 class DeviceTuning:
-    """The search's best list (None: nothing beat -O3, which is then the answer) and its pipeline."""
+    """The answer (None: -O3, when nothing beat it or what did was worse on another measure), its pipeline,
+    the builds of -O3 and of the answer, and what the search found before that check."""
 
     run: TuningRun
     passes: PassNames | None
     pipeline: str
-    score: float  # cubin bytes relative to -O3's (1.0: -O3)
+    score: float  # the answer's cubin bytes relative to -O3's (1.0: -O3)
+    reference: DeviceBuild
+    answer: DeviceBuild
+    rejected: str | None = None  # why the search's best was not kept
+
+
+def no_worse(candidate: KernelMeasure, reference: KernelMeasure) -> bool:
+    """No more SASS, registers, spilled bytes or stack than `reference`."""
+    a, b = candidate.resources, reference.resources
+    return (
+        candidate.sass_bytes <= reference.sass_bytes
+        and a.registers <= b.registers
+        and a.spill_store_bytes + a.spill_load_bytes <= b.spill_store_bytes + b.spill_load_bytes
+        and a.stack_bytes <= b.stack_bytes
+    )
 
 
 def tune_device(
@@ -41,14 +63,22 @@ def tune_device(
 ) -> DeviceTuning:
     """`start`: clang's printed device pipeline, whose passes local search starts from."""
     assert catalogue.device, "GPU code is searched with the device catalogue (load_catalogue(device=True))"
+    toolchain, options = evaluator.toolchain, reference.options
+    built = build_device(toolchain, module.bitcode, reference.pipeline, options)
     searched = make_strategy(strategy, catalogue, seed, start)
     run = tune(
         evaluator, module, searched, catalogue, Objective(), budget, on_progress=on_progress, reference=reference
     )
     if run.best_passes is None:
-        return DeviceTuning(run, None, reference.pipeline, 1.0)
+        return DeviceTuning(run, None, reference.pipeline, 1.0, built, built)
     passes, score = run.best_passes, run.best_score
     if minimize_best:
         shortened = minimize(evaluator, module, passes, catalogue, insertion=False, reference=reference)
         passes, score = shortened.passes, shortened.score
-    return DeviceTuning(run, passes, tuned_pipeline(passes, catalogue), score)
+    pipeline = tuned_pipeline(passes, catalogue)
+    answer = build_device(toolchain, module.bitcode, pipeline, options)
+    worse = [name for name, kernel in answer.kernels.items() if not no_worse(kernel, built.kernels[name])]
+    if worse:
+        reason = f"{pipeline} is worse than -O3 in registers, spills, stack or SASS for {', '.join(worse)}"
+        return DeviceTuning(run, None, reference.pipeline, 1.0, built, built, reason)
+    return DeviceTuning(run, passes, pipeline, score, built, answer)

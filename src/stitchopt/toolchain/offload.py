@@ -1,0 +1,113 @@
+"""OpenMP target offload seen from the host: the data each offload construct moves between host and device,
+read statically from the host IR that clang writes for `#pragma omp target` and its `map` clauses.
+
+clang lowers every construct that maps data (a target region, `target data`, `target enter/exit data`,
+`target update`) to runtime calls (`__tgt_target_kernel`, `__tgt_target_data_{begin,end,update}_mapper`) that
+take two constant arrays: `.offload_maptypes*` (per mapped item, OpenMP's map-type bits: to, from, private,
+by value, ...) and `.offload_sizes*` (its bytes when known at compile time, else 0 and computed at run time).
+Reading those arrays counts the items each construct maps to and from the device; their bytes are known
+statically when the size is constant. They are read from the front end's IR, where clang writes each sizes
+array just before its maptypes array (optimization merges equal arrays and loses that pairing; LLVM 19's passes
+do not change map lists). An upper bound on copies: an item already on the device (inside a `target data`
+region) is not copied again, and how often a construct runs (inside a loop) needs a run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from stitchopt.diagnostics import first_error
+from stitchopt.errors import InputError
+from stitchopt.toolchain.device import check_arch
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import C_SUFFIXES, CXX_SUFFIXES
+from stitchopt.toolchain.llvm import frontend_command
+from stitchopt.toolchain.process import run_tool
+
+# OpenMP's map-type bits (llvm/Frontend/OpenMP/OMPConstants.h, OpenMPOffloadMappingFlags).
+MAP_TO = 0x01
+MAP_FROM = 0x02
+MAP_PRIVATE = 0x80
+MAP_LITERAL = 0x100  # passed by value: no copy
+FRONTEND_TIMEOUT_S = 300.0
+DIRECTIONS = ("to_device", "from_device")
+_ARRAY_RE = re.compile(r"^@(\.offload_(?:maptypes|sizes)[\w.]*) = [^\[]*\[(\d+) x i64\] \[([^\]]*)\]", re.MULTILINE)
+_ZERO_ARRAY_RE = re.compile(r"^@(\.offload_sizes[\w.]*) = [^\[]*\[(\d+) x i64\] zeroinitializer", re.MULTILINE)
+_OFFLOAD_CALLS = re.compile(r"@__tgt_target_(?:kernel|data_begin_mapper|data_end_mapper|data_update_mapper)\(")
+
+
+@dataclass(frozen=True)
+class MappedItem:
+    flags: int
+    size: int  # bytes, 0 when only known at run time
+
+    @property
+    def copied(self) -> bool:
+        return not self.flags & (MAP_PRIVATE | MAP_LITERAL)
+
+    @property
+    def to_device(self) -> bool:
+        return self.copied and bool(self.flags & MAP_TO)
+
+    @property
+    def from_device(self) -> bool:
+        return self.copied and bool(self.flags & MAP_FROM)
+
+
+@dataclass(frozen=True)
+class OffloadConstruct:
+    """One construct's map list (its `.offload_maptypes` array)."""
+
+    name: str
+    items: tuple[MappedItem, ...]
+
+    def count(self, direction: str) -> int:
+        return sum(getattr(item, direction) for item in self.items)
+
+    def static_bytes(self, direction: str) -> int:
+        """Bytes of the items copied in `direction` whose size is a compile-time constant."""
+        return sum(item.size for item in self.items if getattr(item, direction))
+
+    def dynamic(self, direction: str) -> int:
+        """Items copied in `direction` whose size only the run knows."""
+        return sum(1 for item in self.items if getattr(item, direction) and item.size == 0)
+
+
+def offload_constructs(ir_text: str) -> list[OffloadConstruct]:
+    """Every construct of host IR that maps data, in the order clang wrote them. A maptypes array is paired
+    with the sizes array clang wrote just before it (same length); without one, sizes are unknown."""
+    if not _OFFLOAD_CALLS.search(ir_text):
+        return []
+    arrays: list[tuple[str, list[int]]] = []
+    for match in sorted([*_ARRAY_RE.finditer(ir_text), *_ZERO_ARRAY_RE.finditer(ir_text)], key=lambda m: m.start()):
+        if match.re is _ZERO_ARRAY_RE:
+            arrays.append((match.group(1), [0] * int(match.group(2))))
+        else:
+            arrays.append((match.group(1), [int(value.split()[-1]) for value in match.group(3).split(",")]))
+    constructs = []
+    for index, (name, values) in enumerate(arrays):
+        if not name.startswith(".offload_maptypes"):
+            continue
+        previous = arrays[index - 1] if index else None
+        sizes = previous[1] if previous and previous[0].startswith(".offload_sizes") else [0] * len(values)
+        if len(sizes) != len(values):
+            sizes = [0] * len(values)
+        constructs.append(OffloadConstruct(name, tuple(MappedItem(f, s) for f, s in zip(values, sizes, strict=True))))
+    return constructs
+
+
+def openmp_host_ir(toolchain: Toolchain, source: Path, arch: str, extra_args: list[str] | None = None) -> bytes:
+    """Unoptimized host bitcode of a C/C++ file with OpenMP target regions offloaded to `arch` (clang `-O3`'s
+    front end, no LLVM passes)."""
+    if not source.is_file():
+        raise InputError(f"{source}: no such file")
+    if source.suffix not in C_SUFFIXES | CXX_SUFFIXES:
+        raise InputError(f"{source}: not C or C++ with OpenMP target regions (CUDA files: `stitchopt gpu measure`)")
+    driver = [toolchain.tool("clang"), "-fopenmp", f"--offload-arch={check_arch(arch)}", "--offload-host-only"]
+    argv = frontend_command(driver, "O3", flags=extra_args or [], args=[str(source), "-o", "-"])
+    run = run_tool(argv, timeout=FRONTEND_TIMEOUT_S)
+    if run.returncode != 0:
+        raise InputError(f"{source}: clang cannot compile it with OpenMP offload: {first_error(run.stderr_text)}")
+    return run.stdout
