@@ -27,6 +27,8 @@ from stitchopt.cli.options import (
     status_console,
 )
 from stitchopt.core import CompileOptions, IRModule
+from stitchopt.datasets.kernels import kernel_uri_source
+from stitchopt.datasets.uri import is_benchmark_uri
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
@@ -43,6 +45,7 @@ from stitchopt.toolchain.device import (
     device_baseline,
     device_options,
     is_device_triple,
+    kernel_unit,
     printed_device_pipeline,
 )
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
@@ -53,6 +56,7 @@ from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.strategies import STRATEGIES
 
+DEVICE_INPUT_HELP = "A .cu file, bench://kernels-v1/<family>[#<kernel>], or device IR (.ll/.bc for nvptx64)."
 gpu_app = typer.Typer(
     help="GPU device code: measure pass lists against clang's -O3 device compile.", no_args_is_help=True
 )
@@ -60,7 +64,7 @@ gpu_app = typer.Typer(
 
 @gpu_app.command("measure")
 def measure_command(
-    file: Annotated[Path, typer.Argument(help="A .cu file, or device IR (.ll/.bc for nvptx64).")],
+    file: Annotated[str, typer.Argument(help=DEVICE_INPUT_HELP)],
     passes: Annotated[
         Optional[str],  # noqa: UP045 (typer needs Optional on Python 3.10)
         passes_option("Flat list 'sroa,instcombine' or a pipeline to measure beside -O3 (device catalogue)"),
@@ -105,7 +109,7 @@ def measure_command(
 
 @gpu_app.command("tune")
 def tune_command(
-    file: Annotated[Path, typer.Argument(help="A .cu file, or device IR (.ll/.bc for nvptx64).")],
+    file: Annotated[str, typer.Argument(help=DEVICE_INPUT_HELP)],
     budget: Annotated[int, typer.Option(min=1, help="Evaluations.")] = 200,
     strategy: Annotated[str, typer.Option(help=f"One of {', '.join(STRATEGIES)}.")] = "local",
     seed: Annotated[int, typer.Option(min=0, help="Random seed; same seed + same cache = same result.")] = 0,
@@ -136,10 +140,10 @@ def tune_command(
         open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
         Progress(console=status_console, transient=True, disable=json_output) as progress,
     ):
-        bar = progress.add_task(file.name, total=budget)
+        bar = progress.add_task(file, total=budget)
 
         def show(run: TuningRun) -> None:
-            best = f"{file.name}: best {100 * (run.best_score - 1):+.2f}% vs -{DEVICE_LEVEL}"
+            best = f"{file}: best {100 * (run.best_score - 1):+.2f}% vs -{DEVICE_LEVEL}"
             progress.update(bar, completed=run.evaluations, description=best)
 
         found = tune_device(
@@ -243,19 +247,26 @@ def _moved(moved: Any) -> str:
     return f"{moved['items']} ({moved['static_bytes']} B{sized})"
 
 
-def _device_input(toolchain: Toolchain, cuda: CudaToolkit, file: Path, arch: str) -> tuple[IRModule, CompileOptions]:
-    """The device module of a .cu file (for `arch`) or of device IR, and how clang would build it."""
-    if file.suffix in CUDA_SUFFIXES:
-        module = module_from_bitcode(toolchain, cuda_device_ir(toolchain, cuda, file, arch), file.stem)
+def _device_input(toolchain: Toolchain, cuda: CudaToolkit, target: str, arch: str) -> tuple[IRModule, CompileOptions]:
+    """The device module of a .cu file or `bench://kernels-v1/<family>[#<kernel>]` (compiled for `arch`) or of
+    device IR, and how clang would build it."""
+    kernel = None
+    if is_benchmark_uri(target):
+        source, kernel = kernel_uri_source(target)
     else:
-        module = load_module(toolchain, file, [])
+        source = Path(target)
+    if source.suffix in CUDA_SUFFIXES:
+        bitcode = cuda_device_ir(toolchain, cuda, source, arch)
+        module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel) if kernel else bitcode, target)
+    else:
+        module = load_module(toolchain, source, [])
         if not is_device_triple(module.triple):
-            raise InputError(f"{file}: IR for {module.triple}, not GPU device code (nvptx64); use `stitchopt eval`")
-    return module, device_options(disassemble(toolchain, module.bitcode, file.name), cuda)
+            raise InputError(f"{source}: IR for {module.triple}, not GPU device code (nvptx64); use `stitchopt eval`")
+    return module, device_options(disassemble(toolchain, module.bitcode, source.name), cuda)
 
 
 def _document(
-    file: Path, arch: str, ptxas: str, pipelines: dict[str, str], builds: dict[str, DeviceBuild | str]
+    file: str, arch: str, ptxas: str, pipelines: dict[str, str], builds: dict[str, DeviceBuild | str]
 ) -> dict[str, Any]:
     rows = []
     for label, build in builds.items():

@@ -1,14 +1,20 @@
 """The project's own GPU kernels (`kernels_v1/`, CUDA): ten families written here, split by family so that no
 kernel of a held-out family is ever seen by a search or a model that is judged on it. Never Rodinia,
-PolyBench or HeCBench (held out for evaluation)."""
+PolyBench or HeCBench (held out for evaluation). `bench://kernels-v1/<family>` names a family's file and
+`bench://kernels-v1/<family>#<kernel>` one kernel of it (the kernel alone: `toolchain.device.kernel_unit`).
+`kernels_v1/omp/<family>.c` are OpenMP target versions of some families (host programs that map data), in
+their family's split."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from stitchopt.errors import InputError
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
+from stitchopt.datasets.uri import BenchmarkUri
+from stitchopt.errors import DatasetError, InputError
 
 KERNEL_DIR = Path(__file__).with_name("kernels_v1")
+KERNELS_DATASET, KERNELS_VERSION = "kernels", 1
 FAMILY_SPLITS = {
     "stencil": "train",
     "reduction": "train",
@@ -28,3 +34,14 @@ def kernel_sources(split: str | None = None) -> list[Path]:
     if split is not None and split not in set(FAMILY_SPLITS.values()):
         raise InputError(f"no kernel split {split!r}: use one of train, validation, test")
     return [KERNEL_DIR / f"{family}.cu" for family, where in FAMILY_SPLITS.items() if split in (None, where)]
+
+
+def kernel_uri_source(text: str) -> tuple[Path, str | None]:
+    """The CUDA file a `bench://kernels-v1/<family>[#<kernel>]` URI names, and the kernel (None: all)."""
+    uri = BenchmarkUri.parse(text)
+    if (uri.dataset, uri.version) != (KERNELS_DATASET, KERNELS_VERSION):
+        raise DatasetError(f"{text}: GPU kernels are bench://{KERNELS_DATASET}-v{KERNELS_VERSION}/<family>[#<kernel>]")
+    family, _, kernel = uri.name.partition(FUNCTION_SEPARATOR)
+    if family not in FAMILY_SPLITS:
+        raise DatasetError(f"{text}: no kernel family {family!r}; the families are {', '.join(FAMILY_SPLITS)}")
+    return KERNEL_DIR / f"{family}.cu", kernel or None
