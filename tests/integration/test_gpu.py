@@ -75,6 +75,23 @@ def test_opt_llc_reproduce_clangs_o3_device_compile_byte_for_byte(
     assert built.ptx == clang_ptx(toolchain, cuda, KERNELS[family])
 
 
+def test_kernels_using_cuda_headers_and_cccl_compile(toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path) -> None:
+    """cuda_fp16.h needs libcu++ (`nv/target`) and cub is CCCL: both come with the gpu extra (CUDA 13 keeps them
+    in include/cccl, which nvcc adds and clang does not)."""
+    source = tmp_path / "half_cub.cu"
+    source.write_text(
+        "#include <cuda_fp16.h>\n#include <cub/cub.cuh>\n"
+        "__global__ void scale(__half *x, float s) {\n"
+        "  x[threadIdx.x] = __float2half(__half2float(x[threadIdx.x]) * s);\n}\n"
+        "__global__ void total(int *x) {\n"
+        "  typedef cub::WarpReduce<int> Reduce;\n  __shared__ typename Reduce::TempStorage scratch;\n"
+        "  x[threadIdx.x] = Reduce(scratch).Sum(x[threadIdx.x]);\n}\n"
+    )
+    text = disassemble(toolchain, cuda_device_ir(toolchain, cuda, source), source.name)
+    assert {"_Z5scaleP6__halff", "_Z5totalPi"} <= set(kernel_names(text))  # cub adds an empty kernel of its own
+
+
+@pytest.mark.slow
 def test_every_kernel_family_compiles_and_is_split_by_family(toolchain: Toolchain, cuda: CudaToolkit) -> None:
     assert set(KERNELS) == set(FAMILY_SPLITS) and set(FAMILY_SPLITS.values()) == {"train", "validation", "test"}
     assert {s.stem for s in kernel_sources("test")} == {"histogram", "spmv", "nbody"}
@@ -152,6 +169,7 @@ def test_device_search_never_ends_worse_than_o3(
         assert found.score < 1.0 and len(build_device(toolchain, scan.bitcode, found.pipeline, options).kernels) == 2
 
 
+@pytest.mark.slow
 def test_gpu_commands(tmp_path: Path) -> None:
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
 
@@ -202,6 +220,7 @@ def test_no_cuda_toolkit_is_one_line_naming_the_extra(monkeypatch: pytest.Monkey
         find_cuda()
 
 
+@pytest.mark.slow
 def test_gpu_timing_prepares_every_launch_and_says_why_it_cannot_time_here(tmp_path: Path) -> None:
     """The timing script's CPU-only path: every kernel of LAUNCHES gets its cubins (each launch's arguments
     checked against the kernel's PTX parameters), and `run` without CuPy or a GPU writes its document with the

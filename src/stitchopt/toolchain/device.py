@@ -86,6 +86,8 @@ def cuda_device_ir(toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: 
             f"compiling {source.name} needs CUDA's headers, and {cuda.ptxas} has none: {CUDA_INSTALL_HINT}"
         )
     flags = [f"--cuda-path={cuda.root}", "-idirafter", str(STANDIN_DIR), "-Wno-unknown-cuda-version"]
+    cccl = cuda.root / "include" / "cccl"  # CUDA 13 keeps cub, thrust and libcu++ here; nvcc adds it, clang not
+    flags += ["-isystem", str(cccl)] if cccl.is_dir() else []
     argv = frontend_command(_cuda_driver(toolchain, arch), DEVICE_LEVEL, flags=flags, args=[str(source), "-o", "-"])
     run = run_tool(argv, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
