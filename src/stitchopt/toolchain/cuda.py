@@ -117,6 +117,7 @@ def openmp_offload_bitcode(toolchain: Toolchain, arch: str) -> Path | None:
 
 
 def require_nvptx(toolchain: Toolchain) -> None:
+    """ToolchainError, saying what to use instead, unless this LLVM can generate GPU code."""
     if not nvptx_registered(toolchain):
         raise ToolchainError(
             f"LLVM {toolchain.version_string} at {toolchain.tool('llc')} has no NVPTX back end: use Debian's "
