@@ -2,16 +2,17 @@
 
 Two steps, because the GPU machine has no LLVM:
 
-    python benchmarks/gpu_timing.py prepare --lists gpu_static.json -o gpu-run [--kernels K1,K2]
+    python benchmarks/gpu_timing.py prepare --lists gpu_static.json [--method search] -o gpu-run [--kernels K1,K2]
     python benchmarks/gpu_timing.py run gpu-run --json timing.json [--repeats 20] [--seconds 420]
 
-`prepare` (here) builds each kernel's unit twice with ptxas, -O3 and the list `benchmarks/gpu_static.py --json`
-kept for it, into cubins and a manifest. `run` (on the GPU machine: numpy and CuPy, no LLVM) loads both cubins,
-launches each with the same seeded inputs (studies/gpu_launches.py), rejects the list when any output differs
-from -O3's by one bit (like a miscompile on the CPU), and times both: 3 warm-up launches, then the median of
-`--repeats` launches timed with CUDA events, the two builds interleaved. It writes one JSON document (the
-device, its clocks, driver, when) and stops starting kernels after `--seconds`. Without a GPU (no CuPy, or no
-device) it writes the same document with `"gpu": null` and the reason, and exits 0.
+`prepare` (here) builds each kernel's unit twice with ptxas, -O3 and the list a method of
+`benchmarks/gpu_static.py --json` answered with (`--method`: search, static or "jit k=N"), into cubins and a
+manifest. `run` (on the GPU machine: numpy and CuPy, no LLVM) loads both cubins, launches each with the same
+seeded inputs (studies/gpu_launches.py), rejects the list when any output differs from -O3's by one bit (like
+a miscompile on the CPU), and times both: 3 warm-up launches, then the median of `--repeats` launches timed
+with CUDA events, the two builds interleaved. It writes one JSON document (the device, its clocks, driver,
+when) and stops starting kernels after `--seconds`. Without a GPU (no CuPy, or no device) it writes the same
+document with `"gpu": null` and the reason, and exits 0.
 """
 
 from __future__ import annotations
@@ -36,20 +37,22 @@ from stitchopt.toolchain.frontend import disassemble
 MANIFEST = "manifest.json"
 
 
-def prepare(lists: Path, output: Path, kernels: set[str] | None) -> int:
-    """Build the -O3 and list cubins of every kernel `lists` kept a list for (and LAUNCHES can run)."""
+def prepare(lists: Path, method: str, output: Path, kernels: set[str] | None) -> int:
+    """Build the -O3 and list cubins of every kernel `method` answered with a list in `lists` (and LAUNCHES can
+    run)."""
     toolchain, cuda = find_toolchain(), find_cuda()
     output.mkdir(parents=True, exist_ok=True)
     searched = json.loads(lists.read_text())
     entries = []
     for result in searched["kernels"]:
         kernel = result["kernel"]
-        if not result["kept"] or kernel not in LAUNCHES or (kernels is not None and kernel not in kernels):
+        pipeline = result[method]["pipeline"]  # None: the method kept -O3, nothing to time
+        if pipeline is None or kernel not in LAUNCHES or (kernels is not None and kernel not in kernels):
             continue
         bitcode = cuda_device_ir(toolchain, cuda, KERNEL_DIR / f"{result['family']}.cu")
         options = device_options(disassemble(toolchain, bitcode, kernel), cuda)
         unit = kernel_unit(toolchain, bitcode, kernel)
-        builds = {"-O3": device_baseline(options).pipeline, "list": result["pipeline"]}
+        builds = {"-O3": device_baseline(options).pipeline, "list": pipeline}
         files = {}
         for label, pipeline in builds.items():
             built = build_device(toolchain, unit, pipeline, options)
@@ -59,7 +62,7 @@ def prepare(lists: Path, output: Path, kernels: set[str] | None) -> int:
             name = f"{kernel}.{'O3' if label == '-O3' else 'list'}.cubin"
             (output / name).write_bytes(built.cubin)
             files[label] = name
-        entries.append({"family": result["family"], "kernel": kernel, "pipeline": result["pipeline"], "cubins": files})
+        entries.append({"family": result["family"], "kernel": kernel, "pipeline": pipeline, "cubins": files})
         print(f"prepared {kernel}", file=sys.stderr)
     manifest = {"arch": options.target_flags[0].removeprefix("-mcpu="), "ptxas": cuda.version, "kernels": entries}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
@@ -166,6 +169,7 @@ def main() -> int:
     steps = parser.add_subparsers(dest="step", required=True)
     made = steps.add_parser("prepare", help="build the cubins (needs LLVM and ptxas)")
     made.add_argument("--lists", type=Path, required=True, help="benchmarks/gpu_static.py --json output")
+    made.add_argument("--method", default="search", help="whose lists: search, static or jit k=N")
     made.add_argument("-o", "--output", type=Path, required=True)
     made.add_argument("--kernels", default=None, help="comma-separated mangled kernel names (default: all)")
     timed = steps.add_parser("run", help="time the cubins (needs a GPU and CuPy)")
@@ -175,7 +179,7 @@ def main() -> int:
     timed.add_argument("--seconds", type=float, default=420.0, help="start no kernel after this long")
     args = parser.parse_args()
     if args.step == "prepare":
-        return prepare(args.lists, args.output, set(args.kernels.split(",")) if args.kernels else None)
+        return prepare(args.lists, args.method, args.output, set(args.kernels.split(",")) if args.kernels else None)
     return run(args.directory, args.json, args.repeats, args.seconds)
 
 
