@@ -30,7 +30,14 @@ import numpy as np
 from stitchopt.datasets.kernels import KERNEL_DIR
 from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch, argument_types, launch, ptx_parameter_types
 from stitchopt.toolchain.cuda import find_cuda
-from stitchopt.toolchain.device import build_device, cuda_device_ir, device_baseline, device_options, kernel_unit
+from stitchopt.toolchain.device import (
+    DEFAULT_ARCH,
+    build_device,
+    cuda_device_ir,
+    device_baseline,
+    device_options,
+    kernel_unit,
+)
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import disassemble
 
@@ -41,8 +48,11 @@ def prepare(lists: Path, method: str, output: Path, kernels: set[str] | None) ->
     """Build the -O3 and list cubins of every kernel `method` answered with a list in `lists` (and LAUNCHES can
     run)."""
     toolchain, cuda = find_toolchain(), find_cuda()
-    output.mkdir(parents=True, exist_ok=True)
     searched = json.loads(lists.read_text())
+    methods = {name for result in searched["kernels"] for name, value in result.items() if isinstance(value, dict)}
+    if method not in methods:
+        raise SystemExit(f"{lists}: no method {method!r}; it has {', '.join(sorted(methods)) or 'none'}")
+    output.mkdir(parents=True, exist_ok=True)
     entries = []
     for result in searched["kernels"]:
         kernel = result["kernel"]
@@ -52,10 +62,9 @@ def prepare(lists: Path, method: str, output: Path, kernels: set[str] | None) ->
         bitcode = cuda_device_ir(toolchain, cuda, KERNEL_DIR / f"{result['family']}.cu")
         options = device_options(disassemble(toolchain, bitcode, kernel), cuda)
         unit = kernel_unit(toolchain, bitcode, kernel)
-        builds = {"-O3": device_baseline(options).pipeline, "list": pipeline}
         files = {}
-        for label, pipeline in builds.items():
-            built = build_device(toolchain, unit, pipeline, options)
+        for label, built_with in {"-O3": device_baseline(options).pipeline, "list": pipeline}.items():
+            built = build_device(toolchain, unit, built_with, options)
             expected = argument_types(launch(kernel))
             if ptx_parameter_types(built.ptx, kernel) != expected:
                 raise SystemExit(f"{kernel}: its launch passes {expected}, the PTX takes other parameters")
@@ -64,7 +73,7 @@ def prepare(lists: Path, method: str, output: Path, kernels: set[str] | None) ->
             files[label] = name
         entries.append({"family": result["family"], "kernel": kernel, "pipeline": pipeline, "cubins": files})
         print(f"prepared {kernel}", file=sys.stderr)
-    manifest = {"arch": options.target_flags[0].removeprefix("-mcpu="), "ptxas": cuda.version, "kernels": entries}
+    manifest = {"method": method, "arch": DEFAULT_ARCH, "ptxas": cuda.version, "kernels": entries}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return 0
 

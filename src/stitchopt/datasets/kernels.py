@@ -41,7 +41,9 @@ def kernel_uri_source(text: str) -> tuple[Path, str | None]:
     uri = BenchmarkUri.parse(text)
     if (uri.dataset, uri.version) != (KERNELS_DATASET, KERNELS_VERSION):
         raise DatasetError(f"{text}: GPU kernels are bench://{KERNELS_DATASET}-v{KERNELS_VERSION}/<family>[#<kernel>]")
-    family, _, kernel = uri.name.partition(FUNCTION_SEPARATOR)
+    family, separator, kernel = uri.name.partition(FUNCTION_SEPARATOR)
+    if separator and not kernel:
+        raise DatasetError(f"{text}: no kernel after {FUNCTION_SEPARATOR!r}; name one, or drop it for the whole file")
     if family not in FAMILY_SPLITS:
         raise DatasetError(f"{text}: no kernel family {family!r}; the families are {', '.join(FAMILY_SPLITS)}")
     return KERNEL_DIR / f"{family}.cu", kernel or None

@@ -16,6 +16,7 @@ import re
 from dataclasses import replace
 
 from stitchopt.core import CompileOptions, EvalResult, EvalStatus, IRModule
+from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.backend import CRASH_MARKERS, CodegenLookup, Emitted, Screen, complete_with_codegen, tail
 from stitchopt.toolchain.device import emit_device, kernel_names, lost_kernels_message
 from stitchopt.toolchain.discovery import Toolchain
@@ -106,8 +107,6 @@ class SubprocessBackend:
         """GPU code: the PTX must still define every kernel of the input, and so must the cubin's sections
         (which also holds for sizes the codegen cache answers: another input may have left them)."""
         kernels = self._kernels(module)
-        if kernels is None:
-            return replace(optimized, status=EvalStatus.COMPILE_ERROR, stderr_tail="llvm-dis: cannot read the module")
 
         def emit() -> Emitted:
             emission = emit_device(self.toolchain, bitcode, kernels, options, self._run)
@@ -131,12 +130,13 @@ class SubprocessBackend:
             )
         return result
 
-    def _kernels(self, module: IRModule) -> list[str] | None:
-        """The module's kernels, read once per module (None when llvm-dis cannot read it)."""
+    def _kernels(self, module: IRModule) -> list[str]:
+        """The module's kernels, read once per module (llvm-dis failing on an input opt just read is the
+        toolchain's problem, not the list's)."""
         if module.sha256 not in self._kernels_of:
             run = self._run([self.toolchain.tool("llvm-dis"), "-", "-o", "-"], module.bitcode)
             if run.returncode != 0:
-                return None
+                raise ToolchainError(f"llvm-dis cannot read {module.name}: {run.stderr_tail(300).strip()}")
             self._kernels_of[module.sha256] = kernel_names(run.stdout.decode(errors="replace"))
         return self._kernels_of[module.sha256]
 

@@ -45,8 +45,8 @@ class CudaToolkit:
 
 
 def find_cuda() -> CudaToolkit:
-    """The first complete toolkit (ptxas, headers, libdevice), else the first with a working ptxas; a
-    `$STITCHOPT_CUDA` that names no working ptxas is an error, not skipped. ToolchainError names every place
+    """`$STITCHOPT_CUDA` when set (an error when it has no working ptxas), else the first complete toolkit
+    (ptxas, headers, libdevice), else the first with a working ptxas. ToolchainError names every place
     tried when none works."""
     searched: list[str] = []
     partial: CudaToolkit | None = None
@@ -59,8 +59,9 @@ def find_cuda() -> CudaToolkit:
                 raise ToolchainError(f"${ENV_VAR}={root}: {problem}; point it at a CUDA toolkit or unset it")
             searched.append(f"{source} ({root}): {problem}")
             continue
-        if (root / "include" / "cuda_runtime.h").is_file() and _libdevice(root).is_file():
-            return CudaToolkit(ptxas, version, root, source)
+        complete = (root / "include" / "cuda_runtime.h").is_file() and _libdevice(root).is_file()
+        if complete or source == f"${ENV_VAR}":  # the user's choice stands, complete or not
+            return CudaToolkit(ptxas, version, root if complete else None, source)
         partial = partial or CudaToolkit(ptxas, version, None, source)
     on_path = shutil.which("ptxas")
     if partial is None and on_path is not None and (version := _ptxas_version(Path(on_path))) is not None:

@@ -45,7 +45,7 @@ _ANNOTATED_KERNEL_RE = re.compile(r'!\{ptr @("[^"]+"|[^,\s]+), !"kernel", i32 1\
 _PTX_KERNEL_CC_RE = re.compile(r"^define [^@\n]*ptx_kernel [^@\n]*@(\"[^\"]+\"|[^(\s]+)\(", re.MULTILINE)
 # Functions and globals defined with a linkage that other modules can see (not internal or private).
 _EXTERNAL_SYMBOL_RE = re.compile(
-    r"^(?:define (?![^@\n]*\b(?:internal|private)\b)[^@\n]*@|@)(\"[^\"]+\"|[\w.$]+)(?:\(| = (?!internal|private))",
+    r"^(?:define (?![^@\n]*\b(?:internal|private)\b)[^@\n]*@|@)(\"[^\"]+\"|[-\w.$]+)(?:\(| = (?!internal|private))",
     re.MULTILINE,
 )
 _PTX_ENTRY_RE = re.compile(r"^(?:\.visible |\.weak )?\.entry\s+([^\s(]+)\s*\(", re.MULTILINE)
@@ -146,7 +146,7 @@ def kernel_unit(toolchain: Toolchain, bitcode: bytes, kernel: str) -> bytes:
     """The module with `kernel` as its only kernel: the other kernels become internal and are deleted, with the
     internal code only they use; every other symbol keeps its linkage, so -O3 builds the kernel as in the whole
     file (checked in tests/integration/test_gpu.py::test_ptxas_report_and_sass_sizes)."""
-    text = _run([toolchain.tool("llvm-dis"), "-", "-o", "-"], bitcode, "llvm-dis").decode()
+    text = _text(toolchain, bitcode)
     others = set(kernel_names(text)) - {kernel}
     if kernel not in kernel_names(text):
         raise InputError(f"no kernel {kernel!r} in this module (kernels: {', '.join(sorted(others)) or 'none'})")
@@ -199,7 +199,11 @@ def lost_kernels_message(missing: list[str]) -> str:
 
 def kernels_of(toolchain: Toolchain, bitcode: bytes) -> list[str]:
     """The kernels of device bitcode."""
-    return kernel_names(_run([toolchain.tool("llvm-dis"), "-", "-o", "-"], bitcode, "llvm-dis").decode())
+    return kernel_names(_text(toolchain, bitcode))
+
+
+def _text(toolchain: Toolchain, bitcode: bytes) -> str:
+    return _run([toolchain.tool("llvm-dis"), "-", "-o", "-"], bitcode, "llvm-dis").decode()
 
 
 @dataclass(frozen=True)
@@ -225,6 +229,9 @@ def build_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: C
     kernels = kernels_of(toolchain, bitcode)
     optimized = _run(opt_command(toolchain.tool("opt"), pipeline, flags=options.opt_args()), bitcode, "opt")
     emission = emit_device(toolchain, optimized, kernels, options, _tool)
+    for step, run in (("llc", emission.llc), ("ptxas", emission.ptxas)):
+        if run is not None and run.timed_out:
+            raise ToolchainError(f"{step} did not finish within {FRONTEND_TIMEOUT_S:g} s on this program")
     if emission.missing:
         raise InputError(f"{lost_kernels_message(emission.missing)}: it cannot build this program")
     if emission.ptxas is None:

@@ -33,9 +33,10 @@ MAP_PRIVATE = 0x80
 MAP_LITERAL = 0x100  # passed by value: no copy
 FRONTEND_TIMEOUT_S = 300.0
 DIRECTIONS = ("to_device", "from_device")
-_ARRAY_RE = re.compile(r"^@(\.offload_(?:maptypes|sizes)[\w.]*) = [^\[]*\[(\d+) x i64\] \[([^\]]*)\]", re.MULTILINE)
-_ZERO_ARRAY_RE = re.compile(r"^@(\.offload_sizes[\w.]*) = [^\[]*\[(\d+) x i64\] zeroinitializer", re.MULTILINE)
-_OFFLOAD_CALLS = re.compile(r"@__tgt_target_(?:kernel|data_begin_mapper|data_end_mapper|data_update_mapper)\(")
+# A map or sizes array: its entries, or `zeroinitializer` (all 0: e.g. the map types of `map(alloc:)`).
+_ARRAY_RE = re.compile(
+    r"^@(\.offload_(?:maptypes|sizes)[\w.]*) = [^\[]*\[(\d+) x i64\] (?:\[([^\]]*)\]|zeroinitializer)", re.MULTILINE
+)
 
 
 @dataclass(frozen=True)
@@ -78,14 +79,11 @@ class OffloadConstruct:
 def offload_constructs(ir_text: str) -> list[OffloadConstruct]:
     """Every construct of host IR that maps data, in the order clang wrote them. A maptypes array is paired
     with the sizes array clang wrote just before it (same length); without one, sizes are unknown."""
-    if not _OFFLOAD_CALLS.search(ir_text):
-        return []
     arrays: list[tuple[str, list[int]]] = []
-    for match in sorted([*_ARRAY_RE.finditer(ir_text), *_ZERO_ARRAY_RE.finditer(ir_text)], key=lambda m: m.start()):
-        if match.re is _ZERO_ARRAY_RE:
-            arrays.append((match.group(1), [0] * int(match.group(2))))
-        else:
-            arrays.append((match.group(1), [int(value.split()[-1]) for value in match.group(3).split(",")]))
+    for match in _ARRAY_RE.finditer(ir_text):
+        entries = match.group(3)
+        values = [int(value.split()[-1]) for value in entries.split(",")] if entries else [0] * int(match.group(2))
+        arrays.append((match.group(1), values))
     constructs = []
     for index, (name, values) in enumerate(arrays):
         if not name.startswith(".offload_maptypes"):

@@ -19,12 +19,16 @@ REGISTERS_PER_SUBPARTITION = 16384
 SUBPARTITIONS = 4
 REGISTER_UNIT = 256
 MAX_WARPS = {70: 64, 72: 64, 75: 32, 80: 64, 86: 48, 87: 48, 89: 48, 90: 64, 100: 64, 101: 64, 120: 48}
-DEFAULT_MAX_WARPS = 64  # an architecture newer than this table: as the data-centre parts
 
 
 def max_warps(arch: str) -> int:
-    """Resident warps per multiprocessor of `arch` (sm_XX)."""
-    return MAX_WARPS.get(int(re.sub(r"\D", "", arch)), DEFAULT_MAX_WARPS)
+    """Resident warps per multiprocessor of `arch` (sm_XX); one missing from the table as the newest of its
+    major version that is there (sm_121 as sm_120), else 64."""
+    number = int(re.sub(r"\D", "", arch))
+    if number in MAX_WARPS:
+        return MAX_WARPS[number]
+    same_major = [known for known in MAX_WARPS if known // 10 == number // 10 and known < number]
+    return MAX_WARPS[max(same_major)] if same_major else 64
 
 
 @dataclass(frozen=True)
