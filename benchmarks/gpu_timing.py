@@ -63,9 +63,9 @@ def prepare(lists: Path, method: str, output: Path, kernels: set[str] | None) ->
         options = device_options(disassemble(toolchain, bitcode, kernel), cuda)
         unit = kernel_unit(toolchain, bitcode, kernel)
         files = {}
+        expected = argument_types(launch(kernel))  # draws the launch's inputs (megabytes): once per kernel
         for label, built_with in {"-O3": device_baseline(options).pipeline, "list": pipeline}.items():
             built = build_device(toolchain, unit, built_with, options)
-            expected = argument_types(launch(kernel))
             if ptx_parameter_types(built.ptx, kernel) != expected:
                 raise SystemExit(f"{kernel}: its launch passes {expected}, the PTX takes other parameters")
             name = f"{kernel}.{'O3' if label == '-O3' else 'list'}.cubin"
