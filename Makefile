@@ -31,7 +31,7 @@ system-deps:
 	@bash scripts/install-system-deps.sh
 
 system-deps-test:
-	@bash scripts/install-system-deps.sh --test
+	@bash scripts/install-system-deps.sh --test --gpu
 
 $(VENV)/.installed: pyproject.toml setup.py src/stitchopt/evaluation/native/evaluator.cpp $(wildcard src/stitchopt/cc/plugin/*.cpp src/stitchopt/cc/plugin/*.h)
 	$(PYTHON) -m venv $(VENV)

@@ -21,7 +21,15 @@ from setuptools.command.build_ext import build_ext
 
 SUPPORTED_MAJORS = range(22, 16, -1)
 PLUGIN = "stitchopt.cc.plugin.libstitchopt-plugin"
-PLUGIN_SOURCES = ["plugin.cpp", "module_features.cpp", "model.cpp", "objects.cpp", "guards.cpp", "isolate.cpp"]
+PLUGIN_SOURCES = [
+    "plugin.cpp",
+    "module_features.cpp",
+    "model.cpp",
+    "objects.cpp",
+    "guards.cpp",
+    "isolate.cpp",
+    "target_data.cpp",
+]
 
 
 def find_llvm_config() -> str | None:

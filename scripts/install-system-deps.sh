@@ -32,7 +32,9 @@ datasets_only=(dpkg-dev make cmake meson ninja-build autoconf automake libtool a
   libassuan-dev libksba-dev libnpth0-dev libgcrypt20-dev libpcre2-dev libmnl-dev libreadline-dev libpcap-dev
   liblzo2-dev libmd-dev libnl-3-dev libnl-genl-3-dev libcap-dev libcap-ng-dev libpopt-dev libexpat1-dev)
 # With --gpu, also when possible: libomp-19-dev, whose libomptarget-nvptx-sm_XX.bc is the device runtime of
-# OpenMP target offload (`stitchopt doctor` reports it).
+# OpenMP target offload (`stitchopt doctor` reports it), and libomptarget, which runs offload programs with the
+# host CPU as the device (`stitchopt gpu transfers --run`; `make test` installs it for tests/integration/
+# test_offload.py).
 gpu_only=(libomp-19-dev)
 
 test=false datasets=false gpu=false

@@ -82,7 +82,7 @@ def test_eval_table_and_cache_commands(cli) -> None:  # type: ignore[no-untyped-
         (["validate", "-p", "sroa", "--validate", "csmith", "--validate-limit", "0"], "'--validate-limit'"),
         (["eval", str(DATA / "loop_sum.c"), "-p", ",,,"], "empty pass list"),
         (["ir", str(DATA / "loop_sum.c"), "-o", "missing_dir/x.bc"], "missing_dir is not an existing directory"),
-        (["eval", str(DATA), "-p", "sroa"], "a directory with 8 C/C++/IR files: name one program file"),
+        (["eval", str(DATA), "-p", "sroa"], "a directory with 9 C/C++/IR files: name one program file"),
         (["eval", str(DATA / "loop_sum.c"), "-p", "sroa", "--timeout", "nan"], "--timeout nan: give a finite number"),
         (["eval", str(DATA / "loop_sum.c"), "-p", "sroa", "-o", "x.html"], "format 'html' not supported here"),
         (["eval", str(DATA / "loop_sum.c"), "-p", "sroa", "--json", "--format", "md"], "give -o FILE for the"),

@@ -22,7 +22,7 @@ EVALUATES = {
     "gpu tune",
 }
 VALIDATES = {"tune", "broadcast", "train", "optimize", "validate"}
-RUNS = {"tune", "broadcast", "validate", "optimize", "hot"}
+RUNS = {"tune", "broadcast", "validate", "optimize", "hot", "gpu transfers"}
 FAILS_IF_NO_GAIN = {"tune", "broadcast", "optimize"}
 FILE_OPTIONS = {"--csv", "--markdown", "--report", "--parquet"}  # files are written with -o, in --format
 INPUT_OPTIONS = {"--dataset", "--input", "--file", "--program"}  # a command's main input is an argument
@@ -70,7 +70,7 @@ def test_shared_options_are_declared_alike(cli_commands: dict[str, Any]) -> None
     gain = declared(cli_commands, "--fail-if-no-gain")
     assert set(gain) == FAILS_IF_NO_GAIN and _alike(gain) and gain["tune"].is_flag
     passes = declared(cli_commands, "--passes")
-    assert set(passes) == {"eval", "validate", "minimize", "security check", "gpu measure"}
+    assert set(passes) == {"eval", "validate", "minimize", "security check", "gpu measure", "gpu transfers"}
     assert {(tuple(sorted(p.opts)), p.type_descriptor.annotation) for p in passes.values()} == {
         (("--passes", "-p"), str)
     }

@@ -11,7 +11,9 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.cli.options import (
+    EXE,
     NEGATIVE,
     AddressOption,
     BackendOption,
@@ -24,6 +26,8 @@ from stitchopt.cli.options import (
     output_option,
     passes_option,
     print_table,
+    run_arguments,
+    run_option,
     status_console,
 )
 from stitchopt.core import CompileOptions, IRModule
@@ -52,10 +56,14 @@ from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import disassemble, load_module, module_from_bitcode
 from stitchopt.toolchain.llvm import passes_option as opt_passes_option
 from stitchopt.toolchain.offload import DIRECTIONS, OffloadConstruct, offload_constructs, openmp_host_ir
+from stitchopt.toolchain.offload_build import HOST_AS_DEVICE, HOST_BASELINE
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.strategies import STRATEGIES
+from stitchopt.validate.offload import check_host_list
 
+PLUGIN_PASS_PREFIX = "stitchopt-"  # passes of stitchopt's pass plugin
+HOISTING_PIPELINE = f"{HOST_BASELINE},stitchopt-hoist-target-data"
 DEVICE_INPUT_HELP = "A .cu file, bench://kernels-v1/<family>[#<kernel>], or device IR (.ll/.bc for nvptx64)."
 gpu_app = typer.Typer(
     help="GPU device code: measure pass lists against clang's -O3 device compile.", no_args_is_help=True
@@ -197,11 +205,29 @@ def transfers_command(
         str, typer.Option("--arch", help="GPU architecture the regions are offloaded to (sm_XX).")
     ] = DEFAULT_ARCH,
     clang_args: Annotated[Optional[list[str]], typer.Argument(help="Extra clang arguments after --.")] = None,  # noqa: UP045
+    run: Annotated[
+        str,
+        run_option(
+            "Build the program (its main) and run it so, with the host CPU as the offload device: the runtime "
+            "counts the copies, and the output is compared with -O3's"
+        ),
+    ] = "",
+    passes: Annotated[
+        Optional[str],  # noqa: UP045
+        passes_option(f"Host pipeline run beside -O3 with --run (default: {HOISTING_PIPELINE})"),
+    ] = None,
     json_output: JsonOption = False,
     llvm: LlvmOption = None,
 ) -> None:
-    """The data each OpenMP offload construct maps to and from the device, read statically from host IR."""
+    """The data each OpenMP offload construct maps to and from the device: read statically from host IR, or
+    (--run) counted in a run, for -O3 and a host pipeline that keeps data on the device."""
     toolchain = find_toolchain(llvm)
+    if passes is not None and not run:
+        raise InputError(f"-p/--passes chooses the host pipeline of a run: add --run '{EXE}'")
+    if run:
+        program_args = list(run_arguments(run))
+        _run_transfers(toolchain, file, passes or HOISTING_PIPELINE, program_args, clang_args or [], json_output)
+        return
     text = disassemble(toolchain, openmp_host_ir(toolchain, file, arch, clang_args), file.name)
     constructs = offload_constructs(text)
     if not constructs:
@@ -217,6 +243,44 @@ def transfers_command(
     for row in [*rows, {"construct": "total", **document["total"]}]:
         table.add_row(str(row["construct"]), _moved(row["to_device"]), _moved(row["from_device"]))
     print_table(table)
+
+
+def _run_transfers(
+    toolchain: Toolchain, file: Path, pipeline: str, args: list[str], clang_args: list[str], json_output: bool
+) -> None:
+    """`gpu transfers --run`: -O3's build and `pipeline`'s, run; NEGATIVE when their outputs differ."""
+    plugins = [plugin_path()] if PLUGIN_PASS_PREFIX in pipeline else []
+    with status_console.status(f"{file}: building and running -O3 and {pipeline}"):
+        check = check_host_list(toolchain, [file], pipeline, pass_plugins=plugins, args=args, clang_args=clang_args)
+    document = {
+        "file": str(file),
+        "device": f"{HOST_AS_DEVICE} (the host CPU as the offload device)",
+        **check.to_dict(),
+    }
+    if json_output:
+        print(json.dumps(document, indent=2))
+    else:
+        table = Table(title=f"{file}: copies between host and device in a run")
+        for column in ("build", "to device", "from device", "exit"):
+            table.add_column(column, justify="left" if column == "build" else "right")
+        for label, done in (("-O3", check.baseline), ("list", check.candidate)):
+            moved = done.transfers
+            table.add_row(
+                label,
+                f"{moved.to_device} ({moved.to_device_bytes} B)",
+                f"{moved.from_device} ({moved.from_device_bytes} B)",
+                done.outcome.describe(),
+            )
+        print_table(table)
+        verdict = "output identical" if check.same_output else "OUTPUT DIFFERS: the list is rejected"
+        console.print(
+            f"list {pipeline}: bytes copied {100 * check.bytes_change:+.2f}% vs -O3; {verdict}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    if not check.same_output:
+        raise typer.Exit(NEGATIVE)
 
 
 def _construct(construct: OffloadConstruct) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 kernel of a held-out family is ever seen by a search or a model that is judged on it. Never Rodinia,
 PolyBench or HeCBench (held out for evaluation). `bench://kernels-v1/<family>` names a family's file and
 `bench://kernels-v1/<family>#<kernel>` one kernel of it (the kernel alone: `toolchain.device.kernel_unit`).
-`kernels_v1/omp/<family>.c` are OpenMP target versions of some families (host programs that map data), in
-their family's split."""
+`kernels_v1/omp/<family>.c` are OpenMP target versions of five families (whole programs that map data, each
+with a main that prints a checksum of its results), in their family's split."""
 
 from __future__ import annotations
 
@@ -34,6 +34,14 @@ def kernel_sources(split: str | None = None) -> list[Path]:
     if split is not None and split not in set(FAMILY_SPLITS.values()):
         raise InputError(f"no kernel split {split!r}: use one of train, validation, test")
     return [KERNEL_DIR / f"{family}.cu" for family, where in FAMILY_SPLITS.items() if split in (None, where)]
+
+
+def offload_sources(split: str | None = None) -> list[Path]:
+    """The OpenMP target program of every family that has one (of `split` only, when given), in family order."""
+    if split is not None and split not in set(FAMILY_SPLITS.values()):
+        raise InputError(f"no kernel split {split!r}: use one of train, validation, test")
+    found = [KERNEL_DIR / "omp" / f"{family}.c" for family, where in FAMILY_SPLITS.items() if split in (None, where)]
+    return [path for path in found if path.is_file()]
 
 
 def kernel_uri_source(text: str) -> tuple[Path, str | None]:

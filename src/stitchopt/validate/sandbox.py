@@ -4,7 +4,8 @@ removed afterwards, no stdin by default.
 With bubblewrap (`bwrap`) the program runs with no network (an empty network namespace), in its own PID
 namespace (every process it forks, even one that calls `setsid()`, dies when the run ends, and the run dies when
 the process that started it does), as an unprivileged user, with capabilities dropped and the whole filesystem
-read-only but for its scratch directory (`TMPDIR` and `HOME` point there). Where bubblewrap is missing or cannot
+read-only but for its scratch directory (`TMPDIR` and `HOME` point there) and a /tmp of its own (LLVM's
+offload runtime writes there whatever TMPDIR says). Where bubblewrap is missing or cannot
 create namespaces, programs run under the resource limits alone, and `stitchopt doctor` says so.
 
 Output goes to files in the scratch directory rather than pipes, so the file-size limit also bounds what a
@@ -22,7 +23,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -162,6 +163,7 @@ def _bwrap(scratch: Path, executable: Path) -> list[str]:
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
+        "--tmpfs", "/tmp",
         "--ro-bind", str(executable), str(executable),
         "--bind", str(scratch), str(scratch),
         "--chdir", str(scratch),
@@ -223,15 +225,16 @@ class Sandbox:
         *,
         stdin: bytes | None = None,
         wrapper: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
     ) -> RunOutcome:
         """Run `executable` (under `wrapper`, e.g. valgrind, if given) in a fresh scratch directory with a clean
-        environment; kill its process group (and, isolated, its PID namespace) on timeout."""
+        environment plus `env`; kill its process group (and, isolated, its PID namespace) on timeout."""
         with scratch_directory("run") as scratch:
             workdir = Path(scratch)
             stdin_path = workdir / ".stdin"
             stdin_path.write_bytes(stdin or b"")
             out_path, err_path = workdir / ".stdout", workdir / ".stderr"
-            env = {**CLEAN_ENV, "HOME": scratch, "TMPDIR": scratch}
+            environment = {**CLEAN_ENV, **(env or {}), "HOME": scratch, "TMPDIR": scratch}
             command = [*wrapper, str(executable), *args]
             if self.isolation.available:
                 command = [*_bwrap(workdir, executable.resolve()), *command]
@@ -243,7 +246,7 @@ class Sandbox:
                     stdout=fout,
                     stderr=ferr,
                     cwd=workdir,
-                    env=env,
+                    env=environment,
                     start_new_session=True,
                 )
                 with self._lock:

@@ -961,10 +961,6 @@ constexpr Kind Kinds[] = {
      &HardeningCounts::OverflowChecks},
 };
 
-Error makeError(const Twine &Message) {
-  return createStringError(inconvertibleErrorCode(), Message);
-}
-
 } // namespace
 
 ModuleSummary summarizeText(StringRef Text) {

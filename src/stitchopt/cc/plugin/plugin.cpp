@@ -28,6 +28,7 @@
 #include "module_features.h"
 #include "model.h"
 #include "objects.h"
+#include "target_data.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -791,6 +792,10 @@ static void registerCallbacks(PassBuilder &PB) {
           MPM.addPass(StitchoptPass(PB, OptimizationLevel::Oz,
                                     /*LeaveOzToClang=*/false,
                                     Name == "stitchopt-jit"));
+          return true;
+        }
+        if (Name == "stitchopt-hoist-target-data") {
+          MPM.addPass(HoistTargetDataPass());
           return true;
         }
         if (Name == "print<stitchopt-features>") {

@@ -1,11 +1,13 @@
 // OpenMP target version of the n-body family: forces and a leapfrog step per time step, each a target region
-// with its own maps; positions go back to the host every step.
+// with its own maps; positions go back to the host every step. main runs a few steps on a lattice.
 #include <math.h>
-#define N 16384
+#include <stdio.h>
+#include <stdlib.h>
+#define N 2048
 
 static float pos[4 * N], vel[3 * N], acc[3 * N];
 
-void step(float dt, float soft2) {
+static void step(float dt, float soft2) {
 #pragma omp target teams distribute parallel for map(to: pos) map(from: acc)
   for (int i = 0; i < N; ++i) {
     float ax = 0, ay = 0, az = 0;
@@ -31,4 +33,18 @@ void step(float dt, float soft2) {
 
 void simulate(int steps, float dt) {
   for (int s = 0; s < steps; ++s) step(dt, 1e-3f);
+}
+
+int main(int argc, char **argv) {
+  int steps = argc > 1 ? atoi(argv[1]) : 4;  // a simulation's length is its input
+  for (int i = 0; i < N; ++i) {
+    pos[4 * i] = (float)(i % 16), pos[4 * i + 1] = (float)(i / 16 % 16), pos[4 * i + 2] = (float)(i / 256);
+    pos[4 * i + 3] = 1.0f + (float)(i % 3);
+    vel[3 * i] = vel[3 * i + 1] = vel[3 * i + 2] = 0.0f;
+  }
+  simulate(steps, 1e-3f);
+  double sum = 0;
+  for (int i = 0; i < 4 * N; ++i) sum += (double)pos[i] * (i % 7 + 1);
+  printf("%.6e\n", sum);
+  return 0;
 }

@@ -1,7 +1,10 @@
 // OpenMP target version of the stencil family: Jacobi sweeps on a 2D grid, written the way ported code often
-// is, each sweep its own target region mapping both grids (every sweep copies them in and out).
+// is, each sweep its own target region mapping both grids (every sweep copies them in and out); main checks
+// it against the same sweeps inside one data region.
+#include <stdio.h>
 #define NX 1024
 #define NY 1024
+#define SWEEPS 8
 
 static float grid[NX * NY], next[NX * NY];
 
@@ -23,10 +26,28 @@ void jacobi(int sweeps) {
 }
 
 void jacobi_resident(int sweeps) {
-#pragma omp target data map(tofrom: grid) map(alloc: next)
+#pragma omp target data map(tofrom: grid) map(to: next)
   for (int s = 0; s < sweeps; ++s) {
     jacobi_sweep();
 #pragma omp target teams distribute parallel for
     for (int i = 0; i < NX * NY; ++i) grid[i] = next[i];
   }
+}
+
+static double checksum(void) {
+  double sum = 0;
+  for (int i = 0; i < NX * NY; ++i) sum += (double)grid[i] * (i % 7 + 1);
+  return sum;
+}
+
+int main(void) {
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < NX * NY; ++i) grid[i] = next[i] = (float)((i * 7919) % 101);
+    if (pass == 0)
+      jacobi(SWEEPS);
+    else
+      jacobi_resident(SWEEPS);
+    printf("%s %.6e\n", pass == 0 ? "jacobi" : "jacobi_resident", checksum());
+  }
+  return 0;
 }

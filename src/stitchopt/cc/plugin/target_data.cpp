@@ -1,0 +1,641 @@
+//===- target_data.cpp - Keep offloaded data on the device across a loop --===//
+
+#include "target_data.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/MemoryLocation.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
+
+#include <optional>
+
+using namespace llvm;
+
+namespace stitchopt {
+namespace {
+
+constexpr const char *PassName = "stitchopt-hoist-target-data";
+
+// OpenMP's map-type bits (llvm/Frontend/OpenMP/OMPConstants.h).
+constexpr uint64_t MapTo = 0x01, MapFrom = 0x02, MapTargetParam = 0x20,
+                   MapPrivate = 0x80, MapLiteral = 0x100, MapImplicit = 0x200,
+                   MapClose = 0x400;
+// Map types whose copies follow the reference count alone: anything else
+// (always, delete, present, members, pointer-and-object, ...) is left alone.
+constexpr uint64_t PlainMapBits =
+    MapTo | MapFrom | MapTargetParam | MapImplicit | MapClose;
+
+// Fields of __tgt_kernel_arguments (LLVM 19: version 3, 64-bit pointers).
+constexpr uint64_t ArgsNumArgs = 4, ArgsBasePtrs = 8, ArgsPtrs = 16,
+                   ArgsSizes = 24, ArgsMapTypes = 32, ArgsMappers = 48;
+
+struct MapItem {
+  Value *Base = nullptr;  // the base-pointer array's entry
+  Value *Begin = nullptr; // the pointer array's entry
+  Value *Size = nullptr;  // its bytes (a constant, or computed at run time)
+  uint64_t Flags = 0;
+};
+
+/// One `__tgt_target_kernel` call and the map list the front end wrote for it.
+struct Launch {
+  CallInst *Call = nullptr;
+  ConstantInt *Device = nullptr;
+  SmallVector<MapItem, 8> Items;
+  /// First block of the host fallback (the region run on the host when the
+  /// launch fails), when the usual `icmp` on the result leads to one.
+  BasicBlock *Fallback = nullptr;
+};
+
+/// Entry `Index` of a constant i64 array (the front end's `.offload_sizes`
+/// and `.offload_maptypes`).
+std::optional<uint64_t> constantEntry(Value *Array, unsigned Index) {
+  auto *Global = dyn_cast<GlobalVariable>(Array->stripPointerCasts());
+  if (!Global || !Global->isConstant() || !Global->hasDefinitiveInitializer())
+    return std::nullopt;
+  Constant *Init = Global->getInitializer();
+  if (auto *Data = dyn_cast<ConstantDataArray>(Init))
+    if (Data->getElementType()->isIntegerTy(64) &&
+        Index < Data->getNumElements())
+      return Data->getElementAsInteger(Index);
+  if (auto *Zero = dyn_cast<ConstantAggregateZero>(Init))
+    if (Index < Zero->getElementCount().getFixedValue())
+      return 0;
+  return std::nullopt;
+}
+
+/// The value last stored at `Base`+`Offset` (`Bytes` wide) before `Before` in
+/// its block: the front end fills the kernel-argument struct and the offload
+/// arrays (allocas) just before each launch. A zeroing memset reads as null;
+/// anything else (no store, a partial overlap) is unknown.
+Value *storedBefore(Value *Base, uint64_t Offset, uint64_t Bytes,
+                    Instruction *Before, Type *Ty, const DataLayout &DL) {
+  for (Instruction *I = Before->getPrevNode(); I; I = I->getPrevNode()) {
+    Value *Ptr = nullptr;
+    std::optional<uint64_t> Width;
+    if (auto *Store = dyn_cast<StoreInst>(I)) {
+      Ptr = Store->getPointerOperand();
+      Width = DL.getTypeStoreSize(Store->getValueOperand()->getType());
+    } else if (auto *Mem = dyn_cast<MemIntrinsic>(I)) {
+      Ptr = Mem->getDest();
+      if (auto *Length = dyn_cast<ConstantInt>(Mem->getLength()))
+        Width = Length->getZExtValue();
+    } else {
+      continue;
+    }
+    if (getUnderlyingObject(Ptr) != Base)
+      continue;
+    APInt Start(DL.getIndexTypeSizeInBits(Ptr->getType()), 0);
+    if (Ptr->stripAndAccumulateConstantOffsets(DL, Start, true) != Base ||
+        !Width || Start.isNegative())
+      return nullptr;
+    uint64_t From = Start.getZExtValue(), To = From + *Width;
+    if (To <= Offset || Offset + Bytes <= From)
+      continue;
+    if (auto *Store = dyn_cast<StoreInst>(I))
+      return From == Offset && *Width == Bytes ? Store->getValueOperand()
+                                               : nullptr;
+    if (From > Offset || To < Offset + Bytes)
+      return nullptr;
+    if (auto *Set = dyn_cast<MemSetInst>(I)) {
+      auto *Byte = dyn_cast<ConstantInt>(Set->getValue());
+      return Byte && Byte->isZero() ? Constant::getNullValue(Ty) : nullptr;
+    }
+    // The front end copies the constant part of a sizes array that is
+    // partly computed at run time from a constant array.
+    auto *Copy = dyn_cast<MemTransferInst>(I);
+    if (!Copy || !Ty->isIntegerTy(64) || (Offset - From) % 8 != 0)
+      return nullptr;
+    if (std::optional<uint64_t> Entry =
+            constantEntry(Copy->getSource(), (Offset - From) / 8))
+      return ConstantInt::get(Ty, *Entry);
+    return nullptr;
+  }
+  return nullptr;
+}
+
+BasicBlock *fallbackOf(CallInst *Call) {
+  for (User *U : Call->users()) {
+    auto *Cmp = dyn_cast<ICmpInst>(U);
+    auto *Zero = Cmp ? dyn_cast<ConstantInt>(Cmp->getOperand(1)) : nullptr;
+    if (!Zero || !Zero->isZero() || Cmp->getOperand(0) != Call ||
+        !Cmp->isEquality())
+      continue;
+    for (User *V : Cmp->users()) {
+      auto *Branch = dyn_cast<BranchInst>(V);
+      if (!Branch || !Branch->isConditional() ||
+          Branch->getParent() != Call->getParent() ||
+          Branch->getSuccessor(0) == Branch->getSuccessor(1))
+        continue;
+      return Branch->getSuccessor(
+          Cmp->getPredicate() == ICmpInst::ICMP_EQ ? 1 : 0);
+    }
+  }
+  return nullptr;
+}
+
+std::optional<Launch> readLaunch(CallInst *Call, const DataLayout &DL) {
+  Launch L;
+  L.Call = Call;
+  L.Device = dyn_cast<ConstantInt>(Call->getArgOperand(1));
+  Value *Args = Call->getArgOperand(5);
+  if (!L.Device || !isa<AllocaInst>(Args))
+    return std::nullopt;
+  LLVMContext &Ctx = Call->getContext();
+  Type *Ptr = PointerType::get(Ctx, 0), *I64 = Type::getInt64Ty(Ctx);
+  auto *NumArgs = dyn_cast_or_null<ConstantInt>(
+      storedBefore(Args, ArgsNumArgs, 4, Call, Type::getInt32Ty(Ctx), DL));
+  Value *BasePtrs = storedBefore(Args, ArgsBasePtrs, 8, Call, Ptr, DL);
+  Value *Ptrs = storedBefore(Args, ArgsPtrs, 8, Call, Ptr, DL);
+  Value *Sizes = storedBefore(Args, ArgsSizes, 8, Call, Ptr, DL);
+  Value *MapTypes = storedBefore(Args, ArgsMapTypes, 8, Call, Ptr, DL);
+  Value *Mappers = storedBefore(Args, ArgsMappers, 8, Call, Ptr, DL);
+  if (!NumArgs || !BasePtrs || !Ptrs || !Sizes || !MapTypes || !Mappers ||
+      !isa<ConstantPointerNull>(Mappers))
+    return std::nullopt;
+  for (unsigned I = 0, N = NumArgs->getZExtValue(); I < N; ++I) {
+    MapItem Item;
+    std::optional<uint64_t> Flags = constantEntry(MapTypes, I);
+    if (!Flags)
+      return std::nullopt;
+    Item.Flags = *Flags;
+    Item.Base = storedBefore(BasePtrs, 8 * I, 8, Call, Ptr, DL);
+    Item.Begin = storedBefore(Ptrs, 8 * I, 8, Call, Ptr, DL);
+    if (!Item.Base || !Item.Begin)
+      return std::nullopt;
+    if (std::optional<uint64_t> Known = constantEntry(Sizes, I))
+      Item.Size = ConstantInt::get(I64, *Known);
+    else
+      Item.Size = storedBefore(Sizes, 8 * I, 8, Call, I64, DL);
+    L.Items.push_back(Item);
+  }
+  L.Fallback = fallbackOf(Call);
+  return L;
+}
+
+bool isOffloadCall(const Instruction &I) {
+  auto *Call = dyn_cast<CallBase>(&I);
+  Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+  return Callee && Callee->getName().starts_with("__tgt_");
+}
+
+bool isLaunch(const Instruction &I) {
+  auto *Call = dyn_cast<CallInst>(&I);
+  Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+  return Callee && Callee->getName() == "__tgt_target_kernel" &&
+         Call->arg_size() == 6;
+}
+
+/// Whether code that receives `Ptr` may write through it. Follows the pointer
+/// through address arithmetic, into the outlined functions that
+/// __kmpc_fork_teams and __kmpc_fork_call run, and into defined callees;
+/// stops early where the front end or function-attrs proved it read-only.
+class WriteWalk {
+public:
+  bool throughCallArgument(const CallBase &Call, unsigned ArgNo) {
+    if (Call.onlyReadsMemory(ArgNo))
+      return false;
+    const Function *Callee = Call.getCalledFunction();
+    if (!Callee)
+      return true;
+    if (Callee->getName() == "__kmpc_fork_call" ||
+        Callee->getName() == "__kmpc_fork_teams") {
+      // (loc, argc, microtask, args...): args reach the microtask after its
+      // two thread-id parameters.
+      auto *Outlined = dyn_cast<Function>(
+          Call.getArgOperand(2)->stripPointerCasts());
+      if (ArgNo < 3 || !Outlined || Outlined->isDeclaration() ||
+          ArgNo - 1 >= Outlined->arg_size())
+        return true;
+      return through(Outlined->getArg(ArgNo - 1));
+    }
+    if (Callee->isDeclaration() || Callee->isInterposable() ||
+        ArgNo >= Callee->arg_size())
+      return true;
+    return through(Callee->getArg(ArgNo));
+  }
+
+  bool through(const Value *Ptr) {
+    if (!Seen.insert(Ptr).second)
+      return false;
+    if (auto *Arg = dyn_cast<Argument>(Ptr)) {
+      Reached.insert(Arg->getParent());
+      if (Arg->onlyReadsMemory())
+        return false;
+    }
+    for (const Use &U : Ptr->uses()) {
+      const User *Usr = U.getUser();
+      if (isa<LoadInst>(Usr) || isa<ICmpInst>(Usr))
+        continue;
+      if (isa<GetElementPtrInst>(Usr) || isa<BitCastInst>(Usr) ||
+          isa<AddrSpaceCastInst>(Usr) || isa<PHINode>(Usr) ||
+          isa<SelectInst>(Usr)) {
+        if (through(Usr))
+          return true;
+        continue;
+      }
+      auto *Call = dyn_cast<CallBase>(Usr);
+      if (!Call || !Call->isArgOperand(&U) ||
+          throughCallArgument(*Call, Call->getArgOperandNo(&U)))
+        return true; // a store of it or to it, an escape, ...
+    }
+    return false;
+  }
+
+  /// Whether a function this walk entered names `Global` itself (not through
+  /// the pointer it was given): such code is beyond the walk.
+  bool reachedCodeNames(const Value *Global) const {
+    for (const User *Usr : Global->users()) {
+      if (auto *I = dyn_cast<Instruction>(Usr)) {
+        if (Reached.contains(I->getFunction()))
+          return true;
+      } else if (isa<ConstantExpr>(Usr) && reachedCodeNames(Usr)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+private:
+  SmallPtrSet<const Value *, 32> Seen;
+  SmallPtrSet<const Function *, 8> Reached;
+};
+
+/// Whether `Call` is a C math function: it writes errno at most (why LLVM 19
+/// says `memory(write)`), never memory a program maps.
+bool isMathCall(const CallBase &Call, const TargetLibraryInfo &TLI) {
+  LibFunc Func;
+  if (!TLI.getLibFunc(Call, Func))
+    return false;
+  switch (Func) {
+  case LibFunc_sqrt: case LibFunc_sqrtf: case LibFunc_exp: case LibFunc_expf:
+  case LibFunc_exp2: case LibFunc_exp2f: case LibFunc_log: case LibFunc_logf:
+  case LibFunc_log2: case LibFunc_log2f: case LibFunc_log10:
+  case LibFunc_log10f: case LibFunc_pow: case LibFunc_powf: case LibFunc_sin:
+  case LibFunc_sinf: case LibFunc_cos: case LibFunc_cosf: case LibFunc_tan:
+  case LibFunc_tanf: case LibFunc_atan: case LibFunc_atanf:
+  case LibFunc_atan2: case LibFunc_atan2f: case LibFunc_fmod:
+  case LibFunc_fmodf:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Whether `G` has a device twin of its own (`declare target`): its offload
+/// entry names it, and maps of it follow other rules.
+bool isDeclareTarget(const GlobalVariable &G) {
+  for (const User *Usr : G.users())
+    if (auto *C = dyn_cast<Constant>(Usr))
+      for (const User *Outer : C->users())
+        if (auto *Entry = dyn_cast<GlobalVariable>(Outer))
+          if (Entry->getSection() == "omp_offloading_entries")
+            return true;
+  return false;
+}
+
+/// Memory a loop's launches map that can stay on the device across it.
+struct Kept {
+  Value *Base = nullptr; // a global, an argument, an allocation, ...
+  Value *Size = nullptr; // loop-invariant bytes
+  bool To = false, From = false;
+  SmallVector<const Launch *, 4> WithoutFrom; // launches mapping it to/alloc
+
+  MemoryLocation where() const {
+    auto *Bytes = dyn_cast<ConstantInt>(Size);
+    return MemoryLocation(Base, Bytes ? LocationSize::precise(Bytes->getZExtValue())
+                                      : LocationSize::afterPointer());
+  }
+};
+
+bool sameSize(Value *A, Value *B) {
+  auto *ConstA = dyn_cast<ConstantInt>(A), *ConstB = dyn_cast<ConstantInt>(B);
+  return A == B || (ConstA && ConstB && ConstA->getValue() == ConstB->getValue());
+}
+
+StringRef nameOf(const Value *V) {
+  return V->hasName() ? V->getName() : StringRef("(unnamed)");
+}
+
+class LoopHoister {
+public:
+  LoopHoister(Function &F, FunctionAnalysisManager &FAM,
+              std::vector<std::optional<Launch>> &Launches)
+      : F(F), LI(FAM.getResult<LoopAnalysis>(F)),
+        DT(FAM.getResult<DominatorTreeAnalysis>(F)),
+        AA(FAM.getResult<AAManager>(F)),
+        TLI(FAM.getResult<TargetLibraryAnalysis>(F)),
+        ORE(FAM.getResult<OptimizationRemarkEmitterAnalysis>(F)),
+        Launches(Launches) {}
+
+  bool run() {
+    bool Changed = false;
+    SmallVector<Loop *, 8> TopLevel(LI.begin(), LI.end());
+    for (Loop *L : TopLevel)
+      Changed |= visit(*L, {});
+    return Changed;
+  }
+
+private:
+  Function &F;
+  LoopInfo &LI;
+  DominatorTree &DT;
+  AAResults &AA;
+  TargetLibraryInfo &TLI;
+  OptimizationRemarkEmitter &ORE;
+  std::vector<std::optional<Launch>> &Launches;
+
+  /// Tries `L`, then its inner loops for what `L` could not keep.
+  bool visit(Loop &L, SmallPtrSet<Value *, 8> Outer) {
+    bool Changed = false;
+    if (std::optional<SmallVector<Kept, 8>> Found = keepable(L, Outer)) {
+      if (!Found->empty() && emit(L, *Found)) {
+        Changed = true;
+        for (const Kept &K : *Found)
+          Outer.insert(K.Base);
+      }
+    }
+    for (Loop *Inner : L.getSubLoops())
+      Changed |= visit(*Inner, Outer);
+    return Changed;
+  }
+
+  void missed(Loop &L, const Twine &Why) {
+    ORE.emit([&] {
+      return OptimizationRemarkMissed(PassName, "NotHoisted",
+                                      L.getStartLoc(), L.getHeader())
+             << "target data stays per launch: " << Why.str();
+    });
+  }
+
+  bool inFallback(const Launch &Site, const BasicBlock *BB) const {
+    return Site.Fallback &&
+           DT.dominates(BasicBlockEdge(Site.Call->getParent(), Site.Fallback),
+                        BB);
+  }
+
+  /// Whether the host fallback of `Site` (the same region, compiled for the
+  /// host) may write the memory `K` maps.
+  bool fallbackMayWrite(const Launch &Site, const Kept &K) {
+    if (!Site.Fallback)
+      return true;
+    WriteWalk Walk;
+    for (BasicBlock &BB : F) {
+      if (!inFallback(Site, &BB))
+        continue;
+      for (Instruction &I : BB) {
+        auto *Call = dyn_cast<CallBase>(&I);
+        bool Passed = false;
+        if (Call)
+          for (unsigned Arg = 0; Arg < Call->arg_size(); ++Arg)
+            if (Call->getArgOperand(Arg)->stripPointerCasts() == K.Base) {
+              Passed = true;
+              if (Walk.throughCallArgument(*Call, Arg))
+                return true;
+            }
+        if (!Passed && isModSet(AA.getModRefInfo(&I, K.where())))
+          return true;
+      }
+    }
+    return isa<GlobalVariable>(K.Base) && Walk.reachedCodeNames(K.Base);
+  }
+
+  /// The memory `L` can keep on the device (none: nothing to do or not
+  /// provably the same program; std::nullopt: no launch in `L`).
+  std::optional<SmallVector<Kept, 8>>
+  keepable(Loop &L, const SmallPtrSet<Value *, 8> &Outer) {
+    SmallVector<const Launch *, 8> Inside;
+    for (BasicBlock *BB : L.blocks())
+      for (Instruction &I : *BB) {
+        if (!isOffloadCall(I))
+          continue;
+        auto Found = llvm::find_if(Launches, [&](const auto &Site) {
+          return Site && Site->Call == &I;
+        });
+        if (Found == Launches.end()) {
+          missed(L, isLaunch(I) ? "a launch whose map list is not the "
+                                  "front end's"
+                                : "the loop has other offload calls (target "
+                                  "data, update, nowait)");
+          return SmallVector<Kept, 8>();
+        }
+        Inside.push_back(&**Found);
+      }
+    if (Inside.empty())
+      return std::nullopt;
+    for (const Launch *Site : Inside)
+      if (Site->Device->getValue() != Inside.front()->Device->getValue()) {
+        missed(L, "launches on different devices");
+        return SmallVector<Kept, 8>();
+      }
+
+    MapVector<Value *, Kept> Candidates;
+    SmallPtrSet<Value *, 8> Refused;
+    SmallVector<Value *, 16> Mapped; // the base of every item that maps memory
+    for (const Launch *Site : Inside)
+      for (const MapItem &Item : Site->Items) {
+        if (Item.Flags & (MapLiteral | MapPrivate))
+          continue; // passed by value: nothing mapped
+        if (!Item.Base->getType()->isPointerTy()) {
+          missed(L, "a map item that is not a pointer");
+          return SmallVector<Kept, 8>();
+        }
+        Value *Base = Item.Base->stripPointerCasts();
+        Mapped.push_back(Base);
+        auto *G = dyn_cast<GlobalVariable>(Base);
+        if (Item.Begin->stripPointerCasts() != Base || !Item.Size ||
+            !L.isLoopInvariant(Base) || !L.isLoopInvariant(Item.Size) ||
+            (Item.Flags & ~PlainMapBits) || (G && isDeclareTarget(*G)) ||
+            Outer.contains(Base)) {
+          Refused.insert(Base);
+          continue;
+        }
+        auto [Entry, New] = Candidates.try_emplace(Base);
+        Kept &K = Entry->second;
+        if (New) {
+          K.Base = Base;
+          K.Size = Item.Size;
+        } else if (!sameSize(K.Size, Item.Size)) {
+          Refused.insert(Base);
+        }
+        K.To |= (Item.Flags & (MapTo | MapFrom)) != 0;
+        K.From |= (Item.Flags & MapFrom) != 0;
+        if (!(Item.Flags & MapFrom))
+          K.WithoutFrom.push_back(Site);
+      }
+
+    SmallVector<Kept, 8> Result;
+    std::string Reasons;
+    for (auto &[Base, K] : Candidates) {
+      if (Refused.contains(Base))
+        continue;
+      std::string Reason;
+      for (Value *Other : Mapped)
+        if (Other != Base &&
+            !AA.isNoAlias(MemoryLocation::getBeforeOrAfter(Other), K.where()))
+          Reason = ("another map item may alias " + nameOf(Base)).str();
+      for (BasicBlock *BB : L.blocks()) {
+        if (!Reason.empty() ||
+            llvm::any_of(Inside, [&](const Launch *Site) {
+              return inFallback(*Site, BB);
+            }))
+          continue;
+        for (Instruction &I : *BB)
+          if (I.mayReadOrWriteMemory() && !isLaunch(I) &&
+              !(isa<CallBase>(I) && isMathCall(cast<CallBase>(I), TLI)) &&
+              isModOrRefSet(AA.getModRefInfo(&I, K.where()))) {
+            Reason = ("the host uses " + nameOf(Base) + " in the loop").str();
+            break;
+          }
+      }
+      for (const Launch *Site : K.WithoutFrom)
+        if (Reason.empty() && fallbackMayWrite(*Site, K))
+          Reason = ("a launch maps " + nameOf(Base) +
+                    " without `from` and may write it")
+                       .str();
+      if (Reason.empty())
+        Result.push_back(K);
+      else
+        Reasons += (Reasons.empty() ? "" : "; ") + Reason;
+    }
+    if (!Reasons.empty() || Result.empty())
+      missed(L, Reasons.empty() ? "nothing is mapped whole at a "
+                                  "loop-invariant address and size"
+                                : Reasons);
+    return Result;
+  }
+
+  /// Wraps `L` in a data region mapping `Items`.
+  bool emit(Loop &L, ArrayRef<Kept> Items) {
+    if (!simplifyLoop(&L, &DT, &LI, nullptr, nullptr, nullptr, false) &&
+        (!L.getLoopPreheader() || !L.hasDedicatedExits()))
+      return false;
+    SmallVector<BasicBlock *, 4> Exits;
+    L.getUniqueExitBlocks(Exits);
+    BasicBlock *Preheader = L.getLoopPreheader();
+    if (!Preheader ||
+        llvm::any_of(Exits, [](BasicBlock *BB) { return BB->isEHPad(); }))
+      return false;
+    const Launch *Any = nullptr;
+    for (const auto &Site : Launches)
+      if (Site && L.contains(Site->Call))
+        Any = &*Site;
+
+    Module &M = *F.getParent();
+    LLVMContext &Ctx = M.getContext();
+    Type *Ptr = PointerType::get(Ctx, 0), *I64 = Type::getInt64Ty(Ctx);
+    ArrayType *Slots = ArrayType::get(Ptr, Items.size());
+    ArrayType *Words = ArrayType::get(I64, Items.size());
+    SmallVector<uint64_t, 8> ConstantSizes, Types;
+    for (const Kept &K : Items) {
+      if (auto *Bytes = dyn_cast<ConstantInt>(K.Size))
+        ConstantSizes.push_back(Bytes->getZExtValue());
+      Types.push_back((K.To ? MapTo : 0) | (K.From ? MapFrom : 0));
+    }
+    // The front end's names, and its order (sizes, then map types), so that
+    // readers of host IR (`stitchopt gpu transfers`) see one more construct.
+    auto Array = [&](ArrayRef<uint64_t> Values, const char *Name) {
+      auto *Init = ConstantDataArray::get(Ctx, Values);
+      auto *Global = new GlobalVariable(
+          M, Init->getType(), true, GlobalValue::PrivateLinkage, Init, Name);
+      Global->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+      return Global;
+    };
+    bool SizesKnown = ConstantSizes.size() == Items.size();
+    Value *Sizes = SizesKnown
+                       ? Array(ConstantSizes, ".offload_sizes.stitchopt")
+                       : nullptr;
+    GlobalVariable *TypeArray = Array(Types, ".offload_maptypes.stitchopt");
+
+    IRBuilder<> Entry(&*F.getEntryBlock().getFirstInsertionPt());
+    AllocaInst *Bases = Entry.CreateAlloca(Slots, nullptr, "stitchopt.bases");
+    AllocaInst *Begins =
+        Entry.CreateAlloca(Slots, nullptr, "stitchopt.begins");
+    if (!SizesKnown)
+      Sizes = Entry.CreateAlloca(Words, nullptr, "stitchopt.sizes");
+    IRBuilder<> Before(Preheader->getTerminator());
+    for (auto [Index, K] : llvm::enumerate(Items)) {
+      for (AllocaInst *Array : {Bases, Begins})
+        Before.CreateStore(
+            K.Base, Before.CreateConstInBoundsGEP2_64(Slots, Array, 0, Index));
+      if (!SizesKnown)
+        Before.CreateStore(
+            Before.CreateZExtOrTrunc(K.Size, I64),
+            Before.CreateConstInBoundsGEP2_64(Words, Sizes, 0, Index));
+    }
+    FunctionType *MapperType = FunctionType::get(
+        Type::getVoidTy(Ctx),
+        {Ptr, I64, Type::getInt32Ty(Ctx), Ptr, Ptr, Ptr, Ptr, Ptr, Ptr},
+        false);
+    Value *Args[] = {Any->Call->getArgOperand(0),
+                     Any->Device,
+                     ConstantInt::get(Type::getInt32Ty(Ctx), Items.size()),
+                     Bases,
+                     Begins,
+                     Sizes,
+                     TypeArray,
+                     ConstantPointerNull::get(PointerType::get(Ctx, 0)),
+                     ConstantPointerNull::get(PointerType::get(Ctx, 0))};
+    Before.CreateCall(
+        M.getOrInsertFunction("__tgt_target_data_begin_mapper", MapperType),
+        Args);
+    for (BasicBlock *Exit : Exits) {
+      IRBuilder<> After(&*Exit->getFirstInsertionPt());
+      After.CreateCall(
+          M.getOrInsertFunction("__tgt_target_data_end_mapper", MapperType),
+          Args);
+    }
+    ORE.emit([&] {
+      OptimizationRemark Remark(PassName, "Hoisted", L.getStartLoc(),
+                                L.getHeader());
+      Remark << "kept " << ore::NV("Arrays", unsigned(Items.size()))
+             << " mapped array(s) on the device across the loop:";
+      for (const Kept &K : Items)
+        Remark << " " << nameOf(K.Base);
+      return Remark;
+    });
+    return true;
+  }
+};
+
+} // namespace
+
+PreservedAnalyses HoistTargetDataPass::run(Module &M,
+                                           ModuleAnalysisManager &MAM) {
+  Function *Kernel = M.getFunction("__tgt_target_kernel");
+  if (!Kernel)
+    return PreservedAnalyses::all();
+  FunctionAnalysisManager &FAM =
+      MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
+  bool Changed = false;
+  for (Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    std::vector<std::optional<Launch>> Launches;
+    for (Instruction &I : instructions(F))
+      if (isLaunch(I))
+        Launches.push_back(
+            readLaunch(cast<CallInst>(&I), M.getDataLayout()));
+    if (Launches.empty())
+      continue;
+    if (LoopHoister(F, FAM, Launches).run()) {
+      Changed = true;
+      FAM.invalidate(F, PreservedAnalyses::none());
+    }
+  }
+  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
+
+} // namespace stitchopt

@@ -1,0 +1,91 @@
+"""OpenMP target offload programs built to be run on any machine: the host CPU as the offload device.
+
+LLVM 19's libomptarget has a host plugin (generic ELF64) that runs target regions as a device would: its own
+device memory, and copies between it and the host decided by the same runtime calls and reference counts as on
+a GPU. A program built with `-fopenmp-targets=x86_64-pc-linux-gnu` therefore makes the same copies, of the same
+sizes, as its GPU build (which copies depend on the host code, not on the device), and `LIBOMPTARGET_INFO=32`
+logs each one. That is how host lists that change map lists are measured and checked without a GPU.
+
+The host module is clang -O3's front end's (LLVM passes disabled) with the device image embedded as clang
+embeds a GPU's (`.llvm.offloading`); a host pipeline runs on it with `opt` (pass plugins loaded), and clang
+compiles and links the result, its linker wrapper building the device code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from stitchopt.diagnostics import first_error
+from stitchopt.errors import InputError, PipelineError, ToolchainError
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import C_SUFFIXES, CXX_SUFFIXES
+from stitchopt.toolchain.llvm import frontend_command, opt_command
+from stitchopt.toolchain.process import run_tool
+
+HOST_AS_DEVICE = "x86_64-pc-linux-gnu"
+OFFLOAD_FLAGS = ("-fopenmp", f"-fopenmp-targets={HOST_AS_DEVICE}")
+HOST_BASELINE = "default<O3>"  # what clang -O3 runs on the host module
+BUILD_TIMEOUT_S = 300.0
+RUNTIME_LIBRARY = "libomptarget.so"
+
+
+def runtime_directory(toolchain: Toolchain) -> Path:
+    """Where this LLVM's offload runtime (libomptarget) lives; ToolchainError saying what to install."""
+    lib = Path(toolchain.tool("clang")).resolve().parent.parent / "lib"
+    if not (lib / RUNTIME_LIBRARY).is_file():
+        raise ToolchainError(
+            f"running OpenMP offload programs needs LLVM's {RUNTIME_LIBRARY} in {lib}: install libomp-19-dev "
+            "(scripts/install-system-deps.sh --gpu)"
+        )
+    return lib
+
+
+def offload_host_module(toolchain: Toolchain, source: Path, extra_args: Sequence[str] = ()) -> bytes:
+    """Unoptimized host bitcode of a C/C++ file, its target regions compiled for the host as the device and
+    embedded."""
+    if not source.is_file():
+        raise InputError(f"{source}: no such file")
+    if source.suffix not in C_SUFFIXES | CXX_SUFFIXES:
+        raise InputError(f"{source}: not C or C++ with OpenMP target regions")
+    argv = frontend_command(
+        [toolchain.tool("clang"), *OFFLOAD_FLAGS], "O3", flags=list(extra_args), args=[str(source), "-o", "-"]
+    )
+    run = run_tool(argv, timeout=BUILD_TIMEOUT_S)
+    if run.returncode != 0:
+        raise InputError(f"{source}: clang cannot compile it with OpenMP offload: {first_error(run.stderr_text)}")
+    return run.stdout
+
+
+def build_offload_program(
+    toolchain: Toolchain,
+    host_modules: Sequence[bytes],
+    pipeline: str,
+    output: Path,
+    *,
+    pass_plugins: Sequence[Path] = (),
+    link_args: Sequence[str] = (),
+) -> None:
+    """Runs `pipeline` on each host module (`opt`, with `pass_plugins` loaded), then compiles and links them
+    into `output`, an executable that finds this LLVM's offload runtime. A pipeline opt refuses is a
+    PipelineError; a failed compile or link is a ToolchainError."""
+    runtime = runtime_directory(toolchain)
+    plugins = [f"-load-pass-plugin={plugin}" for plugin in pass_plugins]
+    objects = []
+    for index, module in enumerate(host_modules):
+        optimized = run_tool(opt_command(toolchain.tool("opt"), pipeline, flags=plugins), stdin=module)
+        if optimized.returncode != 0:
+            raise PipelineError(f"opt refuses host pipeline {pipeline!r}: {first_error(optimized.stderr_text)}")
+        bitcode = output.with_name(f"{output.name}.{index}.bc")
+        bitcode.write_bytes(optimized.stdout)
+        objects.append(bitcode.with_suffix(".o"))
+        _clang(toolchain, [*OFFLOAD_FLAGS, "-O3", "-c", str(bitcode), "-o", str(objects[-1])])
+    _clang(
+        toolchain, [*OFFLOAD_FLAGS, *map(str, objects), "-lm", f"-Wl,-rpath,{runtime}", *link_args, "-o", str(output)]
+    )
+
+
+def _clang(toolchain: Toolchain, args: Sequence[str]) -> None:
+    run = run_tool([toolchain.tool("clang"), *args], timeout=BUILD_TIMEOUT_S)
+    if run.returncode != 0:
+        raise ToolchainError(f"building the offload program failed: {first_error(run.stderr_text)}")

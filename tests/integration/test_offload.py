@@ -1,0 +1,97 @@
+"""OpenMP offload programs run with the host CPU as the offload device (LLVM's libomptarget, real copies between
+host and device memory), and the plugin's stitchopt-hoist-target-data pass that keeps mapped data on the device
+across a loop only where the program cannot tell."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stitchopt.cc.plugin_files import plugin_path
+from stitchopt.errors import ToolchainError
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.llvm import opt_command
+from stitchopt.toolchain.offload_build import HOST_BASELINE, offload_host_module, runtime_directory
+from stitchopt.validate.offload import check_host_list
+
+DATA = Path(__file__).parents[1] / "data"
+LOOPS = DATA / "offload_loops.c"
+STENCIL = Path(__file__).parents[2] / "src" / "stitchopt" / "datasets" / "kernels_v1" / "omp" / "stencil.c"
+HOISTING = f"{HOST_BASELINE},stitchopt-hoist-target-data"
+
+
+@pytest.fixture(scope="module")
+def plugin(toolchain: Toolchain) -> Path:
+    try:
+        runtime_directory(toolchain)
+        return plugin_path()
+    except ToolchainError as exc:
+        pytest.skip(f"{exc} (make test installs it)")
+
+
+def remarks(toolchain: Toolchain, plugin: Path) -> list[tuple[str, str, str]]:
+    """(kind, function, message) of every remark the pass makes on tests/data/offload_loops.c."""
+    argv = opt_command(
+        toolchain.tool("opt"),
+        HOISTING,
+        flags=[f"-load-pass-plugin={plugin}", "-pass-remarks-output=-", "-pass-remarks-filter=stitchopt"],
+        args=["-", "-o", "/dev/null"],
+    )
+    done = subprocess.run(argv, input=offload_host_module(toolchain, LOOPS), capture_output=True, check=True)
+    found = []
+    for document in done.stdout.decode().split("--- !")[1:]:
+        function = re.search(r"^Function:\s+(\S+)", document, re.MULTILINE)
+        assert function is not None
+        words = re.findall(r"^\s+- (?:String|Arrays):\s+(.*)$", document, re.MULTILINE)
+        found.append((document.split()[0], function.group(1), "".join(w.strip("'") for w in words)))
+    return found
+
+
+def test_data_stays_on_the_device_only_where_the_program_cannot_tell(toolchain: Toolchain, plugin: Path) -> None:
+    """`hoisted` keeps both arrays; `host_reads` keeps d but not c (the host reads c between launches);
+    `writes_to_only` keeps f but not e (its launch writes e, which it maps `to` only)."""
+    by_function: dict[str, list[tuple[str, str]]] = {}
+    for kind, function, message in remarks(toolchain, plugin):
+        by_function.setdefault(function, []).append((kind, message))
+    assert by_function["hoisted"] == [("Passed", "kept 2 mapped array(s) on the device across the loop: b a")]
+    assert sorted(by_function["host_reads"]) == [
+        ("Missed", "target data stays per launch: the host uses c in the loop"),
+        ("Passed", "kept 1 mapped array(s) on the device across the loop: d"),
+    ]
+    assert sorted(by_function["writes_to_only"]) == [
+        ("Missed", "target data stays per launch: a launch maps e without `from` and may write it"),
+        ("Passed", "kept 1 mapped array(s) on the device across the loop: f"),
+    ]
+
+
+def test_a_run_counts_the_copies_and_compares_the_output(toolchain: Toolchain, plugin: Path) -> None:
+    """Four steps of three loops, each launch copying three arrays: 36 copies at -O3. With the pass: a and b
+    once each way or in (3), d once and c every step (1 + 8), f once each way and e every step (2 + 4)."""
+    check = check_host_list(toolchain, [LOOPS], HOISTING, pass_plugins=[plugin])
+    before, after = check.baseline.transfers, check.candidate.transfers
+    assert (before.to_device, before.from_device) == (24, 12)
+    assert (after.to_device, after.from_device) == (12, 6)
+    assert after.total_bytes == 18 * 4096 * 4 and check.bytes_change == -0.5
+    assert check.same_output and check.candidate.outcome.stdout == check.baseline.outcome.stdout
+    assert check.baseline.outcome.stdout.strip()
+
+
+def test_gpu_transfers_run_on_the_stencil_program(plugin: Path) -> None:
+    env = {**os.environ, "COLUMNS": "200"}
+    cli = [sys.executable, "-m", "stitchopt", "gpu", "transfers", str(STENCIL)]
+    done = subprocess.run([*cli, "--run", "{exe}", "--json"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["same_output"] and document["bytes_change"] < -0.8
+    assert document["candidate"]["pipeline"] == HOISTING
+    alone = subprocess.run([*cli, "-p", "default<O3>"], capture_output=True, text=True, env=env)
+    assert alone.returncode == 2 and "add --run" in alone.stderr
+    bad = [*cli, "--run", "{exe}", "-p", "default<O3>,no-such-pass"]
+    bad = subprocess.run(bad, capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "no-such-pass" in bad.stderr and "Traceback" not in bad.stderr
