@@ -95,3 +95,5 @@ def test_gpu_transfers_run_on_the_stencil_program(plugin: Path) -> None:
     bad = [*cli, "--run", "{exe}", "-p", "default<O3>,no-such-pass"]
     bad = subprocess.run(bad, capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and "no-such-pass" in bad.stderr and "Traceback" not in bad.stderr
+    doctor = subprocess.run([sys.executable, "-m", "stitchopt", "doctor", "--json"], capture_output=True, text=True)
+    assert json.loads(doctor.stdout)["gpu"]["offload_runs"]["library"].endswith("libomptarget.so")

@@ -27,6 +27,7 @@ from stitchopt.toolchain.cuda import (
 )
 from stitchopt.toolchain.device import DEFAULT_ARCH
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.offload_build import RUNTIME_LIBRARY, runtime_directory
 from stitchopt.toolchain.runtimes import profile_runtime_package, profile_runtime_problem
 from stitchopt.validate.sandbox import probe_isolation
 
@@ -113,6 +114,10 @@ def gpu_diagnosis(toolchain: Toolchain, arch: str = DEFAULT_ARCH) -> dict[str, A
     except ToolchainError as exc:
         toolkit = {"found": False, "problem": exception_line(exc)}
     offload = openmp_offload_bitcode(toolchain, arch)
+    try:
+        runtime: dict[str, Any] = {"found": True, "library": str(runtime_directory(toolchain) / RUNTIME_LIBRARY)}
+    except ToolchainError as exc:
+        runtime = {"found": False, "problem": exception_line(exc)}
     return {
         "nvptx": nvptx_registered(toolchain),
         "cuda": toolkit,
@@ -121,6 +126,7 @@ def gpu_diagnosis(toolchain: Toolchain, arch: str = DEFAULT_ARCH) -> dict[str, A
             "bitcode": None if offload is None else str(offload),
             "problem": None if offload is not None else f"no libomptarget-nvptx bitcode: {OFFLOAD_INSTALL_HINT}",
         },
+        "offload_runs": runtime,
     }
 
 
@@ -169,7 +175,12 @@ def _print_diagnosis(found: dict[str, Any]) -> None:
         lines.append(f"  CUDA headers   {cuda['headers']}")
     offload = gpu["openmp_offload"]
     lines.append(f"  omp offload    {offload['bitcode'] or 'missing'} ({offload['arch']})")
-    lines += [f"                 {problem}" for problem in (cuda["problem"], offload["problem"]) if problem]
+    runs = gpu["offload_runs"]
+    lines.append(
+        f"  offload runs   {runs['library'] + ' (the host CPU as the device)' if runs['found'] else 'missing'}"
+    )
+    problems = (cuda["problem"], offload["problem"], runs.get("problem"))
+    lines += [f"                 {problem}" for problem in problems if problem]
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
