@@ -1,10 +1,15 @@
 // Loops of OpenMP target regions for stitchopt-hoist-target-data: one whose maps can stay on the device
 // across the loop, one where the host reads a mapped array between launches (that array must be copied every
-// time), one whose launch writes an array it maps `to` only (each launch must see the host's copy again).
+// time), one whose launch writes an array it maps `to` only (each launch must see the host's copy again), the
+// same where only the device code writes it, and one that maps an array again through a pointer to it.
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #define N 4096
 static float a[N], b[N], c[N], d[N], e[N], f[N];
+static int g[N], first[64], h[N];
+int *h_alias = h;
+long total;
 
 void hoisted(int steps) {
   for (int s = 0; s < steps; ++s) {
@@ -33,14 +38,35 @@ void writes_to_only(int steps) {
   }
 }
 
+void device_only_writes(int steps) {
+  for (int s = 0; s < steps; ++s) {
+#pragma omp target map(to: g) map(tofrom: first)
+    {
+      first[s] = g[0];
+      if (!omp_is_initial_device()) g[0] += 1;  // the host fallback never writes g
+    }
+  }
+}
+
+void through_a_pointer(int steps) {
+  for (int s = 0; s < steps; ++s) {
+#pragma omp target map(to: h) map(tofrom: total)
+    for (int i = 0; i < N; ++i) total += h[i];
+#pragma omp target map(tofrom: h_alias[0:N])
+    for (int i = 0; i < N; ++i) h_alias[i] += 1;
+  }
+}
+
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 4;
   for (int i = 0; i < N; ++i) a[i] = d[i] = e[i] = (float)(i % 13), b[i] = c[i] = f[i] = 1.0f;
   hoisted(steps);
   float seen = host_reads(steps);
   writes_to_only(steps);
+  device_only_writes(steps);
+  through_a_pointer(steps);
   double sum = 0;
   for (int i = 0; i < N; ++i) sum += b[i] + 2 * c[i] + 3 * f[i];
-  printf("%.6e %.6e\n", seen, sum);
+  printf("%.6e %.6e %d %d %ld %d\n", seen, sum, first[steps - 1], g[0], total, h[0]);
   return 0;
 }

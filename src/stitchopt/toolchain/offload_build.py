@@ -20,7 +20,7 @@ from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError, PipelineError, ToolchainError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import C_SUFFIXES, CXX_SUFFIXES
-from stitchopt.toolchain.llvm import frontend_command, opt_command
+from stitchopt.toolchain.llvm import NO_LLVM_PASSES, frontend_command, opt_command
 from stitchopt.toolchain.process import run_tool
 
 HOST_AS_DEVICE = "x86_64-pc-linux-gnu"
@@ -64,9 +64,10 @@ def build_offload_program(
     output: Path,
     *,
     pass_plugins: Sequence[Path] = (),
-    link_args: Sequence[str] = (),
+    cxx: bool = False,
 ) -> None:
-    """Runs `pipeline` on each host module (`opt`, with `pass_plugins` loaded), then compiles and links them
+    """Runs `pipeline` on each host module (`opt`, with `pass_plugins` loaded), then compiles them (code
+    generation only: the pipeline is the whole of the host's optimization) and links them, as C++ if `cxx`,
     into `output`, an executable that finds this LLVM's offload runtime. A pipeline opt refuses is a
     PipelineError; a failed compile or link is a ToolchainError."""
     runtime = runtime_directory(toolchain)
@@ -79,10 +80,9 @@ def build_offload_program(
         bitcode = output.with_name(f"{output.name}.{index}.bc")
         bitcode.write_bytes(optimized.stdout)
         objects.append(bitcode.with_suffix(".o"))
-        _clang(toolchain, [*OFFLOAD_FLAGS, "-O3", "-c", str(bitcode), "-o", str(objects[-1])])
-    _clang(
-        toolchain, [*OFFLOAD_FLAGS, *map(str, objects), "-lm", f"-Wl,-rpath,{runtime}", *link_args, "-o", str(output)]
-    )
+        _clang(toolchain, [*OFFLOAD_FLAGS, "-O3", *NO_LLVM_PASSES, "-c", str(bitcode), "-o", str(objects[-1])])
+    driver = ["--driver-mode=g++"] if cxx else []
+    _clang(toolchain, [*driver, *OFFLOAD_FLAGS, *map(str, objects), "-lm", f"-Wl,-rpath,{runtime}", "-o", str(output)])
 
 
 def _clang(toolchain: Toolchain, args: Sequence[str]) -> None:

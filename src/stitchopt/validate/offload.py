@@ -15,6 +15,7 @@ from pathlib import Path
 
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import CXX_SUFFIXES
 from stitchopt.toolchain.offload_build import HOST_BASELINE, build_offload_program, offload_host_module
 from stitchopt.validate.sandbox import OUTPUT_LIMIT_BYTES, Limits, RunOutcome, Sandbox
 
@@ -106,7 +107,8 @@ def check_host_list(
         runs = []
         for name, chosen in (("baseline", HOST_BASELINE), ("candidate", pipeline)):
             program = Path(scratch) / name
-            build_offload_program(toolchain, modules, chosen, program, pass_plugins=pass_plugins)
+            cxx = any(source.suffix in CXX_SUFFIXES for source in sources)
+            build_offload_program(toolchain, modules, chosen, program, pass_plugins=pass_plugins, cxx=cxx)
             outcome = sandbox.run(program, args, env=OFFLOAD_ENV)
             if len(outcome.stderr) >= OUTPUT_LIMIT_BYTES:
                 raise InputError(f"{sources[0]}: too many copies to count from the runtime's log (over 1 MiB of it)")

@@ -11,6 +11,7 @@
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
@@ -18,6 +19,9 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Object/OffloadBinary.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Transforms/Scalar/SROA.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 
 #include <optional>
@@ -37,6 +41,9 @@ constexpr uint64_t MapTo = 0x01, MapFrom = 0x02, MapTargetParam = 0x20,
 // (always, delete, present, members, pointer-and-object, ...) is left alone.
 constexpr uint64_t PlainMapBits =
     MapTo | MapFrom | MapTargetParam | MapImplicit | MapClose;
+// Items that map memory through a pointer stored elsewhere: a loop with one
+// is left alone (what they map is not what their base pointer shows).
+constexpr uint64_t MapPtrAndObj = 0x10, MapMemberOf = 0xffff000000000000ULL;
 
 // Fields of __tgt_kernel_arguments (LLVM 19: version 3, 64-bit pointers).
 constexpr uint64_t ArgsNumArgs = 4, ArgsBasePtrs = 8, ArgsPtrs = 16,
@@ -47,12 +54,14 @@ struct MapItem {
   Value *Begin = nullptr; // the pointer array's entry
   Value *Size = nullptr;  // its bytes (a constant, or computed at run time)
   uint64_t Flags = 0;
+  int Param = -1; // which of the kernel's captured parameters it is
 };
 
 /// One `__tgt_target_kernel` call and the map list the front end wrote for it.
 struct Launch {
   CallInst *Call = nullptr;
   ConstantInt *Device = nullptr;
+  std::string Kernel; // the device kernel's name
   SmallVector<MapItem, 8> Items;
   /// First block of the host fallback (the region run on the host when the
   /// launch fails), when the usual `icmp` on the result leads to one.
@@ -151,8 +160,14 @@ std::optional<Launch> readLaunch(CallInst *Call, const DataLayout &DL) {
   L.Call = Call;
   L.Device = dyn_cast<ConstantInt>(Call->getArgOperand(1));
   Value *Args = Call->getArgOperand(5);
-  if (!L.Device || !isa<AllocaInst>(Args))
+  auto *Region =
+      dyn_cast<GlobalVariable>(Call->getArgOperand(4)->stripPointerCasts());
+  StringRef RegionName = Region ? Region->getName() : "";
+  if (!L.Device || !isa<AllocaInst>(Args) ||
+      !RegionName.consume_front(".") ||
+      !RegionName.consume_back(".region_id"))
     return std::nullopt;
+  L.Kernel = RegionName.str();
   LLVMContext &Ctx = Call->getContext();
   Type *Ptr = PointerType::get(Ctx, 0), *I64 = Type::getInt64Ty(Ctx);
   auto *NumArgs = dyn_cast_or_null<ConstantInt>(
@@ -165,12 +180,15 @@ std::optional<Launch> readLaunch(CallInst *Call, const DataLayout &DL) {
   if (!NumArgs || !BasePtrs || !Ptrs || !Sizes || !MapTypes || !Mappers ||
       !isa<ConstantPointerNull>(Mappers))
     return std::nullopt;
+  int Params = 0;
   for (unsigned I = 0, N = NumArgs->getZExtValue(); I < N; ++I) {
     MapItem Item;
     std::optional<uint64_t> Flags = constantEntry(MapTypes, I);
     if (!Flags)
       return std::nullopt;
     Item.Flags = *Flags;
+    if (Item.Flags & MapTargetParam)
+      Item.Param = Params++;
     Item.Base = storedBefore(BasePtrs, 8 * I, 8, Call, Ptr, DL);
     Item.Begin = storedBefore(Ptrs, 8 * I, 8, Call, Ptr, DL);
     if (!Item.Base || !Item.Begin)
@@ -230,11 +248,9 @@ public:
   bool through(const Value *Ptr) {
     if (!Seen.insert(Ptr).second)
       return false;
-    if (auto *Arg = dyn_cast<Argument>(Ptr)) {
-      Reached.insert(Arg->getParent());
+    if (auto *Arg = dyn_cast<Argument>(Ptr))
       if (Arg->onlyReadsMemory())
         return false;
-    }
     for (const Use &U : Ptr->uses()) {
       const User *Usr = U.getUser();
       if (isa<LoadInst>(Usr) || isa<ICmpInst>(Usr))
@@ -254,30 +270,99 @@ public:
     return false;
   }
 
-  /// Whether a function this walk entered names `Global` itself (not through
-  /// the pointer it was given): such code is beyond the walk.
-  bool reachedCodeNames(const Value *Global) const {
-    for (const User *Usr : Global->users()) {
-      if (auto *I = dyn_cast<Instruction>(Usr)) {
-        if (Reached.contains(I->getFunction()))
-          return true;
-      } else if (isa<ConstantExpr>(Usr) && reachedCodeNames(Usr)) {
-        return true;
+private:
+  SmallPtrSet<const Value *, 32> Seen;
+};
+
+/// The device code a host module carries (clang embeds each offload target's
+/// module in `.llvm.offloading`): what a kernel does with its parameters is
+/// read there, device-only paths included (`omp_is_initial_device()`,
+/// `declare variant`, `#ifdef __NVPTX__`), never guessed from the host's
+/// fallback. Images are read once, with SROA run so that parameters flow as
+/// values rather than through the front end's stack slots.
+class DeviceCode {
+public:
+  explicit DeviceCode(Module &Host) {
+    for (GlobalVariable &G : Host.globals()) {
+      if (G.getSection() != ".llvm.offloading" || !G.hasInitializer())
+        continue;
+      auto *Bytes = dyn_cast<ConstantDataSequential>(G.getInitializer());
+      if (!Bytes) {
+        Unreadable = true;
+        continue;
       }
+      StringRef Rest = Bytes->getRawDataValues();
+      while (!Rest.empty() && !Unreadable) {
+        auto Binary =
+            object::OffloadBinary::create(MemoryBufferRef(Rest, "offload"));
+        if (!Binary) {
+          consumeError(Binary.takeError());
+          Unreadable = true;
+          break;
+        }
+        read((*Binary)->getImage());
+        uint64_t Size = (*Binary)->getSize();
+        Rest = Size < Rest.size() ? Rest.drop_front(alignTo(Size, 8)) : "";
+      }
+    }
+  }
+
+  /// Whether some device image may write through parameter `Param` (counted
+  /// among the captured ones) of kernel `Kernel`; true when not known.
+  bool mayWrite(StringRef Kernel, int Param, unsigned CapturedParams) {
+    if (Unreadable || Images.empty() || Param < 0)
+      return true;
+    for (const std::unique_ptr<Module> &Image : Images) {
+      Function *Entry = Image->getFunction(Kernel);
+      if (!Entry || Entry->isDeclaration())
+        return true;
+      // LLVM 19's kernels take the dynamic-memory pointer first.
+      unsigned First = Entry->arg_size() - CapturedParams;
+      if (Entry->arg_size() < CapturedParams || First > 1 ||
+          WriteWalk().through(Entry->getArg(First + Param)))
+        return true;
     }
     return false;
   }
 
 private:
-  SmallPtrSet<const Value *, 32> Seen;
-  SmallPtrSet<const Function *, 8> Reached;
+  LLVMContext Context;
+  std::vector<std::unique_ptr<Module>> Images;
+  bool Unreadable = false;
+
+  void read(StringRef Image) {
+    Expected<std::unique_ptr<Module>> Parsed =
+        parseBitcodeFile(MemoryBufferRef(Image, "device"), Context);
+    if (!Parsed) {
+      consumeError(Parsed.takeError());
+      Unreadable = true;
+      return;
+    }
+    PassBuilder PB;
+    LoopAnalysisManager LAM;
+    FunctionAnalysisManager FAM;
+    CGSCCAnalysisManager CGAM;
+    ModuleAnalysisManager MAM;
+    PB.registerModuleAnalyses(MAM);
+    PB.registerCGSCCAnalyses(CGAM);
+    PB.registerFunctionAnalyses(FAM);
+    PB.registerLoopAnalyses(LAM);
+    PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+    ModulePassManager MPM;
+    MPM.addPass(createModuleToFunctionPassAdaptor(
+        SROAPass(SROAOptions::PreserveCFG)));
+    MPM.run(**Parsed, MAM);
+    Images.push_back(std::move(*Parsed));
+  }
 };
 
 /// Whether `Call` is a C math function: it writes errno at most (why LLVM 19
 /// says `memory(write)`), never memory a program maps.
 bool isMathCall(const CallBase &Call, const TargetLibraryInfo &TLI) {
   LibFunc Func;
-  if (!TLI.getLibFunc(Call, Func))
+  const Function *Callee = Call.getCalledFunction();
+  if (!Callee || !Callee->isDeclaration() || Call.isNoBuiltin() ||
+      !TLI.getLibFunc(Call, Func))
     return false;
   switch (Func) {
   case LibFunc_sqrt: case LibFunc_sqrtf: case LibFunc_exp: case LibFunc_expf:
@@ -332,8 +417,8 @@ StringRef nameOf(const Value *V) {
 class LoopHoister {
 public:
   LoopHoister(Function &F, FunctionAnalysisManager &FAM,
-              std::vector<std::optional<Launch>> &Launches)
-      : F(F), LI(FAM.getResult<LoopAnalysis>(F)),
+              std::vector<std::optional<Launch>> &Launches, DeviceCode &Device)
+      : F(F), Device(Device), LI(FAM.getResult<LoopAnalysis>(F)),
         DT(FAM.getResult<DominatorTreeAnalysis>(F)),
         AA(FAM.getResult<AAManager>(F)),
         TLI(FAM.getResult<TargetLibraryAnalysis>(F)),
@@ -350,6 +435,7 @@ public:
 
 private:
   Function &F;
+  DeviceCode &Device;
   LoopInfo &LI;
   DominatorTree &DT;
   AAResults &AA;
@@ -386,30 +472,18 @@ private:
                         BB);
   }
 
-  /// Whether the host fallback of `Site` (the same region, compiled for the
-  /// host) may write the memory `K` maps.
-  bool fallbackMayWrite(const Launch &Site, const Kept &K) {
-    if (!Site.Fallback)
-      return true;
-    WriteWalk Walk;
-    for (BasicBlock &BB : F) {
-      if (!inFallback(Site, &BB))
-        continue;
-      for (Instruction &I : BB) {
-        auto *Call = dyn_cast<CallBase>(&I);
-        bool Passed = false;
-        if (Call)
-          for (unsigned Arg = 0; Arg < Call->arg_size(); ++Arg)
-            if (Call->getArgOperand(Arg)->stripPointerCasts() == K.Base) {
-              Passed = true;
-              if (Walk.throughCallArgument(*Call, Arg))
-                return true;
-            }
-        if (!Passed && isModSet(AA.getModRefInfo(&I, K.where())))
-          return true;
-      }
-    }
-    return isa<GlobalVariable>(K.Base) && Walk.reachedCodeNames(K.Base);
+  /// Whether `Site`'s kernel may write the memory `K` maps, where `Site`
+  /// maps it without `from` (so that the original program drops the write).
+  bool deviceMayWrite(const Launch &Site, const Kept &K) {
+    unsigned Captured = llvm::count_if(Site.Items, [](const MapItem &Item) {
+      return Item.Flags & MapTargetParam;
+    });
+    for (const MapItem &Item : Site.Items)
+      if (Item.Base->stripPointerCasts() == K.Base &&
+          !(Item.Flags & MapFrom) &&
+          Device.mayWrite(Site.Kernel, Item.Param, Captured))
+        return true;
+    return false;
   }
 
   /// The memory `L` can keep on the device (none: nothing to do or not
@@ -435,6 +509,13 @@ private:
       }
     if (Inside.empty())
       return std::nullopt;
+    for (BasicBlock *BB : L.blocks())
+      for (Instruction &I : *BB)
+        if (I.mayThrow() && !isLaunch(I)) {
+          missed(L, "the loop may throw (an unwind would skip the end of "
+                    "the data region)");
+          return SmallVector<Kept, 8>();
+        }
     for (const Launch *Site : Inside)
       if (Site->Device->getValue() != Inside.front()->Device->getValue()) {
         missed(L, "launches on different devices");
@@ -443,17 +524,24 @@ private:
 
     MapVector<Value *, Kept> Candidates;
     SmallPtrSet<Value *, 8> Refused;
-    SmallVector<Value *, 16> Mapped; // the base of every item that maps memory
+    // Where every item that maps memory points: its base and its section.
+    SmallVector<std::pair<const MapItem *, Value *>, 16> Mapped;
     for (const Launch *Site : Inside)
       for (const MapItem &Item : Site->Items) {
         if (Item.Flags & (MapLiteral | MapPrivate))
           continue; // passed by value: nothing mapped
-        if (!Item.Base->getType()->isPointerTy()) {
+        if (!Item.Base->getType()->isPointerTy() ||
+            !Item.Begin->getType()->isPointerTy()) {
           missed(L, "a map item that is not a pointer");
           return SmallVector<Kept, 8>();
         }
+        if (Item.Flags & (MapPtrAndObj | MapMemberOf)) {
+          missed(L, "a map item reaches memory through a stored pointer or "
+                    "a struct member");
+          return SmallVector<Kept, 8>();
+        }
         Value *Base = Item.Base->stripPointerCasts();
-        Mapped.push_back(Base);
+        Mapped.push_back({&Item, Base});
         auto *G = dyn_cast<GlobalVariable>(Base);
         if (Item.Begin->stripPointerCasts() != Base || !Item.Size ||
             !L.isLoopInvariant(Base) || !L.isLoopInvariant(Item.Size) ||
@@ -482,10 +570,14 @@ private:
       if (Refused.contains(Base))
         continue;
       std::string Reason;
-      for (Value *Other : Mapped)
-        if (Other != Base &&
-            !AA.isNoAlias(MemoryLocation::getBeforeOrAfter(Other), K.where()))
-          Reason = ("another map item may alias " + nameOf(Base)).str();
+      for (auto [Item, ItemBase] : Mapped) {
+        if (ItemBase == Base)
+          continue; // K's own maps (all whole: else K was refused)
+        for (Value *Other : {ItemBase, Item->Begin->stripPointerCasts()})
+          if (!AA.isNoAlias(MemoryLocation::getBeforeOrAfter(Other),
+                            K.where()))
+            Reason = ("another map item may alias " + nameOf(Base)).str();
+      }
       for (BasicBlock *BB : L.blocks()) {
         if (!Reason.empty() ||
             llvm::any_of(Inside, [&](const Launch *Site) {
@@ -501,7 +593,7 @@ private:
           }
       }
       for (const Launch *Site : K.WithoutFrom)
-        if (Reason.empty() && fallbackMayWrite(*Site, K))
+        if (Reason.empty() && deviceMayWrite(*Site, K))
           Reason = ("a launch maps " + nameOf(Base) +
                     " without `from` and may write it")
                        .str();
@@ -519,8 +611,8 @@ private:
 
   /// Wraps `L` in a data region mapping `Items`.
   bool emit(Loop &L, ArrayRef<Kept> Items) {
-    if (!simplifyLoop(&L, &DT, &LI, nullptr, nullptr, nullptr, false) &&
-        (!L.getLoopPreheader() || !L.hasDedicatedExits()))
+    simplifyLoop(&L, &DT, &LI, nullptr, nullptr, nullptr, false);
+    if (!L.getLoopPreheader() || !L.hasDedicatedExits())
       return false;
     SmallVector<BasicBlock *, 4> Exits;
     L.getUniqueExitBlocks(Exits);
@@ -620,6 +712,7 @@ PreservedAnalyses HoistTargetDataPass::run(Module &M,
   FunctionAnalysisManager &FAM =
       MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
   bool Changed = false;
+  std::optional<DeviceCode> Device;
   for (Function &F : M) {
     if (F.isDeclaration())
       continue;
@@ -630,7 +723,9 @@ PreservedAnalyses HoistTargetDataPass::run(Module &M,
             readLaunch(cast<CallInst>(&I), M.getDataLayout()));
     if (Launches.empty())
       continue;
-    if (LoopHoister(F, FAM, Launches).run()) {
+    if (!Device)
+      Device.emplace(M);
+    if (LoopHoister(F, FAM, Launches, *Device).run()) {
       Changed = true;
       FAM.invalidate(F, PreservedAnalyses::none());
     }

@@ -9,20 +9,27 @@
 // arrays once; OpenMP's reference counts then make every map inside the loop
 // find its data present and copy nothing.
 //
-// A global G is kept on the device across loop L only where that cannot be
-// told apart from the original program:
-//   - every launch in L maps G whole (base and begin G, size G's), with map
-//     types to/from/alloc only (no always, present, delete, members, ...),
-//     and no other item of a launch in L may alias G;
-//   - the host touches G nowhere in L but in the launches themselves and
-//     their host fallbacks (alias analysis on every other instruction);
-//   - every launch that maps G without `from` does not write G: its host
-//     fallback (the same region compiled for the host, reached through
-//     __kmpc_fork_teams/__kmpc_fork_call) only reads through G's pointer;
+// Memory M (a global, or a section that starts at a pointer) is kept on the
+// device across loop L only where that cannot be told apart from the
+// original program:
+//   - every launch in L maps M whole from its start, at an address and size
+//     that do not change in L, with map types to/from/alloc only (no always,
+//     present, delete, ...); no item of a launch in L reaches memory through
+//     a stored pointer or a struct member, and no other item (its base or
+//     its section) may alias M;
+//   - the host touches M nowhere in L but in the launches themselves and
+//     their host fallbacks (alias analysis on every other instruction; C math
+//     library calls write errno only), and nothing in L may throw (an unwind
+//     would skip the end of the data region);
+//   - every launch that maps M without `from` does not write it: its kernel,
+//     read in the device images the host module embeds, only reads through
+//     that parameter (device-only code included);
 //   - no other offload call (data regions, updates, nowait launches) is in L.
-// Then the device copy of G always equals the host copy of the original
-// program. The data region maps G `to` (so data no launch wrote comes back
-// unchanged) and `from` only if some launch in L maps it `from`.
+// Then the device copy of M always equals the host copy of the original
+// program. The data region maps M `to` (so data no launch wrote comes back
+// unchanged) and `from` only if some launch in L maps it `from`. What it
+// changes beyond copies: M stays allocated on the device for the whole loop,
+// where the original held it only during each launch.
 //
 //===----------------------------------------------------------------------===//
 
