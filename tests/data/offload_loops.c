@@ -1,13 +1,14 @@
 // Loops of OpenMP target regions for stitchopt-hoist-target-data: one whose maps can stay on the device
 // across the loop, one where the host reads a mapped array between launches (that array must be copied every
 // time), one whose launch writes an array it maps `to` only (each launch must see the host's copy again), the
-// same where only the device code writes it, and one that maps an array again through a pointer to it.
+// same where only the device code writes it, one that maps an array again through a pointer to it, and a
+// straight run of launches (what a loop the optimizer unrolled looks like).
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #define N 4096
 static float a[N], b[N], c[N], d[N], e[N], f[N];
-static int g[N], first[64], h[N];
+static int g[N], first[64], h[N], r[N];
 int *h_alias = h;
 long total;
 
@@ -57,6 +58,15 @@ void through_a_pointer(int steps) {
   }
 }
 
+void straight_run(void) {
+#pragma omp target teams distribute parallel for map(tofrom: r)
+  for (int i = 0; i < N; ++i) r[i] += i;
+#pragma omp target teams distribute parallel for map(tofrom: r)
+  for (int i = 0; i < N; ++i) r[i] *= 3;
+#pragma omp target teams distribute parallel for map(tofrom: r)
+  for (int i = 0; i < N; ++i) r[i] -= 1;
+}
+
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 4;
   for (int i = 0; i < N; ++i) a[i] = d[i] = e[i] = (float)(i % 13), b[i] = c[i] = f[i] = 1.0f;
@@ -65,8 +75,9 @@ int main(int argc, char **argv) {
   writes_to_only(steps);
   device_only_writes(steps);
   through_a_pointer(steps);
+  straight_run();
   double sum = 0;
   for (int i = 0; i < N; ++i) sum += b[i] + 2 * c[i] + 3 * f[i];
-  printf("%.6e %.6e %d %d %ld %d\n", seen, sum, first[steps - 1], g[0], total, h[0]);
+  printf("%.6e %.6e %d %d %ld %d %d\n", seen, sum, first[steps - 1], g[0], total, h[0], r[N - 1]);
   return 0;
 }

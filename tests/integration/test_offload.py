@@ -14,11 +14,18 @@ from pathlib import Path
 import pytest
 
 from stitchopt.cc.plugin_files import plugin_path
+from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_expected_output, offload_sources
 from stitchopt.errors import ToolchainError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.llvm import opt_command
-from stitchopt.toolchain.offload_build import HOST_BASELINE, offload_host_module, runtime_directory
-from stitchopt.validate.offload import check_host_list
+from stitchopt.toolchain.offload_build import (
+    HOST_BASELINE,
+    build_offload_program,
+    offload_host_module,
+    runtime_directory,
+)
+from stitchopt.validate.offload import OFFLOAD_ENV, OFFLOAD_LIMITS, check_host_list
+from stitchopt.validate.sandbox import Sandbox
 
 DATA = Path(__file__).parents[1] / "data"
 LOOPS = DATA / "offload_loops.c"
@@ -57,7 +64,8 @@ def test_data_stays_on_the_device_only_where_the_program_cannot_tell(toolchain: 
     """`hoisted` keeps both arrays; `host_reads` keeps d but not c (the host reads c between launches);
     `writes_to_only` keeps f but not e (its launch writes e, which it maps `to` only); `device_only_writes` keeps
     first but not g (only the device code writes g: the embedded device image is read, not the host fallback);
-    `through_a_pointer` keeps nothing (a launch maps h again through a pointer to it)."""
+    `through_a_pointer` keeps nothing (a launch maps h again through a pointer to it); `straight_run` keeps r
+    across its three launches."""
     by_function: dict[str, list[tuple[str, str]]] = {}
     for kind, function, message in remarks(toolchain, plugin):
         by_function.setdefault(function, []).append((kind, message))
@@ -74,6 +82,9 @@ def test_data_stays_on_the_device_only_where_the_program_cannot_tell(toolchain: 
         ("Missed", "target data stays per launch: a launch maps g without `from` and may write it"),
         ("Passed", "kept 1 mapped array(s) on the device across the loop: first"),
     ]
+    assert by_function["straight_run"] == [
+        ("Passed", "kept 1 mapped array(s) on the device across the run of launches: r")
+    ]
     assert by_function["through_a_pointer"] == [
         (
             "Missed",
@@ -83,13 +94,13 @@ def test_data_stays_on_the_device_only_where_the_program_cannot_tell(toolchain: 
 
 
 def test_a_run_counts_the_copies_and_compares_the_output(toolchain: Toolchain, plugin: Path) -> None:
-    """Four steps of five loops: 69 copies at -O3. With the pass, 24 fewer: a and b once (3 instead of 12), d
-    once and c every step (9 of 12), f once each way and e every step (6 of 12), first once each way and g every
-    step (6 of 12); through_a_pointer's 21 stay."""
+    """Four steps of five loops and a run of three launches: 75 copies at -O3. With the pass, 28 fewer: a and b
+    once (3 instead of 12), d once and c every step (9 of 12), f once each way and e every step (6 of 12), first
+    once each way and g every step (6 of 12), r once each way (2 of 6); through_a_pointer's 21 stay."""
     check = check_host_list(toolchain, [LOOPS], HOISTING, pass_plugins=[plugin])
     before, after = check.baseline.transfers, check.candidate.transfers
-    assert (before.to_device, before.from_device) == (45, 24)
-    assert (after.to_device, after.from_device) == (30, 15)
+    assert (before.to_device, before.from_device) == (48, 27)
+    assert (after.to_device, after.from_device) == (31, 16)
     assert -0.4 < check.bytes_change < -0.3
     assert check.same_output and check.candidate.outcome.stdout == check.baseline.outcome.stdout
     assert check.baseline.outcome.stdout.strip()
@@ -110,3 +121,18 @@ def test_gpu_transfers_run_on_the_stencil_program(plugin: Path) -> None:
     assert bad.returncode == 2 and "no-such-pass" in bad.stderr and "Traceback" not in bad.stderr
     doctor = subprocess.run([sys.executable, "-m", "stitchopt", "doctor", "--json"], capture_output=True, text=True)
     assert json.loads(doctor.stdout)["gpu"]["offload_runs"]["library"].endswith("libomptarget.so")
+
+
+def test_every_family_has_an_openmp_program_that_prints_its_expected_output(
+    toolchain: Toolchain, plugin: Path, tmp_path: Path
+) -> None:
+    """kernels_v1/omp: one program per family, built with clang's -O3 host pipeline and run with the host as the
+    offload device, prints what omp/expected.json says."""
+    sources = offload_sources()
+    assert [source.stem for source in sources] == list(FAMILY_SPLITS)
+    sandbox = Sandbox(OFFLOAD_LIMITS)
+    for source in sources:
+        program = tmp_path / source.stem
+        build_offload_program(toolchain, [offload_host_module(toolchain, source)], HOST_BASELINE, program)
+        done = sandbox.run(program, env=OFFLOAD_ENV)
+        assert done.returncode == 0 and done.stdout.decode() == offload_expected_output(source), source.stem

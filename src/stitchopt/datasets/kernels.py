@@ -2,11 +2,13 @@
 kernel of a held-out family is ever seen by a search or a model that is judged on it. Never Rodinia,
 PolyBench or HeCBench (held out for evaluation). `bench://kernels-v1/<family>` names a family's file and
 `bench://kernels-v1/<family>#<kernel>` one kernel of it (the kernel alone: `toolchain.device.kernel_unit`).
-`kernels_v1/omp/<family>.c` are OpenMP target versions of five families (whole programs that map data, each
-with a main that prints a checksum of its results), in their family's split."""
+`kernels_v1/omp/<family>.c` are OpenMP target versions of every family (whole programs that map data, each
+with a main that makes its inputs and prints a checksum of its results; `omp/expected.json` holds what each
+prints), in their family's split."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
@@ -42,6 +44,12 @@ def offload_sources(split: str | None = None) -> list[Path]:
         raise InputError(f"no kernel split {split!r}: use one of train, validation, test")
     found = [KERNEL_DIR / "omp" / f"{family}.c" for family, where in FAMILY_SPLITS.items() if split in (None, where)]
     return [path for path in found if path.is_file()]
+
+
+def offload_expected_output(source: Path) -> str:
+    """What the OpenMP program `source` (one of `offload_sources()`) prints when it runs correctly."""
+    expected: dict[str, str] = json.loads((KERNEL_DIR / "omp" / "expected.json").read_text())
+    return expected[source.stem]
 
 
 def kernel_uri_source(text: str) -> tuple[Path, str | None]:

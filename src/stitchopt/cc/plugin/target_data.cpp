@@ -9,6 +9,7 @@
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/MemoryLocation.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/PostDominators.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -414,6 +415,22 @@ StringRef nameOf(const Value *V) {
   return V->hasName() ? V->getName() : StringRef("(unnamed)");
 }
 
+/// Code a data region can wrap: a loop (from its preheader to its exits), or
+/// a straight run of launches outside loops (from the first launch's block to
+/// the block where the last one's host fallback rejoins).
+struct Span {
+  SmallVector<BasicBlock *, 16> Blocks;
+  Instruction *Begin = nullptr;       // the data region starts before it
+  SmallVector<Instruction *, 4> Ends; // and ends before each of these
+  DebugLoc Where;
+  BasicBlock *Anchor = nullptr; // where remarks point
+  const char *Kind = "loop";
+
+  bool contains(const BasicBlock *BB) const {
+    return llvm::is_contained(Blocks, BB);
+  }
+};
+
 class LoopHoister {
 public:
   LoopHoister(Function &F, FunctionAnalysisManager &FAM,
@@ -430,6 +447,9 @@ public:
     SmallVector<Loop *, 8> TopLevel(LI.begin(), LI.end());
     for (Loop *L : TopLevel)
       Changed |= visit(*L, {});
+    SmallPtrSet<Value *, 8> None;
+    if (std::optional<Span> Straight = straightRun())
+      Changed |= hoist(*Straight, None);
     return Changed;
   }
 
@@ -445,23 +465,102 @@ private:
 
   /// Tries `L`, then its inner loops for what `L` could not keep.
   bool visit(Loop &L, SmallPtrSet<Value *, 8> Outer) {
-    bool Changed = false;
-    if (std::optional<SmallVector<Kept, 8>> Found = keepable(L, Outer)) {
-      if (!Found->empty() && emit(L, *Found)) {
-        Changed = true;
-        for (const Kept &K : *Found)
-          Outer.insert(K.Base);
-      }
-    }
+    bool Changed = simplifyLoop(&L, &DT, &LI, nullptr, nullptr, nullptr,
+                                false);
+    if (std::optional<Span> Around = loopSpan(L))
+      Changed |= hoist(*Around, Outer);
     for (Loop *Inner : L.getSubLoops())
       Changed |= visit(*Inner, Outer);
     return Changed;
   }
 
-  void missed(Loop &L, const Twine &Why) {
+  /// Keeps what `S` allows on the device; adds it to `Outer`.
+  bool hoist(Span &S, SmallPtrSet<Value *, 8> &Outer) {
+    std::optional<SmallVector<Kept, 8>> Found = keepable(S, Outer);
+    if (!Found || Found->empty())
+      return false;
+    emit(S, *Found);
+    for (const Kept &K : *Found)
+      Outer.insert(K.Base);
+    return true;
+  }
+
+  std::optional<Span> loopSpan(Loop &L) {
+    SmallVector<BasicBlock *, 4> Exits;
+    L.getUniqueExitBlocks(Exits);
+    if (!L.getLoopPreheader() || !L.hasDedicatedExits() ||
+        llvm::any_of(Exits, [](BasicBlock *BB) { return BB->isEHPad(); }))
+      return std::nullopt;
+    Span S;
+    S.Blocks.assign(L.block_begin(), L.block_end());
+    S.Begin = L.getLoopPreheader()->getTerminator();
+    for (BasicBlock *Exit : Exits)
+      S.Ends.push_back(&*Exit->getFirstInsertionPt());
+    S.Where = L.getStartLoc();
+    S.Anchor = L.getHeader();
+    return S;
+  }
+
+  /// The launches outside loops, from the first to the last, when one
+  /// dominates all and the other's rejoin block post-dominates all: code a
+  /// loop the optimizer fully unrolled looks like this.
+  std::optional<Span> straightRun() {
+    SmallVector<const Launch *, 8> Outside;
+    for (const auto &Site : Launches)
+      if (Site && !LI.getLoopFor(Site->Call->getParent()))
+        Outside.push_back(&*Site);
+    if (Outside.size() < 2)
+      return std::nullopt;
+    PostDominatorTree PDT(F);
+    auto Rejoin = [](const Launch *Site) -> BasicBlock * {
+      auto *Branch = dyn_cast<BranchInst>(Site->Call->getParent()->getTerminator());
+      if (!Site->Fallback || !Branch || !Branch->isConditional())
+        return nullptr;
+      return Branch->getSuccessor(Branch->getSuccessor(0) == Site->Fallback);
+    };
+    const Launch *First = nullptr;
+    BasicBlock *End = nullptr;
+    for (const Launch *Site : Outside) {
+      BasicBlock *BB = Site->Call->getParent();
+      if (llvm::all_of(Outside, [&](const Launch *Other) {
+            return DT.dominates(BB, Other->Call->getParent());
+          }))
+        First = Site;
+      BasicBlock *After = Rejoin(Site);
+      if (After && llvm::all_of(Outside, [&](const Launch *Other) {
+            return PDT.dominates(After, Other->Call->getParent());
+          }))
+        End = After;
+    }
+    if (!First || !End || !DT.dominates(First->Call->getParent(), End))
+      return std::nullopt;
+    Span S;
+    BasicBlock *Start = First->Call->getParent();
+    for (BasicBlock &BB : F)
+      if (&BB != End && DT.dominates(Start, &BB) &&
+          PDT.dominates(End, &BB)) {
+        if (LI.getLoopFor(&BB))
+          return std::nullopt; // a loop in between: its own span
+        S.Blocks.push_back(&BB);
+      }
+    S.Begin = &*Start->getFirstInsertionPt();
+    S.Ends.push_back(&*End->getFirstInsertionPt());
+    S.Where = First->Call->getDebugLoc();
+    S.Anchor = Start;
+    S.Kind = "run of launches";
+    return S;
+  }
+
+  /// Whether `V` is the same all through `S` (defined before it starts).
+  bool invariant(const Span &S, Value *V) const {
+    auto *I = dyn_cast<Instruction>(V);
+    return !I || (!S.contains(I->getParent()) && DT.dominates(I, S.Begin));
+  }
+
+  void missed(const Span &S, const Twine &Why) {
     ORE.emit([&] {
-      return OptimizationRemarkMissed(PassName, "NotHoisted",
-                                      L.getStartLoc(), L.getHeader())
+      return OptimizationRemarkMissed(PassName, "NotHoisted", S.Where,
+                                      S.Anchor)
              << "target data stays per launch: " << Why.str();
     });
   }
@@ -486,12 +585,12 @@ private:
     return false;
   }
 
-  /// The memory `L` can keep on the device (none: nothing to do or not
-  /// provably the same program; std::nullopt: no launch in `L`).
+  /// The memory `S` can keep on the device (none: nothing to do or not
+  /// provably the same program; std::nullopt: no launch in `S`).
   std::optional<SmallVector<Kept, 8>>
-  keepable(Loop &L, const SmallPtrSet<Value *, 8> &Outer) {
+  keepable(const Span &S, const SmallPtrSet<Value *, 8> &Outer) {
     SmallVector<const Launch *, 8> Inside;
-    for (BasicBlock *BB : L.blocks())
+    for (BasicBlock *BB : S.Blocks)
       for (Instruction &I : *BB) {
         if (!isOffloadCall(I))
           continue;
@@ -499,26 +598,26 @@ private:
           return Site && Site->Call == &I;
         });
         if (Found == Launches.end()) {
-          missed(L, isLaunch(I) ? "a launch whose map list is not the "
+          missed(S, isLaunch(I) ? "a launch whose map list is not the "
                                   "front end's"
-                                : "the loop has other offload calls (target "
-                                  "data, update, nowait)");
+                                : "other offload calls (target data, update, "
+                                  "nowait) are in between");
           return SmallVector<Kept, 8>();
         }
         Inside.push_back(&**Found);
       }
     if (Inside.empty())
       return std::nullopt;
-    for (BasicBlock *BB : L.blocks())
+    for (BasicBlock *BB : S.Blocks)
       for (Instruction &I : *BB)
         if (I.mayThrow() && !isLaunch(I)) {
-          missed(L, "the loop may throw (an unwind would skip the end of "
+          missed(S, "the code may throw (an unwind would skip the end of "
                     "the data region)");
           return SmallVector<Kept, 8>();
         }
     for (const Launch *Site : Inside)
       if (Site->Device->getValue() != Inside.front()->Device->getValue()) {
-        missed(L, "launches on different devices");
+        missed(S, "launches on different devices");
         return SmallVector<Kept, 8>();
       }
 
@@ -532,11 +631,11 @@ private:
           continue; // passed by value: nothing mapped
         if (!Item.Base->getType()->isPointerTy() ||
             !Item.Begin->getType()->isPointerTy()) {
-          missed(L, "a map item that is not a pointer");
+          missed(S, "a map item that is not a pointer");
           return SmallVector<Kept, 8>();
         }
         if (Item.Flags & (MapPtrAndObj | MapMemberOf)) {
-          missed(L, "a map item reaches memory through a stored pointer or "
+          missed(S, "a map item reaches memory through a stored pointer or "
                     "a struct member");
           return SmallVector<Kept, 8>();
         }
@@ -544,7 +643,7 @@ private:
         Mapped.push_back({&Item, Base});
         auto *G = dyn_cast<GlobalVariable>(Base);
         if (Item.Begin->stripPointerCasts() != Base || !Item.Size ||
-            !L.isLoopInvariant(Base) || !L.isLoopInvariant(Item.Size) ||
+            !invariant(S, Base) || !invariant(S, Item.Size) ||
             (Item.Flags & ~PlainMapBits) || (G && isDeclareTarget(*G)) ||
             Outer.contains(Base)) {
           Refused.insert(Base);
@@ -578,7 +677,7 @@ private:
                             K.where()))
             Reason = ("another map item may alias " + nameOf(Base)).str();
       }
-      for (BasicBlock *BB : L.blocks()) {
+      for (BasicBlock *BB : S.Blocks) {
         if (!Reason.empty() ||
             llvm::any_of(Inside, [&](const Launch *Site) {
               return inFallback(*Site, BB);
@@ -588,7 +687,7 @@ private:
           if (I.mayReadOrWriteMemory() && !isLaunch(I) &&
               !(isa<CallBase>(I) && isMathCall(cast<CallBase>(I), TLI)) &&
               isModOrRefSet(AA.getModRefInfo(&I, K.where()))) {
-            Reason = ("the host uses " + nameOf(Base) + " in the loop").str();
+            Reason = ("the host uses " + nameOf(Base) + " in the " + S.Kind).str();
             break;
           }
       }
@@ -603,26 +702,17 @@ private:
         Reasons += (Reasons.empty() ? "" : "; ") + Reason;
     }
     if (!Reasons.empty() || Result.empty())
-      missed(L, Reasons.empty() ? "nothing is mapped whole at a "
-                                  "loop-invariant address and size"
+      missed(S, Reasons.empty() ? "nothing is mapped whole at an address "
+                                  "and size that do not change"
                                 : Reasons);
     return Result;
   }
 
-  /// Wraps `L` in a data region mapping `Items`.
-  bool emit(Loop &L, ArrayRef<Kept> Items) {
-    simplifyLoop(&L, &DT, &LI, nullptr, nullptr, nullptr, false);
-    if (!L.getLoopPreheader() || !L.hasDedicatedExits())
-      return false;
-    SmallVector<BasicBlock *, 4> Exits;
-    L.getUniqueExitBlocks(Exits);
-    BasicBlock *Preheader = L.getLoopPreheader();
-    if (!Preheader ||
-        llvm::any_of(Exits, [](BasicBlock *BB) { return BB->isEHPad(); }))
-      return false;
+  /// Wraps `S` in a data region mapping `Items`.
+  void emit(const Span &S, ArrayRef<Kept> Items) {
     const Launch *Any = nullptr;
     for (const auto &Site : Launches)
-      if (Site && L.contains(Site->Call))
+      if (Site && S.contains(Site->Call->getParent()))
         Any = &*Site;
 
     Module &M = *F.getParent();
@@ -657,7 +747,7 @@ private:
         Entry.CreateAlloca(Slots, nullptr, "stitchopt.begins");
     if (!SizesKnown)
       Sizes = Entry.CreateAlloca(Words, nullptr, "stitchopt.sizes");
-    IRBuilder<> Before(Preheader->getTerminator());
+    IRBuilder<> Before(S.Begin);
     for (auto [Index, K] : llvm::enumerate(Items)) {
       for (AllocaInst *Array : {Bases, Begins})
         Before.CreateStore(
@@ -683,22 +773,21 @@ private:
     Before.CreateCall(
         M.getOrInsertFunction("__tgt_target_data_begin_mapper", MapperType),
         Args);
-    for (BasicBlock *Exit : Exits) {
-      IRBuilder<> After(&*Exit->getFirstInsertionPt());
+    for (Instruction *End : S.Ends) {
+      IRBuilder<> After(End);
       After.CreateCall(
           M.getOrInsertFunction("__tgt_target_data_end_mapper", MapperType),
           Args);
     }
     ORE.emit([&] {
-      OptimizationRemark Remark(PassName, "Hoisted", L.getStartLoc(),
-                                L.getHeader());
+      OptimizationRemark Remark(PassName, "Hoisted", S.Where, S.Anchor);
       Remark << "kept " << ore::NV("Arrays", unsigned(Items.size()))
-             << " mapped array(s) on the device across the loop:";
+             << " mapped array(s) on the device across the " << S.Kind
+             << ":";
       for (const Kept &K : Items)
         Remark << " " << nameOf(K.Base);
       return Remark;
     });
-    return true;
   }
 };
 
