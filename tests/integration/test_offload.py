@@ -130,7 +130,7 @@ def test_every_family_has_an_openmp_program_that_prints_its_expected_output(
     offload device, prints what omp/expected.json says."""
     sources = offload_sources()
     assert [source.stem for source in sources] == list(FAMILY_SPLITS)
-    sandbox = Sandbox(OFFLOAD_LIMITS)
+    sandbox = Sandbox(OFFLOAD_LIMITS, private_tmp=True)
     for source in sources:
         program = tmp_path / source.stem
         build_offload_program(toolchain, [offload_host_module(toolchain, source)], HOST_BASELINE, program)

@@ -21,6 +21,7 @@ from stitchopt.validate.sandbox import OUTPUT_LIMIT_BYTES, Limits, RunOutcome, S
 
 OFFLOAD_ENV = {"LIBOMPTARGET_INFO": "32", "OMP_TARGET_OFFLOAD": "MANDATORY"}  # 32: log every data transfer
 OFFLOAD_LIMITS = Limits(wall_seconds=60.0, cpu_seconds=60, address_space_bytes=8 << 30)
+# Runs get a /tmp of their own: libomptarget's host plugin writes the device image there.
 _COPY_RE = re.compile(rb"Copying data from (host to device|device to host), .*?Size=(\d+)")
 
 
@@ -102,7 +103,7 @@ def check_host_list(
     """Builds `sources` (one program, with main) with clang's -O3 host pipeline and with `pipeline`, runs both
     with `args`, and counts their copies. InputError when the baseline itself does not run cleanly."""
     modules = [offload_host_module(toolchain, source, clang_args) for source in sources]
-    sandbox = sandbox or Sandbox(OFFLOAD_LIMITS)
+    sandbox = sandbox or Sandbox(OFFLOAD_LIMITS, private_tmp=True)
     with tempfile.TemporaryDirectory(prefix="stitchopt-offload-") as scratch:
         runs = []
         for name, chosen in (("baseline", HOST_BASELINE), ("candidate", pipeline)):

@@ -4,8 +4,9 @@ removed afterwards, no stdin by default.
 With bubblewrap (`bwrap`) the program runs with no network (an empty network namespace), in its own PID
 namespace (every process it forks, even one that calls `setsid()`, dies when the run ends, and the run dies when
 the process that started it does), as an unprivileged user, with capabilities dropped and the whole filesystem
-read-only but for its scratch directory (`TMPDIR` and `HOME` point there) and a /tmp of its own (LLVM's
-offload runtime writes there whatever TMPDIR says). Where bubblewrap is missing or cannot
+read-only but for its scratch directory (`TMPDIR` and `HOME` point there; a sandbox made with `private_tmp`
+also gives each run a /tmp of its own, thrown away after it: LLVM's offload runtime writes there whatever TMPDIR
+says). Where bubblewrap is missing or cannot
 create namespaces, programs run under the resource limits alone, and `stitchopt doctor` says so.
 
 Output goes to files in the scratch directory rather than pipes, so the file-size limit also bounds what a
@@ -145,7 +146,10 @@ def probe_isolation() -> Isolation:
         true = shutil.which("true") or "/bin/true"
         try:
             done = subprocess.run(
-                [*_bwrap(Path(scratch), Path(true)), true], capture_output=True, timeout=30, start_new_session=True
+                [*_bwrap(Path(scratch), Path(true), True), true],
+                capture_output=True,
+                timeout=30,
+                start_new_session=True,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return Isolation(False, f"bubblewrap does not run here ({exc}): resource limits only")
@@ -155,7 +159,7 @@ def probe_isolation() -> Isolation:
     return Isolation(True, "bubblewrap: no network, own PID namespace, read-only filesystem, unprivileged user")
 
 
-def _bwrap(scratch: Path, executable: Path) -> list[str]:
+def _bwrap(scratch: Path, executable: Path, private_tmp: bool) -> list[str]:
     """bubblewrap's arguments up to the command. The executable is bound read-only where it is, in case it lives
     on a filesystem that is mounted later than / in the host's tree."""
     return [
@@ -163,7 +167,7 @@ def _bwrap(scratch: Path, executable: Path) -> list[str]:
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
-        "--tmpfs", "/tmp",
+        *(["--tmpfs", "/tmp"] if private_tmp else []),
         "--ro-bind", str(executable), str(executable),
         "--bind", str(scratch), str(scratch),
         "--chdir", str(scratch),
@@ -210,8 +214,9 @@ class Sandbox:
     once; `stop()` (on Ctrl-C, say) kills every run in progress, and those runs raise `RunInterrupted` instead of
     returning an outcome that a verdict could be built on."""
 
-    def __init__(self, limits: Limits = Limits()) -> None:
+    def __init__(self, limits: Limits = Limits(), *, private_tmp: bool = False) -> None:
         self.limits = limits
+        self.private_tmp = private_tmp
         self.isolation = probe_isolation()
         self._running: set[int] = set()
         self._lock = threading.Lock()
@@ -237,7 +242,7 @@ class Sandbox:
             environment = {**CLEAN_ENV, **(env or {}), "HOME": scratch, "TMPDIR": scratch}
             command = [*wrapper, str(executable), *args]
             if self.isolation.available:
-                command = [*_bwrap(workdir, executable.resolve()), *command]
+                command = [*_bwrap(workdir, executable.resolve(), self.private_tmp), *command]
             start = time.perf_counter()
             with open(stdin_path, "rb") as fin, open(out_path, "wb") as fout, open(err_path, "wb") as ferr:
                 proc = subprocess.Popen(
