@@ -1,14 +1,15 @@
 // Loops of OpenMP target regions for stitchopt-hoist-target-data: one whose maps can stay on the device
 // across the loop, one where the host reads a mapped array between launches (that array must be copied every
 // time), one whose launch writes an array it maps `to` only (each launch must see the host's copy again), the
-// same where only the device code writes it, one that maps an array again through a pointer to it, and a
-// straight run of launches (what a loop the optimizer unrolled looks like).
+// same where only the device code writes it, one that maps an array again through a pointer to it, one whose
+// second launch copies an array the first one wrote from the host (firstprivate), and a straight run of
+// launches (what a loop the optimizer unrolled looks like).
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #define N 4096
 static float a[N], b[N], c[N], d[N], e[N], f[N];
-static int g[N], first[64], h[N], r[N];
+static int g[N], first[64], h[N], r[N], q[16], q_sums[64];
 int *h_alias = h;
 long total;
 
@@ -58,6 +59,15 @@ void through_a_pointer(int steps) {
   }
 }
 
+void firstprivate_reader(int steps) {
+  for (int s = 0; s < steps; ++s) {
+#pragma omp target map(tofrom: q)
+    for (int i = 0; i < 16; ++i) q[i] += i;
+#pragma omp target firstprivate(q) map(tofrom: q_sums)
+    for (int i = 0; i < 16; ++i) q_sums[s] += q[i];
+  }
+}
+
 void straight_run(void) {
 #pragma omp target teams distribute parallel for map(tofrom: r)
   for (int i = 0; i < N; ++i) r[i] += i;
@@ -75,9 +85,10 @@ int main(int argc, char **argv) {
   writes_to_only(steps);
   device_only_writes(steps);
   through_a_pointer(steps);
+  firstprivate_reader(steps);
   straight_run();
   double sum = 0;
   for (int i = 0; i < N; ++i) sum += b[i] + 2 * c[i] + 3 * f[i];
-  printf("%.6e %.6e %d %d %ld %d %d\n", seen, sum, first[steps - 1], g[0], total, h[0], r[N - 1]);
+  printf("%.6e %.6e %d %d %ld %d %d %d\n", seen, sum, first[steps - 1], g[0], total, h[0], r[N - 1], q_sums[steps - 1]);
   return 0;
 }

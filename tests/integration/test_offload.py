@@ -64,8 +64,9 @@ def test_data_stays_on_the_device_only_where_the_program_cannot_tell(toolchain: 
     """`hoisted` keeps both arrays; `host_reads` keeps d but not c (the host reads c between launches);
     `writes_to_only` keeps f but not e (its launch writes e, which it maps `to` only); `device_only_writes` keeps
     first but not g (only the device code writes g: the embedded device image is read, not the host fallback);
-    `through_a_pointer` keeps nothing (a launch maps h again through a pointer to it); `straight_run` keeps r
-    across its three launches."""
+    `through_a_pointer` keeps nothing (a launch maps h again through a pointer to it); `firstprivate_reader`
+    keeps q_sums but not q (its second launch copies q from the host); `straight_run` keeps r across its three
+    launches."""
     by_function: dict[str, list[tuple[str, str]]] = {}
     for kind, function, message in remarks(toolchain, plugin):
         by_function.setdefault(function, []).append((kind, message))
@@ -82,6 +83,10 @@ def test_data_stays_on_the_device_only_where_the_program_cannot_tell(toolchain: 
         ("Missed", "target data stays per launch: a launch maps g without `from` and may write it"),
         ("Passed", "kept 1 mapped array(s) on the device across the loop: first"),
     ]
+    assert sorted(by_function["firstprivate_reader"]) == [
+        ("Missed", "target data stays per launch: a launch copies q from the host (firstprivate)"),
+        ("Passed", "kept 1 mapped array(s) on the device across the loop: q_sums"),
+    ]
     assert by_function["straight_run"] == [
         ("Passed", "kept 1 mapped array(s) on the device across the run of launches: r")
     ]
@@ -94,13 +99,14 @@ def test_data_stays_on_the_device_only_where_the_program_cannot_tell(toolchain: 
 
 
 def test_a_run_counts_the_copies_and_compares_the_output(toolchain: Toolchain, plugin: Path) -> None:
-    """Four steps of five loops and a run of three launches: 75 copies at -O3. With the pass, 28 fewer: a and b
+    """Four steps of six loops and a run of three launches: 95 copies at -O3. With the pass, 34 fewer: a and b
     once (3 instead of 12), d once and c every step (9 of 12), f once each way and e every step (6 of 12), first
-    once each way and g every step (6 of 12), r once each way (2 of 6); through_a_pointer's 21 stay."""
+    once each way and g every step (6 of 12), q_sums once each way and q every step (14 of 20), r once each way
+    (2 of 6); through_a_pointer's 21 stay."""
     check = check_host_list(toolchain, [LOOPS], HOISTING, pass_plugins=[plugin])
     before, after = check.baseline.transfers, check.candidate.transfers
-    assert (before.to_device, before.from_device) == (48, 27)
-    assert (after.to_device, after.from_device) == (31, 16)
+    assert (before.to_device, before.from_device) == (60, 35)
+    assert (after.to_device, after.from_device) == (40, 21)
     assert -0.4 < check.bytes_change < -0.3
     assert check.same_output and check.candidate.outcome.stdout == check.baseline.outcome.stdout
     assert check.baseline.outcome.stdout.strip()

@@ -6,6 +6,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/CFG.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/MemoryLocation.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
@@ -224,8 +225,8 @@ bool isLaunch(const Instruction &I) {
 class WriteWalk {
 public:
   bool throughCallArgument(const CallBase &Call, unsigned ArgNo) {
-    if (Call.onlyReadsMemory(ArgNo))
-      return false;
+    if (Call.onlyReadsMemory(ArgNo) && Call.doesNotCapture(ArgNo))
+      return false; // (FunctionAttrs' readonly alone ignores returns)
     const Function *Callee = Call.getCalledFunction();
     if (!Callee)
       return true;
@@ -250,7 +251,7 @@ public:
     if (!Seen.insert(Ptr).second)
       return false;
     if (auto *Arg = dyn_cast<Argument>(Ptr))
-      if (Arg->onlyReadsMemory())
+      if (Arg->onlyReadsMemory() && Arg->hasNoCaptureAttr())
         return false;
     for (const Use &U : Ptr->uses()) {
       const User *Usr = U.getUser();
@@ -512,30 +513,30 @@ private:
     if (Outside.size() < 2)
       return std::nullopt;
     PostDominatorTree PDT(F);
-    auto Rejoin = [](const Launch *Site) -> BasicBlock * {
-      auto *Branch = dyn_cast<BranchInst>(Site->Call->getParent()->getTerminator());
-      if (!Site->Fallback || !Branch || !Branch->isConditional())
-        return nullptr;
-      return Branch->getSuccessor(Branch->getSuccessor(0) == Site->Fallback);
-    };
-    const Launch *First = nullptr;
+    // Where everything after the launches meets: the nearest common
+    // post-dominator of both ways out of every launch (its fallback and the
+    // success path).
     BasicBlock *End = nullptr;
+    const Launch *First = nullptr;
     for (const Launch *Site : Outside) {
       BasicBlock *BB = Site->Call->getParent();
+      for (BasicBlock *Next : successors(BB)) {
+        End = End ? PDT.findNearestCommonDominator(End, Next) : Next;
+        if (!End)
+          return std::nullopt;
+      }
       if (llvm::all_of(Outside, [&](const Launch *Other) {
             return DT.dominates(BB, Other->Call->getParent());
           }))
         First = Site;
-      BasicBlock *After = Rejoin(Site);
-      if (After && llvm::all_of(Outside, [&](const Launch *Other) {
-            return PDT.dominates(After, Other->Call->getParent());
-          }))
-        End = After;
     }
-    if (!First || !End || !DT.dominates(First->Call->getParent(), End))
+    BasicBlock *Start = First ? First->Call->getParent() : nullptr;
+    // Both ends must run once per run: on no cycle (LoopInfo misses
+    // irreducible ones), and the end only after the start.
+    if (!Start || !DT.dominates(Start, End) || onCycle(Start) ||
+        onCycle(End))
       return std::nullopt;
     Span S;
-    BasicBlock *Start = First->Call->getParent();
     for (BasicBlock &BB : F)
       if (&BB != End && DT.dominates(Start, &BB) &&
           PDT.dominates(End, &BB)) {
@@ -549,6 +550,12 @@ private:
     S.Anchor = Start;
     S.Kind = "run of launches";
     return S;
+  }
+
+  static bool onCycle(BasicBlock *BB) {
+    SmallVector<BasicBlock *, 4> Next(successors(BB));
+    return !Next.empty() && // (the search pops before it looks)
+           isPotentiallyReachableFromMany(Next, BB, nullptr, nullptr, nullptr);
   }
 
   /// Whether `V` is the same all through `S` (defined before it starts).
@@ -625,10 +632,21 @@ private:
     SmallPtrSet<Value *, 8> Refused;
     // Where every item that maps memory points: its base and its section.
     SmallVector<std::pair<const MapItem *, Value *>, 16> Mapped;
+    // What launches copy from the host into private device memory
+    // (firstprivate): a host read of it at each launch.
+    SmallVector<Value *, 4> Copied;
     for (const Launch *Site : Inside)
       for (const MapItem &Item : Site->Items) {
+        if ((Item.Flags & MapPrivate) && (Item.Flags & MapTo) &&
+            !(Item.Flags & MapLiteral)) {
+          if (!Item.Begin->getType()->isPointerTy()) {
+            missed(S, "a firstprivate item that is not a pointer");
+            return SmallVector<Kept, 8>();
+          }
+          Copied.push_back(Item.Begin->stripPointerCasts());
+        }
         if (Item.Flags & (MapLiteral | MapPrivate))
-          continue; // passed by value: nothing mapped
+          continue; // passed by value or private: nothing mapped
         if (!Item.Base->getType()->isPointerTy() ||
             !Item.Begin->getType()->isPointerTy()) {
           missed(S, "a map item that is not a pointer");
@@ -669,6 +687,12 @@ private:
       if (Refused.contains(Base))
         continue;
       std::string Reason;
+      for (Value *Private : Copied)
+        if (!AA.isNoAlias(MemoryLocation::getBeforeOrAfter(Private),
+                          K.where()))
+          Reason = ("a launch copies " + nameOf(Base) +
+                    " from the host (firstprivate)")
+                       .str();
       for (auto [Item, ItemBase] : Mapped) {
         if (ItemBase == Base)
           continue; // K's own maps (all whole: else K was refused)

@@ -9,8 +9,13 @@
 // arrays once; OpenMP's reference counts then make every map inside the loop
 // find its data present and copy nothing.
 //
+// It wraps loops (preheader to exits) and the straight run of launches
+// outside loops that a fully unrolled loop leaves (from the first launch's
+// block, which dominates the others, to the nearest common post-dominator of
+// their ways out; neither end on a cycle, irreducible ones included).
+//
 // Memory M (a global, or a section that starts at a pointer) is kept on the
-// device across loop L only where that cannot be told apart from the
+// device across such code L only where that cannot be told apart from the
 // original program:
 //   - every launch in L maps M whole from its start, at an address and size
 //     that do not change in L, with map types to/from/alloc only (no always,
@@ -19,17 +24,20 @@
 //     its section) may alias M;
 //   - the host touches M nowhere in L but in the launches themselves and
 //     their host fallbacks (alias analysis on every other instruction; C math
-//     library calls write errno only), and nothing in L may throw (an unwind
+//     library calls write errno only; a launch's firstprivate copy of memory
+//     that may alias M is a host read), and nothing in L may throw (an unwind
 //     would skip the end of the data region);
 //   - every launch that maps M without `from` does not write it: its kernel,
 //     read in the device images the host module embeds, only reads through
-//     that parameter (device-only code included);
+//     that parameter (device-only code included; `readonly` is trusted only
+//     with `nocapture`, since FunctionAttrs ignores returned pointers);
 //   - no other offload call (data regions, updates, nowait launches) is in L.
 // Then the device copy of M always equals the host copy of the original
 // program. The data region maps M `to` (so data no launch wrote comes back
 // unchanged) and `from` only if some launch in L maps it `from`. What it
-// changes beyond copies: M stays allocated on the device for the whole loop,
-// where the original held it only during each launch.
+// changes beyond copies: M stays allocated on the device for the whole of L,
+// where the original held it only during each launch (a launch that then
+// fails for want of device memory falls back to the host's stale copy).
 //
 //===----------------------------------------------------------------------===//
 
