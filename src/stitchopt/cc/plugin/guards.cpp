@@ -14,6 +14,7 @@
 
 #include "guards.h"
 #include "objects.h"
+#include "standalone_pass.h"
 #include "text_lines.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -1018,23 +1019,7 @@ Expected<ModuleSummary> summarize(const Module &M, TargetMachine *TM) {
 
 Expected<ModuleSummary> summarizeSource(const Module &M) {
   std::unique_ptr<Module> Clone = CloneModule(M);
-  {
-    // A PassBuilder of its own: no target (mem2reg needs none) and no
-    // instrumentation of the compiler's (its pass vetoes).
-    PassBuilder PB;
-    LoopAnalysisManager LAM;
-    FunctionAnalysisManager FAM;
-    CGSCCAnalysisManager CGAM;
-    ModuleAnalysisManager MAM;
-    PB.registerModuleAnalyses(MAM);
-    PB.registerCGSCCAnalyses(CGAM);
-    PB.registerFunctionAnalyses(FAM);
-    PB.registerLoopAnalyses(LAM);
-    PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-    ModulePassManager MPM;
-    MPM.addPass(createModuleToFunctionPassAdaptor(PromotePass()));
-    MPM.run(*Clone, MAM);
-  }
+  runOnEveryFunction(*Clone, PromotePass());
   return summarize(*Clone, /*TM=*/nullptr);
 }
 

@@ -1,6 +1,7 @@
 //===- target_data.cpp - Keep offloaded data on the device across a loop --===//
 
 #include "target_data.h"
+#include "standalone_pass.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -22,7 +23,6 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Object/OffloadBinary.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Transforms/Scalar/SROA.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 
@@ -340,20 +340,7 @@ private:
       Unreadable = true;
       return;
     }
-    PassBuilder PB;
-    LoopAnalysisManager LAM;
-    FunctionAnalysisManager FAM;
-    CGSCCAnalysisManager CGAM;
-    ModuleAnalysisManager MAM;
-    PB.registerModuleAnalyses(MAM);
-    PB.registerCGSCCAnalyses(CGAM);
-    PB.registerFunctionAnalyses(FAM);
-    PB.registerLoopAnalyses(LAM);
-    PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-    ModulePassManager MPM;
-    MPM.addPass(createModuleToFunctionPassAdaptor(
-        SROAPass(SROAOptions::PreserveCFG)));
-    MPM.run(**Parsed, MAM);
+    runOnEveryFunction(**Parsed, SROAPass(SROAOptions::PreserveCFG));
     Images.push_back(std::move(*Parsed));
   }
 };
