@@ -13,7 +13,7 @@ import pytest
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import EvalStatus, IRModule
-from stitchopt.datasets.kernels import FAMILY_SPLITS, kernel_sources
+from stitchopt.datasets.kernels import FAMILY_SPLITS, kernel_sources, offload_sources
 from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import load_catalogue
@@ -28,6 +28,7 @@ from stitchopt.toolchain.device import (
     device_options,
     kernel_names,
     kernel_unit,
+    openmp_device_ir,
     printed_device_pipeline,
 )
 from stitchopt.toolchain.discovery import Toolchain
@@ -38,6 +39,7 @@ from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget
 
 KERNELS = {source.stem: source for source in kernel_sources()}
+OMP_PROGRAMS = {source.stem: source for source in offload_sources()}
 DATA = Path(__file__).parents[1] / "data"
 DROPS_KERNELS = "module(internalize),globaldce"
 
@@ -73,6 +75,24 @@ def test_opt_llc_reproduce_clangs_o3_device_compile_byte_for_byte(
     assert options.target_flags[:2] == ("-mcpu=sm_90", "-mattr=+ptx85")
     built = build_device(toolchain, bitcode, device_baseline(options).pipeline, options)
     assert built.ptx == clang_ptx(toolchain, cuda, KERNELS[family])
+
+
+@pytest.mark.parametrize("family", ["stencil", "nbody"])
+def test_opt_llc_reproduce_clangs_o3_openmp_device_compile_byte_for_byte(
+    toolchain: Toolchain, cuda: CudaToolkit, family: str
+) -> None:
+    """OpenMP target regions (kernels_v1/omp): the device side of clang -O3 for that file (runtime calls left
+    for the link), with C's FP contraction; ptxas assembles it relocatable and every kernel is measured."""
+    source = OMP_PROGRAMS[family]
+    bitcode = openmp_device_ir(toolchain, cuda, source)
+    options = device_options(disassemble(toolchain, bitcode, family), cuda)
+    assert "--fp-contract=fast" not in options.target_flags and "-c" in options.assembler
+    built = build_device(toolchain, bitcode, device_baseline(options).pipeline, options)
+    argv = [toolchain.tool("clang"), "-fopenmp", "--offload-arch=sm_90", "--offload-device-only"]
+    argv += [f"--cuda-path={cuda.root}", "-O3", "-S", str(source), "-o", "-"]
+    assert built.ptx == subprocess.run(argv, capture_output=True, check=True).stdout.decode()
+    assert built.kernels and all(k.startswith("__omp_offloading_") for k in built.kernels)
+    assert all(measure.sass_bytes > 0 for measure in built.kernels.values())
 
 
 def test_kernels_using_cuda_headers_and_cccl_compile(toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path) -> None:

@@ -50,10 +50,11 @@ from stitchopt.toolchain.device import (
     device_options,
     is_device_triple,
     kernel_unit,
+    openmp_device_ir,
     printed_device_pipeline,
 )
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
-from stitchopt.toolchain.frontend import disassemble, load_module, module_from_bitcode
+from stitchopt.toolchain.frontend import C_SUFFIXES, CXX_SUFFIXES, disassemble, load_module, module_from_bitcode
 from stitchopt.toolchain.llvm import passes_option as opt_passes_option
 from stitchopt.toolchain.offload import DIRECTIONS, OffloadConstruct, offload_constructs, openmp_host_ir
 from stitchopt.toolchain.offload_build import HOST_AS_DEVICE, HOST_BASELINE
@@ -64,7 +65,10 @@ from stitchopt.validate.offload import check_host_list
 
 PLUGIN_PASS_PREFIX = "stitchopt-"  # passes of stitchopt's pass plugin
 HOISTING_PIPELINE = f"{HOST_BASELINE},stitchopt-hoist-target-data"
-DEVICE_INPUT_HELP = "A .cu file, bench://kernels-v1/<family>[#<kernel>], or device IR (.ll/.bc for nvptx64)."
+DEVICE_INPUT_HELP = (
+    "A .cu file, a C/C++ file with OpenMP target regions, bench://kernels-v1/<family>[#<kernel>], or device IR "
+    "(.ll/.bc for nvptx64)."
+)
 gpu_app = typer.Typer(
     help="GPU device code: measure pass lists against clang's -O3 device compile.", no_args_is_help=True
 )
@@ -312,15 +316,17 @@ def _moved(moved: Any) -> str:
 
 
 def _device_input(toolchain: Toolchain, cuda: CudaToolkit, target: str, arch: str) -> tuple[IRModule, CompileOptions]:
-    """The device module of a .cu file or `bench://kernels-v1/<family>[#<kernel>]` (compiled for `arch`) or of
-    device IR, and how clang would build it."""
+    """The device module of a .cu file, of a C/C++ file's OpenMP target regions or of
+    `bench://kernels-v1/<family>[#<kernel>]` (compiled for `arch`) or of device IR, and how clang would build
+    it."""
     kernel = None
     if is_benchmark_uri(target):
         source, kernel = kernel_uri_source(target)
     else:
         source = Path(target)
-    if source.suffix in CUDA_SUFFIXES:
-        bitcode = cuda_device_ir(toolchain, cuda, source, arch)
+    if source.suffix in CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES:
+        compile_device = cuda_device_ir if source.suffix in CUDA_SUFFIXES else openmp_device_ir
+        bitcode = compile_device(toolchain, cuda, source, arch)
         module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel) if kernel else bitcode, target)
     else:
         module = load_module(toolchain, source, [])

@@ -24,6 +24,7 @@ from stitchopt.toolchain.baselines import Baseline
 from stitchopt.toolchain.cuda import CUDA_INSTALL_HINT, STANDIN_DIR, CudaToolkit, require_nvptx
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import read_sections
+from stitchopt.toolchain.frontend import assemble
 from stitchopt.toolchain.llvm import frontend_command, llc_command, opt_command
 from stitchopt.toolchain.process import ToolRun, run_tool
 from stitchopt.toolchain.ptx import KernelResources, kernel_resources
@@ -31,6 +32,7 @@ from stitchopt.toolchain.ptx import KernelResources, kernel_resources
 DEVICE_TRIPLE = "nvptx64-nvidia-cuda"
 DEFAULT_ARCH = "sm_90"
 CUDA_SUFFIXES = frozenset({".cu"})
+_OPENMP_DEVICE_FLAG = '!"openmp-device"'  # the module flag of OpenMP device code
 DEVICE_LEVEL = "O3"  # clang's usual level for device code, and the reference every list is compared with
 # What clang's device compile adds to opt's pipeline: memcpyopt may form memcpy although the GPU has no libc,
 # and no value names (they show in PTX comments).
@@ -95,9 +97,34 @@ def cuda_device_ir(toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: 
     return run.stdout
 
 
+def openmp_device_ir(toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: str = DEFAULT_ARCH) -> bytes:
+    """Unoptimized device bitcode of a C/C++ file's OpenMP target regions for `arch`, as clang's `-O3` device
+    compile of that file sees it (`--offload-device-only`): calls into the OpenMP device runtime stay external,
+    resolved when the program is linked."""
+    require_nvptx(toolchain)
+    if not source.is_file():
+        raise InputError(f"{source}: no such file")
+    if cuda.root is None:
+        raise ToolchainError(f"compiling {source.name} for a GPU needs CUDA's files: {CUDA_INSTALL_HINT}")
+    driver = [toolchain.tool("clang"), "-fopenmp", f"--offload-arch={check_arch(arch)}", "--offload-device-only"]
+    argv = frontend_command(
+        driver, DEVICE_LEVEL, flags=[f"--cuda-path={cuda.root}"], text=True, args=[str(source), "-o", "-"]
+    )
+    # As text: clang's bitcode output of a device-only compile links the device runtime in, its -S does not.
+    run = run_tool(argv, timeout=FRONTEND_TIMEOUT_S)
+    if run.returncode != 0:
+        raise InputError(
+            f"{source}: clang cannot compile its target regions for {arch}: {first_error(run.stderr_text)}"
+        )
+    if not kernel_names(run.stdout.decode(errors="replace")):
+        raise InputError(f"{source}: no OpenMP target region (#pragma omp target) to compile for a GPU")
+    return assemble(toolchain, run.stdout, source.name)
+
+
 def device_options(ir_text: str, cuda: CudaToolkit) -> CompileOptions:
-    """How clang builds this device module: its sm_XX and PTX version (from the functions' attributes).
-    InputError for device IR that names neither, or has no kernel to build."""
+    """How clang builds this device module: its sm_XX and PTX version (from the functions' attributes), and for
+    OpenMP's device code (module flag `openmp-device`) C's FP contraction and a relocatable cubin (the device
+    runtime comes at link time). InputError for device IR that names neither, or has no kernel to build."""
     cpu = _TARGET_CPU_RE.search(ir_text)
     # The newest PTX any function asks for: linked-in runtime code (OpenMP's device runtime) may name older ones.
     features = ",".join(_TARGET_FEATURES_RE.findall(ir_text))
@@ -110,11 +137,13 @@ def device_options(ir_text: str, cuda: CudaToolkit) -> CompileOptions:
     if not kernel_names(ir_text):
         raise InputError("no kernel in this device code (no __global__ function, no nvvm.annotations kernel)")
     arch = check_arch(cpu.group(1))
+    openmp = _OPENMP_DEVICE_FLAG in ir_text
+    contraction = () if openmp else ("--fp-contract=fast",)  # CUDA contracts across statements; C only within
     return CompileOptions(
         codegen_level=3,
         opt_flags=DEVICE_OPT_FLAGS,
-        target_flags=(f"-mcpu={arch}", f"-mattr=+ptx{ptx}", "--fp-contract=fast", "-discard-value-names"),
-        assembler=(str(cuda.ptxas), "-v", f"-arch={arch}", "-O3"),
+        target_flags=(f"-mcpu={arch}", f"-mattr=+ptx{ptx}", *contraction, "-discard-value-names"),
+        assembler=(str(cuda.ptxas), "-v", f"-arch={arch}", "-O3", *(("-c",) if openmp else ())),
         assembler_version=cuda.version,
     )
 

@@ -77,7 +77,8 @@ def disassemble(toolchain: Toolchain, bitcode: bytes, name: str) -> str:
     return run.stdout.decode(errors="replace")
 
 
-def _assemble(toolchain: Toolchain, text: bytes, name: str) -> bytes:
+def assemble(toolchain: Toolchain, text: bytes, name: str) -> bytes:
+    """Textual IR as bitcode; InputError naming where it is malformed."""
     run = run_tool([toolchain.tool("llvm-as"), "-", "-o", "-"], stdin=text, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
         error = first_error(run.stderr_text)
@@ -141,7 +142,7 @@ def load_module(
 
 def _load_ir(toolchain: Toolchain, path: Path) -> IRModule:
     """A .ll or .bc file as a module for a definite target: every backend and cache key then sees the same IR."""
-    bitcode = _assemble(toolchain, path.read_bytes(), str(path)) if path.suffix == ".ll" else path.read_bytes()
+    bitcode = assemble(toolchain, path.read_bytes(), str(path)) if path.suffix == ".ll" else path.read_bytes()
     text = disassemble(toolchain, bitcode, str(path))
     has_triple = _TRIPLE_RE.search(text) is not None
     if not has_triple or _DATALAYOUT_RE.search(text) is None:
