@@ -13,6 +13,7 @@ compiles and links the result, its linker wrapper building the device code.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,6 +29,9 @@ OFFLOAD_FLAGS = ("-fopenmp", f"-fopenmp-targets={HOST_AS_DEVICE}")
 HOST_BASELINE = "default<O3>"  # what clang -O3 runs on the host module
 BUILD_TIMEOUT_S = 300.0
 RUNTIME_LIBRARY = "libomptarget.so"
+# The pipeline given is the host's whole optimization: stitchopt's plugin adds no pass of its own to opt's
+# default<O3> even where the user's environment asks clang to (STITCHOPT_OFFLOAD=keep).
+_OPT_ENV = {**os.environ, "STITCHOPT_OFFLOAD": "off"}
 
 
 def runtime_directory(toolchain: Toolchain) -> Path:
@@ -74,7 +78,7 @@ def build_offload_program(
     plugins = [f"-load-pass-plugin={plugin}" for plugin in pass_plugins]
     objects = []
     for index, module in enumerate(host_modules):
-        optimized = run_tool(opt_command(toolchain.tool("opt"), pipeline, flags=plugins), stdin=module)
+        optimized = run_tool(opt_command(toolchain.tool("opt"), pipeline, flags=plugins), stdin=module, env=_OPT_ENV)
         if optimized.returncode != 0:
             raise PipelineError(f"opt refuses host pipeline {pipeline!r}: {first_error(optimized.stderr_text)}")
         bitcode = output.with_name(f"{output.name}.{index}.bc")

@@ -19,7 +19,8 @@
 // directory with plugin.json, or `default`), STITCHOPT_MODE (static, jit),
 // STITCHOPT_K, STITCHOPT_POLICY (exact, fast), STITCHOPT_LIST (one list for
 // every unit), STITCHOPT_BUILD_LOG (one JSON line per unit, the wrapper's
-// build log fields).
+// build log fields), STITCHOPT_OFFLOAD (keep: OpenMP offload data stays on
+// the device across loops at every level but -O0; off, the default).
 //
 //===----------------------------------------------------------------------===//
 
@@ -779,6 +780,25 @@ static void registerCallbacks(PassBuilder &PB) {
           return;
         }
         MPM.addPass(StitchoptPass(PB, Level, /*LeaveOzToClang=*/true));
+      });
+  // Offloading programs, when STITCHOPT_OFFLOAD=keep: mapped data kept on
+  // the device across loops and runs of launches (target_data.h), last, where
+  // clang's -O3 has inlined and simplified the host code; nothing changes in
+  // a module that launches no target region. Off by default, so that a
+  // default<O3> that opt runs with the plugin loaded stays clang's.
+  PB.registerOptimizerLastEPCallback(
+      [](ModulePassManager &MPM, OptimizationLevel Level) {
+        if (BuildingOwnPipeline || Level == OptimizationLevel::O0)
+          return;
+        std::string Offload = setting("STITCHOPT_OFFLOAD");
+        if (Offload.empty() || Offload == "off")
+          return;
+        if (Offload != "keep") {
+          warnOnce("STITCHOPT_OFFLOAD=" + Offload +
+                   ": use keep or off (the default); leaving maps alone");
+          return;
+        }
+        MPM.addPass(HoistTargetDataPass());
       });
   if (PassInstrumentationCallbacks *PIC = PB.getPassInstrumentationCallbacks())
     PIC->registerShouldRunOptionalPassCallback(

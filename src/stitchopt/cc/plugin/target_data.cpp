@@ -290,16 +290,16 @@ public:
         continue;
       auto *Bytes = dyn_cast<ConstantDataSequential>(G.getInitializer());
       if (!Bytes) {
-        Unreadable = true;
+        Unreadable = "an embedded offload object is not a byte array";
         continue;
       }
       StringRef Rest = Bytes->getRawDataValues();
-      while (!Rest.empty() && !Unreadable) {
+      while (!Rest.empty() && Unreadable.empty()) {
         auto Binary =
             object::OffloadBinary::create(MemoryBufferRef(Rest, "offload"));
         if (!Binary) {
           consumeError(Binary.takeError());
-          Unreadable = true;
+          Unreadable = "an embedded offload object cannot be read";
           break;
         }
         read((*Binary)->getImage());
@@ -309,35 +309,42 @@ public:
     }
   }
 
-  /// Whether some device image may write through parameter `Param` (counted
-  /// among the captured ones) of kernel `Kernel`; true when not known.
-  bool mayWrite(StringRef Kernel, int Param, unsigned CapturedParams) {
-    if (Unreadable || Images.empty() || Param < 0)
-      return true;
+  /// Why some device image may write through parameter `Param` (counted
+  /// among the captured ones) of kernel `Kernel`: empty when none does, else
+  /// what was found or could not be known.
+  std::string mayWrite(StringRef Kernel, int Param, unsigned CapturedParams) {
+    if (!Unreadable.empty())
+      return Unreadable;
+    if (Images.empty())
+      return "the module embeds no device code";
+    if (Param < 0)
+      return "it is not a kernel parameter";
     for (const std::unique_ptr<Module> &Image : Images) {
       Function *Entry = Image->getFunction(Kernel);
       if (!Entry || Entry->isDeclaration())
-        return true;
+        return "its kernel is not in the device code";
       // LLVM 19's kernels take the dynamic-memory pointer first.
       unsigned First = Entry->arg_size() - CapturedParams;
-      if (Entry->arg_size() < CapturedParams || First > 1 ||
-          WriteWalk().through(Entry->getArg(First + Param)))
-        return true;
+      if (Entry->arg_size() < CapturedParams || First > 1)
+        return "its kernel's parameters are not the map list's";
+      if (WriteWalk().through(Entry->getArg(First + Param)))
+        return "its kernel may write it";
     }
-    return false;
+    return "";
   }
 
 private:
   LLVMContext Context;
   std::vector<std::unique_ptr<Module>> Images;
-  bool Unreadable = false;
+  std::string Unreadable; // why the device code cannot be read, if it cannot
 
   void read(StringRef Image) {
     Expected<std::unique_ptr<Module>> Parsed =
         parseBitcodeFile(MemoryBufferRef(Image, "device"), Context);
     if (!Parsed) {
       consumeError(Parsed.takeError());
-      Unreadable = true;
+      Unreadable = "the device code is a compiled object, not LLVM bitcode "
+                   "(build with -foffload-lto)";
       return;
     }
     runOnEveryFunction(**Parsed, SROAPass(SROAOptions::PreserveCFG));
@@ -565,18 +572,19 @@ private:
                         BB);
   }
 
-  /// Whether `Site`'s kernel may write the memory `K` maps, where `Site`
-  /// maps it without `from` (so that the original program drops the write).
-  bool deviceMayWrite(const Launch &Site, const Kept &K) {
+  /// Why `Site`'s kernel may write the memory `K` maps, where `Site` maps it
+  /// without `from` (so that the original program drops the write); empty
+  /// when it provably does not.
+  std::string deviceMayWrite(const Launch &Site, const Kept &K) {
     unsigned Captured = llvm::count_if(Site.Items, [](const MapItem &Item) {
       return Item.Flags & MapTargetParam;
     });
     for (const MapItem &Item : Site.Items)
-      if (Item.Base->stripPointerCasts() == K.Base &&
-          !(Item.Flags & MapFrom) &&
-          Device.mayWrite(Site.Kernel, Item.Param, Captured))
-        return true;
-    return false;
+      if (Item.Base->stripPointerCasts() == K.Base && !(Item.Flags & MapFrom))
+        if (std::string Why = Device.mayWrite(Site.Kernel, Item.Param, Captured);
+            !Why.empty())
+          return Why;
+    return "";
   }
 
   /// The memory `S` can keep on the device (none: nothing to do or not
@@ -702,11 +710,14 @@ private:
             break;
           }
       }
-      for (const Launch *Site : K.WithoutFrom)
-        if (Reason.empty() && deviceMayWrite(*Site, K))
+      for (const Launch *Site : K.WithoutFrom) {
+        if (!Reason.empty())
+          break;
+        if (std::string Why = deviceMayWrite(*Site, K); !Why.empty())
           Reason = ("a launch maps " + nameOf(Base) +
-                    " without `from` and may write it")
+                    " without `from` and may write it: " + Why)
                        .str();
+      }
       if (Reason.empty())
         Result.push_back(K);
       else

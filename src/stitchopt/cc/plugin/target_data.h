@@ -50,6 +50,8 @@ namespace stitchopt {
 
 struct HoistTargetDataPass : llvm::PassInfoMixin<HoistTargetDataPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &MAM);
+  // Also after a model's list, whose module vetoes clang's optional passes.
+  static bool isRequired() { return true; }
 };
 
 } // namespace stitchopt
