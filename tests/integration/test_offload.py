@@ -16,6 +16,7 @@ import pytest
 from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_expected_output, offload_sources
 from stitchopt.errors import ToolchainError
+from stitchopt.toolchain.cuda import find_cuda
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.offload_build import (
@@ -171,3 +172,20 @@ def test_clang_with_the_plugin_keeps_offload_data_on_the_device(
         moved = Transfers.from_log(done.stderr)
         copies[setting] = moved.to_device + moved.from_device
     assert copies == {"keep": 7, "off": 51}
+
+
+def test_a_gpu_build_in_clang_makes_the_same_decisions(toolchain: Toolchain, plugin: Path) -> None:
+    """tests/data/offload_loops.c built for an NVPTX GPU (sm_90, -foffload-lto; compiled only: no GPU needed):
+    the device code read is NVPTX's, whose regions pass their arguments through __kmpc_parallel_51's array,
+    and the pass keeps and refuses exactly what it does with the host as the device."""
+    try:
+        cuda = find_cuda()
+    except ToolchainError as exc:
+        pytest.skip(f"{exc} (make test installs the gpu extra)")
+    argv = [toolchain.tool("clang"), "-O3", "-fopenmp", "--offload-arch=sm_90", "-foffload-lto"]
+    argv += [f"--cuda-path={cuda.root}", f"-fpass-plugin={plugin}", "-Rpass=stitchopt", "-Rpass-missed=stitchopt"]
+    argv += ["-c", str(LOOPS), "-o", os.devnull]
+    env = {**os.environ, "STITCHOPT_OFFLOAD": "keep"}
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
+    said = {re.sub(r"^remark: \S+:\d+:\d+: (.*) \[-Rpass.*\]$", r"\1", line) for line in done.stderr.splitlines()}
+    assert said == {message for _, _, message in remarks(toolchain, plugin)}

@@ -264,12 +264,68 @@ public:
           return true;
         continue;
       }
+      if (auto *Store = dyn_cast<StoreInst>(Usr)) {
+        if (Store->getPointerOperand() == Ptr || Store->isVolatile() ||
+            throughArgumentArray(*Store))
+          return true; // a write through it, or an escape
+        continue;
+      }
       auto *Call = dyn_cast<CallBase>(Usr);
       if (!Call || !Call->isArgOperand(&U) ||
           throughCallArgument(*Call, Call->getArgOperandNo(&U)))
-        return true; // a store of it or to it, an escape, ...
+        return true; // an escape, ...
     }
     return false;
+  }
+
+  /// Whether a pointer `Store` puts in a slot of a parallel region's argument
+  /// array (NVPTX's `__kmpc_parallel_51(..., fn, wrapper, args, n)`) may be
+  /// written through by the outlined function, which receives slot i as its
+  /// parameter i + 2; true for a store anywhere else.
+  bool throughArgumentArray(const StoreInst &Store) {
+    const DataLayout &DL = Store.getModule()->getDataLayout();
+    APInt Offset(DL.getIndexTypeSizeInBits(Store.getPointerOperandType()), 0);
+    auto *Array = dyn_cast<AllocaInst>(
+        Store.getPointerOperand()->stripAndAccumulateConstantOffsets(
+            DL, Offset, /*AllowNonInbounds=*/true));
+    if (!Array || Offset.isNegative() || Offset.urem(8) != 0)
+      return true;
+    unsigned Slot = Offset.getZExtValue() / 8;
+    SmallVector<const Function *, 2> Outlined;
+    SmallVector<const Value *, 8> Addresses = {Array};
+    while (!Addresses.empty()) {
+      const Value *Address = Addresses.pop_back_val();
+      for (const Use &U : Address->uses()) {
+        const User *Usr = U.getUser();
+        if (auto *GEP = dyn_cast<GetElementPtrInst>(Usr)) {
+          Addresses.push_back(GEP);
+        } else if (auto *Other = dyn_cast<StoreInst>(Usr)) {
+          if (Other->getPointerOperand() != Address)
+            return true; // the array's address escapes
+        } else if (auto *Call = dyn_cast<CallBase>(Usr)) {
+          const Function *Callee = Call->getCalledFunction();
+          if (Callee && Callee->isIntrinsic() &&
+              (Callee->getIntrinsicID() == Intrinsic::lifetime_start ||
+               Callee->getIntrinsicID() == Intrinsic::lifetime_end))
+            continue;
+          auto *Fn = Call->arg_size() == 9
+                         ? dyn_cast<Function>(
+                               Call->getArgOperand(5)->stripPointerCasts())
+                         : nullptr;
+          if (!Callee || Callee->getName() != "__kmpc_parallel_51" ||
+              U.getOperandNo() != 7 || !Fn || Fn->isDeclaration() ||
+              Slot + 2 >= Fn->arg_size())
+            return true;
+          Outlined.push_back(Fn);
+        } else {
+          return true; // read back, compared, ...: not only an argument array
+        }
+      }
+    }
+    return Outlined.empty() ||
+           llvm::any_of(Outlined, [&](const Function *Fn) {
+             return through(Fn->getArg(Slot + 2));
+           });
   }
 
 private:
