@@ -288,19 +288,25 @@ public:
     auto *Array = dyn_cast<AllocaInst>(
         Store.getPointerOperand()->stripAndAccumulateConstantOffsets(
             DL, Offset, /*AllowNonInbounds=*/true));
-    if (!Array || Offset.isNegative() || Offset.urem(8) != 0)
+    auto *Slots = Array ? dyn_cast<ArrayType>(Array->getAllocatedType())
+                        : nullptr;
+    if (!Slots || !Slots->getElementType()->isPointerTy())
       return true;
-    unsigned Slot = Offset.getZExtValue() / 8;
+    uint64_t Width = DL.getTypeAllocSize(Slots->getElementType());
+    if (Offset.isNegative() || Offset.urem(Width) != 0 ||
+        DL.getTypeStoreSize(Store.getValueOperand()->getType()) != Width)
+      return true;
+    unsigned Slot = Offset.getZExtValue() / Width;
     SmallVector<const Function *, 2> Outlined;
     SmallVector<const Value *, 8> Addresses = {Array};
     while (!Addresses.empty()) {
       const Value *Address = Addresses.pop_back_val();
       for (const Use &U : Address->uses()) {
         const User *Usr = U.getUser();
-        if (auto *GEP = dyn_cast<GetElementPtrInst>(Usr)) {
-          Addresses.push_back(GEP);
+        if (isa<GetElementPtrInst>(Usr) || isa<AddrSpaceCastInst>(Usr)) {
+          Addresses.push_back(Usr);
         } else if (auto *Other = dyn_cast<StoreInst>(Usr)) {
-          if (Other->getPointerOperand() != Address)
+          if (Other->getValueOperand() == Address)
             return true; // the array's address escapes
         } else if (auto *Call = dyn_cast<CallBase>(Usr)) {
           const Function *Callee = Call->getCalledFunction();
@@ -312,9 +318,16 @@ public:
                          ? dyn_cast<Function>(
                                Call->getArgOperand(5)->stripPointerCasts())
                          : nullptr;
+          // The runtime hands `Fn` the array from its start: a call given an
+          // address inside it would shift every slot.
+          APInt Start(DL.getIndexTypeSizeInBits(Address->getType()), 0);
           if (!Callee || Callee->getName() != "__kmpc_parallel_51" ||
-              U.getOperandNo() != 7 || !Fn || Fn->isDeclaration() ||
-              Slot + 2 >= Fn->arg_size())
+              U.getOperandNo() != 7 ||
+              Address->stripAndAccumulateConstantOffsets(DL, Start, true) !=
+                  Array ||
+              !Start.isZero() || !Fn || Fn->isDeclaration() ||
+              Slot + 2 >= Fn->arg_size() ||
+              !Fn->getArg(Slot + 2)->getType()->isPointerTy())
             return true;
           Outlined.push_back(Fn);
         } else {
@@ -874,7 +887,9 @@ private:
 PreservedAnalyses HoistTargetDataPass::run(Module &M,
                                            ModuleAnalysisManager &MAM) {
   Function *Kernel = M.getFunction("__tgt_target_kernel");
-  if (!Kernel)
+  // Once per module: a second run (a ThinLTO backend after the compile, a
+  // list naming it twice) would nest data regions to no effect.
+  if (!Kernel || M.getNamedGlobal(".offload_maptypes.stitchopt"))
     return PreservedAnalyses::all();
   FunctionAnalysisManager &FAM =
       MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
