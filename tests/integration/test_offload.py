@@ -130,6 +130,9 @@ def test_gpu_transfers_run_on_the_stencil_program(plugin: Path) -> None:
     assert document["candidate"]["pipeline"] == HOISTING
     alone = subprocess.run([*cli, "-p", "default<O3>"], capture_output=True, text=True, env=env)
     assert alone.returncode == 2 and "add --run" in alone.stderr
+    no_main = [sys.executable, "-m", "stitchopt", "gpu", "transfers", str(DATA / "offload.c"), "--run", "{exe}"]
+    done = subprocess.run(no_main, capture_output=True, text=True, env=env)
+    assert done.returncode == 2 and "no main" in done.stderr and done.stderr.count("\n") == 1
     bad = [*cli, "--run", "{exe}", "-p", "default<O3>,no-such-pass"]
     bad = subprocess.run(bad, capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and "no-such-pass" in bad.stderr and "Traceback" not in bad.stderr

@@ -276,9 +276,15 @@ def _run_transfers(
                 done.outcome.describe(),
             )
         print_table(table)
-        verdict = "output identical" if check.same_output else "OUTPUT DIFFERS: the list is rejected"
+        ran = check.candidate.outcome
+        if ran.returncode != 0 or ran.timed_out:
+            verdict = f"the list's build failed its run ({ran.describe()}): the list is rejected"
+        elif check.same_output:
+            verdict = f"bytes copied {100 * check.bytes_change:+.2f}% vs -O3; output identical"
+        else:
+            verdict = f"bytes copied {100 * check.bytes_change:+.2f}% vs -O3; OUTPUT DIFFERS: the list is rejected"
         console.print(
-            f"list {pipeline}: bytes copied {100 * check.bytes_change:+.2f}% vs -O3; {verdict}",
+            f"list {pipeline}: {verdict}",
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -51,6 +51,12 @@ _EXTERNAL_SYMBOL_RE = re.compile(
     re.MULTILINE,
 )
 _PTX_ENTRY_RE = re.compile(r"^(?:\.visible |\.weak )?\.entry\s+([^\s(]+)\s*\(", re.MULTILINE)
+# A function defined in PTX (not `.extern`), and any name in a body (a call's target, an address taken).
+_PTX_DEFINITION_RE = re.compile(
+    r"^(?:\.visible |\.weak )?(?:\.entry|\.func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)", re.MULTILINE
+)
+_PTX_NAME_RE = re.compile(r"[A-Za-z_$][\w$]*")
+_PTX_COMMENT_RE = re.compile(r"//[^\n]*")
 
 
 def is_device_triple(triple: str) -> bool:
@@ -189,6 +195,28 @@ def ptx_entries(ptx: str) -> list[str]:
     return _PTX_ENTRY_RE.findall(ptx)
 
 
+def ptx_reach(ptx: str, kernel: str) -> set[str]:
+    """`kernel` and every function of the PTX file it calls or takes the address of, directly or not: its code
+    when functions stay out of line (an OpenMP region's outlined parallel body, handed to the runtime)."""
+    ptx = _PTX_COMMENT_RE.sub("", ptx)  # (llc writes `// -- Begin function NEXT` before each function)
+    headers = list(_PTX_DEFINITION_RE.finditer(ptx))
+    defined = {match.group(1) for match in headers}
+    ends = [match.start() for match in headers[1:]] + [len(ptx)]
+    calls = {
+        match.group(1): set(_PTX_NAME_RE.findall(ptx, match.end(), end)) & defined
+        for match, end in zip(headers, ends, strict=True)
+    }
+    reached: set[str] = set()
+    todo = [kernel]
+    while todo:
+        name = todo.pop()
+        if name in reached or name not in calls:
+            continue
+        reached.add(name)
+        todo.extend(calls[name])
+    return reached
+
+
 @dataclass(frozen=True)
 class DeviceEmission:
     """Code generation of one optimized device module: llc's run, the kernels its PTX lost, and ptxas's run
@@ -237,7 +265,8 @@ def _text(toolchain: Toolchain, bitcode: bytes) -> str:
 
 @dataclass(frozen=True)
 class KernelMeasure:
-    """One kernel as built: SASS bytes (its executable section in the cubin) and what ptxas reported."""
+    """One kernel as built: SASS bytes (its executable section in the cubin and those of the functions it calls
+    that stayed out of line) and what ptxas reported for the kernel itself."""
 
     sass_bytes: int
     resources: KernelResources
@@ -272,7 +301,10 @@ def build_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: C
     unmeasured = [name for name in kernels if name not in resources or name not in sass]
     if unmeasured:
         raise InputError(f"ptxas reported nothing for kernel(s) {', '.join(unmeasured)}: cannot measure them")
-    measured = {name: KernelMeasure(sass[name], resources[name]) for name in kernels}
+    measured = {
+        name: KernelMeasure(sum(sass.get(f, 0) for f in ptx_reach(emission.ptx, name)), resources[name])
+        for name in kernels
+    }
     return DeviceBuild(emission.ptx, emission.ptxas.stdout, measured)
 
 

@@ -91,5 +91,7 @@ def build_offload_program(
 
 def _clang(toolchain: Toolchain, args: Sequence[str]) -> None:
     run = run_tool([toolchain.tool("clang"), *args], timeout=BUILD_TIMEOUT_S)
+    if "undefined reference to `main'" in run.stderr_text:
+        raise InputError("the program has no main: a run builds and runs a whole program")
     if run.returncode != 0:
         raise ToolchainError(f"building the offload program failed: {first_error(run.stderr_text)}")

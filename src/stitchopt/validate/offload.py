@@ -103,6 +103,8 @@ def check_host_list(
     """Builds `sources` (one program, with main) with clang's -O3 host pipeline and with `pipeline`, runs both
     with `args`, and counts their copies. InputError when the baseline itself does not run cleanly."""
     modules = [offload_host_module(toolchain, source, clang_args) for source in sources]
+    if not any(b"__tgt_" in module for module in modules):  # the runtime's entry points, named in bitcode
+        raise InputError(f"{sources[0]}: no OpenMP target region or data mapping (#pragma omp target) to run")
     sandbox = sandbox or Sandbox(OFFLOAD_LIMITS, private_tmp=True)
     with tempfile.TemporaryDirectory(prefix="stitchopt-offload-") as scratch:
         runs = []
