@@ -15,6 +15,7 @@ region) is not copied again, and how often a construct runs (inside a loop) need
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,12 +100,21 @@ def offload_constructs(ir_text: str) -> list[OffloadConstruct]:
 def openmp_host_ir(toolchain: Toolchain, source: Path, arch: str, extra_args: list[str] | None = None) -> bytes:
     """Unoptimized host bitcode of a C/C++ file with OpenMP target regions offloaded to `arch` (clang `-O3`'s
     front end, no LLVM passes)."""
+    offload = ["-fopenmp", f"--offload-arch={check_arch(arch)}", "--offload-host-only"]
+    return openmp_front_end(toolchain, source, offload, extra_args or [])
+
+
+def openmp_front_end(
+    toolchain: Toolchain, source: Path, offload_flags: Sequence[str], extra_args: Sequence[str]
+) -> bytes:
+    """Unoptimized host bitcode of a C/C++ file with OpenMP target regions, clang `-O3`'s front end with
+    `offload_flags` (which device, what of it to embed); InputError for a file clang cannot compile so."""
     if not source.is_file():
         raise InputError(f"{source}: no such file")
     if source.suffix not in C_SUFFIXES | CXX_SUFFIXES:
         raise InputError(f"{source}: not C or C++ with OpenMP target regions (CUDA files: `stitchopt gpu measure`)")
-    driver = [toolchain.tool("clang"), "-fopenmp", f"--offload-arch={check_arch(arch)}", "--offload-host-only"]
-    argv = frontend_command(driver, "O3", flags=extra_args or [], args=[str(source), "-o", "-"])
+    driver = [toolchain.tool("clang"), *offload_flags]
+    argv = frontend_command(driver, "O3", flags=list(extra_args), args=[str(source), "-o", "-"])
     run = run_tool(argv, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
         raise InputError(f"{source}: clang cannot compile it with OpenMP offload: {first_error(run.stderr_text)}")

@@ -20,8 +20,8 @@ from pathlib import Path
 from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError, PipelineError, ToolchainError
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import C_SUFFIXES, CXX_SUFFIXES
-from stitchopt.toolchain.llvm import NO_LLVM_PASSES, frontend_command, opt_command
+from stitchopt.toolchain.llvm import NO_LLVM_PASSES, opt_command
+from stitchopt.toolchain.offload import openmp_front_end
 from stitchopt.toolchain.process import run_tool
 
 HOST_AS_DEVICE = "x86_64-pc-linux-gnu"
@@ -48,17 +48,7 @@ def runtime_directory(toolchain: Toolchain) -> Path:
 def offload_host_module(toolchain: Toolchain, source: Path, extra_args: Sequence[str] = ()) -> bytes:
     """Unoptimized host bitcode of a C/C++ file, its target regions compiled for the host as the device and
     embedded."""
-    if not source.is_file():
-        raise InputError(f"{source}: no such file")
-    if source.suffix not in C_SUFFIXES | CXX_SUFFIXES:
-        raise InputError(f"{source}: not C or C++ with OpenMP target regions")
-    argv = frontend_command(
-        [toolchain.tool("clang"), *OFFLOAD_FLAGS], "O3", flags=list(extra_args), args=[str(source), "-o", "-"]
-    )
-    run = run_tool(argv, timeout=BUILD_TIMEOUT_S)
-    if run.returncode != 0:
-        raise InputError(f"{source}: clang cannot compile it with OpenMP offload: {first_error(run.stderr_text)}")
-    return run.stdout
+    return openmp_front_end(toolchain, source, OFFLOAD_FLAGS, extra_args)
 
 
 def build_offload_program(

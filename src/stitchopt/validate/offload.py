@@ -106,11 +106,11 @@ def check_host_list(
     if not any(b"__tgt_" in module for module in modules):  # the runtime's entry points, named in bitcode
         raise InputError(f"{sources[0]}: no OpenMP target region or data mapping (#pragma omp target) to run")
     sandbox = sandbox or Sandbox(OFFLOAD_LIMITS, private_tmp=True)
+    cxx = any(source.suffix in CXX_SUFFIXES for source in sources)
     with tempfile.TemporaryDirectory(prefix="stitchopt-offload-") as scratch:
         runs = []
         for name, chosen in (("baseline", HOST_BASELINE), ("candidate", pipeline)):
             program = Path(scratch) / name
-            cxx = any(source.suffix in CXX_SUFFIXES for source in sources)
             build_offload_program(toolchain, modules, chosen, program, pass_plugins=pass_plugins, cxx=cxx)
             outcome = sandbox.run(program, args, env=OFFLOAD_ENV)
             if len(outcome.stderr) >= OUTPUT_LIMIT_BYTES:
