@@ -31,9 +31,12 @@ from stitchopt.cli.options import (
     status_console,
 )
 from stitchopt.core import CompileOptions, IRModule
-from stitchopt.datasets.kernels import kernel_uri_source
+from stitchopt.datasets.benchmarks import benchmark_module
+from stitchopt.datasets.kernels import KERNELS_URI, kernel_uri_source
 from stitchopt.datasets.uri import is_benchmark_uri
 from stitchopt.errors import InputError, StitchoptError
+from stitchopt.labels.commit import shard_committer
+from stitchopt.labels.device import KernelUnit, kernel_units, label_kernels
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
 from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
@@ -202,6 +205,61 @@ def tune_command(
     )
 
 
+@gpu_app.command("labels")
+def labels_command(
+    sources: Annotated[
+        list[str], typer.Argument(help="bench://kernels-v1 and built device datasets (bench://ggml-cuda-v1).")
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The label directory (shards are added to it).")],
+    per_file: Annotated[int, typer.Option(min=1, help="At most this many kernels of a file.")] = 8,
+    budget: Annotated[int, typer.Option(min=1, help="Evaluations of each kernel's search.")] = 100,
+    pool: Annotated[int, typer.Option(min=1, help="Lists measured on every kernel.")] = 40,
+    seed: Annotated[int, typer.Option(min=0, help="Random seed of the searches.")] = 0,
+    commit: Annotated[
+        bool, typer.Option("--commit", help="Commit each shard to the git repository holding the directory.")
+    ] = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Device labels: each kernel searched, then the train kernels' best lists measured on every kernel; one
+    shard per kernel and stage, so a rerun resumes."""
+    toolchain = find_toolchain(llvm)
+    cuda = find_cuda()
+    committer = shard_committer(output) if commit else None
+    units = kernel_units(toolchain, cuda, sources, per_file)
+    catalogue = load_catalogue(toolchain, device=True)
+    status_console.print(f"{len(units)} kernels of {len({u.family for u in units})} families", highlight=False)
+
+    def skipped(unit: KernelUnit, reason: str) -> None:
+        status_console.print(f"{unit.uri}: {reason}; not labelled", markup=False, highlight=False)
+
+    def written(path: Path) -> None:
+        status_console.print(f"wrote {path}", markup=False, highlight=False)
+        if committer is not None:
+            committer(path)
+
+    with open_evaluator(toolchain, cache_dir, jobs, None, None) as evaluator:
+        done = label_kernels(
+            evaluator,
+            cuda,
+            catalogue,
+            printed_device_pipeline(toolchain),
+            units,
+            output,
+            budget=budget,
+            seed=seed,
+            pool_size=pool,
+            on_shard=written,
+            on_skip=skipped,
+        )
+    console.print(
+        f"{done.searched} kernels searched, {done.measured} measured with a pool of {len(done.pool)} lists: {output}",
+        markup=False,
+        highlight=False,
+    )
+
+
 @gpu_app.command("transfers")
 def transfers_command(
     file: Annotated[Path, typer.Argument(help="A C/C++ file with OpenMP target regions (#pragma omp target).")],
@@ -323,9 +381,14 @@ def _moved(moved: Any) -> str:
 
 def _device_input(toolchain: Toolchain, cuda: CudaToolkit, target: str, arch: str) -> tuple[IRModule, CompileOptions]:
     """The device module of a .cu file, of a C/C++ file's OpenMP target regions or of
-    `bench://kernels-v1/<family>[#<kernel>]` (compiled for `arch`) or of device IR, and how clang would build
-    it."""
+    `bench://kernels-v1/<family>[#<kernel>]` (compiled for `arch`), of device IR or of a built device dataset's
+    entry (`bench://ggml-cuda-v1/<file>.cu[#<kernel>]`, built for sm_90), and how clang would build it."""
     kernel = None
+    if is_benchmark_uri(target) and not target.startswith(KERNELS_URI):
+        module = benchmark_module(toolchain, target)
+        if not is_device_triple(module.triple):
+            raise InputError(f"{target}: IR for {module.triple}, not GPU device code (nvptx64); use `stitchopt eval`")
+        return module, device_options(disassemble(toolchain, module.bitcode, module.name), cuda)
     if is_benchmark_uri(target):
         source, kernel = kernel_uri_source(target)
     else:

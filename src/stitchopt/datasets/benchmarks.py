@@ -18,18 +18,20 @@ from stitchopt.datasets.sources.base import Source
 from stitchopt.datasets.sources.bundled import DemoSource, HumanEvalSource
 from stitchopt.datasets.sources.debian import DebianSource
 from stitchopt.datasets.sources.generated import CsmithSource, LlvmStressSource
+from stitchopt.datasets.sources.ggml_cuda import GgmlCudaSource
 from stitchopt.datasets.sources.local import LocalSource
 from stitchopt.datasets.sources.pypi import PypiSource
 from stitchopt.datasets.splits import SPLITS
 from stitchopt.datasets.uri import SCHEME, BenchmarkUri, is_benchmark_uri
 from stitchopt.errors import DatasetError
+from stitchopt.toolchain.device import is_device_triple, kernel_unit
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.toolchain.split import extract_function
 from stitchopt.validate.suites import humaneval_path
 
 FUNCTION_SEPARATOR = "#"  # `<entry>#<function>`: one function of an entry
-DATASET_NAMES = ("demo", "csmith", "llvm-stress", "humaneval-cpp", "pypi", "debian")
+DATASET_NAMES = ("demo", "csmith", "llvm-stress", "humaneval-cpp", "pypi", "debian", "ggml-cuda")
 
 
 def open_source(name: str, data_dir: Path | None = None) -> Source:
@@ -46,6 +48,8 @@ def open_source(name: str, data_dir: Path | None = None) -> Source:
         return PypiSource()
     if name == "debian":
         return DebianSource()
+    if name == "ggml-cuda":
+        return GgmlCudaSource()
     path = Path(name)
     if path.is_dir() or path.name == "compile_commands.json":
         return LocalSource(path)
@@ -87,11 +91,15 @@ def program_path(text: str, toolchain: Toolchain, root: Path | None = None) -> P
 
 def benchmark_module(toolchain: Toolchain, text: str, root: Path | None = None) -> IRModule:
     """A program argument's IR. `bench://.../<entry>#<function>` that is not an entry of its own (a function
-    unit of the label factory) is cut out of `<entry>` with `llvm-extract`."""
+    unit of the label factory) is cut out of `<entry>` with `llvm-extract`; in GPU device code it names a
+    kernel, which keeps the code it calls (`toolchain.device.kernel_unit`)."""
     entry, separator, function = text.rpartition(FUNCTION_SEPARATOR)
     if separator and is_benchmark_uri(text) and not _is_entry(text, root):
         whole = load_module(toolchain, program_path(entry, toolchain, root))
-        bitcode = extract_function(toolchain, whole.bitcode, function)
+        if is_device_triple(whole.triple):
+            bitcode = kernel_unit(toolchain, whole.bitcode, function)
+        else:
+            bitcode = extract_function(toolchain, whole.bitcode, function)
         return IRModule(f"{whole.name}{FUNCTION_SEPARATOR}{function}", bitcode, whole.triple)
     return load_module(toolchain, program_path(text, toolchain, root))
 

@@ -119,7 +119,7 @@ def build_dataset(
 
 def _per_function(toolchain: Toolchain, module: BuiltIR) -> list[BuiltIR]:
     return [
-        BuiltIR(f"{module.name}#{function}", module.package, bitcode, module.command, module.language)
+        BuiltIR(f"{module.name}#{function}", module.package, bitcode, module.command, module.language, module.split)
         for function, bitcode in split_functions(toolchain, module.bitcode).items()
     ]
 
@@ -146,7 +146,7 @@ def _add(manifest: Manifest, directory: Path, unit: str, keyed: list[tuple[Built
                 file=relative,
                 sha256=digest,
                 normalized_sha256=key,
-                split=split_of(module.package),
+                split=module.split or split_of(module.package),
                 command=module.command,
                 language=module.language,
             )

@@ -17,6 +17,7 @@ from stitchopt.errors import DatasetError, InputError
 
 KERNEL_DIR = Path(__file__).with_name("kernels_v1")
 KERNELS_DATASET, KERNELS_VERSION = "kernels", 1
+KERNELS_URI = f"bench://{KERNELS_DATASET}-v{KERNELS_VERSION}/"
 FAMILY_SPLITS = {
     "stencil": "train",
     "reduction": "train",

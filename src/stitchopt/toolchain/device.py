@@ -13,7 +13,7 @@ measured object is ptxas's cubin (an ELF file: its executable sections are the S
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,8 +84,11 @@ def _cuda_driver(toolchain: Toolchain, arch: str) -> list[str]:
     return [toolchain.tool("clang"), "-x", "cuda", "--cuda-device-only", f"--cuda-gpu-arch={check_arch(arch)}"]
 
 
-def cuda_device_ir(toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: str = DEFAULT_ARCH) -> bytes:
-    """Unoptimized device bitcode of one `.cu` file for `arch`, as clang's `-O3` device compile sees it."""
+def cuda_device_ir(
+    toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: str = DEFAULT_ARCH, flags: Sequence[str] = ()
+) -> bytes:
+    """Unoptimized device bitcode of one `.cu` file for `arch`, as clang's `-O3` device compile sees it;
+    `flags` are the project's own (include paths, defines, language standard)."""
     require_nvptx(toolchain)
     if not source.is_file():
         raise InputError(f"{source}: no such file")
@@ -93,10 +96,12 @@ def cuda_device_ir(toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: 
         raise ToolchainError(
             f"compiling {source.name} needs CUDA's headers, and {cuda.ptxas} has none: {CUDA_INSTALL_HINT}"
         )
-    flags = [f"--cuda-path={cuda.root}", "-idirafter", str(STANDIN_DIR), "-Wno-unknown-cuda-version"]
+    toolkit = [f"--cuda-path={cuda.root}", "-idirafter", str(STANDIN_DIR), "-Wno-unknown-cuda-version"]
     cccl = cuda.root / "include" / "cccl"  # CUDA 13 keeps cub, thrust and libcu++ here; nvcc adds it, clang not
-    flags += ["-isystem", str(cccl)] if cccl.is_dir() else []
-    argv = frontend_command(_cuda_driver(toolchain, arch), DEVICE_LEVEL, flags=flags, args=[str(source), "-o", "-"])
+    toolkit += ["-isystem", str(cccl)] if cccl.is_dir() else []
+    argv = frontend_command(
+        _cuda_driver(toolchain, arch), DEVICE_LEVEL, flags=[*toolkit, *flags], args=[str(source), "-o", "-"]
+    )
     run = run_tool(argv, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
         raise InputError(f"{source}: clang cannot compile it for {arch}: {first_error(run.stderr_text)}")

@@ -25,6 +25,7 @@ class BuiltIR:
     bitcode: bytes
     command: str = ""
     language: str = "c"
+    split: str | None = None  # None: by a hash of the package name (datasets/splits.py)
 
 
 class Source(Protocol):

@@ -1,0 +1,304 @@
+"""Device labels: what pass lists do to GPU kernels, one shard per kernel and stage, so that a label run
+survives any stop and other machines recognize finished work.
+
+Two stages, as on the host:
+- `search`: per kernel, the device search (`tune/device.py`: local search seeded by clang's printed -O3 device
+  pipeline, the minimized best kept only when ptxas reports it no worse than -O3 anywhere);
+- `matrix`: a pool of lists measured on every kernel (SASS bytes, registers, spilled bytes, stack), -O3 beside
+  them. A model learns from the matrix; the searches give the pool and the reference a model is judged against.
+
+A kernel is a unit of its own (the file's other kernels deleted: `toolchain.device.kernel_unit`), named
+`bench://<dataset>/<file>#<kernel>`. Sources: the project's kernels (`bench://kernels-v1`, split by family)
+and built device datasets (`bench://ggml-cuda-v1`, split by the source's families).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from stitchopt.core import CompileOptions, IRModule
+from stitchopt.datasets.benchmarks import dataset_benchmarks
+from stitchopt.datasets.kernels import FAMILY_SPLITS, KERNELS_URI, kernel_sources
+from stitchopt.errors import StitchoptError
+from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.passes.catalogue import Catalogue
+from stitchopt.toolchain.cuda import CudaToolkit
+from stitchopt.toolchain.device import (
+    KernelMeasure,
+    build_device,
+    cuda_device_ir,
+    device_baseline,
+    device_options,
+    kernel_names,
+    kernel_unit,
+)
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import disassemble, load_module, module_from_bitcode
+from stitchopt.tune.device import tune_device
+from stitchopt.tune.driver import Budget
+
+FORMAT = 1
+SEARCH, MATRIX = "search", "matrix"
+
+
+@dataclass(frozen=True)
+class KernelUnit:
+    uri: str  # bench://<dataset>/<file>#<kernel>
+    family: str  # what the split is by
+    split: str
+    kernel: str
+    module: IRModule  # the kernel alone
+    options: CompileOptions
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A kernel as one list builds it."""
+
+    sass: int
+    registers: int
+    spilled: int  # bytes stored and loaded
+    stack: int
+
+    @classmethod
+    def of(cls, kernel: KernelMeasure) -> Measure:
+        r = kernel.resources
+        return cls(kernel.sass_bytes, r.registers, r.spill_store_bytes + r.spill_load_bytes, r.stack_bytes)
+
+    def no_worse_than(self, reference: Measure) -> bool:
+        return (
+            self.sass <= reference.sass
+            and self.registers <= reference.registers
+            and self.spilled <= reference.spilled
+            and self.stack <= reference.stack
+        )
+
+    def better_than(self, reference: Measure) -> bool:
+        """No worse anywhere and smaller or fewer registers: what the issue's static proxy counts."""
+        return self.no_worse_than(reference) and (self.sass < reference.sass or self.registers < reference.registers)
+
+
+def kernel_units(
+    toolchain: Toolchain, cuda: CudaToolkit, sources: Sequence[str], per_file: int | None = None
+) -> list[KernelUnit]:
+    """Every kernel of `sources` (`bench://kernels-v1`, built device datasets), at most `per_file` of a file
+    (spread over its kernels in name order: template instantiations of one kernel come in runs)."""
+    found: list[KernelUnit] = []
+    for source in sources:
+        if source.rstrip("/") + "/" == KERNELS_URI:
+            files = [
+                (KERNELS_URI + p.stem, p.stem, FAMILY_SPLITS[p.stem], cuda_device_ir(toolchain, cuda, p))
+                for p in kernel_sources()
+            ]
+        else:
+            files = [
+                (b.uri, b.package, b.split, load_module(toolchain, b.path).bitcode) for b in dataset_benchmarks(source)
+            ]
+        for uri, family, split, bitcode in files:
+            text = disassemble(toolchain, bitcode, uri)
+            options = device_options(text, cuda)
+            for kernel in _spread(kernel_names(text), per_file):
+                unit = kernel_unit(toolchain, bitcode, kernel)
+                name = f"{uri}#{kernel}"
+                found.append(
+                    KernelUnit(name, family, split, kernel, module_from_bitcode(toolchain, unit, name), options)
+                )
+    return found
+
+
+def _spread(kernels: list[str], limit: int | None) -> list[str]:
+    if limit is None or len(kernels) <= limit:
+        return kernels
+    return [kernels[i * len(kernels) // limit] for i in range(limit)]
+
+
+def measure(toolchain: Toolchain, unit: KernelUnit, pipeline: str) -> Measure | None:
+    """The kernel built with `pipeline`; None when the list cannot build it."""
+    try:
+        return Measure.of(build_device(toolchain, unit.module.bitcode, pipeline, unit.options).kernels[unit.kernel])
+    except StitchoptError:
+        return None
+
+
+def shard_path(directory: Path, stage: str, unit: KernelUnit, identity: dict[str, Any]) -> Path:
+    """Named by what decides its content: the stage, the kernel's URI and IR, the toolchain and the settings."""
+    key = {"stage": stage, "uri": unit.uri, "ir": unit.module.sha256, **identity}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return directory / stage / f"{unit.uri.split('/')[-1].split('#')[0]}-{digest}.json.gz"
+
+
+def write_shard(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_bytes(gzip.compress(json.dumps({"format": FORMAT, **document}, indent=1).encode(), mtime=0))
+    temporary.replace(path)
+
+
+def read_shards(directory: Path, stage: str, identity: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """A stage's shards (of `identity` only, when given); one that does not parse is named and skipped."""
+    found = []
+    for path in sorted((directory / stage).glob("*.json.gz")):
+        try:
+            document = json.loads(gzip.decompress(path.read_bytes()))
+        except (OSError, ValueError, EOFError) as exc:
+            warnings.warn(f"{path}: cannot read this shard ({exc}); skipped", stacklevel=2)
+            continue
+        if identity is None or document.get("identity") == identity:
+            found.append(document)
+    return found
+
+
+def search_kernel(
+    evaluator: Evaluator, catalogue: Catalogue, start: str, unit: KernelUnit, budget: int, seed: int
+) -> dict[str, Any]:
+    """One kernel's search as a shard's document."""
+    result = tune_device(
+        evaluator, unit.module, catalogue, device_baseline(unit.options), start, seed=seed, budget=Budget(budget)
+    )
+    o3 = Measure.of(result.reference.kernels[unit.kernel])
+    best = Measure.of(result.answer.kernels[unit.kernel]) if result.passes else None
+    return {
+        "uri": unit.uri,
+        "family": unit.family,
+        "split": unit.split,
+        "o3": asdict(o3),
+        "pipeline": result.pipeline if result.passes else None,
+        "best": asdict(best) if best else None,
+        "rejected": result.rejected,
+        "evaluations": result.run.evaluations,
+        "seconds": result.run.seconds,
+    }
+
+
+def matrix_row(toolchain: Toolchain, unit: KernelUnit, pool: Sequence[str], jobs: int) -> dict[str, Any]:
+    """The pool measured on one kernel as a shard's document (null: the list cannot build it)."""
+    with ThreadPoolExecutor(max(1, jobs)) as threads:
+        measured = list(
+            threads.map(lambda p: measure(toolchain, unit, p), [device_baseline(unit.options).pipeline, *pool])
+        )
+    o3, *lists = measured
+    if o3 is None:
+        raise StitchoptError(f"{unit.uri}: clang's -O3 device pipeline cannot build it")
+    return {
+        "uri": unit.uri,
+        "family": unit.family,
+        "split": unit.split,
+        "o3": asdict(o3),
+        "lists": [asdict(m) if m else None for m in lists],
+    }
+
+
+def run_stage(
+    units: Sequence[KernelUnit],
+    directory: Path,
+    stage: str,
+    identity: dict[str, Any],
+    label: Callable[[KernelUnit], dict[str, Any]],
+    on_shard: Callable[[Path], None] | None = None,
+    on_skip: Callable[[KernelUnit, str], None] | None = None,
+) -> int:
+    """Label every unit that has no shard yet (resuming is running it again); returns how many were labelled.
+    A unit that cannot be labelled is reported to `on_skip` and left for the next run."""
+    done = 0
+    for unit in units:
+        path = shard_path(directory, stage, unit, identity)
+        if path.exists():
+            continue
+        try:
+            document = label(unit)
+        except StitchoptError as exc:
+            if on_skip is not None:
+                on_skip(unit, str(exc))
+            continue
+        write_shard(path, {**document, "identity": identity})
+        done += 1
+        if on_shard is not None:
+            on_shard(path)
+    return done
+
+
+def round_robin(units: Sequence[KernelUnit]) -> list[KernelUnit]:
+    """Train kernels first, families interleaved (first of each, then second of each...): a partial run is
+    already a pool from many families."""
+    order = {"train": 0, "validation": 1, "test": 2}
+    by_family: dict[tuple[int, str], list[KernelUnit]] = {}
+    for unit in units:
+        by_family.setdefault((order[unit.split], unit.family), []).append(unit)
+    result = []
+    for split in sorted({key[0] for key in by_family}):
+        groups = [group for key, group in sorted(by_family.items()) if key[0] == split]
+        result += [group[i] for i in range(max(map(len, groups))) for group in groups if i < len(group)]
+    return result
+
+
+def pool_of(searches: Sequence[dict[str, Any]], size: int) -> list[str]:
+    """The kept bests of the train kernels' searches, the most often found first (ties: the pipeline's text),
+    at most `size`: the lists every kernel is then measured with."""
+    counts: dict[str, int] = {}
+    for document in searches:
+        if document["split"] == "train" and document["pipeline"] is not None:
+            counts[document["pipeline"]] = counts.get(document["pipeline"], 0) + 1
+    return sorted(counts, key=lambda p: (-counts[p], p))[:size]
+
+
+@dataclass(frozen=True)
+class DeviceLabelling:
+    searched: int  # kernels searched by this call
+    measured: int  # kernels measured with the pool by this call
+    pool: list[str]
+
+
+def label_kernels(
+    evaluator: Evaluator,
+    cuda: CudaToolkit,
+    catalogue: Catalogue,
+    start: str,
+    units: Sequence[KernelUnit],
+    directory: Path,
+    *,
+    budget: int,
+    seed: int,
+    pool_size: int,
+    on_shard: Callable[[Path], None] | None = None,
+    on_skip: Callable[[KernelUnit, str], None] | None = None,
+) -> DeviceLabelling:
+    """Both stages for `units`: every kernel searched (train first, families interleaved), then the pool of the
+    train kernels' kept bests measured on every kernel. A rerun resumes; a bigger pool measures again."""
+    toolchain = evaluator.toolchain
+    versions = {"llvm": toolchain.version_string, "ptxas": cuda.version}
+    search_identity = {**versions, "catalogue": catalogue.identity, "budget": budget, "seed": seed}
+    ordered = round_robin(units)
+    searched = run_stage(
+        ordered,
+        directory,
+        SEARCH,
+        search_identity,
+        lambda unit: search_kernel(evaluator, catalogue, start, unit, budget, seed),
+        on_shard,
+        on_skip,
+    )
+    pool = pool_of(read_shards(directory, SEARCH, search_identity), pool_size)
+    pool_digest = hashlib.sha256("\n".join(pool).encode()).hexdigest()[:16]
+    pool_file = directory / f"pool-{pool_digest}.json.gz"
+    if not pool_file.exists():
+        write_shard(pool_file, {"pool": pool, "identity": search_identity})
+        if on_shard is not None:
+            on_shard(pool_file)
+    measured = run_stage(
+        ordered,
+        directory,
+        MATRIX,
+        {**versions, "pool": pool_digest},
+        lambda unit: matrix_row(toolchain, unit, pool, evaluator.jobs),
+        on_shard,
+        on_skip,
+    )
+    return DeviceLabelling(searched, measured, pool)
