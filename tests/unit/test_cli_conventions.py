@@ -22,7 +22,7 @@ EVALUATES = {
     "gpu tune",
 }
 VALIDATES = {"tune", "broadcast", "train", "optimize", "validate"}
-RUNS = {"tune", "broadcast", "validate", "optimize", "hot", "gpu transfers"}
+RUNS = {"tune", "broadcast", "validate", "optimize", "hot", "gpu transfers", "gpu optimize"}
 FAILS_IF_NO_GAIN = {"tune", "broadcast", "optimize"}
 FILE_OPTIONS = {"--csv", "--markdown", "--report", "--parquet"}  # files are written with -o, in --format
 INPUT_OPTIONS = {"--dataset", "--input", "--file", "--program"}  # a command's main input is an argument
@@ -75,7 +75,7 @@ def test_shared_options_are_declared_alike(cli_commands: dict[str, Any]) -> None
         (("--passes", "-p"), str)
     }
     k = declared(cli_commands, "--k")  # one meaning: the lists jit mode compiles (train's coreset is --coreset-size)
-    assert set(k) == {"optimize", "demo", "cache warm"} and _alike(k)
+    assert set(k) == {"optimize", "demo", "cache warm", "gpu optimize"} and _alike(k)
 
 
 # Times and shares whose range needs a finite float above 0 (or 0 and more): checked in the command's body

@@ -11,6 +11,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from stitchopt.apply.device import DEVICE_MODES, choose_device_list, total_sass
 from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.cli.options import (
     EXE,
@@ -20,6 +21,7 @@ from stitchopt.cli.options import (
     CacheDirOption,
     JobsOption,
     JsonOption,
+    KOption,
     LlvmOption,
     console,
     open_evaluator,
@@ -37,6 +39,7 @@ from stitchopt.datasets.uri import is_benchmark_uri
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.labels.commit import shard_committer
 from stitchopt.labels.device import KernelUnit, kernel_units, label_kernels
+from stitchopt.models.device_model import load_device_model
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
 from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
@@ -64,13 +67,13 @@ from stitchopt.toolchain.offload_build import HOST_AS_DEVICE, HOST_BASELINE
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.strategies import STRATEGIES
-from stitchopt.validate.offload import check_host_list
+from stitchopt.validate.offload import HostListCheck, check_host_list
 
 PLUGIN_PASS_PREFIX = "stitchopt-"  # passes of stitchopt's pass plugin
 HOISTING_PIPELINE = f"{HOST_BASELINE},stitchopt-hoist-target-data"
 DEVICE_INPUT_HELP = (
-    "A .cu file, a C/C++ file with OpenMP target regions, bench://kernels-v1/<family>[#<kernel>], or device IR "
-    "(.ll/.bc for nvptx64)."
+    "A .cu file, a C/C++ file with OpenMP target regions, bench://kernels-v1/<family>[#<kernel>], an entry of a "
+    "built device dataset (bench://ggml-cuda-v1/<file>.cu[#<kernel>]), or device IR (.ll/.bc for nvptx64)."
 )
 gpu_app = typer.Typer(
     help="GPU device code: measure pass lists against clang's -O3 device compile.", no_args_is_help=True
@@ -205,12 +208,89 @@ def tune_command(
     )
 
 
+@gpu_app.command("optimize")
+def optimize_command(
+    file: Annotated[str, typer.Argument(help=DEVICE_INPUT_HELP)],
+    mode: Annotated[str, typer.Option(help=f"One of {', '.join(DEVICE_MODES)}.")] = "static",
+    k: KOption = 3,
+    model_dir: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--model", help="A device model directory (default: the shipped one)."),
+    ] = None,
+    run: Annotated[
+        str,
+        run_option(
+            "For a C/C++ offload program: also choose its host pipeline, by building and running it with the "
+            "host CPU as the offload device (copies counted, output compared with -O3's)"
+        ),
+    ] = "",
+    arch: Annotated[str, typer.Option("--arch", help="GPU architecture of a source file (sm_XX).")] = DEFAULT_ARCH,
+    ptx: Annotated[
+        Optional[Path],  # noqa: UP045
+        output_option("Write the chosen build's PTX here."),
+    ] = None,
+    json_output: JsonOption = False,
+    llvm: LlvmOption = None,
+) -> None:
+    """The device model's pass list for a GPU program (-O3 stays where it is no better); with --run, an OpenMP
+    offload program's host pipeline too (data kept on the device where the run shows fewer copies and the same
+    output)."""
+    if mode not in DEVICE_MODES:
+        raise InputError(f"unknown mode {mode!r}: use one of {', '.join(DEVICE_MODES)}")
+    if run and Path(file).suffix not in C_SUFFIXES | CXX_SUFFIXES:
+        raise InputError(f"--run chooses an OpenMP program's host pipeline: {file} is not a C/C++ file")
+    toolchain = find_toolchain(llvm)
+    cuda = find_cuda()
+    model = load_device_model(model_dir)
+    module, options = _device_input(toolchain, cuda, file, arch)
+    with status_console.status(f"{file}: building the model's choice ({mode}) and -{DEVICE_LEVEL}"):
+        choice = choose_device_list(toolchain, model, module, options, mode, k)
+    reference = device_baseline(options).pipeline
+    pipelines, builds = {f"-{DEVICE_LEVEL}": reference}, {f"-{DEVICE_LEVEL}": choice.reference}
+    if choice.kept_list:
+        pipelines["chosen"], builds["chosen"] = choice.pipeline, choice.answer
+    document = _document(file, device_arch(options), cuda.version, pipelines, dict(builds))
+    document["device"] = {
+        "mode": mode,
+        "pipeline": choice.pipeline,
+        "kept_list": choice.kept_list,
+        "tried": choice.tried,
+    }
+    if run:
+        check = _host_check(toolchain, Path(file), HOISTING_PIPELINE, list(run_arguments(run)), [])
+        keeps = check.same_output and check.bytes_change < 0
+        document["host"] = {"pipeline": HOISTING_PIPELINE if keeps else HOST_BASELINE, **check.to_dict()}
+    if ptx is not None:
+        ptx.write_text(choice.answer.ptx)
+    if json_output:
+        print(json.dumps(document, indent=2))
+        return
+    _print(document)
+    for pipeline, reason in choice.tried.items():
+        if reason is not None:
+            console.print(f"not kept: {pipeline}: {reason}", markup=False, highlight=False, soft_wrap=True)
+    change = f"SASS {100 * (total_sass(choice.answer)[0] / total_sass(choice.reference)[0] - 1):+.2f}%"
+    answer = f"'{opt_passes_option(choice.pipeline)}'" if choice.kept_list else f"-{DEVICE_LEVEL} stays the answer"
+    console.print(
+        f"device ({mode}): {change} vs -{DEVICE_LEVEL}: {answer}", markup=False, highlight=False, soft_wrap=True
+    )
+    if run:
+        host = document["host"]
+        console.print(
+            f"host: bytes copied {100 * host['bytes_change']:+.2f}% vs -O3 with {HOISTING_PIPELINE}"
+            f"{'' if check.same_output else ' (OUTPUT DIFFERS)'}: use {host['pipeline']}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
 @gpu_app.command("labels")
 def labels_command(
     sources: Annotated[
         list[str], typer.Argument(help="bench://kernels-v1 and built device datasets (bench://ggml-cuda-v1).")
     ],
-    output: Annotated[Path, typer.Option("-o", "--output", help="The label directory (shards are added to it).")],
+    output: Annotated[Path, output_option("The label directory (shards are added to it).", directory=True)],
     per_file: Annotated[int, typer.Option(min=1, help="At most this many kernels of a file.")] = 8,
     budget: Annotated[int, typer.Option(min=1, help="Evaluations of each kernel's search.")] = 100,
     pool: Annotated[int, typer.Option(min=1, help="Lists measured on every kernel.")] = 40,
@@ -311,9 +391,7 @@ def _run_transfers(
     toolchain: Toolchain, file: Path, pipeline: str, args: list[str], clang_args: list[str], json_output: bool
 ) -> None:
     """`gpu transfers --run`: -O3's build and `pipeline`'s, run; NEGATIVE when their outputs differ."""
-    plugins = [plugin_path()] if PLUGIN_PASS_PREFIX in pipeline else []
-    with status_console.status(f"{file}: building and running -O3 and {pipeline}"):
-        check = check_host_list(toolchain, [file], pipeline, pass_plugins=plugins, args=args, clang_args=clang_args)
+    check = _host_check(toolchain, file, pipeline, args, clang_args)
     document = {
         "file": str(file),
         "device": f"{HOST_AS_DEVICE} (the host CPU as the offload device)",
@@ -349,6 +427,15 @@ def _run_transfers(
         )
     if not check.same_output:
         raise typer.Exit(NEGATIVE)
+
+
+def _host_check(
+    toolchain: Toolchain, file: Path, pipeline: str, args: list[str], clang_args: list[str]
+) -> HostListCheck:
+    """-O3's build and `pipeline`'s of an offload program, run with the host as the offload device."""
+    plugins = [plugin_path()] if PLUGIN_PASS_PREFIX in pipeline else []
+    with status_console.status(f"{file}: building and running -O3 and {pipeline}"):
+        return check_host_list(toolchain, [file], pipeline, pass_plugins=plugins, args=args, clang_args=clang_args)
 
 
 def _construct(construct: OffloadConstruct) -> dict[str, Any]:

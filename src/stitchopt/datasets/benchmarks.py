@@ -6,9 +6,10 @@ user cache, and a URI whose unit is not built yet is built on the spot (e.g. one
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from stitchopt.core import IRModule
 from stitchopt.datasets import demo
@@ -30,6 +31,7 @@ from stitchopt.toolchain.frontend import load_module
 from stitchopt.toolchain.split import extract_function
 from stitchopt.validate.suites import humaneval_path
 
+T = TypeVar("T")
 FUNCTION_SEPARATOR = "#"  # `<entry>#<function>`: one function of an entry
 DATASET_NAMES = ("demo", "csmith", "llvm-stress", "humaneval-cpp", "pypi", "debian", "ggml-cuda")
 
@@ -153,12 +155,18 @@ def dataset_programs(text: str, root: Path | None = None, split: str | None = No
 def round_robin(benchmarks: list[Benchmark], per_package: int | None = None) -> list[Benchmark]:
     """Interleave packages (first of each, then second of each...), so that any prefix spans many packages;
     at most `per_package` of each, so that a few big packages cannot dominate."""
-    by_package: dict[str, list[Benchmark]] = {}
-    for benchmark in benchmarks:
-        by_package.setdefault(benchmark.package, []).append(benchmark)
-    rounds = max(map(len, by_package.values()), default=0)
-    rounds = rounds if per_package is None else min(rounds, per_package)
-    return [group[i] for i in range(rounds) for group in by_package.values() if i < len(group)]
+    return interleaved(benchmarks, lambda benchmark: benchmark.package, per_package)
+
+
+def interleaved(items: Sequence[T], group: Callable[[T], str], per_group: int | None = None) -> list[T]:
+    """The first item of each group (in order of first appearance), then the second of each..., at most
+    `per_group` of a group."""
+    groups: dict[str, list[T]] = {}
+    for item in items:
+        groups.setdefault(group(item), []).append(item)
+    rounds = max(map(len, groups.values()), default=0)
+    rounds = rounds if per_group is None else min(rounds, per_group)
+    return [members[i] for i in range(rounds) for members in groups.values() if i < len(members)]
 
 
 def select_benchmarks(

@@ -18,21 +18,22 @@ import gzip
 import hashlib
 import json
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from stitchopt.core import CompileOptions, IRModule
-from stitchopt.datasets.benchmarks import dataset_benchmarks
+from stitchopt.datasets.benchmarks import dataset_benchmarks, interleaved
 from stitchopt.datasets.kernels import FAMILY_SPLITS, KERNELS_URI, kernel_sources
-from stitchopt.errors import StitchoptError
+from stitchopt.datasets.normalize import normalized_sha256
+from stitchopt.datasets.uri import SCHEME
+from stitchopt.errors import InputError, StitchoptError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.cuda import CudaToolkit
 from stitchopt.toolchain.device import (
-    KernelMeasure,
     build_device,
     cuda_device_ir,
     device_baseline,
@@ -42,11 +43,12 @@ from stitchopt.toolchain.device import (
 )
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble, load_module, module_from_bitcode
-from stitchopt.tune.device import tune_device
+from stitchopt.tune.device import Measure, tune_device
 from stitchopt.tune.driver import Budget
 
 FORMAT = 1
 SEARCH, MATRIX = "search", "matrix"
+SPLIT_ORDER = ("train", "validation", "test")
 
 
 @dataclass(frozen=True)
@@ -57,40 +59,19 @@ class KernelUnit:
     kernel: str
     module: IRModule  # the kernel alone
     options: CompileOptions
-
-
-@dataclass(frozen=True)
-class Measure:
-    """A kernel as one list builds it."""
-
-    sass: int
-    registers: int
-    spilled: int  # bytes stored and loaded
-    stack: int
-
-    @classmethod
-    def of(cls, kernel: KernelMeasure) -> Measure:
-        r = kernel.resources
-        return cls(kernel.sass_bytes, r.registers, r.spill_store_bytes + r.spill_load_bytes, r.stack_bytes)
-
-    def no_worse_than(self, reference: Measure) -> bool:
-        return (
-            self.sass <= reference.sass
-            and self.registers <= reference.registers
-            and self.spilled <= reference.spilled
-            and self.stack <= reference.stack
-        )
-
-    def better_than(self, reference: Measure) -> bool:
-        """No worse anywhere and smaller or fewer registers: what the issue's static proxy counts."""
-        return self.no_worse_than(reference) and (self.sass < reference.sass or self.registers < reference.registers)
+    ir: str  # sha256 of its normalized IR (no file names): the same on every machine and checkout
 
 
 def kernel_units(
-    toolchain: Toolchain, cuda: CudaToolkit, sources: Sequence[str], per_file: int | None = None
+    toolchain: Toolchain,
+    cuda: CudaToolkit,
+    sources: Sequence[str],
+    per_file: int | None = None,
+    only: set[str] | None = None,
 ) -> list[KernelUnit]:
     """Every kernel of `sources` (`bench://kernels-v1`, built device datasets), at most `per_file` of a file
-    (spread over its kernels in name order: template instantiations of one kernel come in runs)."""
+    (spread over its kernels in name order: template instantiations of one kernel come in runs); with `only`,
+    just the kernels of those URIs."""
     found: list[KernelUnit] = []
     for source in sources:
         if source.rstrip("/") + "/" == KERNELS_URI:
@@ -106,11 +87,13 @@ def kernel_units(
             text = disassemble(toolchain, bitcode, uri)
             options = device_options(text, cuda)
             for kernel in _spread(kernel_names(text), per_file):
-                unit = kernel_unit(toolchain, bitcode, kernel)
                 name = f"{uri}#{kernel}"
-                found.append(
-                    KernelUnit(name, family, split, kernel, module_from_bitcode(toolchain, unit, name), options)
-                )
+                if only is not None and name not in only:
+                    continue
+                unit = kernel_unit(toolchain, bitcode, kernel)
+                module = module_from_bitcode(toolchain, unit, name)
+                ir = normalized_sha256(toolchain, unit)
+                found.append(KernelUnit(name, family, split, kernel, module, options, ir))
     return found
 
 
@@ -130,7 +113,7 @@ def measure(toolchain: Toolchain, unit: KernelUnit, pipeline: str) -> Measure | 
 
 def shard_path(directory: Path, stage: str, unit: KernelUnit, identity: dict[str, Any]) -> Path:
     """Named by what decides its content: the stage, the kernel's URI and IR, the toolchain and the settings."""
-    key = {"stage": stage, "uri": unit.uri, "ir": unit.module.sha256, **identity}
+    key = {"stage": stage, "uri": unit.uri, "ir": unit.ir, **identity}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return directory / stage / f"{unit.uri.split('/')[-1].split('#')[0]}-{digest}.json.gz"
 
@@ -225,26 +208,20 @@ def run_stage(
     return done
 
 
-def round_robin(units: Sequence[KernelUnit]) -> list[KernelUnit]:
-    """Train kernels first, families interleaved (first of each, then second of each...): a partial run is
-    already a pool from many families."""
-    order = {"train": 0, "validation": 1, "test": 2}
-    by_family: dict[tuple[int, str], list[KernelUnit]] = {}
-    for unit in units:
-        by_family.setdefault((order[unit.split], unit.family), []).append(unit)
-    result = []
-    for split in sorted({key[0] for key in by_family}):
-        groups = [group for key, group in sorted(by_family.items()) if key[0] == split]
-        result += [group[i] for i in range(max(map(len, groups))) for group in groups if i < len(group)]
-    return result
+def train_first(units: Sequence[KernelUnit]) -> list[KernelUnit]:
+    """Train kernels first, then validation, then test; in each, families interleaved (first of each, then
+    second of each...): a partial run is already a pool from many families."""
+    family: Callable[[KernelUnit], str] = lambda unit: unit.family  # noqa: E731
+    return [unit for split in SPLIT_ORDER for unit in interleaved([u for u in units if u.split == split], family)]
 
 
-def pool_of(searches: Sequence[dict[str, Any]], size: int) -> list[str]:
-    """The kept bests of the train kernels' searches, the most often found first (ties: the pipeline's text),
-    at most `size`: the lists every kernel is then measured with."""
+def pool_of(searches: Sequence[dict[str, Any]], train: set[str], size: int) -> list[str]:
+    """The kept bests of the searches of the kernels `train` (URIs: the train split as it is now, whatever a
+    shard recorded), the most often found first (ties: the pipeline's text), at most `size`: the lists every
+    kernel is then measured with."""
     counts: dict[str, int] = {}
     for document in searches:
-        if document["split"] == "train" and document["pipeline"] is not None:
+        if document["uri"] in train and document["pipeline"] is not None:
             counts[document["pipeline"]] = counts.get(document["pipeline"], 0) + 1
     return sorted(counts, key=lambda p: (-counts[p], p))[:size]
 
@@ -275,7 +252,7 @@ def label_kernels(
     toolchain = evaluator.toolchain
     versions = {"llvm": toolchain.version_string, "ptxas": cuda.version}
     search_identity = {**versions, "catalogue": catalogue.identity, "budget": budget, "seed": seed}
-    ordered = round_robin(units)
+    ordered = train_first(units)
     searched = run_stage(
         ordered,
         directory,
@@ -285,7 +262,8 @@ def label_kernels(
         on_shard,
         on_skip,
     )
-    pool = pool_of(read_shards(directory, SEARCH, search_identity), pool_size)
+    train = {unit.uri for unit in units if unit.split == "train"}
+    pool = pool_of(read_shards(directory, SEARCH, search_identity), train, pool_size)
     pool_digest = hashlib.sha256("\n".join(pool).encode()).hexdigest()[:16]
     pool_file = directory / f"pool-{pool_digest}.json.gz"
     if not pool_file.exists():
@@ -302,3 +280,88 @@ def label_kernels(
         on_skip,
     )
     return DeviceLabelling(searched, measured, pool)
+
+
+@dataclass(frozen=True)
+class DeviceLabels:
+    """The matrix of one pool, each kernel's search beside it; families and splits as the dataset has them now."""
+
+    uris: list[str]
+    families: list[str]
+    splits: list[str]
+    o3: list[dict[str, int]]  # a Measure as stored
+    lists: list[list[dict[str, int] | None]]  # per kernel, per pool list (None: the list cannot build it)
+    searched: list[dict[str, int] | None]  # the kernel's own search's kept best (None: -O3 stayed)
+    evaluations: list[int]  # what that search cost
+    pool: list[str]
+
+    def rows(self, splits: Sequence[str]) -> list[int]:
+        return [i for i, split in enumerate(self.splits) if split in splits]
+
+
+def labelled_sources(uris: Iterable[str]) -> list[str]:
+    """The sources (`bench://<dataset>`) that labelled kernels come from, for `kernel_units`."""
+    return sorted({SCHEME + uri.removeprefix(SCHEME).split("/", 1)[0] for uri in uris})
+
+
+def newest_pool(directory: Path) -> tuple[str, list[str], dict[str, Any]]:
+    """The pool most kernels were measured with: its id, lists and the searches' identity it came from."""
+    pools = {}
+    for path in sorted(directory.glob("pool-*.json.gz")):
+        try:
+            pools[path.name.removeprefix("pool-").removesuffix(".json.gz")] = _read(path)
+        except (OSError, ValueError, EOFError, KeyError) as exc:
+            warnings.warn(f"{path}: cannot read this pool ({exc}); skipped", stacklevel=2)
+    counts: dict[str, int] = {}
+    for row in read_shards(directory, MATRIX):
+        counts[row["identity"]["pool"]] = counts.get(row["identity"]["pool"], 0) + 1
+    measured = [p for p in counts if p in pools]
+    if not measured:
+        raise InputError(f"{directory}: no pool matrix yet; run `stitchopt gpu labels ... -o {directory}` to its end")
+    pool_id = max(measured, key=lambda p: (counts[p], p))
+    return pool_id, list(pools[pool_id]["pool"]), dict(pools[pool_id]["identity"])
+
+
+def labelled_uris(directory: Path) -> set[str]:
+    """The kernels the newest pool's matrix has."""
+    pool_id, _, _ = newest_pool(directory)
+    return {row["uri"] for row in read_shards(directory, MATRIX) if row["identity"]["pool"] == pool_id}
+
+
+def load_device_labels(directory: Path, units: Sequence[KernelUnit]) -> DeviceLabels:
+    """The newest pool's matrix for `units` (the kernels as the dataset has them now: a row whose kernel's IR
+    changed since it was measured is left out), with their searches. Warns when some of `units` are not
+    measured yet."""
+    pool_id, pool, search_identity = newest_pool(directory)
+    versions = {"llvm": search_identity["llvm"], "ptxas": search_identity["ptxas"]}
+    matrix_identity = {**versions, "pool": pool_id}
+    current = {unit.uri: unit for unit in units}
+    rows: dict[str, dict[str, Any]] = {}
+    for unit in units:
+        path = shard_path(directory, MATRIX, unit, matrix_identity)
+        if path.exists():
+            rows[unit.uri] = _read(path)
+    searches = {}
+    for unit in units:
+        path = shard_path(directory, SEARCH, unit, search_identity)
+        if path.exists():
+            searches[unit.uri] = _read(path)
+    missing = len(units) - len(rows)
+    if missing:
+        warnings.warn(f"{directory}: {missing} of {len(units)} kernels have no row in pool {pool_id}", stacklevel=2)
+    uris = sorted(rows)
+    return DeviceLabels(
+        uris,
+        [current[uri].family for uri in uris],
+        [current[uri].split for uri in uris],
+        [rows[uri]["o3"] for uri in uris],
+        [rows[uri]["lists"] for uri in uris],
+        [searches[uri]["best"] if uri in searches else None for uri in uris],
+        [searches[uri]["evaluations"] if uri in searches else 0 for uri in uris],
+        pool,
+    )
+
+
+def _read(path: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()))
+    return document

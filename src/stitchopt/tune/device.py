@@ -37,15 +37,36 @@ class DeviceTuning:
     rejected: str | None = None  # why the search's best was not kept
 
 
+@dataclass(frozen=True)
+class Measure:
+    """A kernel as one list builds it: what the search, the labels and the device model compare."""
+
+    sass: int
+    registers: int
+    spilled: int  # bytes stored and loaded
+    stack: int
+
+    @classmethod
+    def of(cls, kernel: KernelMeasure) -> Measure:
+        r = kernel.resources
+        return cls(kernel.sass_bytes, r.registers, r.spill_store_bytes + r.spill_load_bytes, r.stack_bytes)
+
+    def no_worse_than(self, reference: Measure) -> bool:
+        return (
+            self.sass <= reference.sass
+            and self.registers <= reference.registers
+            and self.spilled <= reference.spilled
+            and self.stack <= reference.stack
+        )
+
+    def better_than(self, reference: Measure) -> bool:
+        """No worse anywhere and smaller or with fewer registers: a kernel the list improves."""
+        return self.no_worse_than(reference) and (self.sass < reference.sass or self.registers < reference.registers)
+
+
 def no_worse(candidate: KernelMeasure, reference: KernelMeasure) -> bool:
     """No more SASS, registers, spilled bytes or stack than `reference`."""
-    a, b = candidate.resources, reference.resources
-    return (
-        candidate.sass_bytes <= reference.sass_bytes
-        and a.registers <= b.registers
-        and a.spill_store_bytes + a.spill_load_bytes <= b.spill_store_bytes + b.spill_load_bytes
-        and a.stack_bytes <= b.stack_bytes
-    )
+    return Measure.of(candidate).no_worse_than(Measure.of(reference))
 
 
 def tune_device(

@@ -95,8 +95,9 @@ class GgmlCudaSource:
     licence = "MIT (llama.cpp / ggml, vendored in llama-cpp-python); IR is derived from it"
     description = f"llama.cpp's CUDA kernels (ggml-cuda) from the {PROJECT}=={VERSION} sdist, device-only for sm_90"
 
-    def __init__(self, cache: Path | None = None) -> None:
+    def __init__(self, cache: Path | None = None, sha256: str = SDIST_SHA256) -> None:
         self.cache = cache or default_cache_dir() / "downloads"
+        self.sha256 = sha256  # the sdist's, pinned
 
     def units(self) -> list[str]:
         return list(FILES)
@@ -125,11 +126,11 @@ class GgmlCudaSource:
             if tree.is_dir():
                 return tree
             archive = self.cache / f"{PROJECT.replace('-', '_')}-{VERSION}.tar.gz"
-            if not archive.is_file() or _sha256(archive) != SDIST_SHA256:
+            if not archive.is_file() or _sha256(archive) != self.sha256:
                 archive = fetch_sdist(PROJECT, VERSION, self.cache, timeout=DOWNLOAD_TIMEOUT_S)
-                if _sha256(archive) != SDIST_SHA256:
+                if _sha256(archive) != self.sha256:
                     raise DatasetError(
-                        f"{archive.name}: not the sdist this dataset is pinned to (sha256 {SDIST_SHA256})"
+                        f"{archive.name}: not the sdist this dataset is pinned to (sha256 {self.sha256})"
                     )
             self.cache.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(dir=self.cache) as scratch:

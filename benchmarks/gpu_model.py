@@ -1,0 +1,122 @@
+"""The device model judged on held-out kernel families: what one compilation (static), two (static + backup)
+and k + 1 (jit) get, against each kernel's own search, on the kernels of `stitchopt gpu labels`.
+
+The model is trained on the train split's kernels (the way it chooses picked by family folds) and judged on the
+validation and test splits from the pool matrix: no build beyond the labels. With `--stitched`, stitched
+experts (`studies/device_stitching.py`) stop and are chosen on the validation split, so they are judged on test
+only. A kernel counts as better when its
+build is no worse than clang's -O3 in SASS, registers, spills and stack and smaller in SASS or registers; worse
+when it is worse in any. Static measures only: no kernel runs here, so a kernel 10% or more smaller is also
+shown counted as -O3 (with how many there were).
+
+    python benchmarks/gpu_model.py [--labels data/labels/device] [--json F] [--save DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from stitchopt.labels.device import kernel_units, labelled_sources, labelled_uris, load_device_labels
+from stitchopt.learning.device import Outcome, geomean_change, judge, train_device_model
+from stitchopt.learning.verification import UNVERIFIED_WIN_RATIO
+from stitchopt.models.device_model import kernel_features
+from stitchopt.passes.catalogue import load_catalogue
+from stitchopt.reports.tables import Rows, to_markdown
+from stitchopt.toolchain.cuda import find_cuda
+from stitchopt.toolchain.discovery import find_toolchain
+
+
+def unverified(outcome: Outcome) -> bool:
+    """A win of 10% or more: no kernel runs here, so it is reported apart (DEVELOPERS.md's rule)."""
+    return outcome.built.sass <= UNVERIFIED_WIN_RATIO * outcome.o3.sass
+
+
+def as_o3(outcome: Outcome) -> Outcome:
+    return Outcome(outcome.o3, outcome.o3, outcome.compilations)
+
+
+def summary(outcomes: list[Outcome], search: list[Outcome]) -> list[str]:
+    better = sum(o.better for o in outcomes)
+    worse = sum(o.worse for o in outcomes)
+    gain, reference = geomean_change(outcomes), geomean_change(search)
+    share = f"{100 * gain / reference:.0f}%" if reference < 0 else "-"
+    ruled = geomean_change([as_o3(o) if unverified(o) else o for o in outcomes])
+    return [
+        f"{better} ({100 * better / len(outcomes):.0f}%)",
+        str(worse),
+        f"{100 * gain:+.2f}%",
+        share,
+        f"{100 * ruled:+.2f}% ({sum(map(unverified, outcomes))})",
+        str(max(o.compilations for o in outcomes)),
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--labels", type=Path, default=Path("data/labels/device"))
+    parser.add_argument("--json", type=Path, default=None, help="write the per-kernel outcomes here")
+    parser.add_argument("--save", type=Path, default=None, help="save the trained model directory here")
+    parser.add_argument("--stitched", action="store_true", help="also judge stitched experts (needs PyTorch)")
+    args = parser.parse_args()
+    began = time.monotonic()
+    toolchain, cuda = find_toolchain(), find_cuda()
+    uris = labelled_uris(args.labels)
+    found = kernel_units(toolchain, cuda, labelled_sources(uris), only=uris)
+    labels = load_device_labels(args.labels, found)
+    units = {u.uri: u for u in found}
+    features = np.vstack([kernel_features(toolchain, units[uri].module) for uri in labels.uris])
+    catalogue = load_catalogue(toolchain, device=True)
+    model, folds = train_device_model(labels, features, ["train"], toolchain.version_string, catalogue.identity)
+    print(f"pool of {len(labels.pool)} lists; {model.trained_on}; family folds: {folds}", file=sys.stderr)
+    orders = {"chooser": lambda i: model.order(features[i])}
+    if args.stitched:
+        from stitchopt.stitching.experts import TrainConfig
+        from stitchopt.studies.device_stitching import device_expert_data, stitched_orders
+
+        modules = [units[uri].module for uri in labels.uris]
+        stitched, members = stitched_orders(device_expert_data(toolchain, labels, modules), labels.pool, TrainConfig())
+        print(f"stitched ensemble: {members}", file=sys.stderr)
+        orders["stitched"] = stitched.__getitem__
+    table, document = [], {"pool": labels.pool, "folds": folds, "model": model.trained_on, "splits": {}}
+    for split in ("validation", "test"):
+        rows = labels.rows([split])
+        methods = {}
+        for name, order_of in orders.items():
+            if name == "stitched" and split == "validation":
+                continue  # the stitched experts stop and are chosen on it: not held out for them
+            judged = judge(order_of, labels, rows)
+            search = judged.pop("search")
+            methods.update({f"{name} {method}" if len(orders) > 1 else method: o for method, o in judged.items()})
+        methods["search"] = search
+        for name, outcomes in methods.items():
+            table.append([split, name, str(len(rows)), *summary(outcomes, methods["search"])])
+        document["splits"][split] = {
+            name: [{"uri": labels.uris[i], **asdict(o)} for i, o in zip(rows, outcomes, strict=True)]
+            for name, outcomes in methods.items()
+        }
+    header = [
+        "split", "method", "kernels", "better", "worse", "geomean SASS", "share of search",
+        "10%+ wins as -O3 (how many)", "compilations",
+    ]  # fmt: skip
+    print(
+        to_markdown(
+            Rows("Device model on held-out kernel families (static measures, unverified on a GPU)", header, table)
+        )
+    )
+    print(f"{(time.monotonic() - began):.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps(document, indent=1))
+    if args.save:
+        model.save(args.save)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""Both sides of the project's OpenMP offload programs chosen as `stitchopt gpu optimize PROGRAM.c --run` chooses
+them: the device model's list for the program's target regions (sm_90; static and jit, -O3 the backup) and the
+host pipeline (stitchopt-hoist-target-data kept when a run with the host as the offload device copies fewer
+bytes with identical output).
+
+The device model is the shipped one (or `--model`), trained on CUDA kernels of the train families only; the
+OpenMP programs were never labelled. Device figures are ptxas's (static, unverified on a GPU).
+
+    python benchmarks/gpu_offload_choice.py [--model DIR] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from stitchopt.apply.device import choose_device_list, total_sass
+from stitchopt.cc.plugin_files import plugin_path
+from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_sources
+from stitchopt.models.device_model import load_device_model
+from stitchopt.reports.tables import Rows, to_markdown
+from stitchopt.toolchain.cuda import find_cuda
+from stitchopt.toolchain.device import device_options, openmp_device_ir
+from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
+from stitchopt.toolchain.offload_build import HOST_BASELINE
+from stitchopt.validate.offload import check_host_list
+
+HOISTING = f"{HOST_BASELINE},stitchopt-hoist-target-data"
+JIT_K = 3
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=None, help="a device model directory (default: shipped)")
+    parser.add_argument("--json", type=Path, default=None, help="write the per-program results here")
+    args = parser.parse_args()
+    toolchain, cuda = find_toolchain(), find_cuda()
+    model = load_device_model(args.model)
+    began = time.monotonic()
+    rows, results = [], []
+    for source in offload_sources():
+        bitcode = openmp_device_ir(toolchain, cuda, source)
+        module = module_from_bitcode(toolchain, bitcode, source.stem)
+        options = device_options(disassemble(toolchain, bitcode, source.name), cuda)
+        device = {}
+        for mode in ("static", "jit"):
+            choice = choose_device_list(toolchain, model, module, options, mode, JIT_K)
+            device[mode] = total_sass(choice.answer)[0] / total_sass(choice.reference)[0] - 1
+        check = check_host_list(toolchain, [source], HOISTING, pass_plugins=[plugin_path()])
+        keeps = check.same_output and check.bytes_change < 0
+        rows.append(
+            [
+                source.stem,
+                FAMILY_SPLITS[source.stem],
+                str(len(choice.reference.kernels)),
+                f"{100 * device['static']:+.1f}%",
+                f"{100 * device['jit']:+.1f}%",
+                "hoisting" if keeps else "-O3",
+                f"{100 * check.bytes_change:+.1f}%" if keeps else "+0.0%",
+                "yes" if check.same_output else "NO",
+            ]
+        )
+        results.append({"program": source.stem, "device": device, "host": check.to_dict(), "host_hoists": keeps})
+    header = [
+        "program",
+        "split",
+        "kernels",
+        "device SASS static",
+        f"jit k={JIT_K}",
+        "host",
+        "bytes copied",
+        "same output",
+    ]
+    print(to_markdown(Rows("OpenMP offload programs: device list and host pipeline chosen together", header, rows)))
+    print(f"{time.monotonic() - began:.0f} s", file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The device model applied to a GPU device module: static mode builds its first choice beside clang's -O3 device
+compile and keeps it only when no kernel is worse in SASS, registers, spills or stack; jit mode does so with its
+first k lists and keeps the smallest. -O3 is always the backup, as -Oz is on the host."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stitchopt.core import CompileOptions, IRModule
+from stitchopt.errors import StitchoptError
+from stitchopt.models.device_model import DeviceModel, kernel_features
+from stitchopt.toolchain.device import DeviceBuild, build_device, device_baseline, kernel_unit, kernels_of
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.tune.device import no_worse
+
+DEVICE_MODES = ("static", "jit")
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    pipeline: str  # what to build with (-O3's pipeline when -O3 stays)
+    reference: DeviceBuild  # -O3's build
+    answer: DeviceBuild  # the chosen build (-O3's when -O3 stays)
+    tried: dict[str, str | None]  # every list built beside -O3, and why it was not kept (None: kept)
+
+    @property
+    def kept_list(self) -> bool:
+        return self.answer is not self.reference
+
+
+def choose_device_list(
+    toolchain: Toolchain, model: DeviceModel, module: IRModule, options: CompileOptions, mode: str, k: int = 3
+) -> DeviceChoice:
+    """The model's choice for `module` (all its kernels: one list builds them all)."""
+    if mode not in DEVICE_MODES:
+        raise ValueError(f"unknown device mode {mode!r}")
+    kernels = kernels_of(toolchain, module.bitcode)
+    features = [
+        kernel_features(
+            toolchain,
+            IRModule(f"{module.name}#{kernel}", kernel_unit(toolchain, module.bitcode, kernel), module.triple),
+        )
+        for kernel in kernels
+    ]
+    order = model.order_module(features)
+    lists = [p for p in order if p is not None]
+    candidates = order[:1] if mode == "static" else lists[:k]
+    reference = device_baseline(options).pipeline
+    o3 = build_device(toolchain, module.bitcode, reference, options)
+    best, best_pipeline = o3, reference
+    tried: dict[str, str | None] = {}
+    for pipeline in (p for p in candidates if p is not None):
+        try:
+            built = build_device(toolchain, module.bitcode, pipeline, options)
+        except StitchoptError as exc:
+            tried[pipeline] = str(exc)
+            continue
+        worse = [name for name, kernel in built.kernels.items() if not no_worse(kernel, o3.kernels[name])]
+        if worse:
+            tried[pipeline] = f"worse than -O3 in SASS, registers, spills or stack for {', '.join(worse)}"
+        elif total_sass(built) >= total_sass(best):
+            tried[pipeline] = "no smaller than -O3" if best is o3 else f"no smaller than {best_pipeline}"
+        else:
+            tried[pipeline] = None
+            if best is not o3:
+                tried[best_pipeline] = "a later list was smaller"
+            best, best_pipeline = built, pipeline
+    return DeviceChoice(best_pipeline, o3, best, tried)
+
+
+def total_sass(build: DeviceBuild) -> tuple[int, int]:
+    """SASS bytes of all kernels, then their registers: what decides between lists no worse than -O3."""
+    return sum(k.sass_bytes for k in build.kernels.values()), sum(k.resources.registers for k in build.kernels.values())

@@ -1,0 +1,139 @@
+"""Train and judge the device model from device labels (`stitchopt gpu labels`): the pool matrix says what every
+list does to every kernel, the searches what each kernel's own search found (the reference a model is judged
+against, as the autotuner is on the host).
+
+How the model chooses (the chooser and its L2 penalty, or the best single list) is picked by cross-validation
+over the train kernels' families (no family on both sides of a fold); held-out families are only judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from stitchopt.errors import InputError
+from stitchopt.features.base import Standardizer
+from stitchopt.labels.device import DeviceLabels
+from stitchopt.models.chooser import PENALTIES, SoftmaxChooser
+from stitchopt.models.device_model import DeviceModel, device_costs
+from stitchopt.models.ranker import geomean_change as ranker_geomean
+from stitchopt.tune.device import Measure
+
+FOLDS = 5
+JIT_KS = (3, 10)
+BEST_SINGLE_LIST = "best single list"
+
+
+def family_folds(families: Sequence[str], folds: int = FOLDS) -> list[np.ndarray]:
+    """Fold masks over kernels; every family's kernels in one fold (families dealt by size, largest first)."""
+    sizes: dict[str, int] = {}
+    for family in families:
+        sizes[family] = sizes.get(family, 0) + 1
+    load, fold_of = [0] * folds, {}
+    for family in sorted(sizes, key=lambda f: (-sizes[f], f)):
+        fold_of[family] = load.index(min(load))
+        load[fold_of[family]] += sizes[family]
+    return [np.array([fold_of[f] == k for f in families]) for k in range(folds) if load[k]]
+
+
+def fit_chooser(features: np.ndarray, costs: np.ndarray, how: str | float) -> SoftmaxChooser:
+    """`how`: an L2 penalty (the chooser) or BEST_SINGLE_LIST (the list with the lowest mean cost, else -O3)."""
+    if how == BEST_SINGLE_LIST:
+        return SoftmaxChooser.constant(-costs.mean(axis=0), features.shape[1])
+    return SoftmaxChooser(float(how)).fit(features, costs)
+
+
+CHOICES: tuple[str | float, ...] = (BEST_SINGLE_LIST, *sorted(PENALTIES, reverse=True))  # simplest first
+
+
+def choose_by_folds(
+    features: np.ndarray, costs: np.ndarray, families: Sequence[str]
+) -> tuple[str | float, dict[str, float]]:
+    """The way of choosing whose top pick keeps the least (with the -O3 backup) on held-out families, ties to the
+    simplest, and each way's cross-validated mean cost. Optimistic for every way alike: the pool holds the
+    searches' lists of the held-out fold's kernels too."""
+    if len(set(families)) < 2:
+        raise InputError("the device model's folds need train kernels of at least two families: label more")
+    scores: dict[str | float, float] = {}
+    for how in CHOICES:
+        total = 0.0
+        for fold in family_folds(families):
+            standardizer = Standardizer.fit(features[~fold])
+            chooser = fit_chooser(standardizer.transform(features[~fold]), costs[~fold], how)
+            picks = chooser.order(standardizer.transform(features[fold])).argmin(axis=1)
+            total += float(costs[fold][np.arange(fold.sum()), picks].sum())
+        scores[how] = total / len(families)
+    best = min(scores, key=lambda h: (scores[h], CHOICES.index(h)))
+    return best, {str(h): s for h, s in scores.items()}
+
+
+def train_device_model(
+    labels: DeviceLabels, features: np.ndarray, splits: Sequence[str], llvm_version: str, catalogue: str
+) -> tuple[DeviceModel, dict[str, float]]:
+    """The model fitted on the kernels of `splits`, chosen by family folds; also the folds' scores."""
+    rows = labels.rows(splits)
+    if not labels.pool:
+        raise InputError("the label pool is empty (no train kernel's search kept a list): nothing to choose from")
+    costs = device_costs([labels.o3[i] for i in rows], [labels.lists[i] for i in rows])
+    train_features = features[rows]
+    families = [labels.families[i] for i in rows]
+    how, scores = choose_by_folds(train_features, costs, families)
+    standardizer = Standardizer.fit(train_features)
+    chooser = fit_chooser(standardizer.transform(train_features), costs, how)
+    card = {"kernels": len(rows), "families": len(set(families)), "splits": list(splits), "chosen": str(how)}
+    return DeviceModel(tuple(labels.pool), chooser, standardizer, llvm_version, catalogue, card), scores
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a method builds for one kernel, beside -O3's build."""
+
+    built: Measure
+    o3: Measure
+    compilations: int
+
+    @property
+    def better(self) -> bool:
+        return self.built.better_than(self.o3)
+
+    @property
+    def worse(self) -> bool:
+        return not self.built.no_worse_than(self.o3)
+
+
+def judge(
+    order_of: Callable[[int], Sequence[str | None]], labels: DeviceLabels, rows: Sequence[int]
+) -> dict[str, list[Outcome]]:
+    """Each method on each kernel of `rows`, from the matrix (no new builds), given a model's order of choices
+    for a kernel (`order_of(row)`: pool lists and None for -O3, likeliest right first): static (the top choice
+    alone: not offered, reported to show why the backup is needed), static + backup (it and -O3, the one no worse
+    kept: static mode), jit k (the top k lists and -O3), and the kernel's own search (its kept best, else -O3)."""
+    methods: dict[str, list[Outcome]] = {"static": [], "static + backup": []}
+    methods.update({f"jit k={k}": [] for k in JIT_KS})
+    methods["search"] = []
+    for i in rows:
+        o3 = Measure(**labels.o3[i])
+        measured = {p: (Measure(**m) if m else None) for p, m in zip(labels.pool, labels.lists[i], strict=True)}
+        order = order_of(i)
+        top = order[0]
+        alone = o3 if top is None else measured[top]
+        # A list that cannot build the kernel fails the build; static alone counts it as a doubling.
+        failed = Measure(o3.sass * 2, o3.registers, o3.spilled, o3.stack)
+        methods["static"].append(Outcome(alone or failed, o3, 1))
+        kept = alone if alone is not None and alone.no_worse_than(o3) else o3
+        methods["static + backup"].append(Outcome(kept, o3, 1 if top is None else 2))
+        for k in JIT_KS:
+            tried = [p for p in order if p is not None][:k]
+            candidates = [m for m in (measured[p] for p in tried) if m is not None and m.no_worse_than(o3)]
+            smallest = min([o3, *candidates], key=lambda m: (m.sass, m.registers))
+            methods[f"jit k={k}"].append(Outcome(smallest, o3, len(tried) + 1))
+        found = labels.searched[i]
+        methods["search"].append(Outcome(Measure(**found) if found else o3, o3, labels.evaluations[i]))
+    return methods
+
+
+def geomean_change(outcomes: Sequence[Outcome]) -> float:
+    """Geomean SASS change vs -O3 of a method's builds."""
+    return ranker_geomean(np.array([o.built.sass / o.o3.sass for o in outcomes]))
