@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from stitchopt.labels.device import kernel_units, labelled_sources, labelled_uris, load_device_labels
-from stitchopt.learning.device import Outcome, geomean_change, judge, train_device_model
+from stitchopt.learning.device import Outcome, geomean_change, judge, stacked, train_device_model
 from stitchopt.learning.verification import UNVERIFIED_WIN_RATIO
-from stitchopt.models.device_model import kernel_features
+from stitchopt.models.device_model import FEATURE_SETS, kernel_features
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.cuda import find_cuda
@@ -71,11 +71,16 @@ def main() -> int:
     found = kernel_units(toolchain, cuda, labelled_sources(uris), only=uris)
     labels = load_device_labels(args.labels, found)
     units = {u.uri: u for u in found}
-    features = np.vstack([kernel_features(toolchain, units[uri].module) for uri in labels.uris])
+    names = sorted({name for feature_set in FEATURE_SETS for name in feature_set})
+    features = {
+        name: np.vstack([kernel_features(toolchain, units[uri].module, [name]) for uri in labels.uris])
+        for name in names
+    }
     catalogue = load_catalogue(toolchain, device=True)
     model, folds = train_device_model(labels, features, ["train"], toolchain.version_string, catalogue.identity)
     print(f"pool of {len(labels.pool)} lists; {model.trained_on}; family folds: {folds}", file=sys.stderr)
-    orders = {"chooser": lambda i: model.order(features[i])}
+    chosen = stacked(features, model.features)
+    orders = {"chooser": lambda i: model.order(chosen[i])}
     if args.stitched:
         from stitchopt.stitching.experts import TrainConfig
         from stitchopt.studies.device_stitching import device_expert_data, stitched_orders

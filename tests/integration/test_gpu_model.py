@@ -28,8 +28,8 @@ from stitchopt.labels.device import (
     load_device_labels,
     read_shards,
 )
-from stitchopt.learning.device import family_folds, judge, train_device_model
-from stitchopt.models.device_model import DeviceModel, device_costs, kernel_features, load_device_model
+from stitchopt.learning.device import family_folds, judge, stacked, train_device_model
+from stitchopt.models.device_model import FEATURE_SETS, DeviceModel, device_costs, kernel_features, load_device_model
 from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
 from stitchopt.toolchain.discovery import Toolchain
 
@@ -108,14 +108,18 @@ def test_device_model_trains_saves_and_never_builds_a_worse_kernel(
     found = kernel_units(toolchain, cuda, labelled_sources(uris), only=uris)
     labels = load_device_labels(labels_dir, found)
     units = {u.uri: u for u in found}
-    features = np.vstack([kernel_features(toolchain, units[uri].module) for uri in labels.uris])
+    names = sorted({name for feature_set in FEATURE_SETS for name in feature_set})
+    features = {
+        n: np.vstack([kernel_features(toolchain, units[uri].module, [n]) for uri in labels.uris]) for n in names
+    }
     model, folds = train_device_model(labels, features, ["train"], toolchain.version_string, "test")
-    assert model.trained_on["kernels"] == 6 and set(folds) >= {"best single list", "0.01"}
+    assert model.trained_on["kernels"] == 6 and len(folds) == 7 and "best single list" in folds
     model.save(tmp_path / "model")
     assert not any(p.suffix in (".pkl", ".pickle") for p in (tmp_path / "model").iterdir())
     again = load_device_model(tmp_path / "model")
-    assert again.order(features[0]) == model.order(features[0])
-    methods = judge(lambda i: model.order(features[i]), labels, labels.rows(["validation", "test"]))
+    chosen = stacked(features, model.features)
+    assert again.order(chosen[0]) == model.order(chosen[0])
+    methods = judge(lambda i: model.order(chosen[i]), labels, labels.rows(["validation", "test"]))
     for name in ("static + backup", "jit k=3", "jit k=10", "search"):
         assert not any(outcome.worse for outcome in methods[name]), name
 

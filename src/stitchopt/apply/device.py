@@ -39,6 +39,7 @@ def choose_device_list(
         kernel_features(
             toolchain,
             IRModule(f"{module.name}#{kernel}", kernel_unit(toolchain, module.bitcode, kernel), module.triple),
+            model.features,
         )
         for kernel in kernels
     ]

@@ -2,13 +2,14 @@
 list does to every kernel, the searches what each kernel's own search found (the reference a model is judged
 against, as the autotuner is on the host).
 
-How the model chooses (the chooser and its L2 penalty, or the best single list) is picked by cross-validation
-over the train kernels' families (no family on both sides of a fold); held-out families are only judged.
+How the model chooses (the best single list, or the chooser on one of FEATURE_SETS with its L2 penalty) is
+picked by cross-validation over the train kernels' families (no family on both sides of a fold); held-out
+families are only judged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import Standardizer
 from stitchopt.labels.device import DeviceLabels
 from stitchopt.models.chooser import PENALTIES, SoftmaxChooser
-from stitchopt.models.device_model import DeviceModel, device_costs
+from stitchopt.models.device_model import FEATURE_SETS, DeviceModel, device_costs
 from stitchopt.models.ranker import geomean_change as ranker_geomean
 from stitchopt.tune.device import Measure
 
@@ -45,45 +46,70 @@ def fit_chooser(features: np.ndarray, costs: np.ndarray, how: str | float) -> So
     return SoftmaxChooser(float(how)).fit(features, costs)
 
 
-CHOICES: tuple[str | float, ...] = (BEST_SINGLE_LIST, *sorted(PENALTIES, reverse=True))  # simplest first
+Way = tuple[tuple[str, ...], str | float]  # (representations, BEST_SINGLE_LIST or the chooser's L2 penalty)
+WAYS: tuple[Way, ...] = (
+    (FEATURE_SETS[0], BEST_SINGLE_LIST),
+    *((names, penalty) for names in FEATURE_SETS for penalty in sorted(PENALTIES, reverse=True)),
+)  # simplest first: ties go to the earlier
+
+
+def stacked(features: Mapping[str, np.ndarray], names: Sequence[str]) -> np.ndarray:
+    """kernels x features: the representations `names` side by side, as `kernel_features` computes them."""
+    return np.hstack([features[name] for name in names])
 
 
 def choose_by_folds(
-    features: np.ndarray, costs: np.ndarray, families: Sequence[str]
-) -> tuple[str | float, dict[str, float]]:
+    features: Mapping[str, np.ndarray], costs: np.ndarray, families: Sequence[str]
+) -> tuple[Way, dict[str, float]]:
     """The way of choosing whose top pick keeps the least (with the -O3 backup) on held-out families, ties to the
     simplest, and each way's cross-validated mean cost. Optimistic for every way alike: the pool holds the
     searches' lists of the held-out fold's kernels too."""
     if len(set(families)) < 2:
         raise InputError("the device model's folds need train kernels of at least two families: label more")
-    scores: dict[str | float, float] = {}
-    for how in CHOICES:
-        total = 0.0
+    scores: dict[Way, float] = {}
+    for names, how in WAYS:
+        matrix, total = stacked(features, names), 0.0
         for fold in family_folds(families):
-            standardizer = Standardizer.fit(features[~fold])
-            chooser = fit_chooser(standardizer.transform(features[~fold]), costs[~fold], how)
-            picks = chooser.order(standardizer.transform(features[fold])).argmin(axis=1)
+            standardizer = Standardizer.fit(matrix[~fold])
+            chooser = fit_chooser(standardizer.transform(matrix[~fold]), costs[~fold], how)
+            picks = chooser.order(standardizer.transform(matrix[fold])).argmin(axis=1)
             total += float(costs[fold][np.arange(fold.sum()), picks].sum())
-        scores[how] = total / len(families)
-    best = min(scores, key=lambda h: (scores[h], CHOICES.index(h)))
-    return best, {str(h): s for h, s in scores.items()}
+        scores[(names, how)] = total / len(families)
+    best = min(scores, key=lambda way: (scores[way], WAYS.index(way)))
+    return best, {_name(way): score for way, score in scores.items()}
+
+
+def _name(way: Way) -> str:
+    names, how = way
+    return str(how) if how == BEST_SINGLE_LIST else f"{'+'.join(names)}, L2 {how}"
 
 
 def train_device_model(
-    labels: DeviceLabels, features: np.ndarray, splits: Sequence[str], llvm_version: str, catalogue: str
+    labels: DeviceLabels,
+    features: Mapping[str, np.ndarray],
+    splits: Sequence[str],
+    llvm_version: str,
+    catalogue: str,
 ) -> tuple[DeviceModel, dict[str, float]]:
-    """The model fitted on the kernels of `splits`, chosen by family folds; also the folds' scores."""
+    """The model fitted on the kernels of `splits` (`features`: every labelled kernel's output of each
+    representation of FEATURE_SETS, rows as `labels`), chosen by family folds; also the folds' scores."""
     rows = labels.rows(splits)
     if not labels.pool:
         raise InputError("the label pool is empty (no train kernel's search kept a list): nothing to choose from")
     costs = device_costs([labels.o3[i] for i in rows], [labels.lists[i] for i in rows])
-    train_features = features[rows]
+    train = {name: matrix[rows] for name, matrix in features.items()}
     families = [labels.families[i] for i in rows]
-    how, scores = choose_by_folds(train_features, costs, families)
-    standardizer = Standardizer.fit(train_features)
-    chooser = fit_chooser(standardizer.transform(train_features), costs, how)
-    card = {"kernels": len(rows), "families": len(set(families)), "splits": list(splits), "chosen": str(how)}
-    return DeviceModel(tuple(labels.pool), chooser, standardizer, llvm_version, catalogue, card), scores
+    (names, how), scores = choose_by_folds(train, costs, families)
+    matrix = stacked(train, names)
+    standardizer = Standardizer.fit(matrix)
+    chooser = fit_chooser(standardizer.transform(matrix), costs, how)
+    card = {
+        "kernels": len(rows),
+        "families": len(set(families)),
+        "splits": list(splits),
+        "chosen": _name((names, how)),
+    }
+    return DeviceModel(tuple(labels.pool), names, chooser, standardizer, llvm_version, catalogue, card), scores
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ no worse, 0 otherwise (-O3 is kept: a list that cannot build the kernel or is wo
 compilation, not a slower kernel). Trained for one compilation without the backup, the same chooser keeps -O3
 on every kernel: on the labelled kernels, each list loses somewhere it is not expected to.
 
-Features: the kernel's Autophase counts (the kernel alone, with the code it calls), log-scaled and
-standardized on the training kernels. Saved as a model directory (`config.json`, `weights.npz`; no pickle).
+Features: the kernel's Autophase counts, or those beside its opcode/type histogram and LLVM's function
+properties (family folds choose: `learning/device.py`), of the kernel alone with the code it calls,
+log-scaled and standardized on the training kernels. Saved as a model directory (`config.json`, `weights.npz`;
+no pickle).
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ import numpy as np
 
 from stitchopt.core import IRModule
 from stitchopt.errors import InputError
-from stitchopt.features.autophase import Autophase
 from stitchopt.features.base import Standardizer
+from stitchopt.features.by_name import DEFAULT_NAMES, representation
 from stitchopt.features.module import FeatureModule
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.directory import SavedModel, read_model_directory, save_model_directory, stamp
@@ -36,9 +38,17 @@ DEFAULT_DIRECTORY = Path(__file__).with_name("device_default")  # trained by ben
 Measured = dict[str, int]  # a `tune.device.Measure` as a label shard stores it: sass, registers, spilled, stack
 
 
-def kernel_features(toolchain: Toolchain, module: IRModule) -> np.ndarray:
-    """What the model reads of a kernel (its unit: the kernel alone)."""
-    return np.asarray(Autophase().extract(FeatureModule.from_bytes(toolchain, module.bitcode, module.name)))
+FEATURE_SETS = (("autophase",), DEFAULT_NAMES)  # what family folds choose between
+
+
+def kernel_features(toolchain: Toolchain, module: IRModule, names: Sequence[str]) -> np.ndarray:
+    """What the model reads of a kernel (its unit: the kernel alone): the representations `names`, concatenated."""
+    view = FeatureModule.from_bytes(toolchain, module.bitcode, module.name)
+    return np.concatenate([np.asarray(representation(name, 1).extract(view)) for name in names])
+
+
+def feature_count(names: Sequence[str]) -> int:
+    return sum(len(representation(name, 1).feature_names()) for name in names)
 
 
 def device_ratios(o3: Sequence[Measured], lists: Sequence[Sequence[Measured | None]]) -> np.ndarray:
@@ -61,6 +71,7 @@ def device_costs(o3: Sequence[Measured], lists: Sequence[Sequence[Measured | Non
 @dataclass
 class DeviceModel(SavedModel):
     lists: tuple[str, ...]  # pipelines, in the chooser's column order (-O3 is the last column)
+    features: tuple[str, ...]  # representation names (`kernel_features`)
     chooser: SoftmaxChooser
     standardizer: Standardizer
     llvm_version: str
@@ -83,7 +94,7 @@ class DeviceModel(SavedModel):
         return {
             "kind": KIND,
             **stamp(FORMAT, self.llvm_version, self.catalogue),
-            "features": Autophase.name,
+            "features": list(self.features),
             "lists": list(self.lists),
             "penalty": self.chooser.penalty,
             "scale": self.chooser.scale,
@@ -108,10 +119,12 @@ class DeviceModel(SavedModel):
             )
         try:
             lists = tuple(str(p) for p in config["lists"])
+            names = tuple(str(n) for n in config["features"])
             weights = arrays["weights"]
             chooser = SoftmaxChooser(float(config["penalty"]), weights, float(config["scale"]))
             model = cls(
                 lists,
+                names,
                 chooser,
                 Standardizer.from_dict(config["standardizer"]),
                 str(config["llvm"]),
@@ -120,7 +133,7 @@ class DeviceModel(SavedModel):
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{directory}: malformed device model ({exc!r}); train it again") from exc
-        features = len(Autophase().feature_names())
+        features = feature_count(names)
         if weights.shape != (features + 1, len(lists) + 1) or model.standardizer.mean.shape != (features,):
             raise InputError(
                 f"{directory}: malformed device model (its arrays do not fit {features} features and its lists)"
