@@ -35,7 +35,7 @@ from stitchopt.toolchain.discovery import find_toolchain
 
 def unverified(outcome: Outcome) -> bool:
     """A win of 10% or more: no kernel runs here, so it is reported apart (DEVELOPERS.md's rule)."""
-    return outcome.built.sass <= UNVERIFIED_WIN_RATIO * outcome.o3.sass
+    return outcome.better and outcome.built.sass <= UNVERIFIED_WIN_RATIO * outcome.o3.sass
 
 
 def as_o3(outcome: Outcome) -> Outcome:

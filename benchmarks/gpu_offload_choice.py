@@ -26,11 +26,15 @@ from stitchopt.toolchain.cuda import find_cuda
 from stitchopt.toolchain.device import device_options, openmp_device_ir
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
-from stitchopt.toolchain.offload_build import HOST_BASELINE
+from stitchopt.toolchain.offload_build import HOISTING_PIPELINE
 from stitchopt.validate.offload import check_host_list
 
-HOISTING = f"{HOST_BASELINE},stitchopt-hoist-target-data"
 JIT_K = 3
+
+
+def _reason(why: str) -> str:
+    """Why a list was not kept, without the kernel names (`apply.device.choose_device_list`'s words)."""
+    return why.split(" for ")[0]
 
 
 def main() -> int:
@@ -46,12 +50,13 @@ def main() -> int:
         bitcode = openmp_device_ir(toolchain, cuda, source)
         module = module_from_bitcode(toolchain, bitcode, source.stem)
         options = device_options(disassemble(toolchain, bitcode, source.name), cuda)
-        device = {}
+        device, reasons = {}, set()
         for mode in ("static", "jit"):
             choice = choose_device_list(toolchain, model, module, options, mode, JIT_K)
             device[mode] = total_sass(choice.answer)[0] / total_sass(choice.reference)[0] - 1
-        check = check_host_list(toolchain, [source], HOISTING, pass_plugins=[plugin_path()])
-        keeps = check.same_output and check.bytes_change < 0
+            reasons |= {_reason(why) for why in choice.tried.values() if why is not None}
+        check = check_host_list(toolchain, [source], HOISTING_PIPELINE, pass_plugins=[plugin_path()])
+        keeps = check.chosen == HOISTING_PIPELINE
         rows.append(
             [
                 source.stem,
@@ -59,12 +64,13 @@ def main() -> int:
                 str(len(choice.reference.kernels)),
                 f"{100 * device['static']:+.1f}%",
                 f"{100 * device['jit']:+.1f}%",
+                ", ".join(sorted(reasons)) or "-",
                 "hoisting" if keeps else "-O3",
                 f"{100 * check.bytes_change:+.1f}%" if keeps else "+0.0%",
                 "yes" if check.same_output else "NO",
             ]
         )
-        results.append({"program": source.stem, "device": device, "host": check.to_dict(), "host_hoists": keeps})
+        results.append({"program": source.stem, "device": device, "not_kept": sorted(reasons), "host": check.to_dict()})
     header = [
         "program",
         "split",

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from stitchopt.datasets.normalize import normalized_text
 from stitchopt.datasets.sources.ggml_cuda import GgmlCudaSource
 from stitchopt.errors import DatasetError, InputError, ToolchainError
 from stitchopt.labels.device import (
@@ -33,7 +34,10 @@ from stitchopt.models.device_model import FEATURE_SETS, DeviceModel, device_cost
 from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
 from stitchopt.toolchain.discovery import Toolchain
 
-KERNEL = "__global__ void acc(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] += 1.0f; }\n"
+KERNEL = (
+    "__device__ const char *where() { return __FILE__; }\n"
+    "__global__ void acc(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] += where()[0]; }\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -211,5 +215,7 @@ def test_ggml_cuda_source_builds_a_file_device_only_from_the_pinned_sdist(
     text = subprocess.run([toolchain.tool("llvm-dis"), "-", "-o", "-"], input=built.bitcode, capture_output=True).stdout
     assert b"nvptx64" in text and b"_Z3accPfi" in text
     assert not (cache / "llama-cpp-python-0.3.16-ggml" / "src" / "ggml-cpu").exists()  # only ggml-cuda is unpacked
+    assert b'c"ggml/src/ggml-cuda/acc.cu' in text  # __FILE__ without the cache's path: labels keyed by IR travel
+    assert str(tmp_path) not in normalized_text(toolchain, built.bitcode)
     with pytest.raises(DatasetError, match="not one of its units"):
         source.build("ggml-cuda", toolchain, tmp_path)

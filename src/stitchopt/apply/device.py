@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stitchopt.core import CompileOptions, IRModule
-from stitchopt.errors import StitchoptError
+from stitchopt.errors import InputError, StitchoptError
 from stitchopt.models.device_model import DeviceModel, kernel_features
 from stitchopt.toolchain.device import DeviceBuild, build_device, device_baseline, kernel_unit, kernels_of
 from stitchopt.toolchain.discovery import Toolchain
@@ -35,6 +35,8 @@ def choose_device_list(
     if mode not in DEVICE_MODES:
         raise ValueError(f"unknown device mode {mode!r}")
     kernels = kernels_of(toolchain, module.bitcode)
+    if not kernels:
+        raise InputError(f"{module.name}: no kernel in this device code: nothing to choose a list for")
     features = [
         kernel_features(
             toolchain,

@@ -63,14 +63,13 @@ from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import C_SUFFIXES, CXX_SUFFIXES, disassemble, load_module, module_from_bitcode
 from stitchopt.toolchain.llvm import passes_option as opt_passes_option
 from stitchopt.toolchain.offload import DIRECTIONS, OffloadConstruct, offload_constructs, openmp_host_ir
-from stitchopt.toolchain.offload_build import HOST_AS_DEVICE, HOST_BASELINE
+from stitchopt.toolchain.offload_build import HOISTING_PIPELINE, HOST_AS_DEVICE
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.strategies import STRATEGIES
 from stitchopt.validate.offload import HostListCheck, check_host_list
 
 PLUGIN_PASS_PREFIX = "stitchopt-"  # passes of stitchopt's pass plugin
-HOISTING_PIPELINE = f"{HOST_BASELINE},stitchopt-hoist-target-data"
 DEVICE_INPUT_HELP = (
     "A .cu file, a C/C++ file with OpenMP target regions, bench://kernels-v1/<family>[#<kernel>], an entry of a "
     "built device dataset (bench://ggml-cuda-v1/<file>.cu[#<kernel>]), or device IR (.ll/.bc for nvptx64)."
@@ -258,8 +257,7 @@ def optimize_command(
     }
     if run:
         check = _host_check(toolchain, Path(file), HOISTING_PIPELINE, list(run_arguments(run)), [])
-        keeps = check.same_output and check.bytes_change < 0
-        document["host"] = {"pipeline": HOISTING_PIPELINE if keeps else HOST_BASELINE, **check.to_dict()}
+        document["host"] = {"pipeline": check.chosen, **check.to_dict()}
     if ptx is not None:
         ptx.write_text(choice.answer.ptx)
     if json_output:
@@ -332,6 +330,13 @@ def labels_command(
             pool_size=pool,
             on_shard=written,
             on_skip=skipped,
+        )
+    if done.unsearched_train:
+        status_console.print(
+            f"warning: {done.unsearched_train} train kernels have no search (see above); the pool is made without "
+            "them, and a rerun that searches them changes it (and measures the matrix again)",
+            markup=False,
+            highlight=False,
         )
     console.print(
         f"{done.searched} kernels searched, {done.measured} measured with a pool of {len(done.pool)} lists: {output}",

@@ -18,7 +18,7 @@ import gzip
 import hashlib
 import json
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -129,12 +129,8 @@ def read_shards(directory: Path, stage: str, identity: dict[str, Any] | None = N
     """A stage's shards (of `identity` only, when given); one that does not parse is named and skipped."""
     found = []
     for path in sorted((directory / stage).glob("*.json.gz")):
-        try:
-            document = json.loads(gzip.decompress(path.read_bytes()))
-        except (OSError, ValueError, EOFError) as exc:
-            warnings.warn(f"{path}: cannot read this shard ({exc}); skipped", stacklevel=2)
-            continue
-        if identity is None or document.get("identity") == identity:
+        document = _read_or_warn(path)
+        if document is not None and (identity is None or document.get("identity") == identity):
             found.append(document)
     return found
 
@@ -215,15 +211,35 @@ def train_first(units: Sequence[KernelUnit]) -> list[KernelUnit]:
     return [unit for split in SPLIT_ORDER for unit in interleaved([u for u in units if u.split == split], family)]
 
 
-def pool_of(searches: Sequence[dict[str, Any]], train: set[str], size: int) -> list[str]:
-    """The kept bests of the searches of the kernels `train` (URIs: the train split as it is now, whatever a
-    shard recorded), the most often found first (ties: the pipeline's text), at most `size`: the lists every
-    kernel is then measured with."""
+def pool_of(searches: Mapping[str, dict[str, Any]], train: set[str], size: int) -> list[str]:
+    """The kept bests of the searches (by kernel URI) of the kernels `train` (the train split as it is now,
+    whatever a shard recorded), the most often found first (ties: the pipeline's text), at most `size`: the lists
+    every kernel is then measured with."""
     counts: dict[str, int] = {}
-    for document in searches:
-        if document["uri"] in train and document["pipeline"] is not None:
+    for uri, document in searches.items():
+        if uri in train and document["pipeline"] is not None:
             counts[document["pipeline"]] = counts.get(document["pipeline"], 0) + 1
     return sorted(counts, key=lambda p: (-counts[p], p))[:size]
+
+
+def matrix_identity(search_identity: Mapping[str, Any], pool: Sequence[str]) -> dict[str, Any]:
+    """What decides a matrix row beside its kernel: the tools' versions and the pool."""
+    digest = hashlib.sha256("\n".join(pool).encode()).hexdigest()[:16]
+    return {"llvm": search_identity["llvm"], "ptxas": search_identity["ptxas"], "pool": digest}
+
+
+def current_shards(
+    directory: Path, stage: str, units: Sequence[KernelUnit], identity: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """The stage's shards of `units` as they are now (their IR) under `identity`, by kernel URI; a shard that
+    does not parse is named and left out."""
+    found = {}
+    for unit in units:
+        path = shard_path(directory, stage, unit, dict(identity))
+        document = _read_or_warn(path) if path.exists() else None
+        if document is not None:
+            found[unit.uri] = document
+    return found
 
 
 @dataclass(frozen=True)
@@ -231,6 +247,7 @@ class DeviceLabelling:
     searched: int  # kernels searched by this call
     measured: int  # kernels measured with the pool by this call
     pool: list[str]
+    unsearched_train: int  # train kernels without a search (skipped): a rerun that searches them changes the pool
 
 
 def label_kernels(
@@ -263,23 +280,24 @@ def label_kernels(
         on_skip,
     )
     train = {unit.uri for unit in units if unit.split == "train"}
-    pool = pool_of(read_shards(directory, SEARCH, search_identity), train, pool_size)
-    pool_digest = hashlib.sha256("\n".join(pool).encode()).hexdigest()[:16]
-    pool_file = directory / f"pool-{pool_digest}.json.gz"
+    searches = current_shards(directory, SEARCH, units, search_identity)
+    pool = pool_of(searches, train, pool_size)
+    identity = matrix_identity(search_identity, pool)
+    pool_file = directory / f"pool-{identity['pool']}.json.gz"
     if not pool_file.exists():
-        write_shard(pool_file, {"pool": pool, "identity": search_identity})
+        write_shard(pool_file, {"pool": pool, "size": pool_size, "identity": search_identity})
         if on_shard is not None:
             on_shard(pool_file)
     measured = run_stage(
         ordered,
         directory,
         MATRIX,
-        {**versions, "pool": pool_digest},
+        identity,
         lambda unit: matrix_row(toolchain, unit, pool, evaluator.jobs),
         on_shard,
         on_skip,
     )
-    return DeviceLabelling(searched, measured, pool)
+    return DeviceLabelling(searched, measured, pool, len(train - set(searches)))
 
 
 @dataclass(frozen=True)
@@ -304,64 +322,61 @@ def labelled_sources(uris: Iterable[str]) -> list[str]:
     return sorted({SCHEME + uri.removeprefix(SCHEME).split("/", 1)[0] for uri in uris})
 
 
-def newest_pool(directory: Path) -> tuple[str, list[str], dict[str, Any]]:
-    """The pool most kernels were measured with: its id, lists and the searches' identity it came from."""
-    pools = {}
-    for path in sorted(directory.glob("pool-*.json.gz")):
-        try:
-            pools[path.name.removeprefix("pool-").removesuffix(".json.gz")] = _read(path)
-        except (OSError, ValueError, EOFError, KeyError) as exc:
-            warnings.warn(f"{path}: cannot read this pool ({exc}); skipped", stacklevel=2)
-    counts: dict[str, int] = {}
-    for row in read_shards(directory, MATRIX):
-        counts[row["identity"]["pool"]] = counts.get(row["identity"]["pool"], 0) + 1
-    measured = [p for p in counts if p in pools]
-    if not measured:
-        raise InputError(f"{directory}: no pool matrix yet; run `stitchopt gpu labels ... -o {directory}` to its end")
-    pool_id = max(measured, key=lambda p: (counts[p], p))
-    return pool_id, list(pools[pool_id]["pool"]), dict(pools[pool_id]["identity"])
-
-
 def labelled_uris(directory: Path) -> set[str]:
-    """The kernels the newest pool's matrix has."""
-    pool_id, _, _ = newest_pool(directory)
-    return {row["uri"] for row in read_shards(directory, MATRIX) if row["identity"]["pool"] == pool_id}
+    """Every kernel some matrix row of `directory` measured (to load their units)."""
+    return {row["uri"] for row in read_shards(directory, MATRIX)}
 
 
 def load_device_labels(directory: Path, units: Sequence[KernelUnit]) -> DeviceLabels:
-    """The newest pool's matrix for `units` (the kernels as the dataset has them now: a row whose kernel's IR
-    changed since it was measured is left out), with their searches. Warns when some of `units` are not
-    measured yet."""
-    pool_id, pool, search_identity = newest_pool(directory)
-    versions = {"llvm": search_identity["llvm"], "ptxas": search_identity["ptxas"]}
-    matrix_identity = {**versions, "pool": pool_id}
+    """The pool matrix of `units` as the dataset has them now: of the pools in `directory` that the current train
+    kernels' searches make (a pool from other searches, e.g. before a family moved out of train, is not one), the
+    one with the most rows; kernels with a row and a search, families and splits as they are now. Warns when some
+    of `units` are left out; InputError when no pool fits."""
+    train = {unit.uri for unit in units if unit.split == "train"}
+    chosen: tuple[list[str], dict[str, dict[str, Any]], dict[str, dict[str, Any]]] | None = None
+    for path in sorted(directory.glob("pool-*.json.gz")):
+        document = _read_or_warn(path)
+        if document is None:
+            continue
+        identity, pool = document.get("identity"), document.get("pool")
+        if not isinstance(identity, dict) or not isinstance(pool, list):
+            warnings.warn(f"{path}: not a pool file (no identity or pool); skipped", stacklevel=2)
+            continue
+        searches = current_shards(directory, SEARCH, units, identity)
+        if pool_of(searches, train, int(document.get("size", len(pool)))) != pool:
+            continue
+        rows = current_shards(directory, MATRIX, units, matrix_identity(identity, pool))
+        if chosen is None or len(rows) > len(chosen[2]):
+            chosen = (pool, searches, rows)
+    if chosen is None:
+        raise InputError(
+            f"{directory}: no pool matrix fits these kernels as they are now; "
+            f"run `stitchopt gpu labels ... -o {directory}` (it resumes what still fits)"
+        )
+    pool, searches, rows = chosen
+    uris = sorted(uri for uri in rows if uri in searches)
+    if len(uris) < len(units):
+        warnings.warn(
+            f"{directory}: {len(units) - len(uris)} of {len(units)} kernels have no search and row", stacklevel=2
+        )
     current = {unit.uri: unit for unit in units}
-    rows: dict[str, dict[str, Any]] = {}
-    for unit in units:
-        path = shard_path(directory, MATRIX, unit, matrix_identity)
-        if path.exists():
-            rows[unit.uri] = _read(path)
-    searches = {}
-    for unit in units:
-        path = shard_path(directory, SEARCH, unit, search_identity)
-        if path.exists():
-            searches[unit.uri] = _read(path)
-    missing = len(units) - len(rows)
-    if missing:
-        warnings.warn(f"{directory}: {missing} of {len(units)} kernels have no row in pool {pool_id}", stacklevel=2)
-    uris = sorted(rows)
     return DeviceLabels(
         uris,
         [current[uri].family for uri in uris],
         [current[uri].split for uri in uris],
         [rows[uri]["o3"] for uri in uris],
         [rows[uri]["lists"] for uri in uris],
-        [searches[uri]["best"] if uri in searches else None for uri in uris],
-        [searches[uri]["evaluations"] if uri in searches else 0 for uri in uris],
+        [searches[uri]["best"] for uri in uris],
+        [searches[uri]["evaluations"] for uri in uris],
         pool,
     )
 
 
-def _read(path: Path) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()))
+def _read_or_warn(path: Path) -> dict[str, Any] | None:
+    """A shard or pool file; None (and a warning naming it) when it does not parse."""
+    try:
+        document: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()))
+    except (OSError, ValueError, EOFError) as exc:
+        warnings.warn(f"{path}: cannot read this shard ({exc}); skipped", stacklevel=2)
+        return None
     return document

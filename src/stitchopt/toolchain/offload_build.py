@@ -27,6 +27,7 @@ from stitchopt.toolchain.process import run_tool
 HOST_AS_DEVICE = "x86_64-pc-linux-gnu"
 OFFLOAD_FLAGS = ("-fopenmp", f"-fopenmp-targets={HOST_AS_DEVICE}")
 HOST_BASELINE = "default<O3>"  # what clang -O3 runs on the host module
+HOISTING_PIPELINE = f"{HOST_BASELINE},stitchopt-hoist-target-data"  # -O3, then the plugin's pass keeping data
 BUILD_TIMEOUT_S = 300.0
 RUNTIME_LIBRARY = "libomptarget.so"
 # The pipeline given is the host's whole optimization: stitchopt's plugin adds no pass of its own to opt's

@@ -81,12 +81,19 @@ class HostListCheck:
         before = self.baseline.transfers.total_bytes
         return (self.candidate.transfers.total_bytes - before) / before if before else 0.0
 
+    @property
+    def chosen(self) -> str:
+        """The host pipeline to build with: the list where it copies fewer bytes with the same output, else -O3's."""
+        keep = self.same_output and self.bytes_change < 0
+        return self.candidate.pipeline if keep else self.baseline.pipeline
+
     def to_dict(self) -> dict[str, object]:
         return {
             "baseline": self.baseline.to_dict(),
             "candidate": self.candidate.to_dict(),
             "same_output": self.same_output,
             "bytes_change": self.bytes_change,
+            "chosen": self.chosen,
         }
 
 

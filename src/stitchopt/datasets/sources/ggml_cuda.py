@@ -110,7 +110,10 @@ class GgmlCudaSource:
             raise DatasetError(f"ggml-cuda: {unit}.cu is not one of its units")
         ggml = self._ggml_tree()
         source = ggml / "src" / "ggml-cuda" / f"{unit}.cu"
-        flags = [*FLAGS, "-I", str(ggml / "include"), "-I", str(ggml / "src"), "-I", str(STUB_DIR)]
+        # __FILE__ (in ggml's asserts) names the tree as "ggml/...": the IR, and the labels keyed by it, do not
+        # depend on where the cache is.
+        flags = [*FLAGS, f"-ffile-prefix-map={ggml}=ggml", "-I", str(ggml / "include"), "-I", str(ggml / "src")]
+        flags += ["-I", str(STUB_DIR)]
         try:
             bitcode = cuda_device_ir(toolchain, find_cuda(), source, flags=flags)
         except StitchoptError as exc:
