@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stitchopt.errors import StitchoptError
 from stitchopt.labels.device import kernel_units, labelled_sources, labelled_uris, load_device_labels
 from stitchopt.learning.device import Outcome, geomean_change, judge, stacked, train_device_model
 from stitchopt.learning.verification import UNVERIFIED_WIN_RATIO
@@ -46,7 +47,7 @@ def summary(outcomes: list[Outcome], search: list[Outcome]) -> list[str]:
     better = sum(o.better for o in outcomes)
     worse = sum(o.worse for o in outcomes)
     gain, reference = geomean_change(outcomes), geomean_change(search)
-    share = f"{100 * gain / reference:.0f}%" if reference < 0 else "-"
+    share = f"{100 * gain / reference:.0f}%" if reference < 0 and gain < 0 else "-"
     ruled = geomean_change([as_o3(o) if unverified(o) else o for o in outcomes])
     return [
         f"{better} ({100 * better / len(outcomes):.0f}%)",
@@ -124,4 +125,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except StitchoptError as exc:  # bad labels, a directory that cannot be written: one line, as the CLI says it
+        print(f"gpu_model.py: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -17,21 +17,29 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from stitchopt.datasets.kernels import kernel_sources
 from stitchopt.datasets.normalize import normalized_text
 from stitchopt.datasets.sources.ggml_cuda import GgmlCudaSource
 from stitchopt.errors import DatasetError, InputError, ToolchainError
+from stitchopt.features.base import Standardizer
 from stitchopt.labels.device import (
     MATRIX,
     SEARCH,
+    DeviceLabels,
     kernel_units,
     labelled_sources,
     labelled_uris,
     load_device_labels,
+    pool_of,
     read_shards,
 )
-from stitchopt.learning.device import family_folds, judge, stacked, train_device_model
+from stitchopt.learning.device import choose_by_folds, family_folds, judge, stacked, train_device_model
+from stitchopt.models.chooser import SoftmaxChooser
 from stitchopt.models.device_model import FEATURE_SETS, DeviceModel, device_costs, kernel_features, load_device_model
+from stitchopt.passes.catalogue import Catalogue, load_catalogue
+from stitchopt.passes.pipeline import pipeline_from_text
 from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
+from stitchopt.toolchain.device import cuda_device_ir
 from stitchopt.toolchain.discovery import Toolchain
 
 KERNEL = (
@@ -50,6 +58,11 @@ def cuda() -> CudaToolkit:
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env)
+
+
+@pytest.fixture(scope="module")
+def catalogue_device(toolchain: Toolchain) -> Catalogue:
+    return load_catalogue(toolchain, device=True)
 
 
 @pytest.fixture(scope="module")
@@ -73,34 +86,28 @@ def test_device_labels_resume_and_skip_a_broken_shard(
     assert len(searches) == 10 and {s["split"] for s in searches} == {"train", "validation", "test"}
     kept = [s for s in searches if s["pipeline"] is not None]
     assert all(s["best"]["sass"] <= s["o3"]["sass"] for s in kept)
-    loaded = load_device_labels(labels, kernel_units(toolchain, cuda, ["bench://kernels-v1"], per_file=1))
+    units = kernel_units(toolchain, cuda, ["bench://kernels-v1"], per_file=1)
+    loaded = load_device_labels(labels, units)
     assert len(loaded.uris) == 10 and 1 <= len(loaded.pool) <= 3
     assert all(len(row) == len(loaded.pool) for row in loaded.lists)
-    again = cli(
-        env,
-        "gpu",
-        "labels",
-        "bench://kernels-v1",
-        "-o",
-        str(labels),
-        "--per-file",
-        "1",
-        "--budget",
-        "12",
-        "--pool",
-        "3",
-    )
+    rerun = ("gpu", "labels", "bench://kernels-v1", "-o", str(labels), "--per-file", "1", "--budget", "12")
+    again = cli(env, *rerun, "--pool", "3")
     assert again.returncode == 0 and "0 kernels searched, 0 measured" in again.stdout
+
     broken = next((labels / MATRIX).glob("*.json.gz"))
-    saved = broken.read_bytes()
-    try:
-        broken.write_bytes(b"not gzip")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            assert len(read_shards(labels, MATRIX)) == 9
-        assert any(broken.name in str(w.message) for w in caught)
-    finally:
-        broken.write_bytes(saved)
+    broken.write_bytes(b"not gzip")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert len(read_shards(labels, MATRIX)) == 9 and len(load_device_labels(labels, units).uris) == 9
+    assert any(broken.name in str(w.message) for w in caught)
+    repaired = cli(env, *rerun, "--pool", "3")  # the broken shard is measured again, nothing else
+    assert repaired.returncode == 0 and "0 kernels searched, 1 measured" in repaired.stdout
+    assert len(load_device_labels(labels, units).uris) == 10
+
+
+def test_a_pipeline_stitchopt_printed_is_taken_back_as_it_is(catalogue_device: Catalogue) -> None:
+    printed = "always-inline,invalidate<all>,invalidate<globals-aa>,inliner-wrapper"  # no adaptor, as tuned lists print
+    assert pipeline_from_text(f"-passes={printed}", catalogue_device) == printed
 
 
 @pytest.mark.slow
@@ -143,6 +150,30 @@ def test_device_model_trains_saves_and_never_builds_a_worse_kernel(
             assert kernel["sass_bytes"] <= o3[name]["sass_bytes"] and kernel["registers"] <= o3[name]["registers"]
     assert document["device"]["kept_list"] == (len(document["builds"]) == 2)
     assert 1 <= len(document["device"]["tried"]) <= 3
+
+    source = tmp_path / "scaled.cu"
+    source.write_text("__global__ void scaled(float *x) { x[threadIdx.x] *= SCALE; }\n")
+    defined = cli(env, "gpu", "optimize", str(source), "--model", str(tmp_path / "model"), "--", "-DSCALE=3.0f")
+    assert defined.returncode == 0, defined.stderr
+    undefined = cli(env, "gpu", "optimize", str(source), "--model", str(tmp_path / "model"))
+    assert undefined.returncode == 2 and "SCALE" in undefined.stderr
+    ir = cli(
+        env,
+        "gpu",
+        "optimize",
+        "bench://kernels-v1/spmv",
+        "--model",
+        str(tmp_path / "model"),
+        "-o",
+        str(tmp_path / "c.ptx"),
+    )
+    assert ir.returncode == 0 and (tmp_path / "c.ptx").read_text().startswith("//")
+
+    device_ir = tmp_path / "scan.bc"
+    device_ir.write_bytes(cuda_device_ir(toolchain, cuda, kernel_sources()[2]))
+    other_arch = cli(env, "gpu", "measure", str(device_ir), "--arch", "sm_75")
+    assert other_arch.returncode == 2 and "--arch applies to source files" in other_arch.stderr
+    assert cli(env, "gpu", "measure", str(device_ir), "--arch", "sm_90").returncode == 0
 
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "config.json").write_text("{}")
@@ -219,3 +250,59 @@ def test_ggml_cuda_source_builds_a_file_device_only_from_the_pinned_sdist(
     assert str(tmp_path) not in normalized_text(toolchain, built.bitcode)
     with pytest.raises(DatasetError, match="not one of its units"):
         source.build("ggml-cuda", toolchain, tmp_path)
+
+
+def _labels(o3: list[dict[str, int]], lists: list[list[dict[str, int] | None]], pool: list[str]) -> DeviceLabels:
+    n = len(o3)
+    return DeviceLabels([f"k{i}" for i in range(n)], ["f"] * n, ["test"] * n, o3, lists, [None] * n, [80] * n, pool)
+
+
+def _m(sass: int, registers: int = 20, stack: int = 0) -> dict[str, int]:
+    return {"sass": sass, "registers": registers, "spilled": 0, "stack": stack}
+
+
+def test_judge_keeps_what_each_mode_builds() -> None:
+    labels = _labels([_m(100), _m(100)], [[_m(80, 24), _m(90), None], [None, _m(120), _m(70)]], ["a", "b", "c"])
+    order = {0: ["a", "b", None, "c"], 1: ["a", None, "b", "c"]}
+    methods = judge(order.__getitem__, labels, [0, 1])
+    static = methods["static"]
+    assert [o.built.sass for o in static] == [80, 200] and [o.worse for o in static] == [True, True]  # no backup
+    assert [o.built.sass for o in methods["static + backup"]] == [100, 100]  # -O3 kept: more registers; no build
+    assert [o.built.sass for o in methods["jit k=3"]] == [90, 70] and [o.compilations for o in methods["jit k=3"]] == [
+        4,
+        4,
+    ]
+    assert [o.compilations for o in methods["search"]] == [80, 80]
+
+
+def test_the_folds_break_ties_toward_the_simplest_way() -> None:
+    families = ["a", "a", "b", "b", "c", "c"]
+    features = {
+        name: np.random.default_rng(0).normal(size=(6, 3)) for name in ("autophase", "histogram", "func_properties")
+    }
+    costs = np.zeros((6, 3))  # nothing ever beats -O3: every way scores 0
+    (names, how), scores = choose_by_folds(features, costs, families)
+    assert how == "best single list" and set(scores.values()) == {0.0}
+    with pytest.raises(InputError, match="two families"):
+        choose_by_folds(features, costs, ["a"] * 6)
+
+
+def test_the_pool_comes_from_the_train_split_as_it_is_now() -> None:
+    searches = {
+        "k1": {"pipeline": "x", "split": "train"},
+        "k2": {"pipeline": "y", "split": "train"},
+        "k3": {"pipeline": "x", "split": "test"},
+    }
+    assert pool_of(searches, {"k1", "k3"}, 10) == ["x"]  # k2 moved out of train since its shard was written
+    assert pool_of(searches, {"k1", "k2", "k3"}, 1) == ["x"]  # the most often kept first
+
+
+def test_one_list_for_a_module_weighs_every_kernel() -> None:
+    chooser = SoftmaxChooser(
+        0.0, np.array([[2.0, -2.0, 0.0], [0.0, 0.0, 0.0]]), 1.0
+    )  # 1 feature + bias; lists a, b, -O3
+    model = DeviceModel(
+        ("a", "b"), ("autophase",), chooser, Standardizer(np.zeros(1), np.ones(1), log=False), "19", "c", {}
+    )
+    assert model.order(np.array([1.0]))[0] == "a" and model.order(np.array([-1.0]))[0] == "b"
+    assert model.order_module([np.array([1.0]), np.array([-3.0])])[0] == "b"  # b's loss on the first is smaller

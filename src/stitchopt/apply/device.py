@@ -9,9 +9,16 @@ from dataclasses import dataclass
 from stitchopt.core import CompileOptions, IRModule
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.models.device_model import DeviceModel, kernel_features
-from stitchopt.toolchain.device import DeviceBuild, build_device, device_baseline, kernel_unit, kernels_of
+from stitchopt.toolchain.device import (
+    DeviceBuild,
+    KernelMeasure,
+    build_device,
+    device_baseline,
+    kernel_unit,
+    kernels_of,
+)
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.tune.device import no_worse
+from stitchopt.tune.device import Measure
 
 DEVICE_MODES = ("static", "jit")
 
@@ -58,9 +65,11 @@ def choose_device_list(
         except StitchoptError as exc:
             tried[pipeline] = str(exc)
             continue
-        worse = [name for name, kernel in built.kernels.items() if not no_worse(kernel, o3.kernels[name])]
+        worse = [_worse(name, kernel, o3.kernels[name]) for name, kernel in built.kernels.items()]
+        worse = [line for line in worse if line]
         if worse:
-            tried[pipeline] = f"worse than -O3 in SASS, registers, spills or stack for {', '.join(worse)}"
+            more = f" and {len(worse) - 3} more kernels" if len(worse) > 3 else ""
+            tried[pipeline] = f"worse than -O3: {'; '.join(worse[:3])}{more}"
         elif total_sass(built) >= total_sass(best):
             tried[pipeline] = "no smaller than -O3" if best is o3 else f"no smaller than {best_pipeline}"
         else:
@@ -69,6 +78,17 @@ def choose_device_list(
                 tried[best_pipeline] = "a later list was smaller"
             best, best_pipeline = built, pipeline
     return DeviceChoice(best_pipeline, o3, best, tried)
+
+
+def _worse(name: str, kernel: KernelMeasure, reference: KernelMeasure) -> str:
+    """What is worse than -O3 in one kernel's build, with both numbers ('' when nothing is)."""
+    built, o3 = Measure.of(kernel), Measure.of(reference)
+    worse = [
+        f"{what} {getattr(o3, what)} -> {getattr(built, what)}"
+        for what in ("sass", "registers", "spilled", "stack")
+        if getattr(built, what) > getattr(o3, what)
+    ]
+    return f"{name} ({', '.join(worse)})" if worse else ""
 
 
 def total_sass(build: DeviceBuild) -> tuple[int, int]:

@@ -50,6 +50,7 @@ from stitchopt.toolchain.device import (
     DEVICE_TRIPLE,
     DeviceBuild,
     build_device,
+    check_arch,
     cuda_device_ir,
     device_arch,
     device_baseline,
@@ -74,6 +75,14 @@ DEVICE_INPUT_HELP = (
     "A .cu file, a C/C++ file with OpenMP target regions, bench://kernels-v1/<family>[#<kernel>], an entry of a "
     "built device dataset (bench://ggml-cuda-v1/<file>.cu[#<kernel>]), or device IR (.ll/.bc for nvptx64)."
 )
+ArchOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--arch", help=f"GPU architecture a source file is compiled for (sm_XX; default {DEFAULT_ARCH})."),
+]
+ClangArgs = Annotated[
+    Optional[list[str]],  # noqa: UP045
+    typer.Argument(help="Extra clang arguments for a source file (include paths, defines), after --."),
+]
 gpu_app = typer.Typer(
     help="GPU device code: measure pass lists against clang's -O3 device compile.", no_args_is_help=True
 )
@@ -86,18 +95,19 @@ def measure_command(
         Optional[str],  # noqa: UP045 (typer needs Optional on Python 3.10)
         passes_option("Flat list 'sroa,instcombine' or a pipeline to measure beside -O3 (device catalogue)"),
     ] = None,
-    arch: Annotated[str, typer.Option("--arch", help="GPU architecture of a .cu file (sm_XX).")] = DEFAULT_ARCH,
+    arch: ArchOption = None,
     ptx: Annotated[
         Optional[Path],  # noqa: UP045
         output_option("Write the PTX of the list (of -O3 without -p) here."),
     ] = None,
     json_output: JsonOption = False,
     llvm: LlvmOption = None,
+    clang_args: ClangArgs = None,
 ) -> None:
     """Per kernel: SASS bytes, registers, spills, stack and occupancy, for -O3 and the list."""
     toolchain = find_toolchain(llvm)
     cuda = find_cuda()
-    module, options = _device_input(toolchain, cuda, file, arch)
+    module, options = _device_input(toolchain, cuda, file, arch, clang_args or [])
     catalogue = load_catalogue(toolchain, device=True)
     reference = device_baseline(options)
     pipelines = {f"-{DEVICE_LEVEL}": reference.pipeline}
@@ -131,7 +141,7 @@ def tune_command(
     strategy: Annotated[str, typer.Option(help=f"One of {', '.join(STRATEGIES)}.")] = "local",
     seed: Annotated[int, typer.Option(min=0, help="Random seed; same seed + same cache = same result.")] = 0,
     no_minimize: Annotated[bool, typer.Option("--no-minimize", help="Report the best list as found.")] = False,
-    arch: Annotated[str, typer.Option("--arch", help="GPU architecture of a .cu file (sm_XX).")] = DEFAULT_ARCH,
+    arch: ArchOption = None,
     output: Annotated[
         Optional[Path],  # noqa: UP045
         output_option("Write the result (as --json prints it) here."),
@@ -142,6 +152,7 @@ def tune_command(
     backend: BackendOption = None,
     address: AddressOption = None,
     llvm: LlvmOption = None,
+    clang_args: ClangArgs = None,
 ) -> None:
     """Search a pass list that makes the kernels' code smaller than clang's -O3 device compile (ptxas's cubin),
     keeping every kernel; -O3 is the backup."""
@@ -149,7 +160,7 @@ def tune_command(
         raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     toolchain = find_toolchain(llvm)
     cuda = find_cuda()
-    module, options = _device_input(toolchain, cuda, file, arch)
+    module, options = _device_input(toolchain, cuda, file, arch, clang_args or [])
     catalogue = load_catalogue(toolchain, device=True)
     reference = device_baseline(options)
     start = printed_device_pipeline(toolchain, device_arch(options))
@@ -223,13 +234,14 @@ def optimize_command(
             "host CPU as the offload device (copies counted, output compared with -O3's)"
         ),
     ] = "",
-    arch: Annotated[str, typer.Option("--arch", help="GPU architecture of a source file (sm_XX).")] = DEFAULT_ARCH,
+    arch: ArchOption = None,
     ptx: Annotated[
         Optional[Path],  # noqa: UP045
         output_option("Write the chosen build's PTX here."),
     ] = None,
     json_output: JsonOption = False,
     llvm: LlvmOption = None,
+    clang_args: ClangArgs = None,
 ) -> None:
     """The device model's pass list for a GPU program (-O3 stays where it is no better); with --run, an OpenMP
     offload program's host pipeline too (data kept on the device where the run shows fewer copies and the same
@@ -241,7 +253,14 @@ def optimize_command(
     toolchain = find_toolchain(llvm)
     cuda = find_cuda()
     model = load_device_model(model_dir)
-    module, options = _device_input(toolchain, cuda, file, arch)
+    if model.llvm_version != toolchain.version_string:
+        status_console.print(
+            f"warning: the device model was trained with LLVM {model.llvm_version}, this is "
+            f"{toolchain.version_string}: its lists may not build or mean the same",
+            markup=False,
+            highlight=False,
+        )
+    module, options = _device_input(toolchain, cuda, file, arch, clang_args or [])
     with status_console.status(f"{file}: building the model's choice ({mode}) and -{DEVICE_LEVEL}"):
         choice = choose_device_list(toolchain, model, module, options, mode, k)
     reference = device_baseline(options).pipeline
@@ -256,7 +275,7 @@ def optimize_command(
         "tried": choice.tried,
     }
     if run:
-        check = _host_check(toolchain, Path(file), HOISTING_PIPELINE, list(run_arguments(run)), [])
+        check = _host_check(toolchain, Path(file), HOISTING_PIPELINE, list(run_arguments(run)), clang_args or [])
         document["host"] = {"pipeline": check.chosen, **check.to_dict()}
     if ptx is not None:
         ptx.write_text(choice.answer.ptx)
@@ -267,20 +286,26 @@ def optimize_command(
     for pipeline, reason in choice.tried.items():
         if reason is not None:
             console.print(f"not kept: {pipeline}: {reason}", markup=False, highlight=False, soft_wrap=True)
-    change = f"SASS {100 * (total_sass(choice.answer)[0] / total_sass(choice.reference)[0] - 1):+.2f}%"
+    (sass, registers), (o3_sass, o3_registers) = total_sass(choice.answer), total_sass(choice.reference)
+    change = f"SASS {100 * (sass / o3_sass - 1):+.2f}%, registers {o3_registers} -> {registers} (all kernels)"
     answer = f"'{opt_passes_option(choice.pipeline)}'" if choice.kept_list else f"-{DEVICE_LEVEL} stays the answer"
-    console.print(
-        f"device ({mode}): {change} vs -{DEVICE_LEVEL}: {answer}", markup=False, highlight=False, soft_wrap=True
-    )
+    say(f"device ({mode}): {change} vs -{DEVICE_LEVEL}: {answer}")
+    if choice.kept_list:
+        say(
+            "static measures (ptxas): less SASS can be slower code (e.g. a loop -O3 unrolls left rolled); "
+            "unverified until the kernels run on a GPU"
+        )
     if run:
         host = document["host"]
-        console.print(
+        say(
             f"host: bytes copied {100 * host['bytes_change']:+.2f}% vs -O3 with {HOISTING_PIPELINE}"
-            f"{'' if check.same_output else ' (OUTPUT DIFFERS)'}: use {host['pipeline']}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
+            f"{'' if check.same_output else ' (OUTPUT DIFFERS)'}: use {host['pipeline']}"
         )
+        if check.chosen == HOISTING_PIPELINE:
+            say(
+                "in clang: STITCHOPT_OFFLOAD=keep clang -O3 -fopenmp --offload-arch=... -foffload-lto "
+                "-fpass-plugin=$(stitchopt plugin path) (docs/gpu.md)"
+            )
 
 
 @gpu_app.command("labels")
@@ -330,6 +355,13 @@ def labels_command(
             pool_size=pool,
             on_shard=written,
             on_skip=skipped,
+        )
+    if not done.pool:
+        status_console.print(
+            "warning: no train kernel's search kept a list, so the pool is empty and no model can learn from these "
+            "labels: label more kernels (--per-file) or search longer (--budget)",
+            markup=False,
+            highlight=False,
         )
     if done.unsearched_train:
         status_console.print(
@@ -434,6 +466,11 @@ def _run_transfers(
         raise typer.Exit(NEGATIVE)
 
 
+def say(line: str) -> None:
+    """One line of a command's result, as written (no markup, no wrapping)."""
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 def _host_check(
     toolchain: Toolchain, file: Path, pipeline: str, args: list[str], clang_args: list[str]
 ) -> HostListCheck:
@@ -471,29 +508,40 @@ def _moved(moved: Any) -> str:
     return f"{moved['items']} ({moved['static_bytes']} B{sized})"
 
 
-def _device_input(toolchain: Toolchain, cuda: CudaToolkit, target: str, arch: str) -> tuple[IRModule, CompileOptions]:
+def _device_input(
+    toolchain: Toolchain, cuda: CudaToolkit, target: str, arch: str | None, clang_args: list[str]
+) -> tuple[IRModule, CompileOptions]:
     """The device module of a .cu file, of a C/C++ file's OpenMP target regions or of
-    `bench://kernels-v1/<family>[#<kernel>]` (compiled for `arch`), of device IR or of a built device dataset's
-    entry (`bench://ggml-cuda-v1/<file>.cu[#<kernel>]`, built for sm_90), and how clang would build it."""
+    `bench://kernels-v1/<family>[#<kernel>]` (compiled for `arch` with `clang_args`), of device IR or of a built
+    device dataset's entry (`bench://ggml-cuda-v1/<file>.cu[#<kernel>]`: built already, for sm_90), and how
+    clang would build it."""
     kernel = None
     if is_benchmark_uri(target) and not target.startswith(KERNELS_URI):
-        module = benchmark_module(toolchain, target)
-        if not is_device_triple(module.triple):
-            raise InputError(f"{target}: IR for {module.triple}, not GPU device code (nvptx64); use `stitchopt eval`")
-        return module, device_options(disassemble(toolchain, module.bitcode, module.name), cuda)
+        return _built_device_input(toolchain, cuda, target, benchmark_module(toolchain, target), arch, clang_args)
     if is_benchmark_uri(target):
         source, kernel = kernel_uri_source(target)
     else:
         source = Path(target)
-    if source.suffix in CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES:
-        compile_device = cuda_device_ir if source.suffix in CUDA_SUFFIXES else openmp_device_ir
-        bitcode = compile_device(toolchain, cuda, source, arch)
-        module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel) if kernel else bitcode, target)
-    else:
-        module = load_module(toolchain, source, [])
-        if not is_device_triple(module.triple):
-            raise InputError(f"{source}: IR for {module.triple}, not GPU device code (nvptx64); use `stitchopt eval`")
+    if source.suffix not in CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES:
+        return _built_device_input(toolchain, cuda, target, load_module(toolchain, source, []), arch, clang_args)
+    compile_device = cuda_device_ir if source.suffix in CUDA_SUFFIXES else openmp_device_ir
+    bitcode = compile_device(toolchain, cuda, source, arch or DEFAULT_ARCH, clang_args)
+    module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel) if kernel else bitcode, target)
     return module, device_options(disassemble(toolchain, module.bitcode, source.name), cuda)
+
+
+def _built_device_input(
+    toolchain: Toolchain, cuda: CudaToolkit, target: str, module: IRModule, arch: str | None, clang_args: list[str]
+) -> tuple[IRModule, CompileOptions]:
+    """Device IR as it is: its own sm_XX; --arch and clang arguments, which would change nothing, are refused."""
+    if not is_device_triple(module.triple):
+        raise InputError(f"{target}: IR for {module.triple}, not GPU device code (nvptx64); use `stitchopt eval`")
+    options = device_options(disassemble(toolchain, module.bitcode, module.name), cuda)
+    if arch is not None and check_arch(arch) != device_arch(options):
+        raise InputError(f"{target} is device IR for {device_arch(options)}: --arch applies to source files; drop it")
+    if clang_args:
+        raise InputError(f"{target} is device IR: clang arguments apply to source files; drop them")
+    return module, options
 
 
 def _document(

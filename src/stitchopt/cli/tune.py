@@ -307,7 +307,7 @@ def minimize_command(
     catalogue = load_catalogue(toolchain)
     names = tuple(split_top_level(passes))
     pipeline_from_text(passes, catalogue)  # refuses unknown or excluded names
-    if any(is_explicit_pipeline(name) for name in names):
+    if is_explicit_pipeline(passes):
         raise StitchoptError("minimize takes a flat list of catalogue passes, not a nested pipeline")
     parsed_objective = parse_objective(objective)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:

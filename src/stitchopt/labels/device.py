@@ -189,7 +189,7 @@ def run_stage(
     done = 0
     for unit in units:
         path = shard_path(directory, stage, unit, identity)
-        if path.exists():
+        if path.exists() and _read_or_warn(path) is not None:  # a broken shard is labelled again
             continue
         try:
             document = label(unit)

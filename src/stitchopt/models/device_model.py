@@ -5,8 +5,7 @@ and -O3, fitted to the cost of what it picks. On a GPU the chosen list is always
 when ptxas reports no kernel worse in SASS, registers, spilled bytes or stack (`apply/device.py`): -O3 is the
 backup. So a list's cost on a kernel is what the build keeps: its log SASS ratio to -O3 where it is smaller and
 no worse, 0 otherwise (-O3 is kept: a list that cannot build the kernel or is worse elsewhere costs a
-compilation, not a slower kernel). Trained for one compilation without the backup, the same chooser keeps -O3
-on every kernel: on the labelled kernels, each list loses somewhere it is not expected to.
+compilation, not a slower kernel).
 
 Features: the kernel's Autophase counts, or those beside its opcode/type histogram and LLVM's function
 properties (family folds choose: `learning/device.py`), of the kernel alone with the code it calls,
@@ -118,6 +117,8 @@ class DeviceModel(SavedModel):
                 "train one with `python benchmarks/gpu_model.py --save DIR`"
             )
         try:
+            if not isinstance(config["features"], list):
+                raise InputError(f"{directory}: a device model of an older stitchopt; train it again")
             lists = tuple(str(p) for p in config["lists"])
             names = tuple(str(n) for n in config["features"])
             weights = arrays["weights"]
@@ -134,9 +135,11 @@ class DeviceModel(SavedModel):
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{directory}: malformed device model ({exc!r}); train it again") from exc
         features = feature_count(names)
-        if weights.shape != (features + 1, len(lists) + 1) or model.standardizer.mean.shape != (features,):
+        fits = weights.shape == (features + 1, len(lists) + 1) and model.standardizer.mean.shape == (features,)
+        if not fits or not np.all(np.isfinite(weights)):
             raise InputError(
-                f"{directory}: malformed device model (its arrays do not fit {features} features and its lists)"
+                f"{directory}: malformed device model (its arrays are not finite or do not fit {features} features "
+                "and its lists); train it again"
             )
         return model
 

@@ -114,8 +114,9 @@ def split_top_level(text: str) -> list[str]:
 
 
 def is_explicit_pipeline(text: str) -> bool:
-    """Text with adaptors, e.g. `function(sroa)`, is taken verbatim; a flat list is nested for the user."""
-    return "(" in text
+    """Text with adaptors, e.g. `function(sroa)`, or a pipeline stitchopt printed (its elements separated by
+    ANALYSES_RESET, `tuned_pipeline`) is taken verbatim; a flat list is nested for the user."""
+    return "(" in text or ANALYSES_RESET in text
 
 
 def pipeline_from_text(text: str, catalogue: Catalogue) -> str:

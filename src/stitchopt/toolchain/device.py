@@ -108,10 +108,12 @@ def cuda_device_ir(
     return run.stdout
 
 
-def openmp_device_ir(toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: str = DEFAULT_ARCH) -> bytes:
+def openmp_device_ir(
+    toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: str = DEFAULT_ARCH, flags: Sequence[str] = ()
+) -> bytes:
     """Unoptimized device bitcode of a C/C++ file's OpenMP target regions for `arch`, as clang's `-O3` device
     compile of that file sees it (`--offload-device-only`): calls into the OpenMP device runtime stay external,
-    resolved when the program is linked."""
+    resolved when the program is linked. `flags`: the program's own (include paths, defines)."""
     require_nvptx(toolchain)
     if not source.is_file():
         raise InputError(f"{source}: no such file")
@@ -119,7 +121,7 @@ def openmp_device_ir(toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch
         raise ToolchainError(f"compiling {source.name} for a GPU needs CUDA's files: {CUDA_INSTALL_HINT}")
     driver = [toolchain.tool("clang"), "-fopenmp", f"--offload-arch={check_arch(arch)}", "--offload-device-only"]
     argv = frontend_command(
-        driver, DEVICE_LEVEL, flags=[f"--cuda-path={cuda.root}"], text=True, args=[str(source), "-o", "-"]
+        driver, DEVICE_LEVEL, flags=[f"--cuda-path={cuda.root}", *flags], text=True, args=[str(source), "-o", "-"]
     )
     # As text: clang's bitcode output of a device-only compile links the device runtime in, its -S does not.
     run = run_tool(argv, timeout=FRONTEND_TIMEOUT_S)
