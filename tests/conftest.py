@@ -23,6 +23,7 @@ from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import BACKEND_ENV, Evaluator
 from stitchopt.evaluation.native.pool import probe_native
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
+from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import load_module
 
@@ -84,6 +85,15 @@ def native_available(toolchain: Toolchain) -> None:
     reason = _native_unavailable(toolchain)
     if reason is not None:
         pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def cuda() -> CudaToolkit:
+    """The CUDA toolkit GPU tests measure with; they are skipped without one."""
+    try:
+        return find_cuda()
+    except ToolchainError as exc:
+        pytest.skip(f"{exc} (make test installs the gpu extra)")
 
 
 @pytest.fixture(scope="session")

@@ -45,14 +45,6 @@ DROPS_KERNELS = "module(internalize),globaldce"
 
 
 @pytest.fixture(scope="module")
-def cuda() -> CudaToolkit:
-    try:
-        return find_cuda()
-    except ToolchainError as exc:
-        pytest.skip(f"{exc} (make test installs the gpu extra)")
-
-
-@pytest.fixture(scope="module")
 def scan(toolchain: Toolchain, cuda: CudaToolkit) -> IRModule:
     return module_from_bitcode(toolchain, cuda_device_ir(toolchain, cuda, KERNELS["scan"]), "scan")
 

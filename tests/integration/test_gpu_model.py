@@ -20,7 +20,7 @@ import pytest
 from stitchopt.datasets.kernels import kernel_sources
 from stitchopt.datasets.normalize import normalized_text
 from stitchopt.datasets.sources.ggml_cuda import GgmlCudaSource
-from stitchopt.errors import DatasetError, InputError, ToolchainError
+from stitchopt.errors import DatasetError, InputError
 from stitchopt.features.base import Standardizer
 from stitchopt.labels.device import (
     MATRIX,
@@ -38,7 +38,7 @@ from stitchopt.models.chooser import SoftmaxChooser
 from stitchopt.models.device_model import FEATURE_SETS, DeviceModel, device_costs, kernel_features, load_device_model
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import pipeline_from_text
-from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
+from stitchopt.toolchain.cuda import CudaToolkit
 from stitchopt.toolchain.device import cuda_device_ir
 from stitchopt.toolchain.discovery import Toolchain
 
@@ -46,14 +46,6 @@ KERNEL = (
     "__device__ const char *where() { return __FILE__; }\n"
     "__global__ void acc(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] += where()[0]; }\n"
 )
-
-
-@pytest.fixture(scope="module")
-def cuda() -> CudaToolkit:
-    try:
-        return find_cuda()
-    except ToolchainError as exc:
-        pytest.skip(f"{exc} (make test installs the gpu extra)")
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
