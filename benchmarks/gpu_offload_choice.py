@@ -30,11 +30,15 @@ from stitchopt.toolchain.offload_build import HOISTING_PIPELINE
 from stitchopt.validate.offload import check_host_list
 
 JIT_K = 3
+MEASURES = ("sass", "registers", "spilled", "stack")
 
 
-def _reason(why: str) -> str:
-    """Why a list was not kept, without the kernel names (`apply.device.choose_device_list`'s words)."""
-    return why.split(" for ")[0]
+def _reasons(whys: list[str]) -> str:
+    """Why lists were not kept, in short: the measures they are worse in (`apply.device.choose_device_list` names
+    each with its kernel and numbers), and any other reason as given."""
+    worse = {m for why in whys for m in MEASURES if f"({m} " in why or f", {m} " in why}
+    others = sorted({why for why in whys if not why.startswith("worse than -O3")})
+    return ", ".join([*(["worse in " + "/".join(m for m in MEASURES if m in worse)] if worse else []), *others])
 
 
 def main() -> int:
@@ -50,11 +54,11 @@ def main() -> int:
         bitcode = openmp_device_ir(toolchain, cuda, source)
         module = module_from_bitcode(toolchain, bitcode, source.stem)
         options = device_options(disassemble(toolchain, bitcode, source.name), cuda)
-        device, reasons = {}, set()
+        device, reasons = {}, []
         for mode in ("static", "jit"):
             choice = choose_device_list(toolchain, model, module, options, mode, JIT_K)
             device[mode] = total_sass(choice.answer)[0] / total_sass(choice.reference)[0] - 1
-            reasons |= {_reason(why) for why in choice.tried.values() if why is not None}
+            reasons += [why for why in choice.tried.values() if why is not None]
         check = check_host_list(toolchain, [source], HOISTING_PIPELINE, pass_plugins=[plugin_path()])
         keeps = check.chosen == HOISTING_PIPELINE
         rows.append(
@@ -64,19 +68,20 @@ def main() -> int:
                 str(len(choice.reference.kernels)),
                 f"{100 * device['static']:+.1f}%",
                 f"{100 * device['jit']:+.1f}%",
-                ", ".join(sorted(reasons)) or "-",
+                _reasons(reasons) or "-",
                 "hoisting" if keeps else "-O3",
                 f"{100 * check.bytes_change:+.1f}%" if keeps else "+0.0%",
                 "yes" if check.same_output else "NO",
             ]
         )
-        results.append({"program": source.stem, "device": device, "not_kept": sorted(reasons), "host": check.to_dict()})
+        results.append({"program": source.stem, "device": device, "not_kept": reasons, "host": check.to_dict()})
     header = [
         "program",
         "split",
         "kernels",
         "device SASS static",
         f"jit k={JIT_K}",
+        "lists not kept",
         "host",
         "bytes copied",
         "same output",
