@@ -21,13 +21,10 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
-
 from stitchopt.errors import StitchoptError
-from stitchopt.labels.device import kernel_units, labelled_sources, labelled_uris, load_device_labels
-from stitchopt.learning.device import Outcome, geomean_change, judge, stacked, train_device_model
+from stitchopt.labels.device import labelled_kernels
+from stitchopt.learning.device import Outcome, geomean_change, judge, labelled_features, stacked, train_device_model
 from stitchopt.learning.verification import UNVERIFIED_WIN_RATIO
-from stitchopt.models.device_model import FEATURE_SETS, kernel_features
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.cuda import find_cuda
@@ -68,15 +65,8 @@ def main() -> int:
     args = parser.parse_args()
     began = time.monotonic()
     toolchain, cuda = find_toolchain(), find_cuda()
-    uris = labelled_uris(args.labels)
-    found = kernel_units(toolchain, cuda, labelled_sources(uris), only=uris)
-    labels = load_device_labels(args.labels, found)
-    units = {u.uri: u for u in found}
-    names = sorted({name for feature_set in FEATURE_SETS for name in feature_set})
-    features = {
-        name: np.vstack([kernel_features(toolchain, units[uri].module, [name]) for uri in labels.uris])
-        for name in names
-    }
+    labels, units = labelled_kernels(toolchain, cuda, args.labels)
+    features = labelled_features(toolchain, labels, units)
     catalogue = load_catalogue(toolchain, device=True)
     model, folds = train_device_model(labels, features, ["train"], toolchain.version_string, catalogue.identity)
     print(f"pool of {len(labels.pool)} lists; {model.trained_on}; family folds: {folds}", file=sys.stderr)
@@ -86,7 +76,8 @@ def main() -> int:
         from stitchopt.stitching.experts import TrainConfig
         from stitchopt.studies.device_stitching import device_expert_data, stitched_orders
 
-        modules = [units[uri].module for uri in labels.uris]
+        module_of = {unit.uri: unit.module for unit in units}
+        modules = [module_of[uri] for uri in labels.uris]
         stitched, members = stitched_orders(device_expert_data(toolchain, labels, modules), labels.pool, TrainConfig())
         print(f"stitched ensemble: {members}", file=sys.stderr)
         orders["stitched"] = stitched.__getitem__

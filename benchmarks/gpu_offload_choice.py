@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from stitchopt.apply.device import choose_device_list, total_sass
+from stitchopt.apply.device import choose_device_list, sass_and_registers
 from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_sources
 from stitchopt.models.device_model import load_device_model
@@ -57,7 +57,7 @@ def main() -> int:
         device, reasons = {}, []
         for mode in ("static", "jit"):
             choice = choose_device_list(toolchain, model, module, options, mode, JIT_K)
-            device[mode] = total_sass(choice.answer)[0] / total_sass(choice.reference)[0] - 1
+            device[mode] = sass_and_registers(choice.answer)[0] / sass_and_registers(choice.reference)[0] - 1
             reasons += [why for why in choice.tried.values() if why is not None]
         check = check_host_list(toolchain, [source], HOISTING_PIPELINE, pass_plugins=[plugin_path()])
         keeps = check.chosen == HOISTING_PIPELINE

@@ -27,15 +27,21 @@ from stitchopt.labels.device import (
     SEARCH,
     DeviceLabels,
     kernel_units,
-    labelled_sources,
-    labelled_uris,
+    labelled_kernels,
     load_device_labels,
     pool_of,
     read_shards,
 )
-from stitchopt.learning.device import choose_by_folds, family_folds, judge, stacked, train_device_model
+from stitchopt.learning.device import (
+    choose_by_folds,
+    family_folds,
+    judge,
+    labelled_features,
+    stacked,
+    train_device_model,
+)
 from stitchopt.models.chooser import SoftmaxChooser
-from stitchopt.models.device_model import FEATURE_SETS, DeviceModel, device_costs, kernel_features, load_device_model
+from stitchopt.models.device_model import DeviceModel, device_costs, load_device_model
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import pipeline_from_text
 from stitchopt.toolchain.cuda import CudaToolkit
@@ -107,14 +113,8 @@ def test_device_model_trains_saves_and_never_builds_a_worse_kernel(
     labelled: tuple[Path, dict[str, str]], toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path
 ) -> None:
     labels_dir, env = labelled
-    uris = labelled_uris(labels_dir)
-    found = kernel_units(toolchain, cuda, labelled_sources(uris), only=uris)
-    labels = load_device_labels(labels_dir, found)
-    units = {u.uri: u for u in found}
-    names = sorted({name for feature_set in FEATURE_SETS for name in feature_set})
-    features = {
-        n: np.vstack([kernel_features(toolchain, units[uri].module, [n]) for uri in labels.uris]) for n in names
-    }
+    labels, units = labelled_kernels(toolchain, cuda, labels_dir)
+    features = labelled_features(toolchain, labels, units)
     model, folds = train_device_model(labels, features, ["train"], toolchain.version_string, "test")
     assert model.trained_on["kernels"] == 6 and len(folds) == 7 and "best single list" in folds
     model.save(tmp_path / "model")

@@ -14,10 +14,11 @@ from stitchopt.toolchain.device import (
     KernelMeasure,
     build_device,
     device_baseline,
+    kernel_names,
     kernel_unit,
-    kernels_of,
 )
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import disassemble
 from stitchopt.tune.device import Measure
 
 DEVICE_MODES = ("static", "jit")
@@ -41,16 +42,14 @@ def choose_device_list(
     """The model's choice for `module` (all its kernels: one list builds them all)."""
     if mode not in DEVICE_MODES:
         raise ValueError(f"unknown device mode {mode!r}")
-    kernels = kernels_of(toolchain, module.bitcode)
+    text = disassemble(toolchain, module.bitcode, module.name)
+    kernels = kernel_names(text)
     if not kernels:
         raise InputError(f"{module.name}: no kernel in this device code: nothing to choose a list for")
+    units = [(kernel, kernel_unit(toolchain, module.bitcode, kernel, text)) for kernel in kernels]
     features = [
-        kernel_features(
-            toolchain,
-            IRModule(f"{module.name}#{kernel}", kernel_unit(toolchain, module.bitcode, kernel), module.triple),
-            model.features,
-        )
-        for kernel in kernels
+        kernel_features(toolchain, IRModule(f"{module.name}#{kernel}", unit, module.triple), model.features)
+        for kernel, unit in units
     ]
     order = model.order_module(features)
     lists = [p for p in order if p is not None]
@@ -70,7 +69,7 @@ def choose_device_list(
         if worse:
             more = f" and {len(worse) - 3} more kernels" if len(worse) > 3 else ""
             tried[pipeline] = f"worse than -O3: {'; '.join(worse[:3])}{more}"
-        elif total_sass(built) >= total_sass(best):
+        elif sass_and_registers(built) >= sass_and_registers(best):
             tried[pipeline] = "no smaller than -O3" if best is o3 else f"no smaller than {best_pipeline}"
         else:
             tried[pipeline] = None
@@ -83,14 +82,10 @@ def choose_device_list(
 def _worse(name: str, kernel: KernelMeasure, reference: KernelMeasure) -> str:
     """What is worse than -O3 in one kernel's build, with both numbers ('' when nothing is)."""
     built, o3 = Measure.of(kernel), Measure.of(reference)
-    worse = [
-        f"{what} {getattr(o3, what)} -> {getattr(built, what)}"
-        for what in ("sass", "registers", "spilled", "stack")
-        if getattr(built, what) > getattr(o3, what)
-    ]
+    worse = [f"{what} {getattr(o3, what)} -> {getattr(built, what)}" for what in built.worse_in(o3)]
     return f"{name} ({', '.join(worse)})" if worse else ""
 
 
-def total_sass(build: DeviceBuild) -> tuple[int, int]:
+def sass_and_registers(build: DeviceBuild) -> tuple[int, int]:
     """SASS bytes of all kernels, then their registers: what decides between lists no worse than -O3."""
     return sum(k.sass_bytes for k in build.kernels.values()), sum(k.resources.registers for k in build.kernels.values())

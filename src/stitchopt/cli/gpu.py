@@ -11,7 +11,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from stitchopt.apply.device import DEVICE_MODES, choose_device_list, total_sass
+from stitchopt.apply.device import DEVICE_MODES, choose_device_list, sass_and_registers
 from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.cli.options import (
     EXE,
@@ -206,16 +206,11 @@ def tune_command(
         return
     _print(document)
     if found.rejected:
-        console.print(f"kept -{DEVICE_LEVEL}: {found.rejected}", markup=False, highlight=False, soft_wrap=True)
+        say(f"kept -{DEVICE_LEVEL}: {found.rejected}")
     answer = (
         f"'{opt_passes_option(found.pipeline)}'" if found.passes is not None else f"-{DEVICE_LEVEL} stays the answer"
     )
-    console.print(
-        f"cubin {100 * (found.score - 1):+.2f}% vs -{DEVICE_LEVEL} after {found.run.evaluations} evaluations: {answer}",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
+    say(f"cubin {100 * (found.score - 1):+.2f}% vs -{DEVICE_LEVEL} after {found.run.evaluations} evaluations: {answer}")
 
 
 @gpu_app.command("optimize")
@@ -254,11 +249,9 @@ def optimize_command(
     cuda = find_cuda()
     model = load_device_model(model_dir)
     if model.llvm_version != toolchain.version_string:
-        status_console.print(
+        note(
             f"warning: the device model was trained with LLVM {model.llvm_version}, this is "
-            f"{toolchain.version_string}: its lists may not build or mean the same",
-            markup=False,
-            highlight=False,
+            f"{toolchain.version_string}: its lists may not build or mean the same"
         )
     module, options = _device_input(toolchain, cuda, file, arch, clang_args or [])
     with status_console.status(f"{file}: building the model's choice ({mode}) and -{DEVICE_LEVEL}"):
@@ -285,8 +278,8 @@ def optimize_command(
     _print(document)
     for pipeline, reason in choice.tried.items():
         if reason is not None:
-            console.print(f"not kept: {pipeline}: {reason}", markup=False, highlight=False, soft_wrap=True)
-    (sass, registers), (o3_sass, o3_registers) = total_sass(choice.answer), total_sass(choice.reference)
+            say(f"not kept: {pipeline}: {reason}")
+    (sass, registers), (o3_sass, o3_registers) = sass_and_registers(choice.answer), sass_and_registers(choice.reference)
     change = f"SASS {100 * (sass / o3_sass - 1):+.2f}%, registers {o3_registers} -> {registers} (all kernels)"
     answer = f"'{opt_passes_option(choice.pipeline)}'" if choice.kept_list else f"-{DEVICE_LEVEL} stays the answer"
     say(f"device ({mode}): {change} vs -{DEVICE_LEVEL}: {answer}")
@@ -332,13 +325,13 @@ def labels_command(
     committer = shard_committer(output) if commit else None
     units = kernel_units(toolchain, cuda, sources, per_file)
     catalogue = load_catalogue(toolchain, device=True)
-    status_console.print(f"{len(units)} kernels of {len({u.family for u in units})} families", highlight=False)
+    note(f"{len(units)} kernels of {len({u.family for u in units})} families")
 
     def skipped(unit: KernelUnit, reason: str) -> None:
-        status_console.print(f"{unit.uri}: {reason}; not labelled", markup=False, highlight=False)
+        note(f"{unit.uri}: {reason}; not labelled")
 
     def written(path: Path) -> None:
-        status_console.print(f"wrote {path}", markup=False, highlight=False)
+        note(f"wrote {path}")
         if committer is not None:
             committer(path)
 
@@ -357,24 +350,16 @@ def labels_command(
             on_skip=skipped,
         )
     if not done.pool:
-        status_console.print(
+        note(
             "warning: no train kernel's search kept a list, so the pool is empty and no model can learn from these "
-            "labels: label more kernels (--per-file) or search longer (--budget)",
-            markup=False,
-            highlight=False,
+            "labels: label more kernels (--per-file) or search longer (--budget)"
         )
     if done.unsearched_train:
-        status_console.print(
+        note(
             f"warning: {done.unsearched_train} train kernels have no search (see above); the pool is made without "
-            "them, and a rerun that searches them changes it (and measures the matrix again)",
-            markup=False,
-            highlight=False,
+            "them, and a rerun that searches them changes it (and measures the matrix again)"
         )
-    console.print(
-        f"{done.searched} kernels searched, {done.measured} measured with a pool of {len(done.pool)} lists: {output}",
-        markup=False,
-        highlight=False,
-    )
+    say(f"{done.searched} kernels searched, {done.measured} measured with a pool of {len(done.pool)} lists: {output}")
 
 
 @gpu_app.command("transfers")
@@ -456,12 +441,7 @@ def _run_transfers(
             verdict = f"bytes copied {100 * check.bytes_change:+.2f}% vs -O3; output identical"
         else:
             verdict = f"bytes copied {100 * check.bytes_change:+.2f}% vs -O3; OUTPUT DIFFERS: the list is rejected"
-        console.print(
-            f"list {pipeline}: {verdict}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        say(f"list {pipeline}: {verdict}")
     if not check.same_output:
         raise typer.Exit(NEGATIVE)
 
@@ -469,6 +449,11 @@ def _run_transfers(
 def say(line: str) -> None:
     """One line of a command's result, as written (no markup, no wrapping)."""
     console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def note(line: str) -> None:
+    """One line of status or warning on stderr, as written."""
+    status_console.print(line, markup=False, highlight=False)
 
 
 def _host_check(
@@ -575,7 +560,7 @@ def _print(document: dict[str, Any]) -> None:
     reference = document["builds"][0].get("kernels", {})
     for build in document["builds"]:
         if "error" in build:
-            console.print(f"{build['build']}: {build['error']}", markup=False, highlight=False, soft_wrap=True)
+            say(f"{build['build']}: {build['error']}")
             continue
         for name, k in build["kernels"].items():
             base = reference.get(name, {}).get("sass_bytes")

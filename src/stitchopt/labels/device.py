@@ -14,11 +14,10 @@ and built device datasets (`bench://ggml-cuda-v1`, split by the source's familie
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from stitchopt.datasets.normalize import normalized_sha256
 from stitchopt.datasets.uri import SCHEME
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.labels.labelset import read_gzip_json, write_gzip_json
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.cuda import CudaToolkit
 from stitchopt.toolchain.device import (
@@ -90,7 +90,7 @@ def kernel_units(
                 name = f"{uri}#{kernel}"
                 if only is not None and name not in only:
                     continue
-                unit = kernel_unit(toolchain, bitcode, kernel)
+                unit = kernel_unit(toolchain, bitcode, kernel, text)
                 module = module_from_bitcode(toolchain, unit, name)
                 ir = normalized_sha256(toolchain, unit)
                 found.append(KernelUnit(name, family, split, kernel, module, options, ir))
@@ -118,21 +118,10 @@ def shard_path(directory: Path, stage: str, unit: KernelUnit, identity: dict[str
     return directory / stage / f"{unit.uri.split('/')[-1].split('#')[0]}-{digest}.json.gz"
 
 
-def write_shard(path: Path, document: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_bytes(gzip.compress(json.dumps({"format": FORMAT, **document}, indent=1).encode(), mtime=0))
-    temporary.replace(path)
-
-
-def read_shards(directory: Path, stage: str, identity: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """A stage's shards (of `identity` only, when given); one that does not parse is named and skipped."""
-    found = []
-    for path in sorted((directory / stage).glob("*.json.gz")):
-        document = _read_or_warn(path)
-        if document is not None and (identity is None or document.get("identity") == identity):
-            found.append(document)
-    return found
+def read_shards(directory: Path, stage: str) -> list[dict[str, Any]]:
+    """A stage's shards; one that does not parse is named and skipped."""
+    found = (_read_or_warn(path) for path in sorted((directory / stage).glob("*.json.gz")))
+    return [document for document in found if document is not None]
 
 
 def search_kernel(
@@ -197,7 +186,7 @@ def run_stage(
             if on_skip is not None:
                 on_skip(unit, str(exc))
             continue
-        write_shard(path, {**document, "identity": identity})
+        write_gzip_json(path, {"format": FORMAT, **document, "identity": identity})
         done += 1
         if on_shard is not None:
             on_shard(path)
@@ -285,7 +274,7 @@ def label_kernels(
     identity = matrix_identity(search_identity, pool)
     pool_file = directory / f"pool-{identity['pool']}.json.gz"
     if not pool_file.exists():
-        write_shard(pool_file, {"pool": pool, "size": pool_size, "identity": search_identity})
+        write_gzip_json(pool_file, {"format": FORMAT, "pool": pool, "size": pool_size, "identity": search_identity})
         if on_shard is not None:
             on_shard(pool_file)
     measured = run_stage(
@@ -317,14 +306,13 @@ class DeviceLabels:
         return [i for i, split in enumerate(self.splits) if split in splits]
 
 
-def labelled_sources(uris: Iterable[str]) -> list[str]:
-    """The sources (`bench://<dataset>`) that labelled kernels come from, for `kernel_units`."""
-    return sorted({SCHEME + uri.removeprefix(SCHEME).split("/", 1)[0] for uri in uris})
-
-
-def labelled_uris(directory: Path) -> set[str]:
-    """Every kernel some matrix row of `directory` measured (to load their units)."""
-    return {row["uri"] for row in read_shards(directory, MATRIX)}
+def labelled_kernels(toolchain: Toolchain, cuda: CudaToolkit, directory: Path) -> tuple[DeviceLabels, list[KernelUnit]]:
+    """A label directory as a model learns from it: the labels (`load_device_labels`) of the kernels its matrix
+    rows measured, and those kernels' units as the datasets have them now."""
+    uris = {row["uri"] for row in read_shards(directory, MATRIX)}
+    sources = sorted({SCHEME + uri.removeprefix(SCHEME).split("/", 1)[0] for uri in uris})
+    units = kernel_units(toolchain, cuda, sources, only=uris)
+    return load_device_labels(directory, units), units
 
 
 def load_device_labels(directory: Path, units: Sequence[KernelUnit]) -> DeviceLabels:
@@ -375,8 +363,7 @@ def load_device_labels(directory: Path, units: Sequence[KernelUnit]) -> DeviceLa
 def _read_or_warn(path: Path) -> dict[str, Any] | None:
     """A shard or pool file; None (and a warning naming it) when it does not parse."""
     try:
-        document: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()))
-    except (OSError, ValueError, EOFError) as exc:
-        warnings.warn(f"{path}: cannot read this shard ({exc}); skipped", stacklevel=2)
+        return read_gzip_json(path, "cannot read this shard")
+    except InputError as exc:
+        warnings.warn(f"{exc}; skipped", stacklevel=2)
         return None
-    return document

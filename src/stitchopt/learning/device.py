@@ -16,10 +16,11 @@ import numpy as np
 
 from stitchopt.errors import InputError
 from stitchopt.features.base import Standardizer
-from stitchopt.labels.device import DeviceLabels
+from stitchopt.labels.device import DeviceLabels, KernelUnit
 from stitchopt.models.chooser import PENALTIES, SoftmaxChooser
-from stitchopt.models.device_model import FEATURE_SETS, DeviceModel, device_costs
+from stitchopt.models.device_model import FEATURE_SETS, DeviceModel, device_costs, representation_outputs
 from stitchopt.models.ranker import geomean_change as ranker_geomean
+from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.tune.device import Measure
 
 FOLDS = 5
@@ -51,6 +52,14 @@ WAYS: tuple[Way, ...] = (
     (FEATURE_SETS[0], BEST_SINGLE_LIST),
     *((names, penalty) for names in FEATURE_SETS for penalty in sorted(PENALTIES, reverse=True)),
 )  # simplest first: ties go to the earlier
+
+
+def labelled_features(toolchain: Toolchain, labels: DeviceLabels, units: Sequence[KernelUnit]) -> dict[str, np.ndarray]:
+    """Every representation of FEATURE_SETS for each labelled kernel: kernels (rows as `labels`) x features."""
+    names = sorted({name for feature_set in FEATURE_SETS for name in feature_set})
+    module = {unit.uri: unit.module for unit in units}
+    rows = [representation_outputs(toolchain, module[uri], names) for uri in labels.uris]
+    return {name: np.vstack([row[name] for row in rows]) for name in names}
 
 
 def stacked(features: Mapping[str, np.ndarray], names: Sequence[str]) -> np.ndarray:

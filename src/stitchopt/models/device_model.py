@@ -30,6 +30,7 @@ from stitchopt.features.module import FeatureModule
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.directory import SavedModel, read_model_directory, save_model_directory, stamp
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.tune.device import MEASURES
 
 KIND = "device-chooser"
 FORMAT = 1
@@ -40,10 +41,15 @@ Measured = dict[str, int]  # a `tune.device.Measure` as a label shard stores it:
 FEATURE_SETS = (("autophase",), DEFAULT_NAMES)  # what family folds choose between
 
 
-def kernel_features(toolchain: Toolchain, module: IRModule, names: Sequence[str]) -> np.ndarray:
-    """What the model reads of a kernel (its unit: the kernel alone): the representations `names`, concatenated."""
+def representation_outputs(toolchain: Toolchain, module: IRModule, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Each representation `names` of a kernel (its unit: the kernel alone), from one disassembly."""
     view = FeatureModule.from_bytes(toolchain, module.bitcode, module.name)
-    return np.concatenate([np.asarray(representation(name, 1).extract(view)) for name in names])
+    return {name: np.asarray(representation(name, 1).extract(view)) for name in names}
+
+
+def kernel_features(toolchain: Toolchain, module: IRModule, names: Sequence[str]) -> np.ndarray:
+    """What the model reads of a kernel: the representations `names`, concatenated."""
+    return np.concatenate(list(representation_outputs(toolchain, module, names).values()))
 
 
 def feature_count(names: Sequence[str]) -> int:
@@ -56,7 +62,7 @@ def device_ratios(o3: Sequence[Measured], lists: Sequence[Sequence[Measured | No
     ratios = np.full((len(o3), len(lists[0]) if lists else 0), np.inf)
     for i, (reference, row) in enumerate(zip(o3, lists, strict=True)):
         for j, built in enumerate(row):
-            if built is not None and all(built[k] <= reference[k] for k in ("registers", "spilled", "stack")):
+            if built is not None and all(built[k] <= reference[k] for k in MEASURES if k != "sass"):
                 ratios[i, j] = built["sass"] / reference["sass"]
     return ratios
 
@@ -75,19 +81,23 @@ class DeviceModel(SavedModel):
     standardizer: Standardizer
     llvm_version: str
     catalogue: str
-    trained_on: dict[str, Any]  # label directory, kernels, families: what the model card shows
+    trained_on: dict[str, Any]  # kernels, families, splits and the way chosen: what the model card shows
 
     def order(self, features: np.ndarray) -> list[str | None]:
         """Every choice for one kernel (its `kernel_features`), likeliest right first; None is -O3."""
         scores = self.chooser.order(self.standardizer.transform(features)[None, :])[0]
-        return [None if j == len(self.lists) else self.lists[j] for j in np.argsort(scores, kind="stable")]
+        return self._named(np.argsort(scores, kind="stable"))
 
     def order_module(self, kernels: Sequence[np.ndarray]) -> list[str | None]:
         """One order for a module of several kernels (one list builds them all): by the summed log-probability
         of each choice over its kernels."""
         rows = self.standardizer.transform(np.vstack(kernels))
         summed = np.log(np.maximum(self.chooser.probabilities(rows), 1e-12)).sum(axis=0)
-        return [None if j == len(self.lists) else self.lists[j] for j in np.argsort(-summed, kind="stable")]
+        return self._named(np.argsort(-summed, kind="stable"))
+
+    def _named(self, columns: np.ndarray) -> list[str | None]:
+        """The chooser's columns as pipelines; its last column, -O3, as None."""
+        return [None if j == len(self.lists) else self.lists[j] for j in columns]
 
     def _config(self) -> dict[str, Any]:
         return {

@@ -184,11 +184,12 @@ def kernel_names(ir_text: str) -> list[str]:
     return sorted({name.strip('"') for name in found})
 
 
-def kernel_unit(toolchain: Toolchain, bitcode: bytes, kernel: str) -> bytes:
+def kernel_unit(toolchain: Toolchain, bitcode: bytes, kernel: str, text: str | None = None) -> bytes:
     """The module with `kernel` as its only kernel: the other kernels become internal and are deleted, with the
     internal code only they use; every other symbol keeps its linkage, so -O3 builds the kernel as in the whole
-    file (checked in tests/integration/test_gpu.py::test_ptxas_report_and_sass_sizes)."""
-    text = _text(toolchain, bitcode)
+    file (checked in tests/integration/test_gpu.py::test_ptxas_report_and_sass_sizes). `text`: the module's
+    disassembly, when the caller has it (one per module, not one per kernel)."""
+    text = text if text is not None else _text(toolchain, bitcode)
     others = set(kernel_names(text)) - {kernel}
     if kernel not in kernel_names(text):
         raise InputError(f"no kernel {kernel!r} in this module (kernels: {', '.join(sorted(others)) or 'none'})")

@@ -37,6 +37,9 @@ class DeviceTuning:
     rejected: str | None = None  # why the search's best was not kept
 
 
+MEASURES = ("sass", "registers", "spilled", "stack")  # a Measure's fields, in the order results name them
+
+
 @dataclass(frozen=True)
 class Measure:
     """A kernel as one list builds it: what the search, the labels and the device model compare."""
@@ -51,13 +54,12 @@ class Measure:
         r = kernel.resources
         return cls(kernel.sass_bytes, r.registers, r.spill_store_bytes + r.spill_load_bytes, r.stack_bytes)
 
+    def worse_in(self, reference: Measure) -> list[str]:
+        """The measures (of MEASURES) this build is worse in than `reference`."""
+        return [what for what in MEASURES if getattr(self, what) > getattr(reference, what)]
+
     def no_worse_than(self, reference: Measure) -> bool:
-        return (
-            self.sass <= reference.sass
-            and self.registers <= reference.registers
-            and self.spilled <= reference.spilled
-            and self.stack <= reference.stack
-        )
+        return not self.worse_in(reference)
 
     def better_than(self, reference: Measure) -> bool:
         """No worse anywhere and smaller or with fewer registers: a kernel the list improves."""
