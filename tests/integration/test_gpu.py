@@ -14,6 +14,7 @@ import pytest
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import EvalStatus, IRModule
 from stitchopt.datasets.kernels import FAMILY_SPLITS, kernel_sources, offload_sources
+from stitchopt.datasets.normalize import normalized_sha256
 from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import load_catalogue
@@ -30,6 +31,7 @@ from stitchopt.toolchain.device import (
     kernel_unit,
     openmp_device_ir,
     printed_device_pipeline,
+    without_file_ids,
 )
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import SASS_WORD, object_sizes, read_sections
@@ -130,6 +132,35 @@ def test_ptxas_report_and_sass_sizes(toolchain: Toolchain, cuda: CudaToolkit, sc
     sizes = object_sizes(built.cubin)  # the kernels' parameter banks are not counted
     assert sizes.text_bytes == sum(k.sass_bytes for k in built.kernels.values())
     assert not any(name.startswith(".nv.constant0.") for name in sizes.sections)
+
+
+def test_an_openmp_region_alone_builds_as_in_its_program_with_names_of_any_checkout(
+    toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path
+) -> None:
+    """OpenMP regions as label units: each alone (the other regions and their annotations deleted: left null,
+    they crash openmp-opt) builds as in the whole program, named without the file IDs clang puts in region
+    names; a copy of the file elsewhere (another inode) gives other names but the same units."""
+    source = OMP_PROGRAMS["stencil"]
+    copy = tmp_path / source.name
+    copy.write_bytes(source.read_bytes())
+    units: list[dict[str, str]] = []
+    names: list[list[str]] = []
+    for path in (source, copy):
+        bitcode = openmp_device_ir(toolchain, cuda, path)
+        text = disassemble(toolchain, bitcode, path.name)
+        options = device_options(text, cuda)
+        whole = build_device(toolchain, bitcode, "default<O3>", options)
+        units.append({})
+        names.append(kernel_names(text))
+        for name in names[-1]:
+            unit = kernel_unit(toolchain, bitcode, without_file_ids(name), text)
+            alone = build_device(toolchain, unit, "default<O3>", options)
+            assert alone.kernels == {name: whole.kernels[name]}
+            units[-1][without_file_ids(name)] = normalized_sha256(toolchain, unit)
+    assert sorted(units[0]) == [
+        f"__omp_offloading_{f}" for f in ("jacobi_l23", "jacobi_resident_l32", "jacobi_sweep_l12")
+    ]
+    assert units[0] == units[1] and not set(names[0]) & set(names[1])
 
 
 @pytest.mark.parametrize(

@@ -140,6 +140,32 @@ def test_gpu_transfers_run_on_the_stencil_program(plugin: Path) -> None:
     assert json.loads(doctor.stdout)["gpu"]["offload_runs"]["library"].endswith("libomptarget.so")
 
 
+def test_gpu_optimize_keeps_host_data_where_the_pass_proves_it_and_a_run_confirms(plugin: Path) -> None:
+    """The host side of `gpu optimize`: statically, the hoisting pipeline where the pass keeps something (its
+    remarks with their lines, what it refuses with why), -O3 where it keeps nothing (histogram: no loop of
+    launches); with --run, kept only after the run copies fewer bytes with the same output."""
+    try:
+        find_cuda()
+    except ToolchainError as exc:
+        pytest.skip(f"{exc} (make test installs the gpu extra)")
+    cli = [sys.executable, "-m", "stitchopt", "gpu", "optimize", "--json"]
+    static = subprocess.run([*cli, str(STENCIL)], capture_output=True, text=True, check=True)
+    host = json.loads(static.stdout)["host"]
+    assert host["pipeline"] == HOISTING and "bytes_change" not in host and host["not_kept"] == []
+    assert host["kept"] == [
+        f"stencil.c:{line}: kept 2 mapped array(s) on the device across the loop: next grid" for line in (21, 30)
+    ]
+    ran = subprocess.run([*cli, str(STENCIL), "--run", "{exe}"], capture_output=True, text=True, check=True)
+    host = json.loads(ran.stdout)["host"]
+    assert host["pipeline"] == HOISTING and host["same_output"] and host["bytes_change"] < -0.8
+    histogram = STENCIL.with_name("histogram.c")
+    nothing = subprocess.run([*cli, str(histogram), "--run", "{exe}"], capture_output=True, text=True, check=True)
+    assert json.loads(nothing.stdout)["host"] == {"pipeline": HOST_BASELINE, "kept": [], "not_kept": []}
+    loops = subprocess.run([*cli[:-1], str(LOOPS)], capture_output=True, text=True, check=True).stdout
+    assert "host: offload_loops.c:25: kept 1 mapped array(s) on the device across the loop: d" in loops
+    assert "host: not kept: offload_loops.c:25: target data stays per launch: the host uses c in the loop" in loops
+
+
 def test_every_family_has_an_openmp_program_that_prints_its_expected_output(
     toolchain: Toolchain, plugin: Path, tmp_path: Path
 ) -> None:

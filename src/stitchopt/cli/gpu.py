@@ -64,7 +64,7 @@ from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import C_SUFFIXES, CXX_SUFFIXES, disassemble, load_module, module_from_bitcode
 from stitchopt.toolchain.llvm import passes_option as opt_passes_option
 from stitchopt.toolchain.offload import DIRECTIONS, OffloadConstruct, offload_constructs, openmp_host_ir
-from stitchopt.toolchain.offload_build import HOISTING_PIPELINE, HOST_AS_DEVICE
+from stitchopt.toolchain.offload_build import HOISTING_PIPELINE, HOST_AS_DEVICE, hoisting_report
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.strategies import STRATEGIES
@@ -225,8 +225,8 @@ def optimize_command(
     run: Annotated[
         str,
         run_option(
-            "For a C/C++ offload program: also choose its host pipeline, by building and running it with the "
-            "host CPU as the offload device (copies counted, output compared with -O3's)"
+            "For a C/C++ offload program: check the host pipeline in a run, with the host CPU as the offload "
+            "device (copies counted, output compared with -O3's)"
         ),
     ] = "",
     arch: ArchOption = None,
@@ -238,9 +238,9 @@ def optimize_command(
     llvm: LlvmOption = None,
     clang_args: ClangArgs = None,
 ) -> None:
-    """The device model's pass list for a GPU program (-O3 stays where it is no better); with --run, an OpenMP
-    offload program's host pipeline too (data kept on the device where the run shows fewer copies and the same
-    output)."""
+    """The device model's pass list for a GPU program (-O3 stays where it is no better); for an OpenMP offload
+    program, its host pipeline too (data kept on the device where the hoisting pass proves the program cannot
+    tell; with --run, only where a run copies fewer bytes with the same output)."""
     if mode not in DEVICE_MODES:
         raise InputError(f"unknown mode {mode!r}: use one of {', '.join(DEVICE_MODES)}")
     if run and Path(file).suffix not in C_SUFFIXES | CXX_SUFFIXES:
@@ -267,9 +267,13 @@ def optimize_command(
         "kept_list": choice.kept_list,
         "tried": choice.tried,
     }
-    if run:
-        check = _host_check(toolchain, Path(file), HOISTING_PIPELINE, list(run_arguments(run)), clang_args or [])
-        document["host"] = {"pipeline": check.chosen, **check.to_dict()}
+    check = None
+    if Path(file).suffix in C_SUFFIXES | CXX_SUFFIXES:
+        hoisting = hoisting_report(toolchain, Path(file), plugin_path(), clang_args or [])
+        document["host"] = {"pipeline": hoisting.pipeline, "kept": hoisting.kept, "not_kept": hoisting.not_kept}
+        if run and hoisting.kept:
+            check = _host_check(toolchain, Path(file), HOISTING_PIPELINE, list(run_arguments(run)), clang_args or [])
+            document["host"].update(check.to_dict(), pipeline=check.chosen)
     if ptx is not None:
         ptx.write_text(choice.answer.ptx)
     if json_output:
@@ -288,17 +292,31 @@ def optimize_command(
             "static measures (ptxas): less SASS can be slower code (e.g. a loop -O3 unrolls left rolled); "
             "unverified until the kernels run on a GPU"
         )
-    if run:
-        host = document["host"]
+    if "host" in document:
+        _say_host(document["host"], check)
+
+
+def _say_host(host: dict[str, Any], check: HostListCheck | None) -> None:
+    """The host side's lines: what the hoisting pass keeps and why not elsewhere, then the run's count."""
+    for remark in host["not_kept"]:
+        say(f"host: not kept: {remark}")
+    for remark in host["kept"]:
+        say(f"host: {remark}")
+    if not host["kept"]:
+        say("host: no loop of launches whose data can stay on the device: -O3 stays the answer")
+        return
+    if check is None:
+        say(f"host (static): use {HOISTING_PIPELINE}; --run '{EXE} ARGS' counts the copies and checks the output")
+    else:
         say(
-            f"host: bytes copied {100 * host['bytes_change']:+.2f}% vs -O3 with {HOISTING_PIPELINE}"
-            f"{'' if check.same_output else ' (OUTPUT DIFFERS)'}: use {host['pipeline']}"
+            f"host (run): bytes copied {100 * check.bytes_change:+.2f}% vs -O3 with {HOISTING_PIPELINE}"
+            f"{'' if check.same_output else ' (OUTPUT DIFFERS)'}: use {check.chosen}"
         )
-        if check.chosen == HOISTING_PIPELINE:
-            say(
-                "in clang: STITCHOPT_OFFLOAD=keep clang -O3 -fopenmp --offload-arch=... -foffload-lto "
-                "-fpass-plugin=$(stitchopt plugin path) (docs/gpu.md)"
-            )
+    if host["pipeline"] == HOISTING_PIPELINE:
+        say(
+            "in clang: STITCHOPT_OFFLOAD=keep clang -O3 -fopenmp --offload-arch=... -foffload-lto "
+            "-fpass-plugin=$(stitchopt plugin path) (docs/gpu.md)"
+        )
 
 
 @gpu_app.command("labels")

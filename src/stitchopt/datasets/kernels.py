@@ -4,7 +4,8 @@ PolyBench or HeCBench (held out for evaluation). `bench://kernels-v1/<family>` n
 `bench://kernels-v1/<family>#<kernel>` one kernel of it (the kernel alone: `toolchain.device.kernel_unit`).
 `kernels_v1/omp/<family>.c` are OpenMP target versions of every family (whole programs that map data, each
 with a main that makes its inputs and prints a checksum of its results; `omp/expected.json` holds what each
-prints), in their family's split."""
+prints), in their family's split: `bench://kernels-v1/omp/<family>[#<region>]` (a region named without the
+file IDs clang puts in it, `__omp_offloading_<function>_l<line>`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from stitchopt.errors import DatasetError, InputError
 KERNEL_DIR = Path(__file__).with_name("kernels_v1")
 KERNELS_DATASET, KERNELS_VERSION = "kernels", 1
 KERNELS_URI = f"bench://{KERNELS_DATASET}-v{KERNELS_VERSION}/"
+OPENMP_PREFIX = "omp/"  # bench://kernels-v1/omp/<family>: the family's OpenMP program
 FAMILY_SPLITS = {
     "stencil": "train",
     "reduction": "train",
@@ -54,13 +56,17 @@ def offload_expected_output(source: Path) -> str:
 
 
 def kernel_uri_source(text: str) -> tuple[Path, str | None]:
-    """The CUDA file a `bench://kernels-v1/<family>[#<kernel>]` URI names, and the kernel (None: all)."""
+    """The file a `bench://kernels-v1/[omp/]<family>[#<kernel>]` URI names (CUDA, or with `omp/` the OpenMP
+    program), and the kernel (None: all)."""
     uri = BenchmarkUri.parse(text)
+    form = f"bench://{KERNELS_DATASET}-v{KERNELS_VERSION}/[{OPENMP_PREFIX}]<family>[#<kernel>]"
     if (uri.dataset, uri.version) != (KERNELS_DATASET, KERNELS_VERSION):
-        raise DatasetError(f"{text}: GPU kernels are bench://{KERNELS_DATASET}-v{KERNELS_VERSION}/<family>[#<kernel>]")
-    family, separator, kernel = uri.name.partition(FUNCTION_SEPARATOR)
+        raise DatasetError(f"{text}: GPU kernels are {form}")
+    name, separator, kernel = uri.name.partition(FUNCTION_SEPARATOR)
     if separator and not kernel:
         raise DatasetError(f"{text}: no kernel after {FUNCTION_SEPARATOR!r}; name one, or drop it for the whole file")
+    family = name.removeprefix(OPENMP_PREFIX)
     if family not in FAMILY_SPLITS:
         raise DatasetError(f"{text}: no kernel family {family!r}; the families are {', '.join(FAMILY_SPLITS)}")
-    return KERNEL_DIR / f"{family}.cu", kernel or None
+    source = KERNEL_DIR / "omp" / f"{family}.c" if name.startswith(OPENMP_PREFIX) else KERNEL_DIR / f"{family}.cu"
+    return source, kernel or None

@@ -10,6 +10,7 @@ import hashlib
 import re
 
 from stitchopt.errors import DatasetError
+from stitchopt.toolchain.device import without_file_ids
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
 
@@ -19,7 +20,8 @@ _DEFINE_RE = re.compile(r'^define [^@]*@("[^"]+"|[-a-zA-Z$._0-9]+)\(', re.MULTIL
 
 
 def normalized_text(toolchain: Toolchain, bitcode: bytes) -> str:
-    """The module without debug info, module-level named metadata, local value names and file names."""
+    """The module without debug info, module-level named metadata, local value names and file names (nor
+    OpenMP regions' file IDs)."""
     run = run_tool(
         [
             toolchain.tool("opt"),
@@ -36,7 +38,7 @@ def normalized_text(toolchain: Toolchain, bitcode: bytes) -> str:
     )
     if run.returncode != 0:
         raise DatasetError(f"cannot normalize IR: {run.stderr_tail(200).strip()}")
-    return _VOLATILE_LINE_RE.sub("", run.stdout.decode(errors="replace"))
+    return without_file_ids(_VOLATILE_LINE_RE.sub("", run.stdout.decode(errors="replace")))
 
 
 def normalized_sha256(toolchain: Toolchain, bitcode: bytes) -> str:

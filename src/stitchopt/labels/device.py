@@ -8,8 +8,10 @@ Two stages, as on the host:
   them. A model learns from the matrix; the searches give the pool and the reference a model is judged against.
 
 A kernel is a unit of its own (the file's other kernels deleted: `toolchain.device.kernel_unit`), named
-`bench://<dataset>/<file>#<kernel>`. Sources: the project's kernels (`bench://kernels-v1`, split by family)
-and built device datasets (`bench://ggml-cuda-v1`, split by the source's families).
+`bench://<dataset>/<file>#<kernel>`. Sources: the project's kernels (`bench://kernels-v1`, split by family: the
+CUDA files and the OpenMP programs' target regions, `bench://kernels-v1/omp/<family>#__omp_offloading_<function>
+_l<line>`, without the file IDs clang puts in their names) and built device datasets (`bench://ggml-cuda-v1`,
+split by the source's families).
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from typing import Any
 
 from stitchopt.core import CompileOptions, IRModule
 from stitchopt.datasets.benchmarks import dataset_benchmarks, interleaved
-from stitchopt.datasets.kernels import FAMILY_SPLITS, KERNELS_URI, kernel_sources
+from stitchopt.datasets.kernels import (
+    FAMILY_SPLITS,
+    KERNELS_URI,
+    OPENMP_PREFIX,
+    kernel_sources,
+    offload_sources,
+)
 from stitchopt.datasets.normalize import normalized_sha256
 from stitchopt.datasets.uri import SCHEME
 from stitchopt.errors import InputError, StitchoptError
@@ -40,6 +48,8 @@ from stitchopt.toolchain.device import (
     device_options,
     kernel_names,
     kernel_unit,
+    openmp_device_ir,
+    without_file_ids,
 )
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble, load_module, module_from_bitcode
@@ -78,6 +88,14 @@ def kernel_units(
             files = [
                 (KERNELS_URI + p.stem, p.stem, FAMILY_SPLITS[p.stem], cuda_device_ir(toolchain, cuda, p))
                 for p in kernel_sources()
+            ] + [
+                (
+                    KERNELS_URI + OPENMP_PREFIX + p.stem,
+                    p.stem,
+                    FAMILY_SPLITS[p.stem],
+                    openmp_device_ir(toolchain, cuda, p),
+                )
+                for p in offload_sources()
             ]
         else:
             files = [
@@ -87,7 +105,7 @@ def kernel_units(
             text = disassemble(toolchain, bitcode, uri)
             options = device_options(text, cuda)
             for kernel in _spread(kernel_names(text), per_file):
-                name = f"{uri}#{kernel}"
+                name = f"{uri}#{without_file_ids(kernel)}"
                 if only is not None and name not in only:
                     continue
                 unit = kernel_unit(toolchain, bitcode, kernel, text)

@@ -57,6 +57,10 @@ _PTX_DEFINITION_RE = re.compile(
 )
 _PTX_NAME_RE = re.compile(r"[A-Za-z_$][\w$]*")
 _PTX_COMMENT_RE = re.compile(r"//[^\n]*")
+_ANNOTATIONS_RE = re.compile(r"^!nvvm\.annotations = !\{([^}]*)\}$", re.MULTILINE)
+# clang names an OpenMP target region `__omp_offloading_<device>_<file>_<function>_l<line>`, the first two the
+# source file's device and inode numbers: another checkout of the same file gives other names.
+_OFFLOAD_FILE_ID_RE = re.compile(r"__omp_offloading_[0-9a-f]+_[0-9a-f]+_")
 
 
 def is_device_triple(triple: str) -> bool:
@@ -187,15 +191,41 @@ def kernel_names(ir_text: str) -> list[str]:
 def kernel_unit(toolchain: Toolchain, bitcode: bytes, kernel: str, text: str | None = None) -> bytes:
     """The module with `kernel` as its only kernel: the other kernels become internal and are deleted, with the
     internal code only they use; every other symbol keeps its linkage, so -O3 builds the kernel as in the whole
-    file (checked in tests/integration/test_gpu.py::test_ptxas_report_and_sass_sizes). `text`: the module's
-    disassembly, when the caller has it (one per module, not one per kernel)."""
+    file (checked in tests/integration/test_gpu.py::test_ptxas_report_and_sass_sizes). In OpenMP device code
+    their `!nvvm.annotations` go too: left null, they crash openmp-opt (LLVM 19), which reads every kernel's
+    there (CUDA's go through bitcode: text would lose the use-list order, which can change code). `text`: the
+    module's disassembly, when the caller has it (one per module, not one per kernel). An OpenMP region may be
+    named without its file IDs (`without_file_ids`)."""
     text = text if text is not None else _text(toolchain, bitcode)
-    others = set(kernel_names(text)) - {kernel}
-    if kernel not in kernel_names(text):
+    names = kernel_names(text)
+    kernel = next((name for name in names if without_file_ids(name) == without_file_ids(kernel)), kernel)
+    others = set(names) - {kernel}
+    if kernel not in names:
         raise InputError(f"no kernel {kernel!r} in this module (kernels: {', '.join(sorted(others)) or 'none'})")
     external = (name.strip('"') for name in _EXTERNAL_SYMBOL_RE.findall(text))
     flags = ["-internalize-public-api-list=" + ",".join(name for name in external if name not in others)]
-    return _run(opt_command(toolchain.tool("opt"), "internalize,globaldce", flags=flags), bitcode, "opt")
+    module = _without_annotations_of(text, others).encode() if _OPENMP_DEVICE_FLAG in text else bitcode
+    return _run(opt_command(toolchain.tool("opt"), "internalize,globaldce", flags=flags), module, "opt")
+
+
+def _without_annotations_of(text: str, kernels: set[str]) -> str:
+    """Module text whose `!nvvm.annotations` list no longer names the entries of `kernels`."""
+    nodes = {
+        match.group(1)
+        for match in re.finditer(r'^(![0-9]+) = (?:distinct )?!\{ptr @("[^"]+"|[^,\s]+),', text, re.MULTILINE)
+        if match.group(2).strip('"') in kernels
+    }
+
+    def kept(match: re.Match[str]) -> str:
+        return "!nvvm.annotations = !{" + ", ".join(n for n in match.group(1).split(", ") if n not in nodes) + "}"
+
+    return _ANNOTATIONS_RE.sub(kept, text)
+
+
+def without_file_ids(text: str) -> str:
+    """A kernel name or device IR without what depends on where the source file lies (OpenMP regions' file
+    IDs): the same in every checkout."""
+    return _OFFLOAD_FILE_ID_RE.sub("__omp_offloading_", text)
 
 
 def ptx_entries(ptx: str) -> list[str]:

@@ -14,7 +14,9 @@ compiles and links the result, its linker wrapper building the device code.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.diagnostics import first_error
@@ -30,6 +32,7 @@ HOST_BASELINE = "default<O3>"  # what clang -O3 runs on the host module
 HOISTING_PIPELINE = f"{HOST_BASELINE},stitchopt-hoist-target-data"  # -O3, then the plugin's pass keeping data
 BUILD_TIMEOUT_S = 300.0
 RUNTIME_LIBRARY = "libomptarget.so"
+_REMARK_RE = re.compile(r"^remark: (?P<file>\S+?):(?P<line>\d+):\d+: (?P<message>.*)$")  # line 0: not known
 # The pipeline given is the host's whole optimization: stitchopt's plugin adds no pass of its own to opt's
 # default<O3> even where the user's environment asks clang to (STITCHOPT_OFFLOAD=keep).
 _OPT_ENV = {**os.environ, "STITCHOPT_OFFLOAD": "off"}
@@ -50,6 +53,41 @@ def offload_host_module(toolchain: Toolchain, source: Path, extra_args: Sequence
     """Unoptimized host bitcode of a C/C++ file, its target regions compiled for the host as the device and
     embedded."""
     return openmp_front_end(toolchain, source, OFFLOAD_FLAGS, extra_args)
+
+
+@dataclass(frozen=True)
+class HoistingReport:
+    """What the hoisting pass does to a program, read from its optimization remarks (`file:line: message`)."""
+
+    kept: tuple[str, ...]  # loops whose mapped arrays it keeps on the device
+    not_kept: tuple[str, ...]  # loops of launches it leaves as they are, with why
+
+    @property
+    def pipeline(self) -> str:
+        """The host pipeline to build with, decided statically: the hoisting one where it keeps something (its
+        rules admit only what the program cannot tell), else -O3's."""
+        return HOISTING_PIPELINE if self.kept else HOST_BASELINE
+
+
+def hoisting_report(toolchain: Toolchain, source: Path, plugin: Path, extra_args: Sequence[str] = ()) -> HoistingReport:
+    """The hoisting pipeline run on `source`'s host module as a run would build it, with line tables (for the
+    remarks' locations; they change no decision) and the pass's remarks."""
+    module = offload_host_module(toolchain, source, ["-gline-tables-only", *extra_args])
+    flags = [f"-load-pass-plugin={plugin}", "-pass-remarks=stitchopt", "-pass-remarks-missed=stitchopt"]
+    run = run_tool(
+        opt_command(toolchain.tool("opt"), HOISTING_PIPELINE, flags=flags, args=["-o", os.devnull]),
+        stdin=module,
+        env=_OPT_ENV,
+        timeout=BUILD_TIMEOUT_S,
+    )
+    if run.returncode != 0:
+        raise ToolchainError(f"{source}: the hoisting pipeline failed: {first_error(run.stderr_text)}")
+    kept: dict[str, None] = {}  # (ordered sets: the pass may report a loop once per function that holds it)
+    not_kept: dict[str, None] = {}
+    for match in filter(None, map(_REMARK_RE.match, run.stderr_text.splitlines())):
+        where = f"{Path(match['file']).name}:{match['line']}: " if match["line"] != "0" else ""
+        (kept if match["message"].startswith("kept ") else not_kept)[where + match["message"]] = None
+    return HoistingReport(tuple(kept), tuple(not_kept))
 
 
 def build_offload_program(
