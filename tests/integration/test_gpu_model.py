@@ -33,6 +33,7 @@ from stitchopt.labels.device import (
     read_shards,
 )
 from stitchopt.learning.device import (
+    EVERY_LIST,
     choose_by_folds,
     family_folds,
     judge,
@@ -269,6 +270,8 @@ def test_judge_keeps_what_each_mode_builds() -> None:
         4,
     ]
     assert [o.compilations for o in methods["search"]] == [80, 80]
+    everything = methods[EVERY_LIST]  # the ceiling: every list of the pool tried, whatever the order
+    assert [o.built.sass for o in everything] == [90, 70] and [o.compilations for o in everything] == [4, 4]
 
 
 def test_the_folds_break_ties_toward_the_simplest_way() -> None:

@@ -25,6 +25,7 @@ from stitchopt.tune.device import Measure
 
 FOLDS = 5
 JIT_KS = (3, 10)
+EVERY_LIST = "every pool list"  # the ceiling of any way of choosing from the pool
 BEST_SINGLE_LIST = "best single list"
 
 
@@ -144,9 +145,10 @@ def judge(
     """Each method on each kernel of `rows`, from the matrix (no new builds), given a model's order of choices
     for a kernel (`order_of(row)`: pool lists and None for -O3, likeliest right first): static (the top choice
     alone: not offered, reported to show why the backup is needed), static + backup (it and -O3, the one no worse
-    kept: static mode), jit k (the top k lists and -O3), and the kernel's own search (its kept best, else -O3)."""
-    methods: dict[str, list[Outcome]] = {"static": [], "static + backup": []}
-    methods.update({f"jit k={k}": [] for k in JIT_KS})
+    kept: static mode), jit k (the top k lists and -O3), every pool list (what any way of choosing from this
+    pool can reach at most), and the kernel's own search (its kept best, else -O3)."""
+    tries = {**{f"jit k={k}": k for k in JIT_KS}, EVERY_LIST: len(labels.pool)}
+    methods: dict[str, list[Outcome]] = {"static": [], "static + backup": [], **{name: [] for name in tries}}
     methods["search"] = []
     for i in rows:
         o3 = Measure(**labels.o3[i])
@@ -159,11 +161,11 @@ def judge(
         methods["static"].append(Outcome(alone or failed, o3, 1))
         kept = alone if alone is not None and alone.no_worse_than(o3) else o3
         methods["static + backup"].append(Outcome(kept, o3, 1 if top is None else 2))
-        for k in JIT_KS:
+        for name, k in tries.items():
             tried = [p for p in order if p is not None][:k]
             candidates = [m for m in (measured[p] for p in tried) if m is not None and m.no_worse_than(o3)]
             smallest = min([o3, *candidates], key=lambda m: (m.sass, m.registers))
-            methods[f"jit k={k}"].append(Outcome(smallest, o3, len(tried) + 1))
+            methods[name].append(Outcome(smallest, o3, len(tried) + 1))
         found = labels.searched[i]
         methods["search"].append(Outcome(Measure(**found) if found else o3, o3, labels.evaluations[i]))
     return methods
