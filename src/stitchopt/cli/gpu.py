@@ -322,7 +322,11 @@ def _say_host(host: dict[str, Any], check: HostListCheck | None) -> None:
 @gpu_app.command("labels")
 def labels_command(
     sources: Annotated[
-        list[str], typer.Argument(help="bench://kernels-v1 and built device datasets (bench://ggml-cuda-v1).")
+        list[str],
+        typer.Argument(
+            help="bench://kernels-v1 (the project's CUDA kernels and OpenMP programs' target regions) and built "
+            "device datasets (bench://ggml-cuda-v1)."
+        ),
     ],
     output: Annotated[Path, output_option("The label directory (shards are added to it).", directory=True)],
     per_file: Annotated[int, typer.Option(min=1, help="At most this many kernels of a file.")] = 8,
