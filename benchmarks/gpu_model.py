@@ -23,7 +23,15 @@ from pathlib import Path
 
 from stitchopt.errors import StitchoptError
 from stitchopt.labels.device import labelled_kernels
-from stitchopt.learning.device import Outcome, geomean_change, judge, labelled_features, stacked, train_device_model
+from stitchopt.learning.device import (
+    EVERY_LIST,
+    Outcome,
+    geomean_change,
+    judge,
+    labelled_features,
+    stacked,
+    train_device_model,
+)
 from stitchopt.learning.verification import UNVERIFIED_WIN_RATIO
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
@@ -90,6 +98,8 @@ def main() -> int:
                 continue  # the stitched experts stop and are chosen on it: not held out for them
             judged = judge(order_of, labels, rows)
             search = judged.pop("search")
+            if name == "stitched":
+                del judged[EVERY_LIST]  # the same for every way of choosing: shown once, with the chooser
             methods.update({f"{name} {method}" if len(orders) > 1 else method: o for method, o in judged.items()})
         methods["search"] = search
         for name, outcomes in methods.items():

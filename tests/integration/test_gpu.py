@@ -161,6 +161,12 @@ def test_an_openmp_region_alone_builds_as_in_its_program_with_names_of_any_check
         f"__omp_offloading_{f}" for f in ("jacobi_l23", "jacobi_resident_l32", "jacobi_sweep_l12")
     ]
     assert units[0] == units[1] and not set(names[0]) & set(names[1])
+    hexlike = tmp_path / "hexlike.c"  # a function whose name reads like file IDs: named as given, not stripped again
+    hexlike.write_text("void add_2d(float *x) {\n#pragma omp target map(tofrom: x[:8])\n  x[0] += 1;\n}\n")
+    bitcode = openmp_device_ir(toolchain, cuda, hexlike)
+    (name,) = kernel_names(disassemble(toolchain, bitcode, hexlike.name))
+    assert without_file_ids(name) == "__omp_offloading_add_2d_l2"
+    assert kernel_unit(toolchain, bitcode, "__omp_offloading_add_2d_l2")  # found, not "no kernel"
 
 
 @pytest.mark.parametrize(

@@ -270,8 +270,13 @@ def test_judge_keeps_what_each_mode_builds() -> None:
         4,
     ]
     assert [o.compilations for o in methods["search"]] == [80, 80]
-    everything = methods[EVERY_LIST]  # the ceiling: every list of the pool tried, whatever the order
-    assert [o.built.sass for o in everything] == [90, 70] and [o.compilations for o in everything] == [4, 4]
+
+
+def test_every_pool_list_is_tried_whatever_the_order() -> None:
+    labels = _labels([_m(100)], [[_m(120), None, _m(95), _m(60)]], ["a", "b", "c", "d"])
+    methods = judge(lambda _row: ["a", None], labels, [0])  # an order that offers one list, worse than -O3
+    assert methods["jit k=3"][0].built.sass == 100 and methods["jit k=3"][0].compilations == 2
+    assert methods[EVERY_LIST][0].built.sass == 60 and methods[EVERY_LIST][0].compilations == 5
 
 
 def test_the_folds_break_ties_toward_the_simplest_way() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from stitchopt.cc.plugin_files import plugin_path
+from stitchopt.cli.main import exit_status
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_expected_output, offload_sources
 from stitchopt.errors import ToolchainError
 from stitchopt.toolchain.cuda import find_cuda
@@ -140,7 +141,7 @@ def test_gpu_transfers_run_on_the_stencil_program(plugin: Path) -> None:
     assert json.loads(doctor.stdout)["gpu"]["offload_runs"]["library"].endswith("libomptarget.so")
 
 
-def test_gpu_optimize_keeps_host_data_where_the_pass_proves_it_and_a_run_confirms(plugin: Path) -> None:
+def test_gpu_optimize_keeps_host_data_where_the_pass_proves_it_and_a_run_confirms(plugin: Path, tmp_path: Path) -> None:
     """The host side of `gpu optimize`: statically, the hoisting pipeline where the pass keeps something (its
     remarks with their lines, what it refuses with why), -O3 where it keeps nothing (histogram: no loop of
     launches); with --run, kept only after the run copies fewer bytes with the same output."""
@@ -149,7 +150,10 @@ def test_gpu_optimize_keeps_host_data_where_the_pass_proves_it_and_a_run_confirm
     except ToolchainError as exc:
         pytest.skip(f"{exc} (make test installs the gpu extra)")
     cli = [sys.executable, "-m", "stitchopt", "gpu", "optimize", "--json"]
-    static = subprocess.run([*cli, str(STENCIL)], capture_output=True, text=True, check=True)
+    spaced = tmp_path / "a dir" / STENCIL.name  # remarks name the file as clang was given it
+    spaced.parent.mkdir()
+    spaced.write_bytes(STENCIL.read_bytes())
+    static = subprocess.run([*cli, str(spaced)], capture_output=True, text=True, check=True)
     host = json.loads(static.stdout)["host"]
     assert host["pipeline"] == HOISTING and "bytes_change" not in host and host["not_kept"] == []
     assert host["kept"] == [
@@ -164,6 +168,33 @@ def test_gpu_optimize_keeps_host_data_where_the_pass_proves_it_and_a_run_confirm
     loops = subprocess.run([*cli[:-1], str(LOOPS)], capture_output=True, text=True, check=True).stdout
     assert "host: offload_loops.c:25: kept 1 mapped array(s) on the device across the loop: d" in loops
     assert "host: not kept: offload_loops.c:25: target data stays per launch: the host uses c in the loop" in loops
+
+
+def test_gpu_optimize_keeps_the_device_answer_when_the_host_side_cannot_be_chosen(
+    plugin: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No pass plugin (an install without the C++ part): the host side says why it has no choice and -O3 stays;
+    the device answer is still given (exit 0), and with --run, what was asked cannot be done (exit 2, one line)."""
+    try:
+        find_cuda()
+    except ToolchainError as exc:
+        pytest.skip(f"{exc} (make test installs the gpu extra)")
+
+    def missing() -> Path:
+        raise ToolchainError("stitchopt's pass plugin is not built: run `make`")
+
+    monkeypatch.setattr("stitchopt.cli.gpu.plugin_path", missing)
+    histogram = str(STENCIL.with_name("histogram.c"))
+    assert exit_status(["gpu", "optimize", histogram, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["device"]["pipeline"] and document["host"] == {
+        "pipeline": HOST_BASELINE,
+        "error": "stitchopt's pass plugin is not built: run `make`",
+    }
+    assert exit_status(["gpu", "optimize", histogram, "--run", "{exe}"]) == 2
+    said = capsys.readouterr()
+    assert "device (static):" in said.out and "host: not chosen (stitchopt's pass plugin is not built" in said.out
+    assert said.err == "stitchopt: error: stitchopt's pass plugin is not built: run `make`\n"
 
 
 def test_every_family_has_an_openmp_program_that_prints_its_expected_output(

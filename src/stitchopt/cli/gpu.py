@@ -11,7 +11,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from stitchopt.apply.device import DEVICE_MODES, choose_device_list, sass_and_registers
+from stitchopt.apply.device import DEVICE_MODES, DeviceChoice, choose_device_list, sass_and_registers
 from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.cli.options import (
     EXE,
@@ -64,7 +64,7 @@ from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import C_SUFFIXES, CXX_SUFFIXES, disassemble, load_module, module_from_bitcode
 from stitchopt.toolchain.llvm import passes_option as opt_passes_option
 from stitchopt.toolchain.offload import DIRECTIONS, OffloadConstruct, offload_constructs, openmp_host_ir
-from stitchopt.toolchain.offload_build import HOISTING_PIPELINE, HOST_AS_DEVICE, hoisting_report
+from stitchopt.toolchain.offload_build import HOISTING_PIPELINE, HOST_AS_DEVICE, HOST_BASELINE, hoisting_report
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.strategies import STRATEGIES
@@ -245,6 +245,7 @@ def optimize_command(
         raise InputError(f"unknown mode {mode!r}: use one of {', '.join(DEVICE_MODES)}")
     if run and Path(file).suffix not in C_SUFFIXES | CXX_SUFFIXES:
         raise InputError(f"--run chooses an OpenMP program's host pipeline: {file} is not a C/C++ file")
+    program_args = list(run_arguments(run)) if run else []
     toolchain = find_toolchain(llvm)
     cuda = find_cuda()
     model = load_device_model(model_dir)
@@ -269,16 +270,29 @@ def optimize_command(
     }
     check = None
     if Path(file).suffix in C_SUFFIXES | CXX_SUFFIXES:
-        hoisting = hoisting_report(toolchain, Path(file), plugin_path(), clang_args or [])
-        document["host"] = {"pipeline": hoisting.pipeline, "kept": hoisting.kept, "not_kept": hoisting.not_kept}
-        if run and hoisting.kept:
-            check = _host_check(toolchain, Path(file), HOISTING_PIPELINE, list(run_arguments(run)), clang_args or [])
-            document["host"].update(check.to_dict(), pipeline=check.chosen)
+        try:
+            hoisting = hoisting_report(toolchain, Path(file), plugin_path(), clang_args or [])
+            document["host"] = {"pipeline": hoisting.pipeline, "kept": hoisting.kept, "not_kept": hoisting.not_kept}
+            if run and hoisting.kept:
+                check = _host_check(toolchain, Path(file), HOISTING_PIPELINE, program_args, clang_args or [])
+                document["host"].update(check.to_dict(), pipeline=check.chosen)
+        except StitchoptError as exc:  # the device answer stands; the host side says why it has none
+            document["host"] = {"pipeline": HOST_BASELINE, "error": str(exc)}
     if ptx is not None:
         ptx.write_text(choice.answer.ptx)
+    host_failed = "error" in document.get("host", {})
     if json_output:
         print(json.dumps(document, indent=2))
-        return
+    else:
+        _say_optimized(document, choice, mode, check, bool(run))
+    if host_failed and run:  # what --run asked for could not be done
+        raise InputError(document["host"]["error"])
+
+
+def _say_optimized(
+    document: dict[str, Any], choice: DeviceChoice, mode: str, check: HostListCheck | None, ran: bool
+) -> None:
+    """`gpu optimize`'s table and lines: the device answer, then the host's."""
     _print(document)
     for pipeline, reason in choice.tried.items():
         if reason is not None:
@@ -293,17 +307,21 @@ def optimize_command(
             "unverified until the kernels run on a GPU"
         )
     if "host" in document:
-        _say_host(document["host"], check)
+        _say_host(document["host"], check, ran)
 
 
-def _say_host(host: dict[str, Any], check: HostListCheck | None) -> None:
+def _say_host(host: dict[str, Any], check: HostListCheck | None, ran: bool) -> None:
     """The host side's lines: what the hoisting pass keeps and why not elsewhere, then the run's count."""
+    if "error" in host:
+        say(f"host: not chosen ({host['error']}): -O3 stays the host pipeline")
+        return
     for remark in host["not_kept"]:
         say(f"host: not kept: {remark}")
     for remark in host["kept"]:
         say(f"host: {remark}")
     if not host["kept"]:
-        say("host: no loop of launches whose data can stay on the device: -O3 stays the answer")
+        unchecked = " (nothing for --run to check)" if ran else ""
+        say(f"host: no loop of launches whose data can stay on the device: -O3 stays the answer{unchecked}")
         return
     if check is None:
         say(f"host (static): use {HOISTING_PIPELINE}; --run '{EXE} ARGS' counts the copies and checks the output")

@@ -183,9 +183,10 @@ def printed_device_pipeline(toolchain: Toolchain, arch: str = DEFAULT_ARCH) -> s
 
 
 def kernel_names(ir_text: str) -> list[str]:
-    """The kernels of a device module, annotated (`!nvvm.annotations`) or by calling convention."""
+    """The kernels of a device module, annotated (`!nvvm.annotations`) or by calling convention, in the order of
+    their names without file IDs (the same in every checkout)."""
     found = _ANNOTATED_KERNEL_RE.findall(ir_text) + _PTX_KERNEL_CC_RE.findall(ir_text)
-    return sorted({name.strip('"') for name in found})
+    return sorted({name.strip('"') for name in found}, key=lambda name: (without_file_ids(name), name))
 
 
 def kernel_unit(toolchain: Toolchain, bitcode: bytes, kernel: str, text: str | None = None) -> bytes:
@@ -198,10 +199,15 @@ def kernel_unit(toolchain: Toolchain, bitcode: bytes, kernel: str, text: str | N
     named without its file IDs (`without_file_ids`)."""
     text = text if text is not None else _text(toolchain, bitcode)
     names = kernel_names(text)
-    kernel = next((name for name in names if without_file_ids(name) == without_file_ids(kernel)), kernel)
-    others = set(names) - {kernel}
     if kernel not in names:
-        raise InputError(f"no kernel {kernel!r} in this module (kernels: {', '.join(sorted(others)) or 'none'})")
+        matching = [name for name in names if without_file_ids(name) == kernel]
+        if len(matching) > 1:
+            raise InputError(f"{kernel!r} names {len(matching)} kernels of this module: {', '.join(matching)}")
+        if not matching:
+            listed = ", ".join(without_file_ids(name) for name in names) or "none"
+            raise InputError(f"no kernel {kernel!r} in this module (kernels: {listed})")
+        kernel = matching[0]
+    others = set(names) - {kernel}
     external = (name.strip('"') for name in _EXTERNAL_SYMBOL_RE.findall(text))
     flags = ["-internalize-public-api-list=" + ",".join(name for name in external if name not in others)]
     module = _without_annotations_of(text, others).encode() if _OPENMP_DEVICE_FLAG in text else bitcode

@@ -32,7 +32,7 @@ HOST_BASELINE = "default<O3>"  # what clang -O3 runs on the host module
 HOISTING_PIPELINE = f"{HOST_BASELINE},stitchopt-hoist-target-data"  # -O3, then the plugin's pass keeping data
 BUILD_TIMEOUT_S = 300.0
 RUNTIME_LIBRARY = "libomptarget.so"
-_REMARK_RE = re.compile(r"^remark: (?P<file>\S+?):(?P<line>\d+):\d+: (?P<message>.*)$")  # line 0: not known
+_REMARK_RE = re.compile(r"^remark: (?P<file>.+?):(?P<line>\d+):\d+: (?P<message>.*)$")  # line 0: not known
 # The pipeline given is the host's whole optimization: stitchopt's plugin adds no pass of its own to opt's
 # default<O3> even where the user's environment asks clang to (STITCHOPT_OFFLOAD=keep).
 _OPT_ENV = {**os.environ, "STITCHOPT_OFFLOAD": "off"}
@@ -82,7 +82,7 @@ def hoisting_report(toolchain: Toolchain, source: Path, plugin: Path, extra_args
     )
     if run.returncode != 0:
         raise ToolchainError(f"{source}: the hoisting pipeline failed: {first_error(run.stderr_text)}")
-    kept: dict[str, None] = {}  # (ordered sets: the pass may report a loop once per function that holds it)
+    kept: dict[str, None] = {}  # (ordered sets: a loop comes twice where its function is inlined into a caller)
     not_kept: dict[str, None] = {}
     for match in filter(None, map(_REMARK_RE.match, run.stderr_text.splitlines())):
         where = f"{Path(match['file']).name}:{match['line']}: " if match["line"] != "0" else ""
