@@ -26,12 +26,19 @@ from stitchopt.labels.device import (
     MATRIX,
     SEARCH,
     DeviceLabels,
+    KernelUnit,
+    earlier_measures,
+    earlier_pools,
     kernel_units,
     labelled_kernels,
     load_device_labels,
+    matrix_identity,
+    matrix_row,
     pool_of,
     read_shards,
+    shard_path,
 )
+from stitchopt.labels.labelset import write_gzip_json
 from stitchopt.learning.device import (
     EVERY_LIST,
     choose_by_folds,
@@ -46,8 +53,9 @@ from stitchopt.models.device_model import DeviceModel, device_costs, load_device
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import pipeline_from_text
 from stitchopt.toolchain.cuda import CudaToolkit
-from stitchopt.toolchain.device import cuda_device_ir
+from stitchopt.toolchain.device import cuda_device_ir, device_options, kernel_unit
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
 
 KERNEL = (
     "__device__ const char *where() { return __FILE__; }\n"
@@ -102,6 +110,31 @@ def test_device_labels_resume_and_skip_a_broken_shard(
     repaired = cli(env, *rerun, "--pool", "3")  # the broken shard is measured again, nothing else
     assert repaired.returncode == 0 and "0 kernels searched, 1 measured" in repaired.stdout
     assert len(load_device_labels(labels, units).uris) == 20
+
+
+def test_a_changed_pool_builds_only_the_lists_no_earlier_pool_measured(
+    toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path
+) -> None:
+    """A matrix row of an earlier pool measured with the same tools is read back (a planted measure no build
+    would give shows it was not rebuilt); a new list is built; a pool of other tools is not read."""
+    bitcode = cuda_device_ir(toolchain, cuda, kernel_sources()[2])  # scan
+    kernel = "_Z14add_block_sumsPiPKii"
+    alone = kernel_unit(toolchain, bitcode, kernel)
+    options = device_options(disassemble(toolchain, alone, "scan"), cuda)
+    module = module_from_bitcode(toolchain, alone, "scan")
+    unit = KernelUnit(f"bench://kernels-v1/scan#{kernel}", "scan", "train", kernel, module, options, "ir")
+    planted = {"sass": 1, "registers": 1, "spilled": 0, "stack": 0}
+    for name, ptxas in (("same", cuda.version), ("other", "0.0")):
+        identity = {"llvm": toolchain.version_string, "ptxas": ptxas, "catalogue": "c", "budget": 1, "seed": 0}
+        pool = ["default<O1>"] if name == "same" else ["default<O2>"]
+        write_gzip_json(tmp_path / f"pool-{name}.json.gz", {"format": 1, "pool": pool, "size": 1, "identity": identity})
+        row = {"format": 1, "uri": unit.uri, "o3": planted, "lists": [planted]}
+        write_gzip_json(shard_path(tmp_path, MATRIX, unit, matrix_identity(identity, pool)), row)
+    pools = earlier_pools(tmp_path, {"llvm": toolchain.version_string, "ptxas": cuda.version})
+    known = earlier_measures(tmp_path, unit, pools)
+    assert known == {"default<O1>": planted, "default<O3>": planted}
+    row = matrix_row(toolchain, unit, ["default<O1>", "default<O2>"], 1, known)
+    assert row["o3"] == planted and row["lists"][0] == planted and row["lists"][1]["sass"] > 1
 
 
 def test_a_pipeline_stitchopt_printed_is_taken_back_as_it_is(catalogue_device: Catalogue) -> None:

@@ -164,22 +164,62 @@ def search_kernel(
     }
 
 
-def matrix_row(toolchain: Toolchain, unit: KernelUnit, pool: Sequence[str], jobs: int) -> dict[str, Any]:
-    """The pool measured on one kernel as a shard's document (null: the list cannot build it)."""
+Stored = dict[str, int] | None  # a Measure as a shard stores it (None: the list cannot build the kernel)
+
+
+def matrix_row(
+    toolchain: Toolchain, unit: KernelUnit, pool: Sequence[str], jobs: int, known: Mapping[str, Stored] | None = None
+) -> dict[str, Any]:
+    """The pool measured on one kernel as a shard's document; lists in `known` (by pipeline, -O3's too: what
+    earlier pools measured, `earlier_measures`) are not built again."""
+    reference = device_baseline(unit.options).pipeline
+    known = known or {}
+    wanted = [p for p in dict.fromkeys([reference, *pool]) if p not in known]
     with ThreadPoolExecutor(max(1, jobs)) as threads:
-        measured = list(
-            threads.map(lambda p: measure(toolchain, unit, p), [device_baseline(unit.options).pipeline, *pool])
-        )
-    o3, *lists = measured
-    if o3 is None:
+        fresh = dict(zip(wanted, threads.map(lambda p: _stored(measure(toolchain, unit, p)), wanted), strict=True))
+    measured = {**known, **fresh}
+    if measured[reference] is None:
         raise StitchoptError(f"{unit.uri}: clang's -O3 device pipeline cannot build it")
     return {
         "uri": unit.uri,
         "family": unit.family,
         "split": unit.split,
-        "o3": asdict(o3),
-        "lists": [asdict(m) if m else None for m in lists],
+        "o3": measured[reference],
+        "lists": [measured[p] for p in pool],
     }
+
+
+def _stored(found: Measure | None) -> Stored:
+    return asdict(found) if found else None
+
+
+def earlier_pools(directory: Path, versions: Mapping[str, str]) -> list[tuple[list[str], dict[str, Any]]]:
+    """Every pool of `directory` measured with these tools (`versions`: LLVM's and ptxas's), with the identity
+    its matrix rows are named by."""
+    found = []
+    for path in sorted(directory.glob("pool-*.json.gz")):
+        document = _read_or_warn(path)
+        identity, pool = (document.get("identity"), document.get("pool")) if document else (None, None)
+        if not isinstance(identity, dict) or not isinstance(pool, list):
+            continue
+        if all(identity.get(name) == value for name, value in versions.items()):
+            found.append((pool, matrix_identity(identity, pool)))
+    return found
+
+
+def earlier_measures(
+    directory: Path, unit: KernelUnit, pools: Sequence[tuple[list[str], dict[str, Any]]]
+) -> dict[str, Stored]:
+    """What the matrix rows of `pools` (`earlier_pools`) measured on `unit`, by pipeline, -O3's under its own:
+    a measure depends only on the kernel, the list and the tools, so a grown pool builds only its new lists."""
+    known: dict[str, Stored] = {}
+    for pool, identity in pools:
+        path = shard_path(directory, MATRIX, unit, identity)
+        row = _read_or_warn(path) if path.exists() else None
+        if row is not None:
+            known.update(zip(pool, row["lists"], strict=True))
+            known[device_baseline(unit.options).pipeline] = row["o3"]
+    return known
 
 
 def run_stage(
@@ -272,7 +312,8 @@ def label_kernels(
     on_skip: Callable[[KernelUnit, str], None] | None = None,
 ) -> DeviceLabelling:
     """Both stages for `units`: every kernel searched (train first, families interleaved), then the pool of the
-    train kernels' kept bests measured on every kernel. A rerun resumes; a bigger pool measures again."""
+    train kernels' kept bests measured on every kernel. A rerun resumes; a changed pool builds only the lists no
+    earlier pool measured."""
     toolchain = evaluator.toolchain
     versions = {"llvm": toolchain.version_string, "ptxas": cuda.version}
     search_identity = {**versions, "catalogue": catalogue.identity, "budget": budget, "seed": seed}
@@ -295,12 +336,13 @@ def label_kernels(
         write_gzip_json(pool_file, {"format": FORMAT, "pool": pool, "size": pool_size, "identity": search_identity})
         if on_shard is not None:
             on_shard(pool_file)
+    earlier = earlier_pools(directory, versions)
     measured = run_stage(
         ordered,
         directory,
         MATRIX,
         identity,
-        lambda unit: matrix_row(toolchain, unit, pool, evaluator.jobs),
+        lambda unit: matrix_row(toolchain, unit, pool, evaluator.jobs, earlier_measures(directory, unit, earlier)),
         on_shard,
         on_skip,
     )
