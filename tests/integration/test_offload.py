@@ -144,7 +144,8 @@ def test_gpu_transfers_run_on_the_stencil_program(plugin: Path) -> None:
 def test_gpu_optimize_keeps_host_data_where_the_pass_proves_it_and_a_run_confirms(plugin: Path, tmp_path: Path) -> None:
     """The host side of `gpu optimize`: statically, the hoisting pipeline where the pass keeps something (its
     remarks with their lines, what it refuses with why), -O3 where it keeps nothing (histogram: no loop of
-    launches); with --run, kept only after the run copies fewer bytes with the same output."""
+    launches); with --run, kept only after the run copies fewer bytes with the same output. An OpenMP program
+    named by its URI is chosen for too; one of its regions alone has no host side to run."""
     try:
         find_cuda()
     except ToolchainError as exc:
@@ -165,6 +166,16 @@ def test_gpu_optimize_keeps_host_data_where_the_pass_proves_it_and_a_run_confirm
     histogram = STENCIL.with_name("histogram.c")
     nothing = subprocess.run([*cli, str(histogram), "--run", "{exe}"], capture_output=True, text=True, check=True)
     assert json.loads(nothing.stdout)["host"] == {"pipeline": HOST_BASELINE, "kept": [], "not_kept": []}
+    uri = subprocess.run([*cli, "bench://kernels-v1/omp/nbody"], capture_output=True, text=True, check=True)
+    assert json.loads(uri.stdout)["host"]["kept"] == [
+        "nbody.c:34: kept 3 mapped array(s) on the device across the loop: pos acc vel"
+    ]
+    region = subprocess.run(
+        [*cli, "bench://kernels-v1/omp/nbody#__omp_offloading_step_l10", "--run", "{exe}"],
+        capture_output=True,
+        text=True,
+    )
+    assert region.returncode == 2 and "no whole C/C++ program" in region.stderr and region.stderr.count("\n") == 1
     loops = subprocess.run([*cli[:-1], str(LOOPS)], capture_output=True, text=True, check=True).stdout
     assert "host: offload_loops.c:25: kept 1 mapped array(s) on the device across the loop: d" in loops
     assert "host: not kept: offload_loops.c:25: target data stays per launch: the host uses c in the loop" in loops

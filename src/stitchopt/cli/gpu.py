@@ -34,7 +34,7 @@ from stitchopt.cli.options import (
 )
 from stitchopt.core import CompileOptions, IRModule
 from stitchopt.datasets.benchmarks import benchmark_module
-from stitchopt.datasets.kernels import KERNELS_URI, kernel_uri_source
+from stitchopt.datasets.kernels import KERNELS_URI, OPENMP_PREFIX, kernel_uri_source
 from stitchopt.datasets.uri import is_benchmark_uri
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.labels.commit import shard_committer
@@ -243,8 +243,12 @@ def optimize_command(
     tell; with --run, only where a run copies fewer bytes with the same output)."""
     if mode not in DEVICE_MODES:
         raise InputError(f"unknown mode {mode!r}: use one of {', '.join(DEVICE_MODES)}")
-    if run and Path(file).suffix not in C_SUFFIXES | CXX_SUFFIXES:
-        raise InputError(f"--run chooses an OpenMP program's host pipeline: {file} is not a C/C++ file")
+    program = _offload_program(file)
+    if run and program is None:
+        raise InputError(
+            f"--run chooses an OpenMP program's host pipeline: {file} is no whole C/C++ program (give a C/C++ file "
+            f"or {KERNELS_URI}{OPENMP_PREFIX}<family> without #<region>)"
+        )
     program_args = list(run_arguments(run)) if run else []
     toolchain = find_toolchain(llvm)
     cuda = find_cuda()
@@ -269,12 +273,12 @@ def optimize_command(
         "tried": choice.tried,
     }
     check = None
-    if Path(file).suffix in C_SUFFIXES | CXX_SUFFIXES:
+    if program is not None:
         try:
-            hoisting = hoisting_report(toolchain, Path(file), plugin_path(), clang_args or [])
+            hoisting = hoisting_report(toolchain, program, plugin_path(), clang_args or [])
             document["host"] = {"pipeline": hoisting.pipeline, "kept": hoisting.kept, "not_kept": hoisting.not_kept}
             if run and hoisting.kept:
-                check = _host_check(toolchain, Path(file), HOISTING_PIPELINE, program_args, clang_args or [])
+                check = _host_check(toolchain, program, HOISTING_PIPELINE, program_args, clang_args or [])
                 document["host"].update(check.to_dict(), pipeline=check.chosen)
         except StitchoptError as exc:  # the device answer stands; the host side says why it has none
             document["host"] = {"pipeline": HOST_BASELINE, "error": str(exc)}
@@ -553,6 +557,17 @@ def _device_input(
     bitcode = compile_device(toolchain, cuda, source, arch or DEFAULT_ARCH, clang_args)
     module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel) if kernel else bitcode, target)
     return module, device_options(disassemble(toolchain, module.bitcode, source.name), cuda)
+
+
+def _offload_program(target: str) -> Path | None:
+    """The C/C++ program whose host side `gpu optimize` chooses too: a C/C++ file, or the OpenMP program a
+    `bench://kernels-v1/omp/<family>` URI names (not one of its regions alone)."""
+    if is_benchmark_uri(target):
+        if not target.startswith(KERNELS_URI):
+            return None
+        source, kernel = kernel_uri_source(target)
+        return source if kernel is None and source.suffix in C_SUFFIXES else None
+    return Path(target) if Path(target).suffix in C_SUFFIXES | CXX_SUFFIXES else None
 
 
 def _built_device_input(
