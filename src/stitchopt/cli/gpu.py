@@ -246,7 +246,7 @@ def optimize_command(
     program = _offload_program(file)
     if run and program is None:
         raise InputError(
-            f"--run chooses an OpenMP program's host pipeline: {file} is no whole C/C++ program (give a C/C++ file "
+            f"--run chooses an OpenMP program's host pipeline: {file} is not a whole C/C++ program (give a C/C++ file "
             f"or {KERNELS_URI}{OPENMP_PREFIX}<family> without #<region>)"
         )
     program_args = list(run_arguments(run)) if run else []
@@ -325,7 +325,7 @@ def _say_host(host: dict[str, Any], check: HostListCheck | None, ran: bool) -> N
         say(f"host: {remark}")
     if not host["kept"]:
         unchecked = " (nothing for --run to check)" if ran else ""
-        say(f"host: no loop of launches whose data can stay on the device: -O3 stays the answer{unchecked}")
+        say(f"host: the hoisting pass keeps no data on the device: -O3 stays the answer{unchecked}")
         return
     if check is None:
         say(f"host (static): use {HOISTING_PIPELINE}; --run '{EXE} ARGS' counts the copies and checks the output")

@@ -119,6 +119,7 @@ def check_host_list(
         for name, chosen in (("baseline", HOST_BASELINE), ("candidate", pipeline)):
             program = Path(scratch) / name
             build_offload_program(toolchain, modules, chosen, program, pass_plugins=pass_plugins, cxx=cxx)
+            program = program.replace(Path(scratch) / "program")  # one path for both: a program may print argv[0]
             outcome = sandbox.run(program, args, env=OFFLOAD_ENV)
             if len(outcome.stderr) >= OUTPUT_LIMIT_BYTES:
                 raise InputError(f"{sources[0]}: too many copies to count from the runtime's log (over 1 MiB of it)")
