@@ -147,8 +147,8 @@ def judge(
     alone: not offered, reported to show why the backup is needed), static + backup (it and -O3, the one no worse
     kept: static mode), jit k (the top k lists and -O3), every pool list (what any way of choosing from this
     pool can reach at most), and the kernel's own search (its kept best, else -O3)."""
-    tries = {**{f"jit k={k}": k for k in JIT_KS}, EVERY_LIST: len(labels.pool)}  # (every list: whatever the order)
-    methods: dict[str, list[Outcome]] = {"static": [], "static + backup": [], **{name: [] for name in tries}}
+    tried_names = [*(f"jit k={k}" for k in JIT_KS), EVERY_LIST]
+    methods: dict[str, list[Outcome]] = {"static": [], "static + backup": [], **{name: [] for name in tried_names}}
     methods["search"] = []
     for i in rows:
         o3 = Measure(**labels.o3[i])
@@ -161,8 +161,9 @@ def judge(
         methods["static"].append(Outcome(alone or failed, o3, 1))
         kept = alone if alone is not None and alone.no_worse_than(o3) else o3
         methods["static + backup"].append(Outcome(kept, o3, 1 if top is None else 2))
-        for name, k in tries.items():
-            tried = list(labels.pool) if name == EVERY_LIST else [p for p in order if p is not None][:k]
+        ranked = [p for p in order if p is not None]
+        tries = {**{f"jit k={k}": ranked[:k] for k in JIT_KS}, EVERY_LIST: list(labels.pool)}  # every: any order
+        for name, tried in tries.items():
             candidates = [m for m in (measured[p] for p in tried) if m is not None and m.no_worse_than(o3)]
             smallest = min([o3, *candidates], key=lambda m: (m.sass, m.registers))
             methods[name].append(Outcome(smallest, o3, len(tried) + 1))

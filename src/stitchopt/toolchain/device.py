@@ -58,6 +58,7 @@ _PTX_DEFINITION_RE = re.compile(
 _PTX_NAME_RE = re.compile(r"[A-Za-z_$][\w$]*")
 _PTX_COMMENT_RE = re.compile(r"//[^\n]*")
 _ANNOTATIONS_RE = re.compile(r"^!nvvm\.annotations = !\{([^}]*)\}$", re.MULTILINE)
+_ANNOTATION_NODE_RE = re.compile(r'^(![0-9]+) = (?:distinct )?!\{ptr @("[^"]+"|[^,\s]+),', re.MULTILINE)
 # clang names an OpenMP target region `__omp_offloading_<device>_<file>_<function>_l<line>`, the first two the
 # source file's device and inode numbers: another checkout of the same file gives other names.
 _OFFLOAD_FILE_ID_RE = re.compile(r"__omp_offloading_[0-9a-f]+_[0-9a-f]+_")
@@ -216,11 +217,7 @@ def kernel_unit(toolchain: Toolchain, bitcode: bytes, kernel: str, text: str | N
 
 def _without_annotations_of(text: str, kernels: set[str]) -> str:
     """Module text whose `!nvvm.annotations` list no longer names the entries of `kernels`."""
-    nodes = {
-        match.group(1)
-        for match in re.finditer(r'^(![0-9]+) = (?:distinct )?!\{ptr @("[^"]+"|[^,\s]+),', text, re.MULTILINE)
-        if match.group(2).strip('"') in kernels
-    }
+    nodes = {match.group(1) for match in _ANNOTATION_NODE_RE.finditer(text) if match.group(2).strip('"') in kernels}
 
     def kept(match: re.Match[str]) -> str:
         return "!nvvm.annotations = !{" + ", ".join(n for n in match.group(1).split(", ") if n not in nodes) + "}"
