@@ -390,6 +390,8 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
         (["validate", "-p", "sroa", "--run", "{exe} x"], "--run only applies to a PROGRAM"),
         (["validate", "x.c", "-p", "sroa", "--run", "valgrind {exe}"], "--run must start with {exe}"),
         (["tune", "x.c", "--no-validate", "--run", "{exe} 'x"], '--run "{exe} \'x": No closing quotation'),
+        (["gpu", "optimize", "x.c", "--run", ""], "--run must start with {exe}"),
+        (["hot", "x.c", "--run", "{exe} > out.txt"], "'>' would reach the program as an argument"),
         (["validate", "-p", "sroa", "--seed", "3"], "--seed only applies to the csmith suite"),
         (["validate", "-p", "sroa", "--reproducer", "r"], "--reproducer only applies with --reduce"),
         (

@@ -264,6 +264,14 @@ def test_gpu_commands(tmp_path: Path) -> None:
     empty.write_text("__device__ int twice(int x) { return 2 * x; }\n")
     none = cli("gpu", "tune", str(empty))
     assert none.returncode == 2 and "no kernel" in none.stderr and none.stderr.count("\n") == 1
+    text = tmp_path / "kernel.txt"
+    text.write_text("__global__ void k() {}\n")
+    unsupported = cli("gpu", "measure", str(text))
+    assert unsupported.returncode == 2 and "use one of" in unsupported.stderr and ".cu," in unsupported.stderr
+    no_model = cli("gpu", "optimize", str(KERNELS["scan"]), "--model", str(tmp_path / "no-model"))
+    assert no_model.returncode == 2 and no_model.stderr.strip().endswith(
+        "no such directory: give a device model directory (one with config.json)"
+    )
     doctor = json.loads(cli("doctor", "--json").stdout)["gpu"]
     assert doctor["nvptx"] and doctor["cuda"]["found"] and doctor["cuda"]["headers"]
 

@@ -61,7 +61,14 @@ from stitchopt.toolchain.device import (
     printed_device_pipeline,
 )
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
-from stitchopt.toolchain.frontend import C_SUFFIXES, CXX_SUFFIXES, disassemble, load_module, module_from_bitcode
+from stitchopt.toolchain.frontend import (
+    C_SUFFIXES,
+    CXX_SUFFIXES,
+    IR_SUFFIXES,
+    disassemble,
+    load_module,
+    module_from_bitcode,
+)
 from stitchopt.toolchain.llvm import passes_option as opt_passes_option
 from stitchopt.toolchain.offload import DIRECTIONS, OffloadConstruct, offload_constructs, openmp_host_ir
 from stitchopt.toolchain.offload_build import HOISTING_PIPELINE, HOST_AS_DEVICE, HOST_BASELINE, hoisting_report
@@ -551,6 +558,9 @@ def _device_input(
         source, kernel = kernel_uri_source(target)
     else:
         source = Path(target)
+    if source.suffix not in CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES:
+        suffixes = ", ".join(sorted(CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES))
+        raise InputError(f"{source}: unsupported file type {source.suffix!r} for a GPU; use one of {suffixes}")
     if source.suffix not in CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES:
         return _built_device_input(toolchain, cuda, target, load_module(toolchain, source, []), arch, clang_args)
     compile_device = cuda_device_ir if source.suffix in CUDA_SUFFIXES else openmp_device_ir

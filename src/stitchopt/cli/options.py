@@ -83,7 +83,14 @@ ModeOption = Annotated[
 ]
 KOption = Annotated[
     int,
-    typer.Option("--k", min=1, help="Lists compiled in jit and hybrid mode; the seeds of search mode (10 there)."),
+    typer.Option(
+        "--k",
+        min=1,
+        help=(
+            "How many of the model's lists jit mode compiles beside the baseline (where a command has hybrid and "
+            "search modes: hybrid's lists too, and search's seeds, 10 there)."
+        ),
+    ),
 ]
 TopOption = Annotated[int, typer.Option(min=1, help="Show this many lists (at most all of them).")]
 FailIfNoGainOption = Annotated[
@@ -126,7 +133,20 @@ DataDirOption = Annotated[
 
 def run_option(purpose: str) -> Any:
     """`--run`, the command string that runs the program (`run_arguments` reads it), saying what the run is for."""
-    return typer.Option("--run", help=f"{purpose}: a command where {EXE} is the built program, e.g. '{EXE} -v in.txt'.")
+    return typer.Option(
+        "--run",
+        help=f"{purpose}: a command where {EXE} is the built program, e.g. '{EXE} -v in.txt'.",
+        callback=checked_run_command,
+    )
+
+
+def checked_run_command(ctx: typer.Context, param: typer.CallbackParam, run: str) -> str:
+    """The callback of `--run`: a command given (even an empty one, which would otherwise read as no run) is
+    checked as the options are read."""
+    source = ctx.get_parameter_source(param.name or "")  # (typer's own click: its enum, compared by name)
+    if source is not None and source.name != "DEFAULT":
+        run_arguments(run)
+    return run
 
 
 RunOption = Annotated[
@@ -368,6 +388,9 @@ def require_positive(option: str, value: float | None) -> None:
         raise InputError(f"{option} {value:g}: give a finite number above 0")
 
 
+_SHELL_OPERATORS = frozenset({"|", "||", "&", "&&", ";", "<", ">", ">>", "2>", "2>&1", "<<"})
+
+
 def run_arguments(run: str) -> tuple[str, ...]:
     """The program's arguments in a `--run '{exe} ARGS'` command (shell quoting); a bad command is one line."""
     try:
@@ -376,6 +399,11 @@ def run_arguments(run: str) -> tuple[str, ...]:
         raise InputError(f"--run {run!r}: {exc} (quote it as in a shell)") from exc
     if not words or words[0] != EXE:
         raise InputError(f"--run must start with {EXE}, the program: e.g. --run '{EXE} input.txt'")
+    if operators := [word for word in words if word in _SHELL_OPERATORS]:
+        raise InputError(
+            f"--run {run!r}: {operators[0]!r} would reach the program as an argument (the command is not run by a "
+            "shell): give the program's arguments only"
+        )
     return tuple(words[1:])
 
 

@@ -147,13 +147,13 @@ def device_options(ir_text: str, cuda: CudaToolkit) -> CompileOptions:
     # The newest PTX any function asks for: linked-in runtime code (OpenMP's device runtime) may name older ones.
     features = ",".join(_TARGET_FEATURES_RE.findall(ir_text))
     ptx = max((int(version) for version in _PTX_VERSION_RE.findall(features)), default=None)
+    if not kernel_names(ir_text):
+        raise InputError("no kernel in this device code (no __global__ function, no nvvm.annotations kernel)")
     if cpu is None or ptx is None:
         raise InputError(
             "device IR without a target-cpu (sm_XX) and PTX version (+ptxNN) in its function attributes: "
             "write it with clang --cuda-device-only --cuda-gpu-arch=sm_XX"
         )
-    if not kernel_names(ir_text):
-        raise InputError("no kernel in this device code (no __global__ function, no nvvm.annotations kernel)")
     arch = check_arch(cpu.group(1))
     openmp = _OPENMP_DEVICE_FLAG in ir_text
     contraction = () if openmp else ("--fp-contract=fast",)  # CUDA contracts across statements; C only within

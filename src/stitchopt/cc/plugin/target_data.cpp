@@ -15,6 +15,7 @@
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
@@ -49,7 +50,8 @@ constexpr uint64_t MapPtrAndObj = 0x10, MapMemberOf = 0xffff000000000000ULL;
 
 // Fields of __tgt_kernel_arguments (LLVM 19: version 3, 64-bit pointers).
 constexpr uint64_t ArgsNumArgs = 4, ArgsBasePtrs = 8, ArgsPtrs = 16,
-                   ArgsSizes = 24, ArgsMapTypes = 32, ArgsMappers = 48;
+                   ArgsSizes = 24, ArgsMapTypes = 32, ArgsMapNames = 40,
+                   ArgsMappers = 48;
 
 struct MapItem {
   Value *Base = nullptr;  // the base-pointer array's entry
@@ -57,6 +59,7 @@ struct MapItem {
   Value *Size = nullptr;  // its bytes (a constant, or computed at run time)
   uint64_t Flags = 0;
   int Param = -1; // which of the kernel's captured parameters it is
+  std::string Name; // its source text (`a[0:n]`), where debug info has it
 };
 
 /// One `__tgt_target_kernel` call and the map list the front end wrote for it.
@@ -85,6 +88,30 @@ std::optional<uint64_t> constantEntry(Value *Array, unsigned Index) {
     if (Index < Zero->getElementCount().getFixedValue())
       return 0;
   return std::nullopt;
+}
+
+/// The source text of map item `Index` (`a[0:n]`) from the front end's
+/// `.offload_mapnames` (emitted with debug info; entries read
+/// `;text;file;line;column;;`); empty where there is none.
+std::string mapName(Value *Names, unsigned Index) {
+  auto *Global = dyn_cast_or_null<GlobalVariable>(
+      Names ? Names->stripPointerCasts() : nullptr);
+  if (!Global || !Global->isConstant() || !Global->hasDefinitiveInitializer())
+    return "";
+  auto *Entries = dyn_cast<ConstantArray>(Global->getInitializer());
+  if (!Entries || Index >= Entries->getNumOperands())
+    return "";
+  auto *Text = dyn_cast<GlobalVariable>(
+      Entries->getOperand(Index)->stripPointerCasts());
+  auto *Data = Text && Text->hasDefinitiveInitializer()
+                   ? dyn_cast<ConstantDataArray>(Text->getInitializer())
+                   : nullptr;
+  if (!Data || !Data->isCString())
+    return "";
+  StringRef Fields = Data->getAsCString();
+  if (!Fields.consume_front(";"))
+    return "";
+  return Fields.split(';').first.str();
 }
 
 /// The value last stored at `Base`+`Offset` (`Bytes` wide) before `Before` in
@@ -179,6 +206,7 @@ std::optional<Launch> readLaunch(CallInst *Call, const DataLayout &DL) {
   Value *Sizes = storedBefore(Args, ArgsSizes, 8, Call, Ptr, DL);
   Value *MapTypes = storedBefore(Args, ArgsMapTypes, 8, Call, Ptr, DL);
   Value *Mappers = storedBefore(Args, ArgsMappers, 8, Call, Ptr, DL);
+  Value *MapNames = storedBefore(Args, ArgsMapNames, 8, Call, Ptr, DL);
   if (!NumArgs || !BasePtrs || !Ptrs || !Sizes || !MapTypes || !Mappers ||
       !isa<ConstantPointerNull>(Mappers))
     return std::nullopt;
@@ -189,6 +217,7 @@ std::optional<Launch> readLaunch(CallInst *Call, const DataLayout &DL) {
     if (!Flags)
       return std::nullopt;
     Item.Flags = *Flags;
+    Item.Name = mapName(MapNames, I);
     if (Item.Flags & MapTargetParam)
       Item.Param = Params++;
     Item.Base = storedBefore(BasePtrs, 8 * I, 8, Call, Ptr, DL);
@@ -460,6 +489,7 @@ bool isDeclareTarget(const GlobalVariable &G) {
 struct Kept {
   Value *Base = nullptr; // a global, an argument, an allocation, ...
   Value *Size = nullptr; // loop-invariant bytes
+  std::string Name;      // how the source names it, for remarks
   bool To = false, From = false;
   SmallVector<const Launch *, 4> WithoutFrom; // launches mapping it to/alloc
 
@@ -475,8 +505,34 @@ bool sameSize(Value *A, Value *B) {
   return A == B || (ConstA && ConstB && ConstA->getValue() == ConstB->getValue());
 }
 
-StringRef nameOf(const Value *V) {
-  return V->hasName() ? V->getName() : StringRef("(unnamed)");
+/// A name for memory the front end gave no source text: a global's (C++
+/// names demangled), else the IR's.
+std::string nameOf(const Value *V) {
+  if (isa<GlobalValue>(V))
+    return demangle(V->getName());
+  return V->hasName() ? V->getName().str() : "(unnamed)";
+}
+
+/// Why host code `I` in a span keeps `Name`'s copies per launch: what it does
+/// to it and where (`Access`: what alias analysis allows it).
+std::string hostAccess(const Instruction &I, ModRefInfo Access, StringRef Name,
+                       StringRef Kind) {
+  const char *Verb = isModSet(Access) && isRefSet(Access) ? "read or write"
+                     : isModSet(Access)                   ? "write"
+                                                          : "read";
+  std::string Why;
+  if (auto *Call = dyn_cast<CallBase>(&I)) {
+    const Function *Callee = Call->getCalledFunction();
+    Why = (Callee ? "a call to " + demangle(Callee->getName())
+                  : std::string("an indirect call")) +
+          " in the " + Kind.str() + " may " + Verb + " " + Name.str();
+  } else {
+    Why = "the host may " + std::string(Verb) + " " + Name.str() + " in the " +
+          Kind.str();
+  }
+  if (const DebugLoc &Loc = I.getDebugLoc(); Loc && Loc.getLine())
+    Why += " (line " + std::to_string(Loc.getLine()) + ")";
+  return Why;
 }
 
 /// Code a data region can wrap: a loop (from its preheader to its exits), or
@@ -609,10 +665,22 @@ private:
       }
     S.Begin = &*Start->getFirstInsertionPt();
     S.Ends.push_back(&*End->getFirstInsertionPt());
-    S.Where = First->Call->getDebugLoc();
+    S.Where = locationOf(*First);
     S.Anchor = Start;
     S.Kind = "run of launches";
     return S;
+  }
+
+  /// Where a launch is in the source: the front end leaves the call itself
+  /// without a location, but its host fallback has the region's.
+  static DebugLoc locationOf(const Launch &Site) {
+    if (DebugLoc Loc = Site.Call->getDebugLoc(); Loc && Loc.getLine())
+      return Loc;
+    if (Site.Fallback)
+      for (const Instruction &I : *Site.Fallback)
+        if (DebugLoc Loc = I.getDebugLoc(); Loc && Loc.getLine())
+          return Loc;
+    return DebugLoc();
   }
 
   static bool onCycle(BasicBlock *BB) {
@@ -736,6 +804,7 @@ private:
         if (New) {
           K.Base = Base;
           K.Size = Item.Size;
+          K.Name = Item.Name.empty() ? nameOf(Base) : Item.Name;
         } else if (!sameSize(K.Size, Item.Size)) {
           Refused.insert(Base);
         }
@@ -754,7 +823,7 @@ private:
       for (Value *Private : Copied)
         if (!AA.isNoAlias(MemoryLocation::getBeforeOrAfter(Private),
                           K.where()))
-          Reason = ("a launch copies " + nameOf(Base) +
+          Reason = ("a launch copies " + Twine(K.Name) +
                     " from the host (firstprivate)")
                        .str();
       for (auto [Item, ItemBase] : Mapped) {
@@ -763,7 +832,7 @@ private:
         for (Value *Other : {ItemBase, Item->Begin->stripPointerCasts()})
           if (!AA.isNoAlias(MemoryLocation::getBeforeOrAfter(Other),
                             K.where()))
-            Reason = ("another map item may alias " + nameOf(Base)).str();
+            Reason = ("another map item may alias " + Twine(K.Name)).str();
       }
       for (BasicBlock *BB : S.Blocks) {
         if (!Reason.empty() ||
@@ -775,7 +844,8 @@ private:
           if (I.mayReadOrWriteMemory() && !isLaunch(I) &&
               !(isa<CallBase>(I) && isMathCall(cast<CallBase>(I), TLI)) &&
               isModOrRefSet(AA.getModRefInfo(&I, K.where()))) {
-            Reason = ("the host uses " + nameOf(Base) + " in the " + S.Kind).str();
+            Reason = hostAccess(I, AA.getModRefInfo(&I, K.where()), K.Name,
+                                S.Kind);
             break;
           }
       }
@@ -783,7 +853,7 @@ private:
         if (!Reason.empty())
           break;
         if (std::string Why = deviceMayWrite(*Site, K); !Why.empty())
-          Reason = ("a launch maps " + nameOf(Base) +
+          Reason = ("a launch maps " + Twine(K.Name) +
                     " without `from` and may write it: " + Why)
                        .str();
       }
@@ -876,7 +946,7 @@ private:
              << " mapped array(s) on the device across the " << S.Kind
              << ":";
       for (const Kept &K : Items)
-        Remark << " " << nameOf(K.Base);
+        Remark << " " << K.Name;
       return Remark;
     });
   }
