@@ -20,7 +20,7 @@ from stitchopt.datasets.benchmarks import Benchmark, benchmark_module
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.matrix import best_lists, broadcast_pool, label_matrix
-from stitchopt.labels.measure import Program
+from stitchopt.labels.measure import BASELINES, Program
 from stitchopt.labels.search import function_units, search_benchmarks, search_units
 from stitchopt.labels.shards import (
     SEARCHES_DIR,
@@ -170,9 +170,20 @@ def test_broadcast_matrix_trains_a_model(
         labels = load_matrix(directory)
         assert labels.lists == pool and len(labels.programs) == len(units)
         other = label_matrix(evaluator, catalogue, units[:1], pool[:1], directory, dataset="bench://demo-v1")
+        assert other.labeled == 1 and other.cpu_seconds == 0  # its one list was measured in the first pool
+        grown = (*pool, ("sroa", "instcombine"))
+        asked: list[int] = []
+        evaluate_many = evaluator.evaluate_many
+        evaluator.evaluate_many = lambda requests: asked.append(len(requests)) or evaluate_many(requests)  # type: ignore[method-assign]
+        larger = label_matrix(evaluator, catalogue, units[:1], grown, directory, dataset="bench://demo-v1")
+        assert asked == [len(BASELINES) + 1]  # the baselines and the new list
     with pytest.raises(InputError, match="several matrices"):
         load_matrix(directory)  # a second pool: the one meant must be named
     assert load_matrix(done.directory).lists == pool and load_matrix(other.directory).lists == pool[:1]
+    first = labels.programs[[p.uri for p in labels.programs].index(units[0].uri)]
+    assert load_matrix(other.directory).programs[0].sizes == first.sizes[:1]
+    (measured,) = load_matrix(larger.directory).programs
+    assert measured.sizes[: len(pool)] == first.sizes and measured.sizes[-1] is not None
     for row, program in zip(labels.ratios(), labels.programs, strict=True):
         unit = next(u for u in found if u.uri == program.uri)
         if unit.best in pool:  # a unit's own best, measured again in the matrix, gives the same size

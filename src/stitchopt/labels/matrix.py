@@ -4,7 +4,8 @@ Each unit's own search finds a list that fits it; whether that list also helps o
 model needs to know to choose among lists. The pool is the searches' distinct minimized bests, the most common
 first and then the largest gains on their own unit; every pool list, -O0, -Oz and -O3 are measured on every
 searched unit, and the rows are written as `LabelSet` shards of the pool's matrix as they finish, so this
-stage resumes like the searches do.
+stage resumes like the searches do. A pool that changed as the searches grew measures only its new lists: the
+other matrices' rows are read back.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.labelset import LabelSet
-from stitchopt.labels.measure import Program, label_programs
+from stitchopt.labels.measure import Measured, Program, label_programs, list_measures
 from stitchopt.labels.shards import (
+    MATRIX_PREFIX,
     SearchedUnit,
     load_searches,
     matrix_directory,
@@ -99,6 +101,7 @@ def label_matrix(
     shards = matrix_shards(target)
     done = {(p.uri, p.ir_sha256) for s in shards if (s.toolchain, s.catalogue) == stamps for p in s.programs}
     todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
+    known = earlier_measures(directory, stamps) if todo else {}
     written: list[Path] = []
     cpu = 0.0
     labeled = 0
@@ -109,7 +112,7 @@ def label_matrix(
             if on_unit is not None:
                 on_unit(offset + index + 1, len(todo))
 
-        rows, seconds = label_programs(evaluator, catalogue, chunk, lists, on_program=progress)
+        rows, seconds = label_programs(evaluator, catalogue, chunk, lists, known=known, on_program=progress)
         cpu += seconds
         labeled += len(rows)
         path = save_matrix_shard(directory, LabelSet(*stamps, dataset, lists, rows, seconds))
@@ -117,6 +120,20 @@ def label_matrix(
         if on_shard is not None:
             on_shard(path)
     return MatrixProgress(target, labeled, len(programs) - len(todo), tuple(written), cpu)
+
+
+def earlier_measures(directory: Path, stamps: tuple[str, str]) -> dict[tuple[str, str], Measured]:
+    """Every list the matrices of `directory` (any pool) measured with these stamps (toolchain, catalogue), by
+    program (URI and IR hash): what a changed pool need not measure again."""
+    known: dict[tuple[str, str], Measured] = {}
+    for pool in sorted(directory.glob(f"{MATRIX_PREFIX}*")):
+        for shard in matrix_shards(pool):
+            if (shard.toolchain, shard.catalogue) != stamps:
+                continue
+            for row in shard.programs:
+                entry = known.setdefault((row.uri, row.ir_sha256), Measured(row))
+                entry.lists.update(list_measures(row, shard.lists))
+    return known
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ Wins over -Oz are kept only when the program's guards trust them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from stitchopt.core import EvalResult, EvalStatus, IRModule
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
@@ -17,6 +17,9 @@ from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.tune.acceptance import program_guard
 
 BASELINES = ("O0", "Oz", "O3")
+
+# A list's measures on one program: object bytes, optimized IR instructions, opt + llc seconds (None: failed).
+ListMeasure = tuple[int | None, int | None, float | None]
 
 
 @dataclass(frozen=True)
@@ -29,51 +32,96 @@ class Program:
     module: IRModule
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What earlier matrices measured on one program (same IR, toolchain and catalogue): a row of theirs, for
+    the baselines, and every list any of them measured. A measure depends only on those, so a grown pool
+    evaluates only its new lists."""
+
+    row: LabeledProgram
+    lists: dict[PassNames, ListMeasure] = field(default_factory=dict)
+
+
 def label_programs(
     evaluator: Evaluator,
     catalogue: Catalogue,
     programs: Sequence[Program],
     lists: Sequence[PassNames],
     *,
+    known: Mapping[tuple[str, str], Measured] | None = None,
     on_program: Callable[[int], None] | None = None,
 ) -> tuple[tuple[LabeledProgram, ...], float]:
-    """Evaluate every list (and the baselines) on every program; return the labels and their CPU seconds.
+    """Evaluate every list (and the baselines) on every program; return the labels and the CPU seconds spent.
+    Lists `known` measured on a program (by URI and IR hash) are taken as they are; a program they cover whole
+    costs no evaluation.
 
     A program whose -Oz build fails is skipped: it has no reference to be normalized by. A result below -Oz is
     kept only if the program's guards find nothing suspicious (no miscompile signs, no security-relevant code
     removed relative to -Oz); otherwise it is recorded as a failure, so that no model learns to predict one."""
     options = evaluator.baselines["Oz"].options
-    pipelines = [tuned_pipeline(passes, catalogue) for passes in lists]
     labeled: list[LabeledProgram] = []
     cpu = 0.0
     for index, program in enumerate(programs):
-        baseline_requests = [
-            EvalRequest(program.module, evaluator.baselines[name].pipeline, evaluator.baselines[name].options)
-            for name in BASELINES
-        ]
-        requests = baseline_requests + [EvalRequest(program.module, p, options) for p in pipelines]
-        results = evaluator.evaluate_many(requests)
-        cpu += sum(r.opt_seconds + r.codegen_seconds for r in results)
-        baselines = dict(zip(BASELINES, results[: len(BASELINES)], strict=True))
-        if all(r.ok and r.size_bytes for r in baselines.values()):
-            rest = distrust_suspicious(evaluator, program.module, results[len(BASELINES) :], baselines["Oz"])
-            labeled.append(
-                LabeledProgram(
+        earlier = (known or {}).get((program.uri, program.module.sha256))
+        fresh = [passes for passes in lists if earlier is None or passes not in earlier.lists]
+        if earlier is not None and not fresh:
+            labeled.append(_row(program, earlier.row, earlier.lists, lists))
+        else:
+            baseline_requests = [
+                EvalRequest(program.module, evaluator.baselines[name].pipeline, evaluator.baselines[name].options)
+                for name in BASELINES
+            ]
+            requests = baseline_requests + [
+                EvalRequest(program.module, tuned_pipeline(passes, catalogue), options) for passes in fresh
+            ]
+            results = evaluator.evaluate_many(requests)
+            cpu += sum(r.opt_seconds + r.codegen_seconds for r in results)
+            baselines = dict(zip(BASELINES, results[: len(BASELINES)], strict=True))
+            if all(r.ok and r.size_bytes for r in baselines.values()):
+                rest = distrust_suspicious(evaluator, program.module, results[len(BASELINES) :], baselines["Oz"])
+                measures = {**(earlier.lists if earlier else {}), **dict(zip(fresh, map(_measure, rest), strict=True))}
+                row = LabeledProgram(
                     uri=program.uri,
                     ir_sha256=program.module.sha256,
                     package=program.package,
                     split=program.split,
                     baseline_sizes={name: _size(r) for name, r in baselines.items()},
                     baseline_instructions={name: r.ir_instruction_count or 0 for name, r in baselines.items()},
-                    sizes=tuple(r.size_bytes if r.ok else None for r in rest),
-                    instructions=tuple(r.ir_instruction_count if r.ok else None for r in rest),
+                    sizes=(),
+                    instructions=(),
                     baseline_seconds={name: _seconds(r) for name, r in baselines.items()},
-                    seconds=tuple(_seconds(r) if r.ok else None for r in rest),
                 )
-            )
+                labeled.append(_row(program, row, measures, lists))
         if on_program is not None:
             on_program(index)
     return tuple(labeled), cpu
+
+
+def list_measures(row: LabeledProgram, lists: Sequence[PassNames]) -> dict[PassNames, ListMeasure]:
+    """A row's measures by list (`lists`: its label set's columns)."""
+    seconds = row.seconds or (None,) * len(lists)  # (rows written before seconds were recorded)
+    return dict(zip(lists, zip(row.sizes, row.instructions, seconds, strict=True), strict=True))
+
+
+def _row(
+    program: Program, baselines: LabeledProgram, measures: Mapping[PassNames, ListMeasure], lists: Sequence[PassNames]
+) -> LabeledProgram:
+    """`program`'s row of `lists`: the baselines of `baselines`, each list's measures from `measures`."""
+    columns = [measures[passes] for passes in lists]
+    return replace(
+        baselines,
+        package=program.package,
+        split=program.split,
+        sizes=tuple(size for size, _, _ in columns),
+        instructions=tuple(count for _, count, _ in columns),
+        seconds=tuple(seconds for _, _, seconds in columns),
+    )
+
+
+def _measure(result: EvalResult) -> ListMeasure:
+    if not result.ok:
+        return None, None, None
+    return result.size_bytes, result.ir_instruction_count, _seconds(result)
 
 
 def distrust_suspicious(
