@@ -109,8 +109,9 @@ def test_data_stays_on_the_device_only_where_the_program_cannot_tell(toolchain: 
 
 
 CXX_NAMES = """#include <cstdio>
+#include <cstring>
 #include <vector>
-static float a[64], b[64];
+static float a[64], b[64], c[64], d[64];
 int main() {
   std::vector<float> u(1024, 1.0f), v(1024, 0.0f);
   float *pu = u.data(), *pv = v.data();
@@ -124,21 +125,28 @@ int main() {
 #pragma omp target teams distribute parallel for map(to: a) map(tofrom: b)
     for (int i = 0; i < 64; ++i) b[i] += a[i];
   }
-  std::printf("%f %f\\n", pv[5], b[5]);
+  for (int s = 0; s < n; ++s) {
+#pragma omp target teams distribute parallel for map(tofrom: c)
+    for (int i = 0; i < 64; ++i) c[i] += 1;
+    std::memcpy(d, c, sizeof d);
+  }
+  std::printf("%f %f %f\\n", pv[5], b[5], d[5]);
 }
 """
 
 
 def test_the_report_names_arrays_as_the_source_does(toolchain: Toolchain, plugin: Path, tmp_path: Path) -> None:
     """C++ leaves IR values unnamed and globals mangled: the report names arrays by their map clauses' text, says
-    which call keeps data per launch and on which line, and gives a fully unrolled loop its launches' line."""
+    which call or host access keeps data per launch and on which line (a memcpy is an access, not a call to an
+    intrinsic), and gives a fully unrolled loop its launches' line."""
     source = tmp_path / "names.cpp"
     source.write_text(CXX_NAMES)
     report = hoisting_report(toolchain, source, plugin)
-    assert report.kept == ("names.cpp:14: kept 2 mapped array(s) on the device across the run of launches: b a",)
+    assert report.kept == ("names.cpp:15: kept 2 mapped array(s) on the device across the run of launches: b a",)
     assert report.not_kept == (
-        "names.cpp:8: target data stays per launch: a call to printf in the loop may read or write pv[0:n] (line 11);"
-        " a call to printf in the loop may read or write pu[0:n] (line 11)",
+        "names.cpp:18: target data stays per launch: the host may read c in the loop (line 21)",  # a memcpy
+        "names.cpp:9: target data stays per launch: a call to printf in the loop may read or write pv[0:n] (line 12);"
+        " a call to printf in the loop may read or write pu[0:n] (line 12)",
     )
 
 

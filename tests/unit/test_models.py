@@ -9,6 +9,7 @@ import pytest
 from stitchopt.core import Objective
 from stitchopt.errors import InputError
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
+from stitchopt.labels.measure import list_measures
 from stitchopt.learning.fast_margin import fit_fast_margin
 from stitchopt.learning.train import train_flag_model
 from stitchopt.learning.warm import common_lists
@@ -112,6 +113,27 @@ def test_labels_round_trip_and_reject_other_files(tmp_path: Path) -> None:
     (tmp_path / "bad.json.gz").write_bytes(b"not gzip")
     with pytest.raises(InputError, match="not a stitchopt labels file"):
         LabelSet.load(tmp_path / "bad.json.gz")
+
+
+def test_a_row_read_back_for_a_changed_pool_keeps_what_was_built() -> None:
+    """Failures are measured again (under today's guards), and a row without compile seconds is measured whole:
+    its lists would otherwise read as compiled in no time."""
+    row = LabeledProgram(
+        "bench://x-v1/a.c",
+        "ab" * 32,
+        "x",
+        "train",
+        {"O0": 200, "Oz": 100, "O3": 150},
+        {"O0": 20, "Oz": 10, "O3": 15},
+        (90, 100, None),
+        (9, 10, None),
+        {"O0": 0.1, "Oz": 0.4, "O3": 0.5},
+        (0.8, 0.2, None),
+    )
+    lists = (("a",), ("b",), ("c",))
+    assert list_measures(row, lists) == {("a",): (90, 9, 0.8), ("b",): (100, 10, 0.2)}
+    assert list_measures(replace(row, seconds=()), lists) == {}
+    assert list_measures(row, lists[:2]) == {}  # a row that does not fit its shard's lists
 
 
 def test_objective_values_weigh_size_and_compile_time_against_oz() -> None:

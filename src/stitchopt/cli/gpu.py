@@ -78,6 +78,7 @@ from stitchopt.tune.strategies import STRATEGIES
 from stitchopt.validate.offload import HostListCheck, check_host_list
 
 PLUGIN_PASS_PREFIX = "stitchopt-"  # passes of stitchopt's pass plugin
+_GPU_SUFFIXES = CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES
 DEVICE_INPUT_HELP = (
     "A .cu file, a C/C++ file with OpenMP target regions, bench://kernels-v1/<family>[#<kernel>], an entry of a "
     "built device dataset (bench://ggml-cuda-v1/<file>.cu[#<kernel>]), or device IR (.ll/.bc for nvptx64)."
@@ -558,8 +559,8 @@ def _device_input(
         source, kernel = kernel_uri_source(target)
     else:
         source = Path(target)
-    if source.suffix not in CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES:
-        suffixes = ", ".join(sorted(CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES))
+    if source.suffix not in _GPU_SUFFIXES:
+        suffixes = ", ".join(sorted(_GPU_SUFFIXES))
         raise InputError(f"{source}: unsupported file type {source.suffix!r} for a GPU; use one of {suffixes}")
     if source.suffix not in CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES:
         return _built_device_input(toolchain, cuda, target, load_module(toolchain, source, []), arch, clang_args)

@@ -143,6 +143,8 @@ def run_option(purpose: str) -> Any:
 def checked_run_command(ctx: typer.Context, param: typer.CallbackParam, run: str) -> str:
     """The callback of `--run`: a command given (even an empty one, which would otherwise read as no run) is
     checked as the options are read."""
+    if ctx.resilient_parsing:  # (shell completion: nothing is run)
+        return run
     source = ctx.get_parameter_source(param.name or "")  # (typer's own click: its enum, compared by name)
     if source is not None and source.name != "DEFAULT":
         run_arguments(run)
@@ -388,9 +390,6 @@ def require_positive(option: str, value: float | None) -> None:
         raise InputError(f"{option} {value:g}: give a finite number above 0")
 
 
-_SHELL_OPERATORS = frozenset({"|", "||", "&", "&&", ";", "<", ">", ">>", "2>", "2>&1", "<<"})
-
-
 def run_arguments(run: str) -> tuple[str, ...]:
     """The program's arguments in a `--run '{exe} ARGS'` command (shell quoting); a bad command is one line."""
     try:
@@ -399,12 +398,20 @@ def run_arguments(run: str) -> tuple[str, ...]:
         raise InputError(f"--run {run!r}: {exc} (quote it as in a shell)") from exc
     if not words or words[0] != EXE:
         raise InputError(f"--run must start with {EXE}, the program: e.g. --run '{EXE} input.txt'")
-    if operators := [word for word in words if word in _SHELL_OPERATORS]:
+    if operator := _shell_operator(run):
+        stdin = " (a command with --inputs feeds each input file on stdin)" if "<" in operator else ""
         raise InputError(
-            f"--run {run!r}: {operators[0]!r} would reach the program as an argument (the command is not run by a "
-            "shell): give the program's arguments only"
+            f"--run {run!r}: {operator!r} would reach the program as an argument (the command is not run by a "
+            f"shell): give the program's arguments only{stdin}"
         )
     return tuple(words[1:])
+
+
+def _shell_operator(run: str) -> str | None:
+    """The first pipe, redirection, `;`, `&` or parenthesis written outside quotes in `run`, if any."""
+    lexer = shlex.shlex(run, posix=False, punctuation_chars=True)  # (not posix: quoted words keep their quotes)
+    lexer.whitespace_split = True
+    return next((token for token in lexer if token and set(token) <= set(lexer.punctuation_chars)), None)
 
 
 def parse_objective(text: str) -> Objective:

@@ -4,8 +4,8 @@ Each unit's own search finds a list that fits it; whether that list also helps o
 model needs to know to choose among lists. The pool is the searches' distinct minimized bests, the most common
 first and then the largest gains on their own unit; every pool list, -O0, -Oz and -O3 are measured on every
 searched unit, and the rows are written as `LabelSet` shards of the pool's matrix as they finish, so this
-stage resumes like the searches do. A pool that changed as the searches grew measures only its new lists: the
-other matrices' rows are read back.
+stage resumes like the searches do. A pool that changed as the searches grew measures only its new lists on
+the units other matrices measured (their rows are read back), and everything on new units.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.labelset import LabelSet
-from stitchopt.labels.measure import Measured, Program, label_programs, list_measures
+from stitchopt.labels.measure import KnownRow, Program, label_programs, list_measures
 from stitchopt.labels.shards import (
-    MATRIX_PREFIX,
     SearchedUnit,
     load_searches,
+    matrix_directories,
     matrix_directory,
     matrix_shards,
     save_matrix_shard,
@@ -101,7 +101,7 @@ def label_matrix(
     shards = matrix_shards(target)
     done = {(p.uri, p.ir_sha256) for s in shards if (s.toolchain, s.catalogue) == stamps for p in s.programs}
     todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
-    known = earlier_measures(directory, stamps) if todo else {}
+    known = rows_measured_before(directory, stamps) if todo else {}
     written: list[Path] = []
     cpu = 0.0
     labeled = 0
@@ -122,17 +122,18 @@ def label_matrix(
     return MatrixProgress(target, labeled, len(programs) - len(todo), tuple(written), cpu)
 
 
-def earlier_measures(directory: Path, stamps: tuple[str, str]) -> dict[tuple[str, str], Measured]:
-    """Every list the matrices of `directory` (any pool) measured with these stamps (toolchain, catalogue), by
-    program (URI and IR hash): what a changed pool need not measure again."""
-    known: dict[tuple[str, str], Measured] = {}
-    for pool in sorted(directory.glob(f"{MATRIX_PREFIX}*")):
+def rows_measured_before(directory: Path, stamps: tuple[str, str]) -> dict[tuple[str, str], KnownRow]:
+    """What the matrices of `directory` (any pool) measured with these stamps (toolchain, catalogue), by program
+    (URI and IR hash): what a changed pool need not measure again. Rows without compile seconds (older files)
+    are left out, to be measured whole."""
+    known: dict[tuple[str, str], KnownRow] = {}
+    for pool in matrix_directories(directory):
         for shard in matrix_shards(pool):
             if (shard.toolchain, shard.catalogue) != stamps:
                 continue
             for row in shard.programs:
-                entry = known.setdefault((row.uri, row.ir_sha256), Measured(row))
-                entry.lists.update(list_measures(row, shard.lists))
+                if row.baseline_seconds and (measures := list_measures(row, shard.lists)):
+                    known.setdefault((row.uri, row.ir_sha256), KnownRow(row)).lists.update(measures)
     return known
 
 

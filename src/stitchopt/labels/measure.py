@@ -32,11 +32,12 @@ class Program:
     module: IRModule
 
 
-@dataclass(frozen=True)
-class Measured:
+@dataclass
+class KnownRow:
     """What earlier matrices measured on one program (same IR, toolchain and catalogue): a row of theirs, for
-    the baselines, and every list any of them measured. A measure depends only on those, so a grown pool
-    evaluates only its new lists."""
+    the baselines, and each list one of them built (failures left out: they are measured again, under today's
+    guards). Sizes depend only on those; the guards' verdicts on wins are the ones of the stitchopt that made
+    the rows."""
 
     row: LabeledProgram
     lists: dict[PassNames, ListMeasure] = field(default_factory=dict)
@@ -48,73 +49,82 @@ def label_programs(
     programs: Sequence[Program],
     lists: Sequence[PassNames],
     *,
-    known: Mapping[tuple[str, str], Measured] | None = None,
+    known: Mapping[tuple[str, str], KnownRow] | None = None,
     on_program: Callable[[int], None] | None = None,
 ) -> tuple[tuple[LabeledProgram, ...], float]:
     """Evaluate every list (and the baselines) on every program; return the labels and the CPU seconds spent.
-    Lists `known` measured on a program (by URI and IR hash) are taken as they are; a program they cover whole
-    costs no evaluation.
+    What `known` holds for a program (by URI and IR hash) is taken as it is: its baselines and lists are not
+    evaluated again.
 
     A program whose -Oz build fails is skipped: it has no reference to be normalized by. A result below -Oz is
     kept only if the program's guards find nothing suspicious (no miscompile signs, no security-relevant code
     removed relative to -Oz); otherwise it is recorded as a failure, so that no model learns to predict one."""
     options = evaluator.baselines["Oz"].options
+    rows_before = known or {}
     labeled: list[LabeledProgram] = []
     cpu = 0.0
     for index, program in enumerate(programs):
-        earlier = (known or {}).get((program.uri, program.module.sha256))
+        earlier = rows_before.get((program.uri, program.module.sha256))
         fresh = [passes for passes in lists if earlier is None or passes not in earlier.lists]
-        if earlier is not None and not fresh:
-            labeled.append(_row(program, earlier.row, earlier.lists, lists))
-        else:
-            baseline_requests = [
+        baseline_requests = (
+            []
+            if earlier is not None
+            else [
                 EvalRequest(program.module, evaluator.baselines[name].pipeline, evaluator.baselines[name].options)
                 for name in BASELINES
             ]
-            requests = baseline_requests + [
-                EvalRequest(program.module, tuned_pipeline(passes, catalogue), options) for passes in fresh
-            ]
-            results = evaluator.evaluate_many(requests)
-            cpu += sum(r.opt_seconds + r.codegen_seconds for r in results)
-            baselines = dict(zip(BASELINES, results[: len(BASELINES)], strict=True))
-            if all(r.ok and r.size_bytes for r in baselines.values()):
-                rest = distrust_suspicious(evaluator, program.module, results[len(BASELINES) :], baselines["Oz"])
-                measures = {**(earlier.lists if earlier else {}), **dict(zip(fresh, map(_measure, rest), strict=True))}
-                row = LabeledProgram(
-                    uri=program.uri,
-                    ir_sha256=program.module.sha256,
+        )
+        requests = baseline_requests + [
+            EvalRequest(program.module, tuned_pipeline(passes, catalogue), options) for passes in fresh
+        ]
+        results = evaluator.evaluate_many(requests) if requests else []
+        cpu += sum(r.opt_seconds + r.codegen_seconds for r in results)
+        row = earlier.row if earlier is not None else _baseline_row(program, results[: len(BASELINES)])
+        if row is not None:
+            rest = distrust_suspicious(
+                evaluator, program.module, results[len(baseline_requests) :], row.baseline_sizes["Oz"]
+            )
+            measures = {**(earlier.lists if earlier else {}), **dict(zip(fresh, map(_measure, rest), strict=True))}
+            columns = [measures[passes] for passes in lists]
+            labeled.append(
+                replace(
+                    row,
                     package=program.package,
                     split=program.split,
-                    baseline_sizes={name: _size(r) for name, r in baselines.items()},
-                    baseline_instructions={name: r.ir_instruction_count or 0 for name, r in baselines.items()},
-                    sizes=(),
-                    instructions=(),
-                    baseline_seconds={name: _seconds(r) for name, r in baselines.items()},
+                    sizes=tuple(size for size, _, _ in columns),
+                    instructions=tuple(count for _, count, _ in columns),
+                    seconds=tuple(seconds for _, _, seconds in columns),
                 )
-                labeled.append(_row(program, row, measures, lists))
+            )
         if on_program is not None:
             on_program(index)
     return tuple(labeled), cpu
 
 
 def list_measures(row: LabeledProgram, lists: Sequence[PassNames]) -> dict[PassNames, ListMeasure]:
-    """A row's measures by list (`lists`: its label set's columns)."""
-    seconds = row.seconds or (None,) * len(lists)  # (rows written before seconds were recorded)
-    return dict(zip(lists, zip(row.sizes, row.instructions, seconds, strict=True), strict=True))
+    """A row's measures by list (`lists`: its label set's columns), failures left out; nothing for a row whose
+    columns do not match `lists` or that has no compile seconds (written before they were recorded)."""
+    if not (len(row.sizes) == len(row.instructions) == len(row.seconds) == len(lists)):
+        return {}
+    columns = zip(lists, row.sizes, row.instructions, row.seconds, strict=True)
+    return {passes: (size, count, seconds) for passes, size, count, seconds in columns if size is not None}
 
 
-def _row(
-    program: Program, baselines: LabeledProgram, measures: Mapping[PassNames, ListMeasure], lists: Sequence[PassNames]
-) -> LabeledProgram:
-    """`program`'s row of `lists`: the baselines of `baselines`, each list's measures from `measures`."""
-    columns = [measures[passes] for passes in lists]
-    return replace(
-        baselines,
+def _baseline_row(program: Program, baselines: Sequence[EvalResult]) -> LabeledProgram | None:
+    """A row with `program`'s baselines measured (its lists to be filled in); None where one failed."""
+    if not all(r.ok and r.size_bytes for r in baselines):
+        return None
+    by_name = dict(zip(BASELINES, baselines, strict=True))
+    return LabeledProgram(
+        uri=program.uri,
+        ir_sha256=program.module.sha256,
         package=program.package,
         split=program.split,
-        sizes=tuple(size for size, _, _ in columns),
-        instructions=tuple(count for _, count, _ in columns),
-        seconds=tuple(seconds for _, _, seconds in columns),
+        baseline_sizes={name: _size(r) for name, r in by_name.items()},
+        baseline_instructions={name: r.ir_instruction_count or 0 for name, r in by_name.items()},
+        sizes=(),
+        instructions=(),
+        baseline_seconds={name: _seconds(r) for name, r in by_name.items()},
     )
 
 
@@ -125,7 +135,7 @@ def _measure(result: EvalResult) -> ListMeasure:
 
 
 def distrust_suspicious(
-    evaluator: Evaluator, module: IRModule, results: list[EvalResult], oz: EvalResult
+    evaluator: Evaluator, module: IRModule, results: Sequence[EvalResult], oz_size: int
 ) -> list[EvalResult]:
     """`results` with the wins (smaller than -Oz) that fail the program's guards turned into failures: wins that
     look too good are usually miscompiles, and a small one may be a secret's clear deleted. The guards cost one
@@ -133,7 +143,7 @@ def distrust_suspicious(
     guard = None
     checked = []
     for result in results:
-        if result.ok and result.size_bytes and result.size_bytes < _size(oz):
+        if result.ok and result.size_bytes and result.size_bytes < oz_size:
             guard = guard or program_guard(evaluator, module)
             reasons = guard(result.pipeline)
             if reasons:

@@ -213,6 +213,11 @@ def matrix_directory(directory: Path, lists: Sequence[PassNames]) -> Path:
     return directory / f"{MATRIX_PREFIX}{pool_identity(lists)}"
 
 
+def matrix_directories(directory: Path) -> list[Path]:
+    """The pools' matrix directories (`matrix-<pool>`) of a label directory, in name order."""
+    return sorted(p for p in directory.glob(f"{MATRIX_PREFIX}*") if p.is_dir())
+
+
 def matrix_shards(pool: Path) -> list[LabelSet]:
     """The `LabelSet` shards of one pool's matrix directory (none when it does not exist yet)."""
     shards = (_readable(LabelSet.load, path) for path in sorted(pool.glob("*.json.gz")))
@@ -248,8 +253,7 @@ def load_matrix(path: Path) -> LabelSet:
         return LabelSet.load(path)
     if not path.is_dir():
         raise InputError(f"{path}: no such labels file or label directory")
-    pools = [path] if path.name.startswith(MATRIX_PREFIX) else sorted(path.glob(f"{MATRIX_PREFIX}*"))
-    pools = [p for p in pools if p.is_dir()]
+    pools = [path] if path.name.startswith(MATRIX_PREFIX) else matrix_directories(path)
     if len(pools) != 1:
         found = ", ".join(p.name for p in pools)
         raise InputError(
@@ -331,7 +335,7 @@ def summarize_directory(directory: Path, queue: Sequence[tuple[str, str, str, in
     units = load_searches(directory)
     searched = [u for u in units if not u.failed]
     matrices = []
-    for pool in sorted(p for p in directory.glob(f"{MATRIX_PREFIX}*") if p.is_dir()):
+    for pool in matrix_directories(directory):
         shards = matrix_shards(pool)
         lists = len(shards[0].lists) if shards else 0
         hours = sum(s.cpu_seconds for s in shards) / 3600

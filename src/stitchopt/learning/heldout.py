@@ -125,7 +125,9 @@ def evaluate_model(
         if not (oz.ok and oz.size_bytes):
             skipped[benchmark.uri] = f"-Oz {oz.status.value}" if not oz.ok else "-Oz gives an empty object"
             continue
-        measured = dict(zip(model.lists, distrust_suspicious(evaluator, module, results[4:], oz), strict=True))
+        measured = dict(
+            zip(model.lists, distrust_suspicious(evaluator, module, results[4:], oz.size_bytes), strict=True)
+        )
         ratio: dict[PassNames | None, float] = {None: 1.0}
         for passes, result in measured.items():
             ratio[passes] = result.size_bytes / oz.size_bytes if result.ok and result.size_bytes else math.inf
@@ -179,7 +181,7 @@ def _proposed(
         return 1.0, 1
     options = evaluator.baselines["Oz"].options
     result = evaluator.evaluate(module, tuned_pipeline(passes, catalogue), options)
-    (trusted,) = distrust_suspicious(evaluator, module, [result], oz)
+    (trusted,) = distrust_suspicious(evaluator, module, [result], oz.size_bytes)
     ratio = trusted.size_bytes / oz.size_bytes if trusted.ok and trusted.size_bytes else 1.0
     return min(ratio, 1.0), 2
 

@@ -41,25 +41,28 @@ def read_model_directory(
     directory: Path, what: str = "stitchopt model"
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """What `save_model_directory` wrote: the configuration and the arrays (as float64)."""
-    if not directory.is_dir():
-        raise InputError(f"{directory}: no such directory: give a {what} directory (one with {CONFIG_NAME})")
-    for name in (CONFIG_NAME, WEIGHTS_NAME):
-        if not (directory / name).is_file():
-            raise InputError(f"{directory}: not a {what} directory (it has no {name})")
+    _require_files(directory, what, (CONFIG_NAME, WEIGHTS_NAME))
     try:
         config = json.loads((directory / CONFIG_NAME).read_text())
         with np.load(directory / WEIGHTS_NAME, allow_pickle=False) as weights:
             arrays = {k: np.asarray(weights[k], dtype=np.float64) for k in weights.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # missing, not JSON, truncated weights
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # unreadable, not JSON, truncated weights
         raise InputError(f"{directory}: not a {what} directory ({type(exc).__name__}: {exc})") from exc
     return config, arrays
 
 
+def _require_files(directory: Path, what: str, names: tuple[str, ...]) -> None:
+    """A missing directory or file as one line that says which (the OS's error text would not)."""
+    if not directory.is_dir():
+        raise InputError(f"{directory}: no such directory: give a {what} directory (one with {CONFIG_NAME})")
+    for name in names:
+        if not (directory / name).is_file():
+            raise InputError(f"{directory}: not a {what} directory (it has no {name})")
+
+
 def model_kind(directory: Path) -> str | None:
     """The `kind` a directory's configuration names (None: the closed-form flag model)."""
-    if not (directory / CONFIG_NAME).is_file():
-        missing = f"it has no {CONFIG_NAME}" if directory.is_dir() else "no such directory"
-        raise InputError(f"{directory}: not a stitchopt model directory ({missing})")
+    _require_files(directory, "stitchopt model", (CONFIG_NAME,))
     try:
         kind = json.loads((directory / CONFIG_NAME).read_text()).get("kind")
     except (OSError, ValueError, AttributeError) as exc:

@@ -70,8 +70,9 @@ class HoistingReport:
 
 
 def hoisting_report(toolchain: Toolchain, source: Path, plugin: Path, extra_args: Sequence[str] = ()) -> HoistingReport:
-    """The hoisting pipeline run on `source`'s host module as a run would build it, with line tables (for the
-    remarks' locations; they change no decision) and the pass's remarks."""
+    """The hoisting pipeline run on `source`'s host module as a run would build it, with line tables (they
+    change no decision: they give the remarks their lines, and clang then writes each map clause's text, which
+    names the arrays) and the pass's remarks."""
     module = offload_host_module(toolchain, source, ["-gline-tables-only", *extra_args])
     flags = [f"-load-pass-plugin={plugin}", "-pass-remarks=stitchopt", "-pass-remarks-missed=stitchopt"]
     run = run_tool(

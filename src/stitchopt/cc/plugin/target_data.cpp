@@ -111,7 +111,8 @@ std::string mapName(Value *Names, unsigned Index) {
   StringRef Fields = Data->getAsCString();
   if (!Fields.consume_front(";"))
     return "";
-  return Fields.split(';').first.str();
+  StringRef Source = Fields.split(';').first;
+  return Source == "unknown" ? "" : Source.str(); // (clang's text for none)
 }
 
 /// The value last stored at `Base`+`Offset` (`Bytes` wide) before `Before` in
@@ -508,9 +509,20 @@ bool sameSize(Value *A, Value *B) {
 /// A name for memory the front end gave no source text: a global's (C++
 /// names demangled), else the IR's.
 std::string nameOf(const Value *V) {
-  if (isa<GlobalValue>(V))
-    return demangle(V->getName());
-  return V->hasName() ? V->getName().str() : "(unnamed)";
+  if (!V->hasName())
+    return "(unnamed)";
+  return isa<GlobalValue>(V) ? demangle(V->getName()) : V->getName().str();
+}
+
+/// Where code inlined into a function was inlined (the call site's line in
+/// the function's own source): what a remark about that function should name.
+DebugLoc outermost(const DebugLoc &Loc) {
+  const DILocation *At = Loc.get();
+  if (!At)
+    return Loc;
+  while (const DILocation *Outer = At->getInlinedAt())
+    At = Outer;
+  return DebugLoc(At);
 }
 
 /// Why host code `I` in a span keeps `Name`'s copies per launch: what it does
@@ -520,17 +532,23 @@ std::string hostAccess(const Instruction &I, ModRefInfo Access, StringRef Name,
   const char *Verb = isModSet(Access) && isRefSet(Access) ? "read or write"
                      : isModSet(Access)                   ? "write"
                                                           : "read";
-  std::string Why;
-  if (auto *Call = dyn_cast<CallBase>(&I)) {
+  std::string
+      Who; // what the source wrote there, where it is not a plain access
+  if (auto *Call = dyn_cast<CallBase>(&I); Call && !isa<MemIntrinsic>(I)) {
     const Function *Callee = Call->getCalledFunction();
-    Why = (Callee ? "a call to " + demangle(Callee->getName())
-                  : std::string("an indirect call")) +
-          " in the " + Kind.str() + " may " + Verb + " " + Name.str();
-  } else {
-    Why = "the host may " + std::string(Verb) + " " + Name.str() + " in the " +
-          Kind.str();
+    StringRef Named = Callee ? Callee->getName() : "";
+    if (Call->isInlineAsm())
+      Who = "inline assembly";
+    else if (Named == "__kmpc_fork_call" || Named == "__kmpc_fork_teams")
+      Who = "a host parallel region";
+    else
+      Who = Callee ? "a call to " + demangle(Named) : "an indirect call";
   }
-  if (const DebugLoc &Loc = I.getDebugLoc(); Loc && Loc.getLine())
+  std::string Why = Who.empty() ? "the host may " + std::string(Verb) + " " +
+                                      Name.str() + " in the " + Kind.str()
+                                : Who + " in the " + Kind.str() + " may " +
+                                      Verb + " " + Name.str();
+  if (DebugLoc Loc = outermost(I.getDebugLoc()); Loc && Loc.getLine())
     Why += " (line " + std::to_string(Loc.getLine()) + ")";
   return Why;
 }
@@ -674,11 +692,12 @@ private:
   /// Where a launch is in the source: the front end leaves the call itself
   /// without a location, but its host fallback has the region's.
   static DebugLoc locationOf(const Launch &Site) {
-    if (DebugLoc Loc = Site.Call->getDebugLoc(); Loc && Loc.getLine())
+    if (DebugLoc Loc = outermost(Site.Call->getDebugLoc());
+        Loc && Loc.getLine())
       return Loc;
     if (Site.Fallback)
       for (const Instruction &I : *Site.Fallback)
-        if (DebugLoc Loc = I.getDebugLoc(); Loc && Loc.getLine())
+        if (DebugLoc Loc = outermost(I.getDebugLoc()); Loc && Loc.getLine())
           return Loc;
     return DebugLoc();
   }
@@ -840,14 +859,16 @@ private:
               return inFallback(*Site, BB);
             }))
           continue;
-        for (Instruction &I : *BB)
-          if (I.mayReadOrWriteMemory() && !isLaunch(I) &&
-              !(isa<CallBase>(I) && isMathCall(cast<CallBase>(I), TLI)) &&
-              isModOrRefSet(AA.getModRefInfo(&I, K.where()))) {
-            Reason = hostAccess(I, AA.getModRefInfo(&I, K.where()), K.Name,
-                                S.Kind);
+        for (Instruction &I : *BB) {
+          if (!I.mayReadOrWriteMemory() || isLaunch(I) ||
+              (isa<CallBase>(I) && isMathCall(cast<CallBase>(I), TLI)))
+            continue;
+          if (ModRefInfo Access = AA.getModRefInfo(&I, K.where());
+              isModOrRefSet(Access)) {
+            Reason = hostAccess(I, Access, K.Name, S.Kind);
             break;
           }
+        }
       }
       for (const Launch *Site : K.WithoutFrom) {
         if (!Reason.empty())
