@@ -8,7 +8,9 @@ needed: each held-out unit's size under a list is read from the broadcast matrix
 some train unit's search found (a list only a held-out unit's search found is never a candidate). The reference
 ("autotuner") of a unit is the better of its own search's minimized best and the pool's best list, with -Oz as
 backup, as LLM Compiler's autotuner keeps the best of its search and broadcast. Shares are
-(1 - geomean ratio of the method) / (1 - geomean ratio of the autotuner).
+(1 - geomean ratio of the method) / (1 - geomean ratio of the autotuner). Two one-pipeline compiles are scored
+for how often they make a unit larger: static alone (the top choice, -Oz where the chooser ranks it first) and
+`fast` (the clang plugin's policy: the top list only where its predicted gain passes the margin training learned).
 
     python benchmarks/learning_curve.py --labels data/labels/searched [--sizes 60,120,250,500,1000,1500]
         [--repeats 3] [--jit-k 10] [--json F]
@@ -46,8 +48,10 @@ class Point:
     packages: int
     repeats: int
     static_backup: float  # geomean size change vs -Oz over the held-out units (mean over repeats)
-    static_alone: float
+    static_alone: float  # the top choice compiled alone (-Oz where the chooser ranks it first)
     regressed: float  # share of held-out units static alone makes larger than -Oz
+    fast: float  # the plugin's one-pipeline policy: the top list only where predicted past its learned margin
+    fast_regressed: float
     jit: float
     share_static_backup: float  # of the autotuner's gain
     share_jit: float
@@ -120,20 +124,24 @@ def score(
     model, report = train_flag_model(subset, features[train], default_representations(), llvm_version=llvm_version)
     column = {passes: j for j, passes in enumerate(labels.lists)}
     ranked = model.rank_features(features[held])
+    predicted = model.ranker.predict(model.standardizer.transform(features[held]))  # static (shrunk), as fast's
+    margin = model.fast.margin if model.fast is not None else np.inf
     top: list[float] = []
+    fast: list[float] = []
     jit: list[float] = []
-    for row, order in zip(held, ranked, strict=True):
+    for index, (row, order) in enumerate(zip(held, ranked, strict=True)):
         values = [1.0 if entry.passes is None else float(ratios[row, column[entry.passes]]) for entry in order]
         top.append(values[0])
         jit.append(min(1.0, *values[:k]))
-    alone = [
-        next(float(ratios[row, column[e.passes]]) for e in order if e.passes is not None)
-        for row, order in zip(held, ranked, strict=True)
-    ]
+        first = order[0].passes
+        built = first is not None and predicted[index, model.lists.index(first)] < -margin
+        fast.append(values[0] if built else 1.0)
     scores = {
         "static_backup": geomean_change(np.minimum(np.array(top), 1.0)),
-        "static_alone": geomean_change(np.array(alone)),
-        "regressed": float(np.mean(np.array(alone) > 1.0)),
+        "static_alone": geomean_change(np.array(top)),
+        "regressed": float(np.mean(np.array(top) > 1.0)),
+        "fast": geomean_change(np.array(fast)),
+        "fast_regressed": float(np.mean(np.array(fast) > 1.0)),
         "jit": geomean_change(np.array(jit)),
     }
     return scores, report.candidates[0].name if report.candidates else "regression ranker"
@@ -182,6 +190,8 @@ def main() -> None:
                     mean["static_backup"],
                     mean["static_alone"],
                     mean["regressed"],
+                    mean["fast"],
+                    mean["fast_regressed"],
                     mean["jit"],
                     mean["static_backup"] / autotuner if autotuner < 0 else 0.0,
                     mean["jit"] / autotuner if autotuner < 0 else 0.0,
@@ -203,13 +213,16 @@ def main() -> None:
             f"{100 * p.share_static_backup:.0f}%",
             f"{100 * p.static_alone:+.2f}%",
             f"{100 * p.regressed:.0f}%",
+            f"{100 * p.fast:+.2f}%",
+            f"{100 * p.fast_regressed:.0f}%",
             f"{100 * p.jit:+.2f}%",
             f"{100 * p.share_jit:.0f}%",
             p.chosen,
         ]
         for p in points
     ]
-    headers = ["units", "functions", "packages", "static+backup", "share", "static alone", "regressed"]
+    headers = ["units", "functions", "packages", "static+backup", "share", "static alone", "regressed", "fast"]
+    headers += ["regressed"]
     headers += [f"jit k={args.jit_k}", "share", "chooser picked (per draw)"]
     print(f"{title}\n\n{to_markdown(Rows(title, headers, rows))}")
     if args.json:
