@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,6 +142,42 @@ def test_a_rerun_does_not_load_units_already_in_shards(
     assert {b.uri for b in benchmarks if b.path in loaded} == lost_uris  # only the lost shard's units loaded
     assert (resumed.searched, resumed.skipped) == (len(lost_uris), 3 - len(lost_uris))
     assert resumed.shards[0].name == searched.shards[0].name
+
+
+def test_an_interrupted_run_keeps_what_it_finished(
+    toolchain: Toolchain, catalogue: Catalogue, searched: Searched, tmp_path: Path
+) -> None:
+    """Ctrl-C (or SIGTERM, which the CLI raises as one) after the first unit: its search and its matrix row are
+    written as shards of their own, though the shards were to hold more, and a rerun skips them."""
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    pool = broadcast_pool(load_searches(searched.directory), 2)
+    with Evaluator(toolchain, searched.store, jobs=2) as evaluator:
+        for label in (
+            lambda: search_units(
+                evaluator, catalogue, searched.units, tmp_path / "s", dataset="d", settings=SETTINGS, on_unit=stop
+            ),
+            lambda: label_matrix(evaluator, catalogue, searched.units, pool, tmp_path / "m", dataset="d", on_unit=stop),
+        ):
+            with pytest.raises(KeyboardInterrupt):
+                label()
+    (kept,) = (tmp_path / "s" / SEARCHES_DIR).glob("*.json.gz")
+    assert [u.uri for u in SearchShard.load(kept).units] == [searched.units[0].uri]
+    assert [p.uri for p in load_matrix(tmp_path / "m").programs] == [searched.units[0].uri]
+
+
+def test_sigterm_ends_a_command_as_ctrl_c_does(tmp_path: Path) -> None:
+    source = tmp_path / "loop.c"
+    source.write_text("int f(int *a, int n) { int s = 0; for (int i = 0; i < n; ++i) s += a[i] * i; return s; }\n")
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
+    argv = [sys.executable, "-m", "stitchopt", "tune", str(source), "--budget", "100000", "--no-validate"]
+    with subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env) as running:
+        time.sleep(5)
+        running.terminate()
+        _, stderr = running.communicate(timeout=60)
+    assert running.returncode == 130 and stderr.rstrip().endswith("stitchopt: interrupted"), stderr
 
 
 def test_function_units_are_cut_out_and_found_again_by_uri(toolchain: Toolchain) -> None:

@@ -4,10 +4,14 @@ happened into an exit status (EXIT_STATUSES)."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType
 from typing import Annotated, NoReturn
 
 import typer
@@ -111,6 +115,30 @@ def main(args: Sequence[str] | None = None) -> NoReturn:
 def exit_status(args: Sequence[str] | None = None) -> int:
     """Runs the command; what it returns, raises or is interrupted by, as an exit status."""
     warnings.formatwarning = warning_line
+    with terminated_as_interrupt():
+        return _run(args)
+
+
+@contextmanager
+def terminated_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a kill, the end of a session) raised as a Ctrl-C is: commands then keep what they finished
+    (label shards) and clean up as they do on Ctrl-C. Only where signals can be set (the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _run(args: Sequence[str] | None) -> int:
+    """The command run, its outcome as an exit status (what `exit_status` says)."""
     try:
         # Not standalone: click raises usage errors (printed here as one line) and returns typer.Exit's status.
         returned = app(args=args, prog_name="stitchopt", standalone_mode=False)

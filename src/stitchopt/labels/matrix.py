@@ -19,7 +19,7 @@ from pathlib import Path
 from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.labels.labelset import LabelSet
+from stitchopt.labels.labelset import LabeledProgram, LabelSet
 from stitchopt.labels.measure import KnownRow, Program, label_programs, list_measures
 from stitchopt.labels.shards import (
     SearchedUnit,
@@ -94,7 +94,8 @@ def label_matrix(
     on_unit: Callable[[int, int], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
 ) -> MatrixProgress:
-    """Measure `pool` on every program not yet in the pool's matrix shards, `shard_units` programs a shard."""
+    """Measure `pool` on every program not yet in the pool's matrix shards, `shard_units` rows a shard (the last
+    one whatever its size, also when the run is interrupted or fails)."""
     lists = tuple(pool)
     target = matrix_directory(directory, lists)
     stamps = (evaluator.toolchain.identity, catalogue.identity)
@@ -103,22 +104,33 @@ def label_matrix(
     todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
     known = rows_measured_before(directory, stamps) if todo else {}
     written: list[Path] = []
-    cpu = 0.0
+    rows: list[LabeledProgram] = []
+    cpu = shard_cpu = 0.0
     labeled = 0
-    for start in range(0, len(todo), shard_units):
-        chunk = todo[start : start + shard_units]
 
-        def progress(index: int, offset: int = start) -> None:
+    def flush() -> None:
+        nonlocal shard_cpu
+        if rows:
+            path = save_matrix_shard(directory, LabelSet(*stamps, dataset, lists, tuple(rows), shard_cpu))
+            written.append(path)
+            rows.clear()
+            shard_cpu = 0.0
+            if on_shard is not None:
+                on_shard(path)
+
+    try:
+        for index, program in enumerate(todo):
+            row, seconds = label_programs(evaluator, catalogue, [program], lists, known=known)
+            cpu += seconds
+            shard_cpu += seconds
+            labeled += len(row)
+            rows.extend(row)
             if on_unit is not None:
-                on_unit(offset + index + 1, len(todo))
-
-        rows, seconds = label_programs(evaluator, catalogue, chunk, lists, known=known, on_program=progress)
-        cpu += seconds
-        labeled += len(rows)
-        path = save_matrix_shard(directory, LabelSet(*stamps, dataset, lists, rows, seconds))
-        written.append(path)
-        if on_shard is not None:
-            on_shard(path)
+                on_unit(index + 1, len(todo))
+            if len(rows) >= shard_units:
+                flush()
+    finally:  # an interrupted run (Ctrl-C, a kill) keeps the rows it finished
+        flush()
     return MatrixProgress(target, labeled, len(programs) - len(todo), tuple(written), cpu)
 
 

@@ -150,7 +150,8 @@ def search_units(
     total: int | None = None,
 ) -> SearchProgress:
     """Search every program not yet in `directory`'s shards (`done`: their keys, when the caller has read them);
-    every `shard_units` searched units become a shard (the last one whatever its size). Programs are taken as
+    every `shard_units` searched units become a shard (the last one whatever its size, also when the run is
+    interrupted or fails). Programs are taken as
     they come (a lazy iterable is loaded one unit at a time). `on_unit(done, total, unit)` reports progress
     against `total` (the programs' count when not given), `on_shard(path)` each shard as it is written (e.g. to
     commit it)."""
@@ -173,20 +174,22 @@ def search_units(
             if on_shard is not None:
                 on_shard(path)
 
-    for program in programs:
-        if (program.uri, program.module.sha256) in done:
-            skipped += 1
-            continue
-        unit = search_unit(evaluator, catalogue, program, settings)
-        searched += 1
-        failed += unit.failed
-        batch.append(unit)
-        cpu += unit.cpu_seconds
-        if on_unit is not None:
-            on_unit(searched, max(total, searched), unit)
-        if len(batch) >= shard_units:
-            flush()
-    flush()
+    try:
+        for program in programs:
+            if (program.uri, program.module.sha256) in done:
+                skipped += 1
+                continue
+            unit = search_unit(evaluator, catalogue, program, settings)
+            searched += 1
+            failed += unit.failed
+            batch.append(unit)
+            cpu += unit.cpu_seconds
+            if on_unit is not None:
+                on_unit(searched, max(total, searched), unit)
+            if len(batch) >= shard_units:
+                flush()
+    finally:  # an interrupted run (Ctrl-C, a kill) keeps the units it finished
+        flush()
     return SearchProgress(searched - failed, skipped, failed, tuple(written), cpu)
 
 
