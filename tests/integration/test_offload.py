@@ -17,7 +17,7 @@ from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.cli.main import exit_status
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_expected_output, offload_sources
 from stitchopt.errors import ToolchainError
-from stitchopt.toolchain.cuda import find_cuda
+from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.offload_build import (
@@ -44,6 +44,15 @@ def plugin(toolchain: Toolchain) -> Path:
         return plugin_path()
     except ToolchainError as exc:
         pytest.skip(f"{exc} (make test installs it)")
+
+
+@pytest.fixture(scope="module")
+def cuda() -> CudaToolkit:
+    """ptxas and CUDA's headers, for the device side of `gpu optimize` and GPU builds."""
+    try:
+        return find_cuda()
+    except ToolchainError as exc:
+        pytest.skip(f"{exc} (make test installs the gpu extra)")
 
 
 def remarks(toolchain: Toolchain, plugin: Path) -> list[tuple[str, str, str]]:
@@ -150,6 +159,32 @@ def test_the_report_names_arrays_as_the_source_does(toolchain: Toolchain, plugin
     )
 
 
+BEFORE_THE_RUN = """#include <stdio.h>
+#define N 1024
+float g[N];
+__attribute__((noinline)) void touch(void) { g[3] += 1; }
+void straight(void) {
+  touch();
+#pragma omp target teams distribute parallel for map(tofrom: g)
+  for (int i = 0; i < N; ++i) g[i] += i;
+#pragma omp target teams distribute parallel for map(tofrom: g)
+  for (int i = 0; i < N; ++i) g[i] *= 3;
+}
+int main(void) { straight(); printf("%f %f\\n", g[3], g[7]); return 0; }
+"""
+
+
+def test_a_run_of_launches_begins_at_its_first_launch(plugin: Path, cuda: CudaToolkit, tmp_path: Path) -> None:
+    """Host code in the first launch's block before it (a call that writes g) is not in the run: g is kept across
+    the two launches, and a run copies half the bytes with the same output."""
+    source = tmp_path / "before.c"
+    source.write_text(BEFORE_THE_RUN)
+    argv = [sys.executable, "-m", "stitchopt", "gpu", "optimize", str(source), "--json", "--run", "{exe}"]
+    host = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)["host"]
+    assert host["kept"] == ["before.c:7: kept 1 mapped array(s) on the device across the run of launches: g"]
+    assert host["same_output"] and host["bytes_change"] == pytest.approx(-0.5)
+
+
 def test_a_run_counts_the_copies_and_compares_the_output(toolchain: Toolchain, plugin: Path) -> None:
     """Four steps of six loops and a run of three launches: 95 copies at -O3. With the pass, 34 fewer: a and b
     once (3 instead of 12), d once and c every step (9 of 12), f once each way and e every step (6 of 12), first
@@ -195,15 +230,13 @@ def test_gpu_transfers_run_on_the_stencil_program(plugin: Path) -> None:
     assert json.loads(doctor.stdout)["gpu"]["offload_runs"]["library"].endswith("libomptarget.so")
 
 
-def test_gpu_optimize_keeps_host_data_where_the_pass_proves_it_and_a_run_confirms(plugin: Path, tmp_path: Path) -> None:
+def test_gpu_optimize_keeps_host_data_where_the_pass_proves_it_and_a_run_confirms(
+    plugin: Path, cuda: CudaToolkit, tmp_path: Path
+) -> None:
     """The host side of `gpu optimize`: statically, the hoisting pipeline where the pass keeps something (its
     remarks with their lines, what it refuses with why), -O3 where it keeps nothing (histogram: no loop of
     launches); with --run, kept only after the run copies fewer bytes with the same output. An OpenMP program
     named by its URI is chosen for too; one of its regions alone has no host side to run."""
-    try:
-        find_cuda()
-    except ToolchainError as exc:
-        pytest.skip(f"{exc} (make test installs the gpu extra)")
     cli = [sys.executable, "-m", "stitchopt", "gpu", "optimize", "--json"]
     spaced = tmp_path / "a dir" / STENCIL.name  # remarks name the file as clang was given it
     spaced.parent.mkdir()
@@ -239,14 +272,10 @@ def test_gpu_optimize_keeps_host_data_where_the_pass_proves_it_and_a_run_confirm
 
 
 def test_gpu_optimize_keeps_the_device_answer_when_the_host_side_cannot_be_chosen(
-    plugin: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    plugin: Path, cuda: CudaToolkit, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """No pass plugin (an install without the C++ part): the host side says why it has no choice and -O3 stays;
     the device answer is still given (exit 0), and with --run, what was asked cannot be done (exit 2, one line)."""
-    try:
-        find_cuda()
-    except ToolchainError as exc:
-        pytest.skip(f"{exc} (make test installs the gpu extra)")
 
     def missing() -> Path:
         raise ToolchainError("stitchopt's pass plugin is not built: run `make`")
@@ -302,14 +331,10 @@ def test_clang_with_the_plugin_keeps_offload_data_on_the_device(
     assert copies == {"keep": 7, "off": 51}
 
 
-def test_a_gpu_build_in_clang_makes_the_same_decisions(toolchain: Toolchain, plugin: Path) -> None:
+def test_a_gpu_build_in_clang_makes_the_same_decisions(toolchain: Toolchain, plugin: Path, cuda: CudaToolkit) -> None:
     """tests/data/offload_loops.c built for an NVPTX GPU (sm_90, -foffload-lto; compiled only: no GPU needed):
     the device code read is NVPTX's, whose regions pass their arguments through __kmpc_parallel_51's array,
     and the pass keeps and refuses exactly what it does with the host as the device."""
-    try:
-        cuda = find_cuda()
-    except ToolchainError as exc:
-        pytest.skip(f"{exc} (make test installs the gpu extra)")
     argv = [toolchain.tool("clang"), "-O3", "-fopenmp", "--offload-arch=sm_90", "-foffload-lto"]
     argv += [f"--cuda-path={cuda.root}", f"-fpass-plugin={plugin}", "-Rpass=stitchopt", "-Rpass-missed=stitchopt"]
     argv += ["-c", str(LOOPS), "-o", os.devnull]

@@ -567,6 +567,14 @@ struct Span {
   bool contains(const BasicBlock *BB) const {
     return llvm::is_contained(Blocks, BB);
   }
+
+  /// Whether `I` runs inside the data region: in its blocks, and not before
+  /// where it begins (a straight run begins at its first launch, after the
+  /// code its block holds before it).
+  bool covers(const Instruction &I) const {
+    return contains(I.getParent()) &&
+           !(I.getParent() == Begin->getParent() && I.comesBefore(Begin));
+  }
 };
 
 class LoopHoister {
@@ -663,7 +671,7 @@ private:
           return std::nullopt;
       }
       if (llvm::all_of(Outside, [&](const Launch *Other) {
-            return DT.dominates(BB, Other->Call->getParent());
+            return Other == Site || DT.dominates(Site->Call, Other->Call);
           }))
         First = Site;
     }
@@ -681,7 +689,7 @@ private:
           return std::nullopt; // a loop in between: its own span
         S.Blocks.push_back(&BB);
       }
-    S.Begin = &*Start->getFirstInsertionPt();
+    S.Begin = First->Call;
     S.Ends.push_back(&*End->getFirstInsertionPt());
     S.Where = locationOf(*First);
     S.Anchor = Start;
@@ -711,7 +719,7 @@ private:
   /// Whether `V` is the same all through `S` (defined before it starts).
   bool invariant(const Span &S, Value *V) const {
     auto *I = dyn_cast<Instruction>(V);
-    return !I || (!S.contains(I->getParent()) && DT.dominates(I, S.Begin));
+    return !I || (!S.covers(*I) && DT.dominates(I, S.Begin));
   }
 
   void missed(const Span &S, const Twine &Why) {
@@ -750,7 +758,7 @@ private:
     SmallVector<const Launch *, 8> Inside;
     for (BasicBlock *BB : S.Blocks)
       for (Instruction &I : *BB) {
-        if (!isOffloadCall(I))
+        if (!isOffloadCall(I) || !S.covers(I))
           continue;
         auto Found = llvm::find_if(Launches, [&](const auto &Site) {
           return Site && Site->Call == &I;
@@ -768,7 +776,7 @@ private:
       return std::nullopt;
     for (BasicBlock *BB : S.Blocks)
       for (Instruction &I : *BB)
-        if (I.mayThrow() && !isLaunch(I)) {
+        if (I.mayThrow() && !isLaunch(I) && S.covers(I)) {
           missed(S, "the code may throw (an unwind would skip the end of "
                     "the data region)");
           return SmallVector<Kept, 8>();
@@ -860,7 +868,7 @@ private:
             }))
           continue;
         for (Instruction &I : *BB) {
-          if (!I.mayReadOrWriteMemory() || isLaunch(I) ||
+          if (!S.covers(I) || !I.mayReadOrWriteMemory() || isLaunch(I) ||
               (isa<CallBase>(I) && isMathCall(cast<CallBase>(I), TLI)))
             continue;
           if (ModRefInfo Access = AA.getModRefInfo(&I, K.where());
