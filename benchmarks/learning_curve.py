@@ -8,9 +8,11 @@ needed: each held-out unit's size under a list is read from the broadcast matrix
 some train unit's search found (a list only a held-out unit's search found is never a candidate). The reference
 ("autotuner") of a unit is the better of its own search's minimized best and the pool's best list, with -Oz as
 backup, as LLM Compiler's autotuner keeps the best of its search and broadcast. Shares are
-(1 - geomean ratio of the method) / (1 - geomean ratio of the autotuner). Two one-pipeline compiles are scored
-for how often they make a unit larger: static alone (the top choice, -Oz where the chooser ranks it first) and
-`fast` (the clang plugin's policy: the top list only where its predicted gain passes the margin training learned).
+(1 - geomean ratio of the method) / (1 - geomean ratio of the autotuner); the pool's ceiling (each held-out
+unit's best pool list, what any way of choosing from the pool can reach) is printed beside. Two one-pipeline
+compiles are scored for how often they make a unit larger: static alone (the top choice, -Oz where the chooser
+ranks it first) and `fast` (the clang plugin's policy: the top list only where its predicted gain passes the
+margin training learned).
 
     python benchmarks/learning_curve.py --labels data/labels/searched [--sizes 60,120,250,500,1000,1500]
         [--repeats 3] [--jit-k 10] [--json F]
@@ -168,6 +170,17 @@ def main() -> None:
     held = [i for i, p in enumerate(labels.programs) if p.split == "validation" and not is_function(p)]
     reference = autotuner_ratios(args.labels, labels, ratios, held)
     autotuner = geomean_change(reference)
+
+    def share(change: float) -> float:
+        return change / autotuner if autotuner < 0 else 0.0
+
+    best_in_pool = np.minimum(ratios[held].min(axis=1), 1.0)  # what any way of choosing from the pool reaches
+    ceiling_change = geomean_change(best_in_pool)
+    ceiling = (
+        f"pool ceiling: the best pool list per held-out unit keeps {100 * share(ceiling_change):.0f}% of the"
+        f" autotuner ({ceiling_change:+.2%}); {np.mean(best_in_pool < 1):.0%} of the held-out units have a pool list"
+        " below -Oz"
+    )
     points = []
     for functions in (False, True):
         pool = [i for i, p in enumerate(labels.programs) if p.split == "train" and (functions or not is_function(p))]
@@ -193,8 +206,8 @@ def main() -> None:
                     mean["fast"],
                     mean["fast_regressed"],
                     mean["jit"],
-                    mean["static_backup"] / autotuner if autotuner < 0 else 0.0,
-                    mean["jit"] / autotuner if autotuner < 0 else 0.0,
+                    share(mean["static_backup"]),
+                    share(mean["jit"]),
                     ", ".join(chosen),
                     (time.perf_counter() - start) / args.repeats,
                 )
@@ -224,9 +237,15 @@ def main() -> None:
     headers = ["units", "functions", "packages", "static+backup", "share", "static alone", "regressed", "fast"]
     headers += ["regressed"]
     headers += [f"jit k={args.jit_k}", "share", "chooser picked (per draw)"]
-    print(f"{title}\n\n{to_markdown(Rows(title, headers, rows))}")
+    print(f"{title}\n{ceiling}\n\n{to_markdown(Rows(title, headers, rows))}")
     if args.json:
-        summary = {"title": title, "autotuner": autotuner, "held_out": len(held), "points": [asdict(p) for p in points]}
+        summary = {
+            "title": title,
+            "autotuner": autotuner,
+            "pool_ceiling": ceiling_change,
+            "held_out": len(held),
+            "points": [asdict(p) for p in points],
+        }
         args.json.write_text(json.dumps(summary, indent=1))
 
 
