@@ -17,7 +17,7 @@ from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.cli.main import exit_status
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_expected_output, offload_sources
 from stitchopt.errors import ToolchainError
-from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
+from stitchopt.toolchain.cuda import CudaToolkit
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.offload_build import (
@@ -44,15 +44,6 @@ def plugin(toolchain: Toolchain) -> Path:
         return plugin_path()
     except ToolchainError as exc:
         pytest.skip(f"{exc} (make test installs it)")
-
-
-@pytest.fixture(scope="module")
-def cuda() -> CudaToolkit:
-    """ptxas and CUDA's headers, for the device side of `gpu optimize` and GPU builds."""
-    try:
-        return find_cuda()
-    except ToolchainError as exc:
-        pytest.skip(f"{exc} (make test installs the gpu extra)")
 
 
 def remarks(toolchain: Toolchain, plugin: Path) -> list[tuple[str, str, str]]:

@@ -94,17 +94,23 @@ def test_size_model_picks_the_better_regression_per_target_and_ignores_failed_li
     assert model.restricted_to([0]).targets == ("size:O0", list_target(0))
 
 
+# One program's row of three lists: sizes, instructions and compile seconds, the third list failed.
+TIMED = LabeledProgram(
+    "bench://x-v1/a.c",
+    "ab" * 32,
+    "x",
+    "train",
+    {"O0": 200, "Oz": 100, "O3": 150},
+    {"O0": 20, "Oz": 10, "O3": 15},
+    (90, 100, None),
+    (9, 10, None),
+    {"O0": 0.1, "Oz": 0.4, "O3": 0.5},
+    (0.8, 0.2, None),
+)
+
+
 def test_labels_round_trip_and_reject_other_files(tmp_path: Path) -> None:
-    program = LabeledProgram(
-        "bench://x-v1/a.c",
-        "ab" * 32,
-        "x",
-        "train",
-        {"O0": 200, "Oz": 100, "O3": 150},
-        {"O0": 20, "Oz": 10, "O3": 15},
-        (90, None),
-        (9, None),
-    )
+    program = replace(TIMED, sizes=(90, None), instructions=(9, None), baseline_seconds={}, seconds=())
     labels = LabelSet("llvm", "cat", "bench://x-v1", (("sroa",), ("instcombine", "gvn")), (program,), 12.5)
     labels.save(tmp_path / "labels.json.gz")
     loaded = LabelSet.load(tmp_path / "labels.json.gz")
@@ -118,37 +124,14 @@ def test_labels_round_trip_and_reject_other_files(tmp_path: Path) -> None:
 def test_a_row_read_back_for_a_changed_pool_keeps_what_was_built() -> None:
     """Failures are measured again (under today's guards), and a row without compile seconds is measured whole:
     its lists would otherwise read as compiled in no time."""
-    row = LabeledProgram(
-        "bench://x-v1/a.c",
-        "ab" * 32,
-        "x",
-        "train",
-        {"O0": 200, "Oz": 100, "O3": 150},
-        {"O0": 20, "Oz": 10, "O3": 15},
-        (90, 100, None),
-        (9, 10, None),
-        {"O0": 0.1, "Oz": 0.4, "O3": 0.5},
-        (0.8, 0.2, None),
-    )
-    lists = (("a",), ("b",), ("c",))
+    row, lists = TIMED, (("a",), ("b",), ("c",))
     assert list_measures(row, lists) == {("a",): (90, 9, 0.8), ("b",): (100, 10, 0.2)}
     assert list_measures(replace(row, seconds=()), lists) == {}
     assert list_measures(row, lists[:2]) == {}  # a row that does not fit its shard's lists
 
 
 def test_objective_values_weigh_size_and_compile_time_against_oz() -> None:
-    timed = LabeledProgram(
-        "bench://x-v1/a.c",
-        "ab" * 32,
-        "x",
-        "train",
-        {"O0": 200, "Oz": 100, "O3": 150},
-        {"O0": 20, "Oz": 10, "O3": 15},
-        (90, 100, None),
-        (9, 10, None),
-        {"O0": 0.1, "Oz": 0.4, "O3": 0.5},
-        (0.8, 0.2, None),
-    )
+    timed = TIMED
     labels = LabelSet("llvm", "cat", "bench://x-v1", (("a",), ("b",), ("c",)), (timed,), 1.0)
     assert np.allclose(labels.objective_values(Objective()), labels.ratios())
     both = labels.objective_values(Objective.parse("size=1,compile-time=1"))
