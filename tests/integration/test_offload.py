@@ -111,7 +111,7 @@ def test_data_stays_on_the_device_only_where_the_program_cannot_tell(toolchain: 
 CXX_NAMES = """#include <cstdio>
 #include <cstring>
 #include <vector>
-static float a[64], b[64], c[64], d[64];
+static float a[64], b[64], c[64], d[64], e[64];
 int main() {
   std::vector<float> u(1024, 1.0f), v(1024, 0.0f);
   float *pu = u.data(), *pv = v.data();
@@ -130,7 +130,13 @@ int main() {
     for (int i = 0; i < 64; ++i) c[i] += 1;
     std::memcpy(d, c, sizeof d);
   }
-  std::printf("%f %f %f\\n", pv[5], b[5], d[5]);
+  int m = 64;
+  for (int s = 0; s < n; ++s) {
+#pragma omp target teams distribute parallel for map(tofrom: e[0:m])
+    for (int i = 0; i < m; ++i) e[i] += 1;
+    m -= s & 1;
+  }
+  std::printf("%f %f %f %f\\n", pv[5], b[5], d[5], e[5]);
 }
 """
 
@@ -138,12 +144,14 @@ int main() {
 def test_the_report_names_arrays_as_the_source_does(toolchain: Toolchain, plugin: Path, tmp_path: Path) -> None:
     """C++ leaves IR values unnamed and globals mangled: the report names arrays by their map clauses' text, says
     which call or host access keeps data per launch and on which line (a memcpy is an access, not a call to an
-    intrinsic), and gives a fully unrolled loop its launches' line."""
+    intrinsic) or why an array cannot be kept at all (its size changes), and gives a fully unrolled loop its
+    launches' line."""
     source = tmp_path / "names.cpp"
     source.write_text(CXX_NAMES)
     report = hoisting_report(toolchain, source, plugin)
     assert report.kept == ("names.cpp:15: kept 2 mapped array(s) on the device across the run of launches: b a",)
     assert report.not_kept == (
+        "names.cpp:24: target data stays per launch: e[0:m]'s size may change between its launches",
         "names.cpp:18: target data stays per launch: the host may read c in the loop (line 21)",  # a memcpy
         "names.cpp:9: target data stays per launch: a call to printf in the loop may read or write pv[0:n] (line 12);"
         " a call to printf in the loop may read or write pu[0:n] (line 12)",
@@ -163,6 +171,47 @@ void straight(void) {
 }
 int main(void) { straight(); printf("%f %f\\n", g[3], g[7]); return 0; }
 """
+
+
+UNROLLED_LOOPS = """#include <stdio.h>
+#include <string.h>
+#define N 512
+float a[N], b[N], seen[N];
+int main(void) {
+  for (int i = 0; i < N; i++) a[i] = i;
+  for (int it = 0; it < 4; it++) {
+#pragma omp target teams distribute parallel for map(to: a) map(tofrom: b)
+    for (int i = 0; i < N; i++) b[i] += a[i];
+    memcpy(seen, b, sizeof seen);
+  }
+  for (int it = 0; it < 4; it++) {
+#pragma omp target teams distribute parallel for map(to: a) map(tofrom: b)
+    for (int i = 0; i < N; i++) b[i] += 2 * a[i];
+  }
+  printf("%f %f\\n", b[1], seen[5]);
+  return 0;
+}
+"""
+
+
+def test_loops_the_optimizer_unrolled_are_kept_apart(plugin: Path, cuda: CudaToolkit, tmp_path: Path) -> None:
+    """Two loops of 4 launches, unrolled: the host's read of b after each launch of the first keeps b per launch
+    there, not in the second: a stays on the device across both, b across the second's launches (as with
+    loops the optimizer keeps), and a run copies fewer bytes with the same output."""
+    source = tmp_path / "unrolled.c"
+    source.write_text(UNROLLED_LOOPS)
+    argv = [sys.executable, "-m", "stitchopt", "gpu", "optimize", str(source), "--json", "--run", "{exe}"]
+    host = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)["host"]
+    assert host["kept"] == [
+        "unrolled.c:8: kept 1 mapped array(s) on the device across the run of launches: a",
+        "unrolled.c:13: kept 1 mapped array(s) on the device across the run of launches: b",
+    ]
+    assert host["not_kept"] == [
+        "unrolled.c:8: target data stays per launch: the host may read b in the run of launches (line 10)"
+    ]
+    # -O3: 8 launches copy a in, b in and b out (24 copies of one size); kept: a in once, b in and out at each
+    # launch of the first loop (8) and once around the second (2): 11
+    assert host["same_output"] and host["bytes_change"] == pytest.approx(11 / 24 - 1)
 
 
 def test_a_run_of_launches_begins_at_its_first_launch(plugin: Path, cuda: CudaToolkit, tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def _require_files(directory: Path, what: str, names: tuple[str, ...]) -> None:
         raise InputError(f"{directory}: no such directory: give a {what} directory (one with {CONFIG_NAME})")
     for name in names:
         if not (directory / name).is_file():
-            raise InputError(f"{directory}: not a {what} directory (it has no {name})")
+            raise InputError(f"{directory}: not a {what} directory (it has no {name}): give one a training wrote")
 
 
 def model_kind(directory: Path) -> str | None:

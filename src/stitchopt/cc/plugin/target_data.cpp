@@ -593,9 +593,26 @@ public:
     SmallVector<Loop *, 8> TopLevel(LI.begin(), LI.end());
     for (Loop *L : TopLevel)
       Changed |= visit(*L, {});
-    SmallPtrSet<Value *, 8> None;
-    if (std::optional<Span> Straight = straightRun())
-      Changed |= hoist(*Straight, None);
+    SmallVector<const Launch *, 8> Outside;
+    for (const auto &Site : Launches)
+      if (Site && !LI.getLoopFor(Site->Call->getParent()))
+        Outside.push_back(&*Site);
+    SmallPtrSet<Value *, 8> Kept;
+    if (std::optional<Span> Straight = straightRun(Outside))
+      Changed |= hoist(*Straight, Kept);
+    // Then each target region's launches alone, for what the whole run could
+    // not keep: the launches of one region outside loops are mostly a loop
+    // the optimizer unrolled, and host code between two such loops must not
+    // keep each loop's own data per launch.
+    MapVector<StringRef, SmallVector<const Launch *, 4>> ByRegion;
+    for (const Launch *Site : Outside)
+      ByRegion[Site->Kernel].push_back(Site);
+    if (ByRegion.size() > 1)
+      for (auto &[Region, Group] : ByRegion)
+        if (std::optional<Span> Straight = straightRun(Group)) {
+          SmallPtrSet<Value *, 8> Enclosing = Kept; // (not its siblings')
+          Changed |= hoist(*Straight, Enclosing);
+        }
     return Changed;
   }
 
@@ -647,14 +664,10 @@ private:
     return S;
   }
 
-  /// The launches outside loops, from the first to the last, when one
+  /// Launches outside loops (`Outside`), from the first to the last, when one
   /// dominates all and the other's rejoin block post-dominates all: code a
   /// loop the optimizer fully unrolled looks like this.
-  std::optional<Span> straightRun() {
-    SmallVector<const Launch *, 8> Outside;
-    for (const auto &Site : Launches)
-      if (Site && !LI.getLoopFor(Site->Call->getParent()))
-        Outside.push_back(&*Site);
+  std::optional<Span> straightRun(ArrayRef<const Launch *> Outside) {
     if (Outside.size() < 2)
       return std::nullopt;
     PostDominatorTree PDT(F);
@@ -751,6 +764,26 @@ private:
     return "";
   }
 
+  /// Why `Item` (of base `Base`) cannot be kept across `S` whatever the
+  /// host does, as the end of a sentence about it; null where it can.
+  const char *unkeepable(const Span &S, const MapItem &Item,
+                         Value *Base) const {
+    auto *G = dyn_cast<GlobalVariable>(Base);
+    if (Item.Begin->stripPointerCasts() != Base)
+      return " is mapped from an offset (a section not at its start)";
+    if (!Item.Size)
+      return "'s size is not known";
+    if (!invariant(S, Base))
+      return "'s address may change between its launches";
+    if (!invariant(S, Item.Size))
+      return "'s size may change between its launches";
+    if (Item.Flags & ~PlainMapBits)
+      return " has a map type other than to, from, tofrom or alloc";
+    if (G && isDeclareTarget(*G))
+      return " is declare target (it has a device copy of its own)";
+    return nullptr;
+  }
+
   /// The memory `S` can keep on the device (none: nothing to do or not
   /// provably the same program; std::nullopt: no launch in `S`).
   std::optional<SmallVector<Kept, 8>>
@@ -789,6 +822,7 @@ private:
 
     MapVector<Value *, Kept> Candidates;
     SmallPtrSet<Value *, 8> Refused;
+    MapVector<Value *, std::string> Unkept; // why, where a map item says it
     // Where every item that maps memory points: its base and its section.
     SmallVector<std::pair<const MapItem *, Value *>, 16> Mapped;
     // What launches copy from the host into private device memory
@@ -818,12 +852,15 @@ private:
         }
         Value *Base = Item.Base->stripPointerCasts();
         Mapped.push_back({&Item, Base});
-        auto *G = dyn_cast<GlobalVariable>(Base);
-        if (Item.Begin->stripPointerCasts() != Base || !Item.Size ||
-            !invariant(S, Base) || !invariant(S, Item.Size) ||
-            (Item.Flags & ~PlainMapBits) || (G && isDeclareTarget(*G)) ||
-            Outer.contains(Base)) {
+        if (Outer.contains(Base)) { // kept by the enclosing region already
           Refused.insert(Base);
+          continue;
+        }
+        if (const char *Why = unkeepable(S, Item, Base)) {
+          Refused.insert(Base);
+          Unkept.try_emplace(
+              Base, (Twine(Item.Name.empty() ? nameOf(Base) : Item.Name) + Why)
+                        .str());
           continue;
         }
         auto [Entry, New] = Candidates.try_emplace(Base);
@@ -891,6 +928,9 @@ private:
       else
         Reasons += (Reasons.empty() ? "" : "; ") + Reason;
     }
+    if (Reasons.empty() && Result.empty())
+      for (const auto &[Base, Why] : Unkept)
+        Reasons += (Reasons.empty() ? "" : "; ") + Why;
     if (!Reasons.empty() || Result.empty())
       missed(S, Reasons.empty() ? "nothing is mapped whole at an address "
                                   "and size that do not change"
