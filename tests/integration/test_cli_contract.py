@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -630,15 +629,3 @@ def test_ctrl_c_is_one_line_and_status_130(capsys: pytest.CaptureFixture[str], m
     monkeypatch.setattr("stitchopt.cli.report.build_report", interrupt)
     assert exit_status(["report", "run", "r.json"]) == 130
     assert capsys.readouterr().err == "stitchopt: interrupted\n"
-
-
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupt_while_the_cli_loads_is_one_line(signum: int, tmp_path: Path) -> None:
-    """Loading the CLI takes a second or more: Ctrl-C or SIGTERM then is one line and status 130 too."""
-    with subprocess.Popen(
-        [sys.executable, "-m", "stitchopt", "doctor"], stderr=subprocess.PIPE, text=True, cwd=tmp_path
-    ) as loading:
-        time.sleep(0.3)
-        loading.send_signal(signum)
-        _, stderr = loading.communicate(timeout=60)
-    assert loading.returncode == 130 and stderr == "stitchopt: interrupted\n", stderr

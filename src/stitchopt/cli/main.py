@@ -11,6 +11,7 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from types import FrameType
 from typing import Annotated, NoReturn
 
 import typer
@@ -22,12 +23,11 @@ from stitchopt.cli.doctor import doctor_command, show_version
 from stitchopt.cli.gpu import gpu_app
 from stitchopt.cli.heldout import evaluate_command
 from stitchopt.cli.hot import hot_command
-from stitchopt.cli.interrupts import INTERRUPTED, raise_interrupt
 from stitchopt.cli.labels import labels_app
 from stitchopt.cli.learn import optimize_command, predict_command, train_command
 from stitchopt.cli.lift import lift_eval_command
 from stitchopt.cli.measure import eval_command, ir_command, passes_command
-from stitchopt.cli.options import INTERNAL_ERROR, NEGATIVE, SUCCESS, USER_ERROR
+from stitchopt.cli.options import INTERNAL_ERROR, INTERRUPTED, NEGATIVE, SUCCESS, USER_ERROR
 from stitchopt.cli.plugin import plugin_app
 from stitchopt.cli.report import report_command
 from stitchopt.cli.security import security_app
@@ -126,11 +126,15 @@ def terminated_as_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, raise_interrupt)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 def _run(args: Sequence[str] | None) -> int:
