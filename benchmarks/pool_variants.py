@@ -26,27 +26,13 @@ from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.measure import Program, label_programs
 from stitchopt.labels.shards import load_matrix, load_searches
+from stitchopt.models.coreset import select_coreset
 from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
 
 OZ = "default<Oz>"
-
-
-def greedy_cover(ratios: np.ndarray, size: int) -> list[int]:
-    """Columns, each the one that most lowers the rows' geomean (with the -Oz backup) given those before it."""
-    best = np.ones(len(ratios))
-    chosen: list[int] = []
-    for _ in range(min(size, ratios.shape[1])):
-        scores = [
-            np.mean(np.log(np.minimum(best, ratios[:, j]))) if j not in chosen else np.inf
-            for j in range(ratios.shape[1])
-        ]
-        column = int(np.argmin(scores))
-        chosen.append(column)
-        best = np.minimum(best, ratios[:, column])
-    return chosen
 
 
 def main() -> None:
@@ -63,7 +49,7 @@ def main() -> None:
     ratios = labels.ratios()
     train = [i for i, p in enumerate(labels.programs) if p.split == "train"]
     held = [i for i, p in enumerate(labels.programs) if p.split == "validation" and not is_function(p)]
-    cover = greedy_cover(np.minimum(ratios[train], 1.0), args.top)
+    cover = list(select_coreset(ratios[train], args.top).indices)
     lists = [labels.lists[j] for j in cover]
     behind_oz = [(OZ, *passes) for passes in lists]
     programs = [
