@@ -257,7 +257,10 @@ def test_gpu_transfers_run_on_the_stencil_program(plugin: Path) -> None:
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["same_output"] and document["bytes_change"] < -0.8
-    assert document["candidate"]["pipeline"] == HOISTING
+    assert document["candidate"]["pipeline"] == HOISTING and document["difference"] == ""
+    text = subprocess.run([*cli, "--run", "{exe}"], capture_output=True, text=True, env=env)
+    moved = [document[b]["transfers"]["bytes"] for b in ("baseline", "candidate")]
+    assert f"bytes copied {moved[0]:,} -> {moved[1]:,} (" in text.stdout and "output identical" in text.stdout
     alone = subprocess.run([*cli, "-p", "default<O3>"], capture_output=True, text=True, env=env)
     assert alone.returncode == 2 and "add --run" in alone.stderr
     no_main = [sys.executable, "-m", "stitchopt", "gpu", "transfers", str(DATA / "offload.c"), "--run", "{exe}"]

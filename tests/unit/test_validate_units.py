@@ -14,7 +14,7 @@ from stitchopt.errors import InputError
 from stitchopt.validate.builder import build_failure
 from stitchopt.validate.guards import summarize, suspicious_changes
 from stitchopt.validate.reduce import ddmin, reduce_pipeline
-from stitchopt.validate.sandbox import Limits, Sandbox
+from stitchopt.validate.sandbox import Limits, RunOutcome, Sandbox
 from stitchopt.validate.suites import jsonl_suite, load_suite
 
 SOURCE_IR = """
@@ -189,3 +189,14 @@ def test_a_link_failure_names_what_nothing_defines_in_gnu_ld_and_lld_wording() -
     assert build_failure("O0", "x.c:1:1: error: unknown type name 'foo'\n") == (
         "does not build at -O0: x.c:1:1: error: unknown type name 'foo'"
     )
+
+
+def test_a_run_says_how_it_departs_from_the_expected_one() -> None:
+    """What `gpu transfers --run` and `gpu optimize --run` print beside OUTPUT DIFFERS, and validation's verdicts."""
+    expected = RunOutcome(0, b"sum 10\nmax 4\n", b"", 0.1, False)
+    assert RunOutcome(0, b"sum 10\nmax 4\n", b"", 0.3, False).difference(expected) == ""
+    assert RunOutcome(0, b"sum 10\nmax 5\n", b"", 0.1, False).difference(expected) == (
+        "stdout line 2: 'max 5', expected 'max 4'"
+    )
+    assert RunOutcome(0, b"sum 10\n", b"", 0.1, False).difference(expected) == "stdout has 1 lines, expected 2"
+    assert RunOutcome(3, b"", b"", 0.1, False).difference(expected) == "exit status 3, expected exit status 0"

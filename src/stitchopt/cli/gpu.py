@@ -339,8 +339,8 @@ def _say_host(host: dict[str, Any], check: HostListCheck | None, ran: bool) -> N
         say(f"host (static): use {HOISTING_PIPELINE}; --run '{EXE} ARGS' counts the copies and checks the output")
     else:
         say(
-            f"host (run): bytes copied {100 * check.bytes_change:+.2f}% vs -O3 with {HOISTING_PIPELINE}"
-            f"{'' if check.same_output else ' (OUTPUT DIFFERS)'}: use {check.chosen}"
+            f"host (run): bytes copied {_bytes_moved(check)} with {HOISTING_PIPELINE}"
+            f"{'' if check.same_output else f' (OUTPUT DIFFERS: {check.difference})'}: use {check.chosen}"
         )
     if host["pipeline"] == HOISTING_PIPELINE:
         say(
@@ -490,12 +490,17 @@ def _run_transfers(
         if ran.returncode != 0 or ran.timed_out:
             verdict = f"the list's build failed its run ({ran.describe()}): the list is rejected"
         elif check.same_output:
-            verdict = f"bytes copied {100 * check.bytes_change:+.2f}% vs -O3; output identical"
+            verdict = f"bytes copied {_bytes_moved(check)}; output identical"
         else:
-            verdict = f"bytes copied {100 * check.bytes_change:+.2f}% vs -O3; OUTPUT DIFFERS: the list is rejected"
+            verdict = f"bytes copied {_bytes_moved(check)}; OUTPUT DIFFERS ({check.difference}): the list is rejected"
         say(f"list {pipeline}: {verdict}")
     if not check.same_output:
         raise typer.Exit(NEGATIVE)
+
+
+def _bytes_moved(check: HostListCheck) -> str:
+    before, after = check.baseline.transfers.total_bytes, check.candidate.transfers.total_bytes
+    return f"{before:,} -> {after:,} ({100 * check.bytes_change:+.2f}% vs -O3)"
 
 
 def say(line: str) -> None:

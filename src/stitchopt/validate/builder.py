@@ -266,20 +266,4 @@ def judge_outcome(program: SuiteProgram, outcome: RunOutcome, references: Refere
         return VerdictStatus.PASSED, ""
     if outcome.returncode < 0 and expected.returncode >= 0:
         return VerdictStatus.CRASHED, outcome.describe()
-    return VerdictStatus.WRONG_OUTPUT, _difference(expected, outcome)
-
-
-def _difference(expected: RunOutcome, actual: RunOutcome) -> str:
-    if expected.returncode != actual.returncode:
-        return f"{actual.describe()}, expected {expected.describe()}"
-    want = expected.stdout.decode(errors="replace").splitlines()
-    got = actual.stdout.decode(errors="replace").splitlines()
-    for number, (a, b) in enumerate(zip(want, got, strict=False), 1):
-        if a != b:
-            return f"stdout line {number}: {b[:120]!r}, expected {a[:120]!r}"
-    if len(got) != len(want):
-        return f"stdout has {len(got)} lines, expected {len(want)}"
-    return (
-        f"stdout differs after its first {len(expected.stdout):,} bytes ({actual.stdout_size:,} bytes in all, "
-        f"expected {expected.stdout_size:,})"
-    )
+    return VerdictStatus.WRONG_OUTPUT, outcome.difference(expected)

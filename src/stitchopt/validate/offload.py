@@ -76,6 +76,11 @@ class HostListCheck:
         return self.baseline.outcome.behaves_like(self.candidate.outcome)
 
     @property
+    def difference(self) -> str:
+        """How the list's run departs from the baseline's ("" when it behaves alike)."""
+        return self.candidate.outcome.difference(self.baseline.outcome)
+
+    @property
     def bytes_change(self) -> float:
         """Relative change of the bytes copied (0.0 when the baseline copies nothing)."""
         before = self.baseline.transfers.total_bytes
@@ -92,6 +97,7 @@ class HostListCheck:
             "baseline": self.baseline.to_dict(),
             "candidate": self.candidate.to_dict(),
             "same_output": self.same_output,
+            "difference": self.difference,
             "bytes_change": self.bytes_change,
             "chosen": self.chosen,
         }

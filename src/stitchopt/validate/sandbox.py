@@ -88,6 +88,25 @@ class RunOutcome:
             other.stdout_sha256,
         )
 
+    def difference(self, expected: RunOutcome) -> str:
+        """How this run departs from `expected` ("" when it behaves alike): the exit statuses, else the first
+        stdout line that differs."""
+        if self.behaves_like(expected):
+            return ""
+        if expected.returncode != self.returncode:
+            return f"{self.describe()}, expected {expected.describe()}"
+        want = expected.stdout.decode(errors="replace").splitlines()
+        got = self.stdout.decode(errors="replace").splitlines()
+        for number, (a, b) in enumerate(zip(want, got, strict=False), 1):
+            if a != b:
+                return f"stdout line {number}: {b[:120]!r}, expected {a[:120]!r}"
+        if len(got) != len(want):
+            return f"stdout has {len(got)} lines, expected {len(want)}"
+        return (
+            f"stdout differs after its first {len(expected.stdout):,} bytes ({self.stdout_size:,} bytes in all, "
+            f"expected {expected.stdout_size:,})"
+        )
+
     def describe(self) -> str:
         if self.timed_out:
             return f"timed out after {self.seconds:.1f} s"
