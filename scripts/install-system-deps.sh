@@ -27,8 +27,9 @@ test_only=(chromium chromium-driver)
 # With --datasets, also when possible: the build systems and common headers that Debian source packages expect
 # (`stitchopt datasets build debian` builds each package with its own build system; without a header a package
 # needs, that package records only what compiles without it).
-datasets_only=(dpkg-dev make cmake meson ninja-build autoconf automake libtool autopoint bison flex gperf texinfo
-  pkg-config zlib1g-dev libncurses-dev libevent-dev libssl-dev libgmp-dev libmpfr-dev libxml2-dev libgpg-error-dev
+# libtool-bin: the `libtool` command itself (libvterm's Makefile runs it; the libtool package has libtoolize only).
+datasets_only=(dpkg-dev make cmake meson ninja-build autoconf automake libtool libtool-bin autopoint bison flex gperf
+  texinfo pkg-config zlib1g-dev libncurses-dev libevent-dev libssl-dev libgmp-dev libmpfr-dev libxml2-dev libgpg-error-dev
   libassuan-dev libksba-dev libnpth0-dev libgcrypt20-dev libpcre2-dev libmnl-dev libreadline-dev libpcap-dev
   liblzo2-dev libmd-dev libnl-3-dev libnl-genl-3-dev libcap-dev libcap-ng-dev libpopt-dev libexpat1-dev)
 # With --gpu, also when possible: libomp-19-dev, whose libomptarget-nvptx-sm_XX.bc is the device runtime of
