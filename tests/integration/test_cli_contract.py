@@ -408,6 +408,7 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
             "--seed only applies to the pool",
         ),
         (["labels", "search", "bench://x-v1", "-o", "l", "--part", "3/2"], "--part '3/2': give I/N with 1 <= I <= N"),
+        (["datasets", "build", "pypi", "--only", "lz4,nosuch"], "--only 'lz4,nosuch': pypi has no unit nosuch"),
         (["labels", "search", "bench://x-v1", "-o", "l", "--strategy", "anneal"], "--strategy 'anneal': use one of"),
         (["train", "l.json", "-o", "m", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
         (
@@ -521,6 +522,7 @@ REACHES = {
     "labels pool": ["labels", "pool", "bench://demo-v1", "-o", "l.json.gz"],
     "labels search": ["labels", "search", "bench://demo-v1", "-o", "labels"],
     "labels broadcast": ["labels", "broadcast", "labels"],
+    "labels groups": ["labels", "groups", "labels"],
     "train": ["train", "labels.json.gz", "-o", "model", "--no-validate"],
     "optimize": ["optimize", "{data}/loop_sum.c", "-o", "x.o"],
     "evaluate": ["evaluate", "bench://demo-v1"],
@@ -550,6 +552,8 @@ def test_evaluator_options_reach_the_evaluator(name: str, tmp_path: Path, monkey
     monkeypatch.setattr(Evaluator, "__init__", spy)
     monkeypatch.setattr("stitchopt.cli.labels.select_benchmarks", lambda *_args, **_kw: [])
     monkeypatch.setattr("stitchopt.cli.labels.plan_broadcast", lambda *_args, **_kw: None)
+    monkeypatch.setattr("stitchopt.cli.labels.load_matrix", lambda *_args, **_kw: None)
+    monkeypatch.setattr("stitchopt.cli.labels.form_groups", lambda *_args, **_kw: [()])
     monkeypatch.setattr("stitchopt.learning.heldout.select_benchmarks", lambda *_args, **_kw: [])
     monkeypatch.setattr("stitchopt.cli.datasets.Manifest.load", lambda _dir: SimpleNamespace(entries=[None]))
     monkeypatch.chdir(tmp_path)

@@ -31,7 +31,7 @@ from stitchopt.datasets.build import build_dataset, dataset_dir
 from stitchopt.datasets.index import index_rows, standardization, write_parquet
 from stitchopt.datasets.manifest import Manifest, locked_manifest
 from stitchopt.diagnostics import exception_line
-from stitchopt.errors import DatasetError
+from stitchopt.errors import DatasetError, InputError
 from stitchopt.toolchain.discovery import find_toolchain
 
 datasets_app = typer.Typer(help="Build and inspect benchmark datasets.", no_args_is_help=True)
@@ -138,6 +138,10 @@ def _info(manifest: Manifest, directory: Path, splits: Counter[str], packages: C
 def build_command(
     name: NameArgument,
     limit: Annotated[Optional[int], typer.Option(min=1, help="Build only the first N units (packages, seeds).")] = None,  # noqa: UP045
+    only: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Build only these units (packages), comma-separated, e.g. brotli,xxhash."),
+    ] = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Try failed units again.")] = False,
     split_above: Annotated[
         Optional[int], typer.Option(min=1, help="Also split modules above this many bytes into one per function.")  # noqa: UP045
@@ -149,8 +153,9 @@ def build_command(
 ) -> None:
     """Build (or resume, or repair) a dataset in the cache; failures are logged and skipped."""
     source = open_source(name, data_dir)
+    chosen = _only_units(source.units(), only, name) if only is not None else None
     toolchain = find_toolchain(llvm)
-    total = len(source.units()[:limit])
+    total = len(chosen) if chosen is not None else len(source.units()[:limit])
     with Progress(console=status_console, transient=True) as progress:
         task = progress.add_task(f"building {source.name}", total=total)
 
@@ -163,6 +168,7 @@ def build_command(
             source,
             toolchain,
             limit=limit,
+            only=chosen,
             jobs=jobs or os.cpu_count() or 1,
             root=_location(cache_dir),
             retry_failed=retry_failed,
@@ -175,6 +181,18 @@ def build_command(
         f"repaired in {report.seconds:.0f} s; {len(manifest.entries)} entries, {report.bytes / 1e6:.1f} MB",
         highlight=False,
     )
+
+
+def _only_units(units: list[str], only: str, name: str) -> list[str]:
+    """`--only`'s units, each checked against the source's (an unknown name is a typo, not an empty build)."""
+    chosen = [unit.strip() for unit in only.split(",") if unit.strip()]
+    unknown = [unit for unit in chosen if unit not in units]
+    if unknown or not chosen:
+        shown = ", ".join(units[:8]) + (", ..." if len(units) > 8 else "")
+        raise InputError(
+            f"--only {only!r}: {name} has no unit {', '.join(unknown) or '(none given)'}; its units: {shown}"
+        )
+    return chosen
 
 
 @datasets_app.command("export")
