@@ -38,6 +38,7 @@ OZ = "default<Oz>"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--labels", type=Path, required=True, help="label directory with a broadcast matrix")
+    parser.add_argument("--matrix", type=Path, help="its matrix directory, when it holds several")
     parser.add_argument("--top", type=int, default=10, help="lists of the greedy cover of the train units")
     parser.add_argument("--jobs", type=int, default=0, help="concurrent evaluations (default: all cores)")
     args = parser.parse_args()
@@ -45,7 +46,7 @@ def main() -> None:
     start = time.perf_counter()
     toolchain = find_toolchain(None)
     catalogue = load_catalogue(toolchain)
-    labels = restricted_to_train_bests(load_matrix(args.labels), load_searches(args.labels))
+    labels = restricted_to_train_bests(load_matrix(args.matrix or args.labels), load_searches(args.labels), args.labels)
     ratios = labels.ratios()
     train = [i for i, p in enumerate(labels.programs) if p.split == "train"]
     held = [i for i, p in enumerate(labels.programs) if p.split == "validation" and not is_function(p)]

@@ -20,7 +20,8 @@ from stitchopt.core import IRModule
 from stitchopt.datasets.benchmarks import Benchmark, benchmark_module
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.labels.matrix import best_lists, broadcast_pool, label_matrix
+from stitchopt.labels.groups import GROUPS_DIR, GroupMemberKey, GroupSettings, load_groups, search_groups
+from stitchopt.labels.matrix import best_lists, broadcast_pool, label_matrix, plan_broadcast
 from stitchopt.labels.measure import Program
 from stitchopt.labels.search import function_units, search_benchmarks, search_units
 from stitchopt.labels.shards import (
@@ -34,9 +35,13 @@ from stitchopt.learning.train import train_from_labels
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.passes.catalogue import Catalogue
+from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.toolchain.split import symbols
+from stitchopt.tune.driver import Budget
+from stitchopt.tune.group import GroupMember, GroupScorer, tune_group
+from stitchopt.tune.strategies import make_strategy
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # train_from_labels: numpy on one thread
 
@@ -243,6 +248,55 @@ def test_broadcast_matrix_trains_a_model(
     assert order == [[choices[i] for i in row] for row in expected]  # the chooser orders what the modes try
 
 
+def test_a_group_search_finds_one_list_for_its_units(
+    toolchain: Toolchain, catalogue: Catalogue, searched: Searched, tmp_path: Path
+) -> None:
+    directory = tmp_path / "labels"
+    shutil.copytree(searched.directory, directory)
+    found = load_searches(directory)
+    assert any(u.best is not None for u in found)  # a seed that beats -Oz on its own unit
+    keys = tuple(GroupMemberKey(p.uri, p.module.sha256, p.package) for p in searched.units)
+    settings = GroupSettings(size=3, per_package=1, budget=16, seed=0)
+    with Evaluator(toolchain, searched.store, jobs=2) as evaluator:
+        done = search_groups(evaluator, catalogue, [keys], found, directory, settings)
+        assert (done.searched, done.skipped, done.lost) == (1, 0, 0) and done.cpu_seconds > 0
+        (group,) = load_groups(directory, toolchain.identity, catalogue.identity)
+        assert group.best is not None and group.score < 1.0 and group.evaluations > settings.budget  # + minimizer
+        alone = _ratios_on(evaluator, catalogue, searched, group.best)  # the list on each unit on its own
+        assert group.ratios == pytest.approx(alone)
+        assert group.score == pytest.approx(_with_backup(alone))  # their geomean, each with the -Oz backup
+        seeds = [u.best for u in found if u.best is not None]  # no worse than the best seed on the group
+        assert group.score <= min(_with_backup(_ratios_on(evaluator, catalogue, searched, s)) for s in seeds) + 1e-12
+        again = search_groups(evaluator, catalogue, [keys], found, directory, settings)
+        assert (again.searched, again.skipped) == (0, 1)  # finished groups are not searched again
+        distrusted = [GroupMember(p.module, lambda pipeline: ["looks like a miscompile"]) for p in searched.units]
+        oz = evaluator.baselines["Oz"]
+        strategy = make_strategy("local", catalogue, 0, oz.pipeline, seeds)
+        run = tune_group(GroupScorer(evaluator, distrusted, catalogue), strategy, Budget(evaluations=len(seeds)))
+        assert run.best_passes is None and run.suspicious == len(set(seeds))  # never climbs from a distrusted win
+    plan = plan_broadcast(directory, toolchain, catalogue, pool=1)
+    assert plan.lists[-1] == group.best and len(plan.lists) <= 2  # the pool's bests, then the groups'
+    (only,) = plan_broadcast(directory, toolchain, catalogue, pool=1, units=(searched.units[0].uri,)).units
+    assert only.uri == searched.units[0].uri  # --units: the same pool, on these units
+    with pytest.raises(InputError, match="no searched unit under bench://demo-v1/nothing"):
+        plan_broadcast(directory, toolchain, catalogue, pool=1, units=("bench://demo-v1/nothing",))
+
+
+def _ratios_on(evaluator: Evaluator, catalogue: Catalogue, searched: Searched, passes: tuple[str, ...]) -> list[float]:
+    oz = evaluator.baselines["Oz"]
+    ratios = []
+    for program in searched.units:
+        built = evaluator.evaluate(program.module, tuned_pipeline(passes, catalogue), oz.options)
+        reference = evaluator.evaluate(program.module, oz.pipeline, oz.options)
+        assert reference.size_bytes
+        ratios.append(built.size_bytes / reference.size_bytes if built.ok and built.size_bytes else float("inf"))
+    return ratios
+
+
+def _with_backup(ratios: list[float]) -> float:
+    return float(np.exp(np.log(np.minimum(ratios, 1.0)).mean()))
+
+
 def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> None:
     repository = tmp_path / "repo"
     repository.mkdir()
@@ -270,6 +324,17 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     assert matrix["programs"] == 2 and matrix["cpu_hours"] > 0
     log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.count("labels: matrix-") == 1
+    grouping = ["labels", "groups", str(labels), "--split", "train,validation", "--per-package", "1", "--budget", "4"]
+    grouped = run_cli(cache, *grouping, "--size", "2", "--commit")
+    assert grouped.returncode == 0 and "1 groups searched (0 already in shards" in grouped.stderr, grouped.stderr
+    log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert log.count(f"labels: {GROUPS_DIR}/") == 1
+    info = json.loads(run_cli(cache, "labels", "info", str(labels), "--json").stdout)
+    assert info["groups"]["groups"] == 1 and info["groups"]["cpu_hours"] > 0
+    assert "groups: 1 groups searched" in run_cli(cache, "labels", "info", str(labels)).stdout
+    too_large = run_cli(cache, *grouping, "--size", "3")
+    assert too_large.returncode == 2 and "no group of 3 train,validation module units" in too_large.stderr
+    assert too_large.stderr.count("\n") == 1
     shard = next((labels / SEARCHES_DIR).glob("*.json.gz"))
     bad = labels / SEARCHES_DIR / "cut-short.json.gz"  # a shard a kill cut short costs its own units only
     bad.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])

@@ -9,6 +9,7 @@ EVALUATES = {
     "labels pool",
     "labels search",
     "labels broadcast",
+    "labels groups",
     "train",
     "optimize",
     "evaluate",

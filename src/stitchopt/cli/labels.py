@@ -1,6 +1,6 @@
-"""`stitchopt labels search | broadcast | info | pool`: the label factory from the command line.
+"""`stitchopt labels search | groups | broadcast | info | pool`: the label factory from the command line.
 
-`search` and `broadcast` write shards into a label directory as they fill (with `--commit`, each shard is also
+`search`, `groups` and `broadcast` write shards into a label directory as they fill (with `--commit`, each shard is also
 committed to the git repository holding the directory, so a session that ends at any moment keeps its work);
 `info` says what a directory holds and the CPU hours behind it; `pool` is the older single-file labels (a pool of
 lists around -Oz measured on every program).
@@ -34,13 +34,23 @@ from stitchopt.cli.options import (
     status_console,
 )
 from stitchopt.datasets.benchmarks import select_benchmarks
+from stitchopt.datasets.uri import is_under
 from stitchopt.errors import InputError
 from stitchopt.labels.commit import shard_committer
+from stitchopt.labels.groups import (
+    GROUPS_DIR,
+    GroupSettings,
+    built_as_searched,
+    form_groups,
+    group_lists,
+    load_groups,
+    search_groups,
+)
 from stitchopt.labels.labelset import LabelSet
 from stitchopt.labels.matrix import DEFAULT_MATRIX_UNITS, DEFAULT_POOL, broadcast, plan_broadcast
 from stitchopt.labels.pool import build_labels
 from stitchopt.labels.search import DEFAULT_SHARD_UNITS, search_benchmarks
-from stitchopt.labels.shards import SearchSettings, load_matrix, summarize_directory
+from stitchopt.labels.shards import SearchSettings, load_matrix, load_searches, summarize_directory
 from stitchopt.models.coreset import select_coreset
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_rich
@@ -62,6 +72,12 @@ SplitOption = Annotated[str, typer.Option(help="Splits to label, comma-separated
 ProgramsOption = Annotated[int, typer.Option(min=0, help="At most this many units (round-robin by package).")]
 MaxIrOption = Annotated[float, typer.Option(min=1, help="Skip units whose IR file is larger (KB).")]
 PerPackageOption = Annotated[int, typer.Option(min=0, help="At most this many units of one package (0: all).")]
+UnitsOption = Annotated[
+    Optional[str],  # noqa: UP045 (typer needs Optional on Python 3.10)
+    typer.Option(
+        help="Only these datasets, packages or units, comma-separated (e.g. bench://pypi-v1,bench://debian-v1/lzo2)."
+    ),
+]
 
 
 @labels_app.command("search")
@@ -128,6 +144,7 @@ def broadcast_command(
         int, typer.Option(min=1, help="Lists of the pool: the searches' most common bests.")
     ] = DEFAULT_POOL,
     shard_units: Annotated[int, typer.Option(min=1, help="Units per shard file.")] = DEFAULT_MATRIX_UNITS,
+    units: UnitsOption = None,
     commit: CommitOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
@@ -140,7 +157,7 @@ def broadcast_command(
     committer = shard_committer(directory) if commit else None
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    plan = plan_broadcast(directory, toolchain, catalogue, pool)
+    plan = plan_broadcast(directory, toolchain, catalogue, pool, _roots(units))
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
         done = broadcast(
             evaluator,
@@ -155,6 +172,68 @@ def broadcast_command(
     status_console.print(
         f"{len(plan.lists)} lists x {len(labels.programs)} units -> {done.directory} ({done.labeled} measured now, "
         f"{done.cpu_seconds / 3600:.2f} CPU hours)\ncoverage (geomean vs -Oz with backup): {_coverage(labels)}",
+        highlight=False,
+    )
+
+
+@labels_app.command("groups")
+def groups_command(
+    directory: DirectoryArgument,
+    groups: Annotated[int, typer.Option(min=1, help="Groups to search (fewer when too few units are left).")] = 20,
+    size: Annotated[int, typer.Option(min=2, help="Train module units per group.")] = 6,
+    per_package: Annotated[int, typer.Option(min=1, help="At most this many units of one package in a group.")] = 2,
+    budget: Annotated[int, typer.Option(min=1, help="Lists evaluated per group (each on every member).")] = 150,
+    seed: Annotated[int, typer.Option(min=0, help="Grouping and search seed.")] = 0,
+    split: Annotated[str, typer.Option(help="Splits whose units are grouped, comma-separated.")] = "train",
+    units: UnitsOption = None,
+    matrix: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="The broadcast matrix that groups units (default: the directory's only one)."),
+    ] = None,
+    commit: CommitOption = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    address: AddressOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Search one list for each group of train units that the broadcast matrix says respond alike, for the
+    pool (`broadcast` adds the groups' lists); only units whose IR is built here are grouped, and groups already
+    in the directory's shards are skipped."""
+    committer = shard_committer(directory) if commit else None
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    labels = load_matrix(matrix or directory)
+    searched = load_searches(directory, toolchain.identity, catalogue.identity)
+    roots = _roots(units)
+    settings = GroupSettings(size, per_package, budget, seed)
+    splits = [s.strip() for s in split.split(",")]
+    built = built_as_searched((p.uri, p.ir_sha256) for p in labels.programs if not roots or is_under(p.uri, roots))
+    formed = form_groups(labels, searched, settings, groups, keep=lambda *key: key in built, splits=splits)
+    if not formed:
+        raise InputError(
+            f"{directory}: no group of {size} {split} module units whose own search beat -Oz"
+            + (f" under {units}" if units else "")
+            + " and whose IR is built here: build their datasets (`stitchopt datasets build`), search more units "
+            "(`stitchopt labels search`) or give a smaller --size"
+        )
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
+        done = search_groups(
+            evaluator,
+            catalogue,
+            formed,
+            searched,
+            directory,
+            settings,
+            on_group=lambda finished, total, _group: advance("groups", finished, total),
+            on_shard=committer,
+        )
+    found = load_groups(directory, toolchain.identity, catalogue.identity)
+    lists = group_lists(found)
+    status_console.print(
+        f"{done.searched} groups searched ({done.skipped} already in shards, {done.lost} left out: a member's IR "
+        f"cannot be built or differs) -> {directory / GROUPS_DIR}, {done.cpu_seconds / 3600:.2f} CPU hours; "
+        f"{len(lists)} distinct lists beat -Oz on their group ({len(found)} groups in the directory)",
         highlight=False,
     )
 
@@ -179,8 +258,14 @@ def info_command(
         chosen = select_benchmarks(dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None)
         queue = [(b.uri, b.package, b.split, functions) for b in chosen]
     summary = summarize_directory(directory, queue)
+    groups = load_groups(directory)
+    grouped = {
+        "groups": len(groups),
+        "lists": len(group_lists(groups)),
+        "cpu_hours": sum(g.cpu_seconds for g in groups) / 3600,
+    }
     if json_output:
-        print(json.dumps(asdict(summary), indent=1))
+        print(json.dumps({**asdict(summary), "groups": grouped}, indent=1))
         return
     rows = [
         [p.package, p.split, str(p.modules), str(p.functions), str(p.queued), f"{p.cpu_hours:.2f}"]
@@ -200,6 +285,12 @@ def info_command(
     for matrix in summary.matrices:
         console.print(
             f"{matrix.name}: {matrix.programs} units x {matrix.lists} lists, {matrix.cpu_hours:.2f} CPU hours",
+            highlight=False,
+        )
+    if groups:
+        console.print(
+            f"{GROUPS_DIR}: {len(groups)} groups searched, {grouped['lists']} distinct lists beat -Oz on their group, "
+            f"{grouped['cpu_hours']:.2f} CPU hours",
             highlight=False,
         )
 
@@ -286,6 +377,11 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
 def _duration(seconds: float) -> str:
     minutes = round(seconds / 60)
     return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
+
+
+def _roots(units: str | None) -> tuple[str, ...]:
+    """`--units`' datasets, packages or units (see `is_under`)."""
+    return tuple(u.strip() for u in units.split(",") if u.strip()) if units else ()
 
 
 def _part(text: str) -> tuple[int, int]:

@@ -30,3 +30,9 @@ class BenchmarkUri:
 
 def is_benchmark_uri(text: str) -> bool:
     return text.startswith(SCHEME)
+
+
+def is_under(uri: str, roots: tuple[str, ...]) -> bool:
+    """`uri` is one of `roots` or inside one: a dataset (`bench://pypi-v1`), a package (`bench://pypi-v1/lz4`), a
+    unit and its function units (`<unit>#<function>`). Whole path segments only: `.../lz4` is not `.../lz4x`."""
+    return any(uri == root or uri.startswith((f"{root}/", f"{root}#")) for root in (r.rstrip("/") for r in roots))

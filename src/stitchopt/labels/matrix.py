@@ -2,7 +2,8 @@
 
 Each unit's own search finds a list that fits it; whether that list also helps other programs is what a
 model needs to know to choose among lists. The pool is the searches' distinct minimized bests, the most common
-first and then the largest gains on their own unit; every pool list, -O0, -Oz and -O3 are measured on every
+first and then the largest gains on their own unit, then the lists searched for groups of units
+(`labels.groups`); every pool list, -O0, -Oz and -O3 are measured on every
 searched unit, and the rows are written as `LabelSet` shards of the pool's matrix as they finish, so this
 stage resumes like the searches do. A pool that changed as the searches grew measures only its new lists on
 the units other matrices measured (their rows are read back), and everything on new units.
@@ -17,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.datasets.benchmarks import benchmark_module
+from stitchopt.datasets.uri import is_under
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
+from stitchopt.labels.groups import group_lists, load_groups
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
 from stitchopt.labels.measure import KnownRow, Program, label_programs, list_measures
 from stitchopt.labels.shards import (
@@ -159,19 +162,29 @@ class BroadcastPlan:
 
 
 def plan_broadcast(
-    directory: Path, toolchain: Toolchain, catalogue: Catalogue, pool: int = DEFAULT_POOL
+    directory: Path,
+    toolchain: Toolchain,
+    catalogue: Catalogue,
+    pool: int = DEFAULT_POOL,
+    units: Sequence[str] = (),
 ) -> BroadcastPlan:
-    """The pool of `directory`'s searches made with this toolchain and catalogue, read before any evaluator
-    starts; an InputError says why there is nothing to broadcast."""
+    """The pool of `directory`'s searches made with this toolchain and catalogue (the first `pool` of their
+    bests, then every group's best) and its units (those whose URI starts with one of `units`, when given: the
+    pool is the same, so a later broadcast without them resumes the matrix), read before any evaluator starts;
+    an InputError says why there is nothing to broadcast."""
     if not directory.is_dir():
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     searched = load_searches(directory, toolchain.identity, catalogue.identity)
     if not searched:
         raise InputError(f"{directory}: no search shards for this LLVM: run `stitchopt labels search` first")
-    lists = broadcast_pool(searched, pool)
+    groups = group_lists(load_groups(directory, toolchain.identity, catalogue.identity))
+    lists = tuple(dict.fromkeys([*broadcast_pool(searched, pool), *groups]))
     if not lists:
         raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")
-    return BroadcastPlan(searched_dataset(directory), lists, tuple(u for u in searched if not u.failed))
+    measured = tuple(u for u in searched if not u.failed and (not units or is_under(u.uri, tuple(units))))
+    if not measured:
+        raise InputError(f"{directory}: no searched unit under {', '.join(units)}")
+    return BroadcastPlan(searched_dataset(directory), lists, measured)
 
 
 def broadcast(

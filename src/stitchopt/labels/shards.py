@@ -181,7 +181,7 @@ def load_searches(
     """Every searched unit of a label directory, once per key, from the shards matching the given stamps."""
     units: dict[tuple[str, str], SearchedUnit] = {}
     for path in sorted((directory / SEARCHES_DIR).glob("*.json.gz")):
-        shard = _readable(SearchShard.load, path)
+        shard = readable_shard(SearchShard.load, path)
         if shard is None:
             continue
         if toolchain is not None and shard.toolchain != toolchain:
@@ -197,7 +197,7 @@ def load_searches(
 
 def searched_dataset(directory: Path) -> str:
     """The dataset a label directory's searches came from (its first readable shard's)."""
-    shards = (_readable(SearchShard.load, path) for path in sorted((directory / SEARCHES_DIR).glob("*.json.gz")))
+    shards = (readable_shard(SearchShard.load, path) for path in sorted((directory / SEARCHES_DIR).glob("*.json.gz")))
     found = next((shard for shard in shards if shard is not None), None)
     if found is None:
         raise InputError(f"{directory}: no search shards: run `stitchopt labels search` first")
@@ -220,11 +220,11 @@ def matrix_directories(directory: Path) -> list[Path]:
 
 def matrix_shards(pool: Path) -> list[LabelSet]:
     """The `LabelSet` shards of one pool's matrix directory (none when it does not exist yet)."""
-    shards = (_readable(LabelSet.load, path) for path in sorted(pool.glob("*.json.gz")))
+    shards = (readable_shard(LabelSet.load, path) for path in sorted(pool.glob("*.json.gz")))
     return [shard for shard in shards if shard is not None]
 
 
-def _readable(load: Callable[[Path], T], path: Path) -> T | None:
+def readable_shard(load: Callable[[Path], T], path: Path) -> T | None:
     """A shard, or None with a warning naming its file when it cannot be read (cut short by a kill, edited by
     hand): one bad file costs its own units, never the directory's."""
     try:

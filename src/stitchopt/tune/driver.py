@@ -134,10 +134,14 @@ def _size_screen(run: TuningRun, margin: float | None) -> Screen | None:
 
 
 def _improves(run: TuningRun, passes: PassNames, score: float) -> bool:
+    return improves(run.best_passes, run.best_score, passes, score)
+
+
+def improves(best: PassNames | None, best_score: float, passes: PassNames, score: float) -> bool:
     """Better, or as good and shorter."""
-    if score < run.best_score:
+    if score < best_score:
         return True
-    return score == run.best_score and run.best_passes is not None and len(passes) < len(run.best_passes)
+    return score == best_score and best is not None and len(passes) < len(best)
 
 
 def _trial(

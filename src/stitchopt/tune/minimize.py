@@ -10,6 +10,7 @@ With a guard, a change is kept only when the changed list passes the program's g
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from stitchopt.core import IRModule, Objective
@@ -29,7 +30,7 @@ class Minimized:
 
 
 class _Scorer:
-    """Scores lists on one program through the evaluator (and so through the cache), counting evaluations."""
+    """Scores lists on one program through the evaluator (and so through the cache)."""
 
     def __init__(
         self, evaluator: Evaluator, module: IRModule, catalogue: Catalogue, objective: Objective, baseline: Baseline
@@ -37,11 +38,9 @@ class _Scorer:
         self.evaluator, self.module, self.catalogue, self.objective = evaluator, module, catalogue, objective
         self.options = baseline.options
         self.reference = evaluator.evaluate(module, baseline.pipeline, baseline.options)
-        self.evaluations = 0
 
     def __call__(self, candidates: list[PassNames]) -> list[float]:
         requests = [EvalRequest(self.module, tuned_pipeline(c, self.catalogue), self.options) for c in candidates]
-        self.evaluations += len(requests)
         return [self.objective.score(r, self.reference) for r in self.evaluator.evaluate_many(requests)]
 
 
@@ -59,14 +58,41 @@ def minimize(
 ) -> Minimized:
     """`reference`: the build scores are relative to, as in `tune` (default -Oz)."""
     score = _Scorer(evaluator, module, catalogue, objective, reference or evaluator.baselines["Oz"])
-    best = tuple(passes)
-    (best_score,) = score([best])
-
-    def within_budget() -> bool:
-        return score.evaluations < max_evaluations
 
     def trusted(candidate: PassNames) -> bool:
         return guard is None or not guard(tuned_pipeline(candidate, catalogue))
+
+    return minimize_scored(
+        score, passes, catalogue, insertion=insertion, max_evaluations=max_evaluations, trusted=trusted
+    )
+
+
+ListScorer = Callable[[list[PassNames]], list[float]]  # lists -> scores (lower is better)
+
+
+def minimize_scored(
+    score: ListScorer,
+    passes: PassNames,
+    catalogue: Catalogue,
+    *,
+    insertion: bool = True,
+    max_evaluations: int = 5000,
+    trusted: Callable[[PassNames], bool] = lambda candidate: True,
+) -> Minimized:
+    """The three moves under any scorer: one program's (`minimize`) or a group's (`tune.group`). `trusted` is asked
+    only about changes that would be kept."""
+    evaluations = 0
+
+    def scored(candidates: list[PassNames]) -> list[float]:
+        nonlocal evaluations
+        evaluations += len(candidates)
+        return score(candidates)
+
+    best = tuple(passes)
+    (best_score,) = scored([best])
+
+    def within_budget() -> bool:
+        return evaluations < max_evaluations
 
     changed = True
     while changed and within_budget():
@@ -74,7 +100,7 @@ def minimize(
         position = 0
         while position < len(best) and len(best) > 1 and within_budget():  # 1. drop
             candidate = best[:position] + best[position + 1 :]
-            (candidate_score,) = score([candidate])
+            (candidate_score,) = scored([candidate])
             if candidate_score <= best_score and trusted(candidate):
                 best, best_score, changed = candidate, candidate_score, True
             else:
@@ -85,13 +111,13 @@ def minimize(
             for i in range(len(best) - 1):
                 if best[i] > best[i + 1]:
                     candidate = best[:i] + (best[i + 1], best[i]) + best[i + 2 :]
-                    (candidate_score,) = score([candidate])
+                    (candidate_score,) = scored([candidate])
                     if candidate_score == best_score and trusted(candidate):
                         best, swapped = candidate, True
         if insertion and within_budget():  # 3. insertion, one position per batch
             for position in range(len(best) + 1):
                 candidates = [best[:position] + (name,) + best[position:] for name in catalogue.names()]
-                scores = score(candidates)
+                scores = scored(candidates)
                 ranked = sorted(range(len(candidates)), key=scores.__getitem__)
                 winner = next((i for i in ranked if scores[i] < best_score and trusted(candidates[i])), None)
                 if winner is not None:
@@ -99,4 +125,4 @@ def minimize(
                     break
                 if not within_budget():
                     break
-    return Minimized(best, best_score, score.evaluations, complete=not changed)
+    return Minimized(best, best_score, evaluations, complete=not changed)
