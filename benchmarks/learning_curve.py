@@ -14,7 +14,7 @@ compiles are scored for how often they make a unit larger: static alone (the top
 ranks it first) and `fast` (the clang plugin's policy: the top list only where its predicted gain passes the
 margin training learned).
 
-    python benchmarks/learning_curve.py --labels data/labels/searched [--matrix DIR/matrix-<pool>]
+    python benchmarks/learning_curve.py --labels data/labels/searched [--matrix DIR/matrix-<pool>] [--no-groups]
         [--sizes 60,120,250,500,1000,1500] [--repeats 3] [--jit-k 10] [--json F]
 """
 
@@ -79,15 +79,18 @@ def draw(programs: list[int], packages: list[str], size: int, seed: int) -> list
     return ordered[:size]
 
 
-def restricted_to_train_bests(labels: LabelSet, searched: list[SearchedUnit], directory: Path) -> LabelSet:
+def restricted_to_train_bests(
+    labels: LabelSet, searched: list[SearchedUnit], directory: Path, groups: bool = True
+) -> LabelSet:
     """The matrix without the pool lists that only held-out units' searches found (a held-out unit's own best
-    list would otherwise be a candidate for it); lists searched for groups of train units stay."""
+    list would otherwise be a candidate for it); lists searched for groups of train units stay, with `groups`."""
     bests = {u.best for u in searched if u.split == "train" and u.best is not None}
     split = {u.key: u.split for u in searched}
     train_groups = [
         g for g in load_groups(directory) if all(split.get((m.uri, m.ir_sha256)) == "train" for m in g.members)
     ]
-    bests.update(group_lists(train_groups))
+    if groups:
+        bests.update(group_lists(train_groups))
     keep = [j for j, passes in enumerate(labels.lists) if passes in bests]
     programs = tuple(
         replace(
@@ -159,6 +162,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--labels", type=Path, required=True, help="label directory with a broadcast matrix")
     parser.add_argument("--matrix", type=Path, help="its matrix directory, when it holds several")
+    parser.add_argument(
+        "--groups", action=argparse.BooleanOptionalAction, default=True, help="keep the groups' lists in the pool"
+    )
     parser.add_argument("--sizes", default="60,120,250,500,1000,1500")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jit-k", type=int, default=10)
@@ -170,7 +176,10 @@ def main() -> None:
     labels = load_matrix(args.matrix or args.labels)
     with EvaluationStore(store_path(None)) as store:
         data = labeled_features(toolchain, labels, default_representations(), FeatureCache(store))
-    labels, features = restricted_to_train_bests(data.labels, load_searches(args.labels), args.labels), data.features
+    labels, features = (
+        restricted_to_train_bests(data.labels, load_searches(args.labels), args.labels, args.groups),
+        data.features,
+    )
     print(f"{len(labels.programs)} labelled units with IR ({len(data.skipped)} skipped)", file=sys.stderr)
     ratios = labels.ratios()
     packages = [p.package for p in labels.programs]

@@ -81,14 +81,7 @@ def tune(
     run = TuningRun(module.name, objective, oz, None, oz, objective.score(oz, oz))
     start = time.monotonic()
     since_improvement = 0
-    while run.evaluations < budget.evaluations:
-        if budget.seconds is not None and time.monotonic() - start >= budget.seconds:
-            break
-        if budget.patience is not None and since_improvement >= budget.patience:
-            break
-        proposals = strategy.ask(min(BATCH_SIZE, budget.evaluations - run.evaluations))
-        if not proposals:
-            break
+    while proposals := next_batch(strategy, budget, run.evaluations, time.monotonic() - start, since_improvement):
         pipelines = [tuned_pipeline(passes, catalogue) for passes in proposals]
         # A resumed run's opt seconds are those of the part that ran: a compile-time objective runs lists whole.
         derived_from = None if objective.weighs("compile-time") else strategy.base()
@@ -121,6 +114,20 @@ def tune(
             on_progress(run)
     run.seconds = time.monotonic() - start
     return run
+
+
+def next_batch(
+    strategy: Strategy, budget: Budget, evaluations: int, seconds: float, since_improvement: int
+) -> list[PassNames]:
+    """The strategy's next proposals (at most BATCH_SIZE), or none once the budget, the time limit or the
+    patience is spent (or the strategy is done)."""
+    if evaluations >= budget.evaluations:
+        return []
+    if budget.seconds is not None and seconds >= budget.seconds:
+        return []
+    if budget.patience is not None and since_improvement >= budget.patience:
+        return []
+    return strategy.ask(min(BATCH_SIZE, budget.evaluations - evaluations))
 
 
 def _size_screen(run: TuningRun, margin: float | None) -> Screen | None:

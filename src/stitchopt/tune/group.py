@@ -24,7 +24,7 @@ from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.tune.acceptance import GuardCheck
-from stitchopt.tune.driver import BATCH_SIZE, Budget, improves
+from stitchopt.tune.driver import Budget, improves, next_batch
 from stitchopt.tune.minimize import Minimized, minimize_scored
 from stitchopt.tune.strategies import Strategy
 
@@ -129,14 +129,7 @@ def tune_group(
     run = GroupRun(tuple(m.module.name for m in scorer.members), scorer.oz_sizes)
     start = time.monotonic()
     since_improvement = 0
-    while run.evaluations < budget.evaluations:
-        if budget.seconds is not None and time.monotonic() - start >= budget.seconds:
-            break
-        if budget.patience is not None and since_improvement >= budget.patience:
-            break
-        proposals = strategy.ask(min(BATCH_SIZE, budget.evaluations - run.evaluations))
-        if not proposals:
-            break
+    while proposals := next_batch(strategy, budget, run.evaluations, time.monotonic() - start, since_improvement):
         scores = []
         for passes, results in zip(proposals, scorer.measure(proposals, strategy.base()), strict=True):
             score = scorer.score(scorer.ratios(results))
