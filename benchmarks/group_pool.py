@@ -26,7 +26,7 @@ from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.datasets.uri import is_under
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.labels.groups import built_as_searched, group_lists, load_groups
+from stitchopt.labels.groups import built_as_searched, group_lists, load_groups, train_groups
 from stitchopt.labels.measure import Program, label_programs
 from stitchopt.labels.shards import load_matrix, load_searches
 from stitchopt.models.coreset import select_coreset
@@ -54,7 +54,7 @@ def main() -> None:
     validation = [(i, p) for i, p in enumerate(labels.programs) if p.split == "validation" and not is_function(p)]
     built = built_as_searched((p.uri, p.ir_sha256) for _, p in validation if not roots or is_under(p.uri, roots))
     held = [i for i, p in validation if (p.uri, p.ir_sha256) in built]
-    groups = load_groups(args.labels, toolchain.identity, catalogue.identity)
+    groups = train_groups(load_groups(args.labels, toolchain.identity, catalogue.identity), load_searches(args.labels))
     lists = group_lists(groups)
     if not lists:
         raise SystemExit(f"{args.labels}: no group list beats -Oz on its group: run `stitchopt labels groups` first")

@@ -7,7 +7,9 @@ URI) or without, and scored on every module unit of the validation split, never 
 needed: each held-out unit's size under a list is read from the broadcast matrix, whose pool is cut to the lists
 some train unit's search found (a list only a held-out unit's search found is never a candidate). The reference
 ("autotuner") of a unit is the better of its own search's minimized best and the pool's best list, with -Oz as
-backup, as LLM Compiler's autotuner keeps the best of its search and broadcast. Shares are
+backup, as LLM Compiler's autotuner keeps the best of its search and broadcast (the single-unit searches' lists
+only: lists searched for groups of train units, `labels groups`, are candidates, never the reference; with
+`--no-groups` they are left out). Shares are
 (1 - geomean ratio of the method) / (1 - geomean ratio of the autotuner); the pool's ceiling (each held-out
 unit's best pool list, what any way of choosing from the pool can reach) is printed beside. Two one-pipeline
 compiles are scored for how often they make a unit larger: static alone (the top choice, -Oz where the chooser
@@ -34,7 +36,7 @@ from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
 from stitchopt.features.base import FeatureCache
 from stitchopt.features.by_name import default_representations
-from stitchopt.labels.groups import group_lists, load_groups
+from stitchopt.labels.groups import group_lists, load_groups, train_groups
 from stitchopt.labels.labelset import LabeledProgram, LabelSet, labeled_features
 from stitchopt.labels.shards import SearchedUnit, load_matrix, load_searches
 from stitchopt.learning.train import train_flag_model
@@ -85,12 +87,8 @@ def restricted_to_train_bests(
     """The matrix without the pool lists that only held-out units' searches found (a held-out unit's own best
     list would otherwise be a candidate for it); lists searched for groups of train units stay, with `groups`."""
     bests = {u.best for u in searched if u.split == "train" and u.best is not None}
-    split = {u.key: u.split for u in searched}
-    train_groups = [
-        g for g in load_groups(directory) if all(split.get((m.uri, m.ir_sha256)) == "train" for m in g.members)
-    ]
     if groups:
-        bests.update(group_lists(train_groups))
+        bests.update(group_lists(train_groups(load_groups(directory), searched)))
     keep = [j for j, passes in enumerate(labels.lists) if passes in bests]
     programs = tuple(
         replace(
@@ -176,15 +174,16 @@ def main() -> None:
     labels = load_matrix(args.matrix or args.labels)
     with EvaluationStore(store_path(None)) as store:
         data = labeled_features(toolchain, labels, default_representations(), FeatureCache(store))
-    labels, features = (
-        restricted_to_train_bests(data.labels, load_searches(args.labels), args.labels, args.groups),
-        data.features,
-    )
+    searched = load_searches(args.labels)
+    labels = restricted_to_train_bests(data.labels, searched, args.labels, args.groups)
+    features = data.features
     print(f"{len(labels.programs)} labelled units with IR ({len(data.skipped)} skipped)", file=sys.stderr)
     ratios = labels.ratios()
     packages = [p.package for p in labels.programs]
     held = [i for i, p in enumerate(labels.programs) if p.split == "validation" and not is_function(p)]
-    reference = autotuner_ratios(args.labels, labels, ratios, held)
+    # the reference is the same with or without the groups' lists: single-unit searches and their bests
+    singles = restricted_to_train_bests(data.labels, searched, args.labels, groups=False)
+    reference = autotuner_ratios(args.labels, singles, singles.ratios(), held)
     autotuner = geomean_change(reference)
 
     def share(change: float) -> float:

@@ -409,6 +409,7 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
         ),
         (["labels", "search", "bench://x-v1", "-o", "l", "--part", "3/2"], "--part '3/2': give I/N with 1 <= I <= N"),
         (["datasets", "build", "pypi", "--only", "lz4,nosuch"], "--only 'lz4,nosuch': pypi has no unit nosuch"),
+        (["datasets", "build", "pypi", "--only", "lz4", "--limit", "2"], "--limit only applies without --only"),
         (["labels", "search", "bench://x-v1", "-o", "l", "--strategy", "anneal"], "--strategy 'anneal': use one of"),
         (["train", "l.json", "-o", "m", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
         (
@@ -552,7 +553,7 @@ def test_evaluator_options_reach_the_evaluator(name: str, tmp_path: Path, monkey
     monkeypatch.setattr(Evaluator, "__init__", spy)
     monkeypatch.setattr("stitchopt.cli.labels.select_benchmarks", lambda *_args, **_kw: [])
     monkeypatch.setattr("stitchopt.cli.labels.plan_broadcast", lambda *_args, **_kw: None)
-    monkeypatch.setattr("stitchopt.cli.labels.load_matrix", lambda *_args, **_kw: None)
+    monkeypatch.setattr("stitchopt.cli.labels.load_matrix", lambda *_args, **_kw: SimpleNamespace(programs=[]))
     monkeypatch.setattr("stitchopt.cli.labels.form_groups", lambda *_args, **_kw: [()])
     monkeypatch.setattr("stitchopt.learning.heldout.select_benchmarks", lambda *_args, **_kw: [])
     monkeypatch.setattr("stitchopt.cli.datasets.Manifest.load", lambda _dir: SimpleNamespace(entries=[None]))

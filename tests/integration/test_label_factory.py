@@ -265,7 +265,7 @@ def test_a_group_search_finds_one_list_for_its_units(
         alone = _ratios_on(evaluator, catalogue, searched, group.best)  # the list on each unit on its own
         assert group.ratios == pytest.approx(alone)
         assert group.score == pytest.approx(_with_backup(alone))  # their geomean, each with the -Oz backup
-        seeds = [u.best for u in found if u.best is not None]  # no worse than the best seed on the group
+        seeds = list(dict.fromkeys(u.best for u in found if u.best is not None))  # no worse than the best seed
         assert group.score <= min(_with_backup(_ratios_on(evaluator, catalogue, searched, s)) for s in seeds) + 1e-12
         again = search_groups(evaluator, catalogue, [keys], found, directory, settings)
         assert (again.searched, again.skipped) == (0, 1)  # finished groups are not searched again
@@ -273,7 +273,7 @@ def test_a_group_search_finds_one_list_for_its_units(
         oz = evaluator.baselines["Oz"]
         strategy = make_strategy("local", catalogue, 0, oz.pipeline, seeds)
         run = tune_group(GroupScorer(evaluator, distrusted, catalogue), strategy, Budget(evaluations=len(seeds)))
-        assert run.best_passes is None and run.suspicious == len(set(seeds))  # never climbs from a distrusted win
+        assert run.best_passes is None and run.suspicious == len(seeds)  # never climbs from a distrusted win
     plan = plan_broadcast(directory, toolchain, catalogue, pool=1)
     assert plan.lists[-1] == group.best and len(plan.lists) <= 2  # the pool's bests, then the groups'
     (only,) = plan_broadcast(directory, toolchain, catalogue, pool=1, units=(searched.units[0].uri,)).units
@@ -326,7 +326,11 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     assert log.count("labels: matrix-") == 1
     grouping = ["labels", "groups", str(labels), "--split", "train,validation", "--per-package", "1", "--budget", "4"]
     grouped = run_cli(cache, *grouping, "--size", "2", "--commit")
-    assert grouped.returncode == 0 and "1 groups searched (0 already in shards" in grouped.stderr, grouped.stderr
+    assert grouped.returncode == 0 and "1 groups searched (0 of these settings already" in grouped.stderr, (
+        grouped.stderr
+    )
+    again = run_cli(cache, *grouping, "--size", "2")  # the group counts toward --groups; its units join no other
+    assert again.returncode == 0 and "0 groups searched (1 of these settings already" in again.stderr, again.stderr
     log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.count(f"labels: {GROUPS_DIR}/") == 1
     info = json.loads(run_cli(cache, "labels", "info", str(labels), "--json").stdout)

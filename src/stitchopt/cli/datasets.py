@@ -24,6 +24,7 @@ from stitchopt.cli.options import (
     open_evaluator,
     output_option,
     print_table,
+    refuse_ignored,
     status_console,
 )
 from stitchopt.datasets.benchmarks import DATASET_NAMES, open_source
@@ -136,6 +137,7 @@ def _info(manifest: Manifest, directory: Path, splits: Counter[str], packages: C
 
 @datasets_app.command("build")
 def build_command(
+    ctx: typer.Context,
     name: NameArgument,
     limit: Annotated[Optional[int], typer.Option(min=1, help="Build only the first N units (packages, seeds).")] = None,  # noqa: UP045
     only: Annotated[
@@ -152,6 +154,8 @@ def build_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Build (or resume, or repair) a dataset in the cache; failures are logged and skipped."""
+    if only is not None:
+        refuse_ignored(ctx, ("limit",), "without --only")
     source = open_source(name, data_dir)
     chosen = _only_units(source.units(), only, name) if only is not None else None
     toolchain = find_toolchain(llvm)

@@ -45,6 +45,7 @@ from stitchopt.labels.groups import (
     group_lists,
     load_groups,
     search_groups,
+    train_groups,
 )
 from stitchopt.labels.labelset import LabelSet
 from stitchopt.labels.matrix import DEFAULT_MATRIX_UNITS, DEFAULT_POOL, broadcast, plan_broadcast
@@ -141,7 +142,7 @@ def search_command(
 def broadcast_command(
     directory: DirectoryArgument,
     pool: Annotated[
-        int, typer.Option(min=1, help="Lists of the pool: the searches' most common bests.")
+        int, typer.Option(min=1, help="The searches' most common bests in the pool (the groups' lists come on top).")
     ] = DEFAULT_POOL,
     shard_units: Annotated[int, typer.Option(min=1, help="Units per shard file.")] = DEFAULT_MATRIX_UNITS,
     units: UnitsOption = None,
@@ -179,12 +180,19 @@ def broadcast_command(
 @labels_app.command("groups")
 def groups_command(
     directory: DirectoryArgument,
-    groups: Annotated[int, typer.Option(min=1, help="Groups to search (fewer when too few units are left).")] = 20,
-    size: Annotated[int, typer.Option(min=2, help="Train module units per group.")] = 6,
+    groups: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Groups of these settings in all, those in shards included (fewer when units run out)."
+        ),
+    ] = 20,
+    size: Annotated[int, typer.Option(min=2, help="Module units per group.")] = 6,
     per_package: Annotated[int, typer.Option(min=1, help="At most this many units of one package in a group.")] = 2,
     budget: Annotated[int, typer.Option(min=1, help="Lists evaluated per group (each on every member).")] = 150,
     seed: Annotated[int, typer.Option(min=0, help="Grouping and search seed.")] = 0,
-    split: Annotated[str, typer.Option(help="Splits whose units are grouped, comma-separated.")] = "train",
+    split: Annotated[
+        str, typer.Option(help="Splits whose units are grouped, comma-separated (only train groups join the pool).")
+    ] = "train",
     units: UnitsOption = None,
     matrix: Annotated[
         Optional[Path],  # noqa: UP045
@@ -197,9 +205,9 @@ def groups_command(
     address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Search one list for each group of train units that the broadcast matrix says respond alike, for the
-    pool (`broadcast` adds the groups' lists); only units whose IR is built here are grouped, and groups already
-    in the directory's shards are skipped."""
+    """Search one list for each group of units that the broadcast matrix says respond alike, for the pool
+    (`broadcast` adds the lists of groups of train units). Only units whose IR is built here are grouped; groups
+    of these settings already in the directory's shards count toward --groups, and their units join no new one."""
     committer = shard_committer(directory) if commit else None
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
@@ -207,10 +215,16 @@ def groups_command(
     searched = load_searches(directory, toolchain.identity, catalogue.identity)
     roots = _roots(units)
     settings = GroupSettings(size, per_package, budget, seed)
+    found = load_groups(directory, toolchain.identity, catalogue.identity)
+    earlier = [g for g in found if g.settings == settings]
+    taken = {(m.uri, m.ir_sha256) for g in earlier for m in g.members}
     splits = [s.strip() for s in split.split(",")]
     built = built_as_searched((p.uri, p.ir_sha256) for p in labels.programs if not roots or is_under(p.uri, roots))
-    formed = form_groups(labels, searched, settings, groups, keep=lambda *key: key in built, splits=splits)
-    if not formed:
+    left = built - taken
+    formed = form_groups(
+        labels, searched, settings, groups - len(earlier), keep=lambda *key: key in left, splits=splits
+    )
+    if not formed and not earlier:
         raise InputError(
             f"{directory}: no group of {size} {split} module units whose own search beat -Oz"
             + (f" under {units}" if units else "")
@@ -229,11 +243,12 @@ def groups_command(
             on_shard=committer,
         )
     found = load_groups(directory, toolchain.identity, catalogue.identity)
-    lists = group_lists(found)
+    lists = group_lists(train_groups(found, searched))
     status_console.print(
-        f"{done.searched} groups searched ({done.skipped} already in shards, {done.lost} left out: a member's IR "
-        f"cannot be built or differs) -> {directory / GROUPS_DIR}, {done.cpu_seconds / 3600:.2f} CPU hours; "
-        f"{len(lists)} distinct lists beat -Oz on their group ({len(found)} groups in the directory)",
+        f"{done.searched} groups searched ({len(earlier)} of these settings already in shards, {done.lost} left "
+        f"out: a member's IR differs or -Oz fails on it) -> {directory / GROUPS_DIR}, {done.cpu_seconds / 3600:.2f} "
+        f"CPU hours; {len(lists)} distinct lists of groups of train units beat -Oz on their group ({len(found)} "
+        "groups in the directory)",
         highlight=False,
     )
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -124,6 +123,13 @@ def load_groups(directory: Path, toolchain: str | None = None, catalogue: str | 
     ]
 
 
+def train_groups(groups: Sequence[SearchedGroup], searched: Sequence[SearchedUnit]) -> list[SearchedGroup]:
+    """The groups whose members are all train units of `searched`: the only ones whose lists may join a pool
+    that held-out units are judged with."""
+    split = {u.key: u.split for u in searched}
+    return [g for g in groups if all(split.get((m.uri, m.ir_sha256)) == "train" for m in g.members)]
+
+
 def group_lists(groups: Sequence[SearchedGroup]) -> tuple[PassNames, ...]:
     """The groups' distinct bests that beat -Oz on their group, the largest gain first."""
     found = sorted((g for g in groups if g.best is not None and g.score < 1.0), key=lambda g: (g.score, g.best))
@@ -139,8 +145,9 @@ def form_groups(
     splits: Sequence[str] = ("train",),
 ) -> list[tuple[GroupMemberKey, ...]]:
     """Up to `count` groups of `settings.size` module units of the matrix's `splits` (those `keep(uri, ir_sha256)`
-    accepts, whose own search beat -Oz), each a seed unit (in a seeded random order) and its nearest units by
-    matrix row, at most `settings.per_package` of a package. Units go to one group at most."""
+    accepts, whose own search beat -Oz), each a seed unit and its nearest units by matrix row, at most
+    `settings.per_package` of a package. Seed units are taken in an order fixed by the seed and their URIs (not
+    by the matrix's row order); units go to one group at most."""
     own = {u.key: u for u in searched}
     rows = [
         i
@@ -154,8 +161,8 @@ def form_groups(
     if not rows:
         return []
     vectors = np.log(np.minimum(matrix.ratios()[rows], 1.0))
-    order = list(range(len(rows)))
-    random.Random(settings.seed).shuffle(order)
+    uris = [matrix.programs[i].uri for i in rows]
+    order = sorted(range(len(rows)), key=lambda i: hashlib.sha256(f"{settings.seed}\0{uris[i]}".encode()).digest())
     free = set(order)
     groups: list[tuple[GroupMemberKey, ...]] = []
     for first in order:
@@ -181,7 +188,7 @@ def form_groups(
     return groups
 
 
-def built_as_searched(keys: Iterable[tuple[str, str]], root: Path | None = None) -> set[tuple[str, str]]:
+def built_as_searched(keys: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
     """The (URI, IR hash) pairs whose dataset unit is built here with that IR (a bitcode file is loaded as it is,
     so its hash is the module's): a group with another member would be searched on other code, or wait for its
     package to be built."""
@@ -189,7 +196,7 @@ def built_as_searched(keys: Iterable[tuple[str, str]], root: Path | None = None)
     found: set[tuple[str, str]] = set()
     for dataset in sorted({uri.partition("/")[0] for uri in (k[0].removeprefix(SCHEME) for k in wanted)}):
         try:
-            paths = {b.uri: b.path for b in dataset_benchmarks(f"{SCHEME}{dataset}", root)}
+            paths = {b.uri: b.path for b in dataset_benchmarks(f"{SCHEME}{dataset}")}
         except DatasetError:  # not built here
             continue
         for uri, sha in wanted:
@@ -216,11 +223,12 @@ def search_groups(
     directory: Path,
     settings: GroupSettings,
     *,
-    on_group: Callable[[int, int, SearchedGroup], None] | None = None,
+    on_group: Callable[[int, int, SearchedGroup | None], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
 ) -> GroupProgress:
     """Search every group not yet in `directory`'s group shards; each finished group is written (and passed to
-    `on_shard`) at once."""
+    `on_shard`) at once. `on_group(done, total, group)` follows progress (None: a group left out, its IR lost or
+    -Oz failing on a member)."""
     stamps = (evaluator.toolchain.identity, catalogue.identity)
     done = {g.members for g in load_groups(directory, *stamps) if g.settings == settings}
     todo = [g for g in groups if g not in done]
@@ -230,11 +238,18 @@ def search_groups(
     cpu = 0.0
     for index, keys in enumerate(todo):
         members = _members(evaluator, keys)
-        if members is None:
-            lost += 1
-            continue
         seeds = [u.best for k in keys if (u := own.get((k.uri, k.ir_sha256))) is not None and u.best is not None]
-        group = search_group(evaluator, catalogue, members, keys, seeds, settings)
+        group = None
+        try:
+            if members is not None:
+                group = search_group(evaluator, catalogue, members, keys, list(dict.fromkeys(seeds)), settings)
+        except InputError:  # -Oz fails on a member (a toolchain other than the searches'): the group is lost
+            pass
+        if group is None:
+            lost += 1
+            if on_group is not None:
+                on_group(index + 1, len(todo), None)
+            continue
         path = group.save(directory)
         written.append(path)
         cpu += group.cpu_seconds

@@ -21,7 +21,7 @@ from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.datasets.uri import is_under
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.labels.groups import group_lists, load_groups
+from stitchopt.labels.groups import group_lists, load_groups, train_groups
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
 from stitchopt.labels.measure import KnownRow, Program, label_programs, list_measures
 from stitchopt.labels.shards import (
@@ -169,15 +169,15 @@ def plan_broadcast(
     units: Sequence[str] = (),
 ) -> BroadcastPlan:
     """The pool of `directory`'s searches made with this toolchain and catalogue (the first `pool` of their
-    bests, then every group's best) and its units (those whose URI starts with one of `units`, when given: the
-    pool is the same, so a later broadcast without them resumes the matrix), read before any evaluator starts;
-    an InputError says why there is nothing to broadcast."""
+    bests, then the best of every group of train units) and its units (those under `units` when given, see
+    `is_under`: the pool is the same, so a later broadcast without them resumes the matrix), read before any
+    evaluator starts; an InputError says why there is nothing to broadcast."""
     if not directory.is_dir():
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     searched = load_searches(directory, toolchain.identity, catalogue.identity)
     if not searched:
         raise InputError(f"{directory}: no search shards for this LLVM: run `stitchopt labels search` first")
-    groups = group_lists(load_groups(directory, toolchain.identity, catalogue.identity))
+    groups = group_lists(train_groups(load_groups(directory, toolchain.identity, catalogue.identity), searched))
     lists = tuple(dict.fromkeys([*broadcast_pool(searched, pool), *groups]))
     if not lists:
         raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")

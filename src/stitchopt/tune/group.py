@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from stitchopt.core import EvalResult, IRModule
 from stitchopt.errors import InputError
@@ -37,16 +37,12 @@ class GroupMember:
 
 @dataclass
 class GroupRun:
-    """What a group search found: `best_passes` is None when no list beat -Oz on any member."""
+    """What a group search found: `best_passes` is None when no list that every shrunk member's guards trust
+    beat -Oz on any member."""
 
-    programs: tuple[str, ...]
-    oz_sizes: tuple[int, ...]
     best_passes: PassNames | None = None
     best_score: float = 1.0  # geomean over members of size / -Oz's, each with the -Oz backup
     evaluations: int = 0  # lists evaluated (each on every member)
-    seconds: float = 0.0
-    curve: list[float] = field(default_factory=list)
-    bests: list[tuple[PassNames, float]] = field(default_factory=list)
     suspicious: int = 0  # lists some member's guards distrusted
 
 
@@ -64,7 +60,9 @@ class GroupScorer:
         if failed:
             raise InputError(f"-Oz fails on {', '.join(failed)}: leave it out of the group")
         self.oz_sizes = tuple(r.size_bytes or 0 for r in references)
-        self.cpu_seconds = _cpu_seconds(references)  # opt + llc of every result (cached ones: when measured)
+        # opt + llc of every result, cached ones at what they cost when measured (as search shards count): the
+        # members' -Oz builds and their own bests, seeds here, are counted in their searches too
+        self.cpu_seconds = _cpu_seconds(references)
 
     def measure(self, candidates: Sequence[PassNames], base: PassNames | None = None) -> list[list[EvalResult]]:
         """Each candidate's results, one per member; `base`: the list they derive from (see EvalRequest)."""
@@ -117,16 +115,11 @@ def _ratio(result: EvalResult, oz_size: int) -> float:
     return result.size_bytes / oz_size if result.ok and result.size_bytes else math.inf
 
 
-def tune_group(
-    scorer: GroupScorer,
-    strategy: Strategy,
-    budget: Budget = Budget(),
-    on_progress: Callable[[GroupRun], None] | None = None,
-) -> GroupRun:
+def tune_group(scorer: GroupScorer, strategy: Strategy, budget: Budget = Budget()) -> GroupRun:
     """Search one list for all of `scorer`'s members within `budget` (its evaluations count lists, each built for
     every member). Proposals come in fixed-size batches from a seeded strategy, so a rerun proposes the same lists
     and finds them in the evaluation cache."""
-    run = GroupRun(tuple(m.module.name for m in scorer.members), scorer.oz_sizes)
+    run = GroupRun()
     start = time.monotonic()
     since_improvement = 0
     while proposals := next_batch(strategy, budget, run.evaluations, time.monotonic() - start, since_improvement):
@@ -141,15 +134,9 @@ def tune_group(
                 run.suspicious += bool(doubts)
                 if improves(run.best_passes, run.best_score, passes, score):
                     run.best_passes, run.best_score = passes, score
-                    run.bests.append((passes, score))
                     since_improvement = 0
             scores.append(score)
-            run.curve.append(run.best_score)
         strategy.tell(list(zip(proposals, scores, strict=True)))
-        run.seconds = time.monotonic() - start
-        if on_progress is not None:
-            on_progress(run)
-    run.seconds = time.monotonic() - start
     return run
 
 
