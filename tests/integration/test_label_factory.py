@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +21,7 @@ from stitchopt.datasets.benchmarks import Benchmark, benchmark_module
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.groups import GROUPS_DIR, GroupMemberKey, GroupSettings, load_groups, search_groups
-from stitchopt.labels.matrix import best_lists, broadcast_pool, label_matrix, plan_broadcast
+from stitchopt.labels.matrix import best_lists, broadcast_pool, label_matrix, plan_broadcast, searched_programs
 from stitchopt.labels.measure import Program
 from stitchopt.labels.search import function_units, search_benchmarks, search_units
 from stitchopt.labels.shards import (
@@ -276,6 +276,9 @@ def test_a_group_search_finds_one_list_for_its_units(
         assert run.best_passes is None and run.suspicious == len(seeds)  # never climbs from a distrusted win
     plan = plan_broadcast(directory, toolchain, catalogue, pool=1)
     assert plan.lists[-1] == group.best and len(plan.lists) <= 2  # the pool's bests, then the groups'
+    gone = replace(found[0], uri="bench://demo-v1/not_built_here")  # its package's build here lacks the file
+    with pytest.warns(UserWarning, match="1 searched units have other IR now or are not built"):
+        assert [p.uri for p in searched_programs(toolchain, [gone, found[0]])] == [found[0].uri]
     (only,) = plan_broadcast(directory, toolchain, catalogue, pool=1, units=(searched.units[0].uri,)).units
     assert only.uri == searched.units[0].uri  # --units: the same pool, on these units
     with pytest.raises(InputError, match="no searched unit under bench://demo-v1/nothing"):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.datasets.uri import is_under
-from stitchopt.errors import InputError
+from stitchopt.errors import DatasetError, InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.groups import group_lists, load_groups, train_groups
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
@@ -64,14 +64,23 @@ def broadcast_pool(units: Sequence[SearchedUnit], size: int = DEFAULT_POOL) -> t
 
 
 def searched_programs(toolchain: Toolchain, units: Sequence[SearchedUnit]) -> list[Program]:
-    """The searched units' IR, rebuilt from the dataset; a unit whose IR differs from the searched one (another
-    dataset build) is left out with a warning, never measured under the old unit's name."""
-    programs = [Program(u.uri, u.package, u.split, benchmark_module(toolchain, u.uri)) for u in units]
-    kept = [p for p, u in zip(programs, units, strict=True) if p.module.sha256 == u.ir_sha256]
-    if len(kept) < len(programs):
-        lost = len(programs) - len(kept)
+    """The searched units' IR, rebuilt from the dataset; a unit whose IR differs from the searched one, or that
+    this machine's build of its package does not produce, is left out with a warning, never measured under the
+    old unit's name."""
+    kept = []
+    for unit in units:
+        try:
+            module = benchmark_module(toolchain, unit.uri)
+        except DatasetError:  # another build of the package (other configure results) lacks the file
+            continue
+        if module.sha256 == unit.ir_sha256:
+            kept.append(Program(unit.uri, unit.package, unit.split, module))
+    if len(kept) < len(units):
+        lost = len(units) - len(kept)
         warnings.warn(
-            f"{lost} searched units have other IR now (another dataset build); they are left out", stacklevel=2
+            f"{lost} searched units have other IR now or are not built by this machine's build of their package; "
+            "they are left out",
+            stacklevel=2,
         )
     return kept
 
