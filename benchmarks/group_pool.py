@@ -10,7 +10,8 @@ Beside them, as many lists as there are group lists taken from the pool by a gre
 (read from the matrix), and the first list of each set (the best on its train units or group) with the backup,
 alone.
 
-    python benchmarks/group_pool.py --labels data/labels/searched [--units bench://pypi-v1] [--jobs 2]
+    python benchmarks/group_pool.py --labels data/labels/searched [--matrix DIR] [--units bench://pypi-v1]
+        [--drop-lists F] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from learning_curve import autotuner_ratios, is_function, restricted_to_train_bests  # (this directory's script)
+from learning_curve import (  # (this directory's script)
+    autotuner_ratios,
+    is_function,
+    read_lists,
+    restricted_to_train_bests,
+)
 
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.datasets.benchmarks import benchmark_module
@@ -41,13 +47,19 @@ def main() -> None:
     parser.add_argument("--labels", type=Path, required=True, help="label directory with a matrix and groups")
     parser.add_argument("--matrix", type=Path, help="its matrix directory, when it holds several")
     parser.add_argument("--units", default="", help="held-out units whose URI starts so, comma-separated")
+    parser.add_argument("--drop-lists", type=Path, help="lists to leave out (e.g. failed HumanEval-X), one a line")
     parser.add_argument("--jobs", type=int, default=0, help="concurrent evaluations (default: all cores)")
     args = parser.parse_args()
 
     start = time.perf_counter()
     toolchain = find_toolchain(None)
     catalogue = load_catalogue(toolchain)
-    labels = restricted_to_train_bests(load_matrix(args.matrix or args.labels), load_searches(args.labels), args.labels)
+    labels = restricted_to_train_bests(
+        load_matrix(args.matrix or args.labels),
+        load_searches(args.labels),
+        args.labels,
+        dropped=read_lists(args.drop_lists),
+    )
     ratios = labels.ratios()
     roots = tuple(p.strip() for p in args.units.split(",") if p.strip())
     train = [i for i, p in enumerate(labels.programs) if p.split == "train"]
@@ -55,7 +67,8 @@ def main() -> None:
     built = built_as_searched((p.uri, p.ir_sha256) for _, p in validation if not roots or is_under(p.uri, roots))
     held = [i for i, p in validation if (p.uri, p.ir_sha256) in built]
     groups = train_groups(load_groups(args.labels, toolchain.identity, catalogue.identity), load_searches(args.labels))
-    lists = group_lists(groups)
+    dropped = read_lists(args.drop_lists)
+    lists = tuple(passes for passes in group_lists(groups) if passes not in dropped)
     if not lists:
         raise SystemExit(f"{args.labels}: no group list beats -Oz on its group: run `stitchopt labels groups` first")
     programs = [

@@ -11,6 +11,8 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import numpy as np
 import pytest
@@ -20,7 +22,15 @@ from stitchopt.core import IRModule
 from stitchopt.datasets.benchmarks import Benchmark, benchmark_module
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.labels.groups import GROUPS_DIR, GroupMemberKey, GroupSettings, load_groups, search_groups
+from stitchopt.labels.groups import (
+    GROUPS_DIR,
+    GroupMemberKey,
+    GroupSettings,
+    group_lists,
+    load_groups,
+    search_group,
+    search_groups,
+)
 from stitchopt.labels.matrix import best_lists, broadcast_pool, label_matrix, plan_broadcast, searched_programs
 from stitchopt.labels.measure import Program
 from stitchopt.labels.search import function_units, search_benchmarks, search_units
@@ -39,6 +49,7 @@ from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import load_module
 from stitchopt.toolchain.split import symbols
+from stitchopt.tune.acceptance import ListValidation, Verified
 from stitchopt.tune.driver import Budget
 from stitchopt.tune.group import GroupMember, GroupScorer, tune_group
 from stitchopt.tune.strategies import make_strategy
@@ -269,6 +280,11 @@ def test_a_group_search_finds_one_list_for_its_units(
         assert group.score <= min(_with_backup(_ratios_on(evaluator, catalogue, searched, s)) for s in seeds) + 1e-12
         again = search_groups(evaluator, catalogue, [keys], found, directory, settings)
         assert (again.searched, again.skipped) == (0, 1)  # finished groups are not searched again
+        refused = SimpleNamespace(check=lambda pipeline: Verified(False, "failed humaneval_cpp: CPP/19 timeout"))
+        members = [GroupMember(p.module) for p in searched.units]
+        failed = search_group(evaluator, catalogue, members, keys, seeds, settings, cast(ListValidation, refused))
+        assert failed.best == group.best and failed.failed_validation  # kept in its shard, marked
+        assert group_lists([failed]) == () and group_lists([group]) == (group.best,)  # and out of the pool
         distrusted = [GroupMember(p.module, lambda pipeline: ["looks like a miscompile"]) for p in searched.units]
         oz = evaluator.baselines["Oz"]
         strategy = make_strategy("local", catalogue, 0, oz.pipeline, seeds)
@@ -328,6 +344,7 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.count("labels: matrix-") == 1
     grouping = ["labels", "groups", str(labels), "--split", "train,validation", "--per-package", "1", "--budget", "4"]
+    grouping += ["--no-validate"]
     grouped = run_cli(cache, *grouping, "--size", "2", "--commit")
     assert grouped.returncode == 0 and "1 groups searched (0 of these settings already" in grouped.stderr, (
         grouped.stderr

@@ -22,7 +22,7 @@ EVALUATES = {
     "datasets export",
     "gpu tune",
 }
-VALIDATES = {"tune", "broadcast", "train", "optimize", "validate"}
+VALIDATES = {"tune", "broadcast", "train", "optimize", "validate", "labels groups"}
 RUNS = {"tune", "broadcast", "validate", "optimize", "hot", "gpu transfers", "gpu optimize"}
 FAILS_IF_NO_GAIN = {"tune", "broadcast", "optimize"}
 FILE_OPTIONS = {"--csv", "--markdown", "--report", "--parquet"}  # files are written with -o, in --format

@@ -23,15 +23,20 @@ from stitchopt.cli.options import (
     AddressOption,
     BackendOption,
     CacheDirOption,
+    DataDirOption,
     JobsOption,
     JsonOption,
     LlvmOption,
+    NoValidateOption,
+    ValidateLimitOption,
+    ValidateOption,
     console,
     open_evaluator,
     output_option,
     print_table,
     refuse_ignored,
     status_console,
+    validation_choice,
 )
 from stitchopt.datasets.benchmarks import select_benchmarks
 from stitchopt.datasets.uri import is_under
@@ -179,6 +184,7 @@ def broadcast_command(
 
 @labels_app.command("groups")
 def groups_command(
+    ctx: typer.Context,
     directory: DirectoryArgument,
     groups: Annotated[
         int,
@@ -198,6 +204,10 @@ def groups_command(
         Optional[Path],  # noqa: UP045
         typer.Option(help="The broadcast matrix that groups units (default: the directory's only one)."),
     ] = None,
+    validate: ValidateOption = None,
+    validate_limit: ValidateLimitOption = None,
+    no_validate: NoValidateOption = False,
+    data_dir: DataDirOption = None,
     commit: CommitOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
@@ -207,7 +217,9 @@ def groups_command(
 ) -> None:
     """Search one list for each group of units that the broadcast matrix says respond alike, for the pool
     (`broadcast` adds the lists of groups of train units). Only units whose IR is built here are grouped; groups
-    of these settings already in the directory's shards count toward --groups, and their units join no new one."""
+    of these settings already in the directory's shards count toward --groups, and their units join no new one.
+    Each group's best is validated in full (unless --no-validate): one that fails stays out of the pool."""
+    validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
     committer = shard_committer(directory) if commit else None
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
@@ -241,6 +253,7 @@ def groups_command(
             settings,
             on_group=lambda finished, total, _group: advance("groups", finished, total),
             on_shard=committer,
+            validation=validation.open(evaluator),
         )
     found = load_groups(directory, toolchain.identity, catalogue.identity)
     lists = group_lists(train_groups(found, searched))

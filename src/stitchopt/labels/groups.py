@@ -28,8 +28,8 @@ from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.labelset import LabelSet, read_gzip_json, write_gzip_json
 from stitchopt.labels.shards import SHARDS_FORMAT, SearchedUnit, readable_shard
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import PassNames
-from stitchopt.tune.acceptance import program_guard
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
+from stitchopt.tune.acceptance import ListValidation, program_guard
 from stitchopt.tune.driver import Budget
 from stitchopt.tune.group import GroupMember, GroupScorer, minimize_group, tune_group
 from stitchopt.tune.strategies import make_strategy
@@ -71,6 +71,11 @@ class SearchedGroup:
     ratios: tuple[float | None, ...]  # the best's size / -Oz's per member (None: it failed there)
     evaluations: int
     cpu_seconds: float
+    validation: str = ""  # what full validation said of the best ("": not validated)
+
+    @property
+    def failed_validation(self) -> bool:
+        return self.validation.startswith("failed")
 
     @property
     def name(self) -> str:
@@ -91,6 +96,7 @@ class SearchedGroup:
             "ratios": list(self.ratios),
             "evaluations": self.evaluations,
             "cpu_seconds": round(self.cpu_seconds, 2),
+            "validation": self.validation,
         }
         path = directory / GROUPS_DIR / self.name
         write_gzip_json(path, data)
@@ -111,6 +117,7 @@ class SearchedGroup:
             tuple(data["ratios"]),
             int(data["evaluations"]),
             float(data["cpu_seconds"]),
+            str(data.get("validation", "")),
         )
 
 
@@ -131,8 +138,12 @@ def train_groups(groups: Sequence[SearchedGroup], searched: Sequence[SearchedUni
 
 
 def group_lists(groups: Sequence[SearchedGroup]) -> tuple[PassNames, ...]:
-    """The groups' distinct bests that beat -Oz on their group, the largest gain first."""
-    found = sorted((g for g in groups if g.best is not None and g.score < 1.0), key=lambda g: (g.score, g.best))
+    """The groups' distinct bests that beat -Oz on their group and did not fail validation, the largest gain
+    first."""
+    found = sorted(
+        (g for g in groups if g.best is not None and g.score < 1.0 and not g.failed_validation),
+        key=lambda g: (g.score, g.best),
+    )
     return tuple(dict.fromkeys(g.best for g in found if g.best is not None))
 
 
@@ -225,10 +236,12 @@ def search_groups(
     *,
     on_group: Callable[[int, int, SearchedGroup | None], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
+    validation: ListValidation | None = None,
 ) -> GroupProgress:
     """Search every group not yet in `directory`'s group shards; each finished group is written (and passed to
-    `on_shard`) at once. `on_group(done, total, group)` follows progress (None: a group left out, its IR lost or
-    -Oz failing on a member)."""
+    `on_shard`) at once; with `validation`, each best is validated in full (a failed one stays in its shard,
+    marked, and out of the pool). `on_group(done, total, group)` follows progress (None: a group left out, its
+    IR lost or -Oz failing on a member)."""
     stamps = (evaluator.toolchain.identity, catalogue.identity)
     done = {g.members for g in load_groups(directory, *stamps) if g.settings == settings}
     todo = [g for g in groups if g not in done]
@@ -242,7 +255,8 @@ def search_groups(
         group = None
         try:
             if members is not None:
-                group = search_group(evaluator, catalogue, members, keys, list(dict.fromkeys(seeds)), settings)
+                unique = list(dict.fromkeys(seeds))
+                group = search_group(evaluator, catalogue, members, keys, unique, settings, validation)
         except InputError:  # -Oz fails on a member (a toolchain other than the searches'): the group is lost
             pass
         if group is None:
@@ -267,6 +281,7 @@ def search_group(
     keys: tuple[GroupMemberKey, ...],
     seeds: Sequence[PassNames],
     settings: GroupSettings,
+    validation: ListValidation | None = None,
 ) -> SearchedGroup:
     """One group's local search from `seeds` (then the flattened -Oz pipeline), its best minimized."""
     scorer = GroupScorer(evaluator, members, catalogue)
@@ -289,8 +304,9 @@ def search_group(
         else:
             score = scorer.score(checked)
             ratios = tuple(None if math.isinf(r) else round(r, 6) for r in checked)
+    verdict = validation.check(tuned_pipeline(best, catalogue)).note if validation and best is not None else ""
     stamps = (evaluator.toolchain.identity, catalogue.identity)
-    return SearchedGroup(*stamps, settings, keys, best, score, ratios, evaluations, scorer.cpu_seconds)
+    return SearchedGroup(*stamps, settings, keys, best, score, ratios, evaluations, scorer.cpu_seconds, verdict)
 
 
 def _members(evaluator: Evaluator, keys: Sequence[GroupMemberKey]) -> list[GroupMember] | None:
