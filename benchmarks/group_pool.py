@@ -33,6 +33,7 @@ from stitchopt.datasets.benchmarks import benchmark_module
 from stitchopt.datasets.uri import is_under
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.groups import built_as_searched, group_lists, load_groups, train_groups
+from stitchopt.labels.labelset import LabelSet
 from stitchopt.labels.measure import Program, label_programs
 from stitchopt.labels.shards import load_matrix, load_searches
 from stitchopt.models.coreset import select_coreset
@@ -77,16 +78,12 @@ def main() -> None:
     ]
     with EvaluationStore(store_path(None)) as store, Evaluator(toolchain, store, jobs=args.jobs) as evaluator:
         rows, cpu = label_programs(evaluator, catalogue, programs, lists)
-    measured = {row.uri: row for row in rows}
-    kept = [i for i in held if labels.programs[i].uri in measured]
+    by_uri = {row.uri: row for row in rows}
+    kept = [i for i in held if labels.programs[i].uri in by_uri]
     singles = [j for j, passes in enumerate(labels.lists) if passes not in lists]  # a matrix may hold group lists
     pool, on_train = ratios[kept][:, singles], ratios[train][:, singles]
-    grouped = np.array(
-        [
-            [np.inf if size is None else size / row.baseline_sizes["Oz"] for size in row.sizes]
-            for row in (measured[labels.programs[i].uri] for i in kept)
-        ]
-    )
+    measured = tuple(by_uri[labels.programs[i].uri] for i in kept)
+    grouped = LabelSet(labels.toolchain, labels.catalogue, labels.dataset, lists, measured, cpu).ratios()
     cover = list(select_coreset(on_train, len(lists)).indices)
     autotuner = geomean_change(autotuner_ratios(args.labels, labels, ratios[:, singles], kept))
 
