@@ -5,9 +5,11 @@ unit's best list of a pool of single-unit bests reaches only 57% of its own sear
 rows (log size over -Oz of every pool list, each with the -Oz backup), nearest first, at most `per_package` of
 one package in a group so that a group's list is not one package's habit; each group is searched as one program
 (`tune.group`: the geomean over its members with the backup, every win under the member's guards), seeded with
-the members' own minimized bests, and its best is minimized on the group. Each group is a shard of its own in
-`groups/`, named by its members and settings, so a rerun skips finished groups and a stop loses one group's
-search at most. `broadcast` adds the groups' lists to the pool.
+the members' own minimized bests, and its best is minimized on the group, then validated in full when asked
+(the IR guards let miscompiling lists through: docs/results.md, "Lists searched for groups of units"). Each
+group is a shard of its own in `groups/`, named by its members and settings, so a rerun skips finished groups
+(and groups none of their units again) and a stop loses one group's search at most. `broadcast` adds the lists
+of groups of train units that did not fail validation to the pool.
 """
 
 from __future__ import annotations
