@@ -206,17 +206,17 @@ def built_as_searched(keys: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
     so its hash is the module's): a group with another member would be searched on other code, or wait for its
     package to be built."""
     wanted = list(keys)
-    found: set[tuple[str, str]] = set()
-    for dataset in sorted({uri.partition("/")[0] for uri in (k[0].removeprefix(SCHEME) for k in wanted)}):
+    paths: dict[str, Path] = {}
+    for dataset in {uri.removeprefix(SCHEME).partition("/")[0] for uri, _ in wanted}:
         try:
-            paths = {b.uri: b.path for b in dataset_benchmarks(f"{SCHEME}{dataset}")}
+            paths.update((b.uri, b.path) for b in dataset_benchmarks(f"{SCHEME}{dataset}"))
         except DatasetError:  # not built here
             continue
-        for uri, sha in wanted:
-            path = paths.get(uri)
-            if path is not None and path.is_file() and file_sha256(path) == sha:
-                found.add((uri, sha))
-    return found
+    return {
+        (uri, sha)
+        for uri, sha in wanted
+        if (path := paths.get(uri)) is not None and path.is_file() and file_sha256(path) == sha
+    }
 
 
 @dataclass(frozen=True)
@@ -254,13 +254,11 @@ def search_groups(
     for index, keys in enumerate(todo):
         members = _members(evaluator, keys)
         seeds = [u.best for k in keys if (u := own.get((k.uri, k.ir_sha256))) is not None and u.best is not None]
-        group = None
+        unique = list(dict.fromkeys(seeds))
         try:
-            if members is not None:
-                unique = list(dict.fromkeys(seeds))
-                group = search_group(evaluator, catalogue, members, keys, unique, settings, validation)
+            group = search_group(evaluator, catalogue, members, keys, unique, settings, validation) if members else None
         except InputError:  # -Oz fails on a member (a toolchain other than the searches'): the group is lost
-            pass
+            group = None
         if group is None:
             lost += 1
             if on_group is not None:
@@ -304,8 +302,7 @@ def search_group(
         if doubts or scorer.score(checked) >= 1.0:
             best = None
         else:
-            score = scorer.score(checked)
-            ratios = tuple(None if math.isinf(r) else round(r, 6) for r in checked)
+            score, ratios = scorer.score(checked), tuple(None if math.isinf(r) else round(r, 6) for r in checked)
     verdict = validation.check(tuned_pipeline(best, catalogue)).note if validation and best is not None else ""
     stamps = (evaluator.toolchain.identity, catalogue.identity)
     return SearchedGroup(*stamps, settings, keys, best, score, ratios, evaluations, scorer.cpu_seconds, verdict)
