@@ -127,8 +127,9 @@ int main(void) { sleep(30); return 0; }
 
 
 def _validate_a_sleeper(tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """`stitchopt validate` on a program that sleeps 30 s (under a 25 s limit), once its reference run has
-    started; and the mark of that run's scratch directory in a command line."""
+    """`stitchopt validate` on a program that sleeps 30 s (under a 25 s limit), once its reference build runs
+    (not while clang builds it: clang's command line names the same scratch directory, and a build in progress
+    goes on for a moment after validate is killed); and the mark of that build's scratch directory."""
     program = tmp_path / "sleeper.c"
     program.write_text(SLEEPER)
     validate = subprocess.Popen(
@@ -138,17 +139,18 @@ def _validate_a_sleeper(tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
         env={**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")},
     )
     marker = f"stitchopt-ref-{validate.pid}-"
-    assert _wait_for(lambda: _running(marker), 60), "the reference run never started"
+    assert _wait_for(lambda: _running(marker, program_only=True), 60), "the reference run never started"
     return validate, marker
 
 
-def _running(marker: str) -> list[int]:
-    """Processes whose command line mentions `marker`."""
+def _running(marker: str, *, program_only: bool = False) -> list[int]:
+    """Processes whose command line (or, `program_only`, whose executable's path) mentions `marker`."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                if marker in (argv[0] if program_only else b" ".join(argv)).decode(errors="replace"):
                     found.append(int(entry.name))
             except OSError:
                 continue
