@@ -44,6 +44,7 @@ from stitchopt.labels.shards import (
 from stitchopt.learning.train import train_from_labels
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.neighbour_chooser import NeighbourChooser
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
@@ -257,6 +258,13 @@ def test_broadcast_matrix_trains_a_model(
     expected = np.argsort(-model.chooser.probabilities(x), axis=1, kind="stable")
     choices = [*model.lists, None]
     assert order == [[choices[i] for i in row] for row in expected]  # the chooser orders what the modes try
+    model.chooser = NeighbourChooser(2, 0.5).fit(x, labels.ratios()[:, : len(model.lists)])
+    model.save_pretrained(tmp_path / "neighbours")
+    loaded = FlagModel.from_pretrained(tmp_path / "neighbours", catalogue)
+    assert isinstance(loaded.chooser, NeighbourChooser) and loaded.chooser.neighbors == 2
+    order = [[e.passes for e in ranked] for ranked in loaded.rank_features(raw)]
+    expected = np.argsort(model.chooser.order(x), axis=1, kind="stable")
+    assert order == [[choices[i] for i in row] for row in expected]
 
 
 def test_a_group_search_finds_one_list_for_its_units(

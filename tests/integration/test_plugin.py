@@ -12,12 +12,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.core import IRModule
 from stitchopt.errors import ToolchainError
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.neighbour_chooser import NeighbourChooser
 from stitchopt.models.plugin_file import PLUGIN_MODEL_NAME, plugin_model
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
@@ -133,6 +135,33 @@ def test_the_plugin_chooses_what_python_chooses_and_builds_what_the_wrapper_buil
     assert optimized >= 1, "no unit beat -Oz: the comparison checked -Oz only"
 
 
+def test_the_plugin_orders_with_a_neighbours_chooser_as_python_does(
+    toolchain: Toolchain, plugin: Path, catalogue: Catalogue, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A model whose static choice is the neighbours' gains (`NeighbourChooser`), exported for the plugin: its
+    first choice for each unit is Python's, unshrunk (-Oz where no neighbour gained) and shrunk."""
+    model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
+    modules = {name: _frontend_ir(toolchain, DEMO / f"{name}.c", tmp_path) for name in UNITS}
+    x = model.standardizer.transform(np.vstack([model.features(toolchain, m) for m in modules.values()]))
+    ratios = np.random.default_rng(4).uniform(0.9, 1.1, size=(len(UNITS), len(model.lists)))
+    ratios[1] = 1.2  # a unit no list helps: alone among its neighbours (k=1, itself, unshrunk), it keeps -Oz
+    for neighbors, shrink in ((1, 1.0), (2, 0.5)):
+        model.chooser = NeighbourChooser(neighbors, shrink).fit(x, ratios)
+        model_dir = tmp_path / f"model-{neighbors}"
+        model_dir.mkdir()
+        (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps(plugin_model(model, catalogue)))
+        static = {**env, "STITCHOPT_MODEL": str(model_dir), "STITCHOPT_POLICY": "exact"}
+        chosen = []
+        for name, module in modules.items():
+            run = compile_unit(toolchain, DEMO / f"{name}.c", tmp_path / f"{name}.o", static, plugin)
+            assert run.returncode == 0 and run.stderr == "", run.stderr
+            first = model.rank(toolchain, module)[0].passes
+            chosen.append(None if first is None else tuned_pipeline(first, catalogue))
+            assert records(env)[-1]["choice"] == chosen[-1], (name, neighbors)
+        assert len(set(chosen)) >= 3  # the units' choices differ
+        assert (chosen[1] is None) == (neighbors == 1)
+
+
 def _frontend_ir(toolchain: Toolchain, source: Path, tmp_path: Path) -> IRModule:
     """The unit's IR as the wrapper reads it: clang -Oz's front end, unoptimized."""
     bitcode = tmp_path / f"{source.stem}.bc"
@@ -169,7 +198,9 @@ def test_minus_oz_measured_in_memory_is_clangs_object_under_the_users_flags(
     assert size(through) <= size(plain)
 
 
-@pytest.mark.parametrize("problem", ["no model file", "another LLVM", "not JSON", "a list LLVM rejects"])
+@pytest.mark.parametrize(
+    "problem", ["no model file", "another LLVM", "not JSON", "a list LLVM rejects", "a chooser without neighbors"]
+)
 def test_anything_wrong_is_one_warning_line_and_plain_oz(
     toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path, problem: str
 ) -> None:
@@ -180,6 +211,8 @@ def test_anything_wrong_is_one_warning_line_and_plain_oz(
         (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "llvm": "18.1.8"}))
     elif problem == "not JSON":
         (model_dir / PLUGIN_MODEL_NAME).write_text('{"format": 1, "lists": [')
+    elif problem == "a chooser without neighbors":
+        (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "chooser": {"shrink": 0.5}}))
     elif problem == "a list LLVM rejects":
         (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "lists": ["no-such-pass"] * 43}))
     env = {**env, "STITCHOPT_MODEL": str(model_dir), "STITCHOPT_POLICY": "exact", "STITCHOPT_MODE": "jit"}

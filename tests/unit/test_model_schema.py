@@ -31,7 +31,14 @@ CHANGES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("type", lambda c: c["ranker"].update(neighbors="four"), "field ranker.neighbors must be int, not str"),
     ("item", lambda c: c["lists"][3].append(7), "field lists[3]["),
     ("count", lambda c: c["lists"].append(["sroa"]), "weights.npz: array ranker.train_targets is "),
+    ("chooser", lambda c: c.update(chooser={"kind": "neighbours", "neighbors": 3}), "field chooser.shrink is missing"),
+    ("chooser k", lambda c: c.update(chooser=_neighbours(0)), "field chooser.neighbors must be 1 or more"),
+    ("chooser arrays", lambda c: c.update(chooser=_neighbours(3)), "array chooser.train_features is missing"),
 ]
+
+
+def _neighbours(count: int) -> dict[str, Any]:
+    return {"kind": "neighbours", "neighbors": count, "shrink": 0.5}
 
 
 @pytest.mark.parametrize(("name", "change", "message"), CHANGES, ids=[c[0] for c in CHANGES])

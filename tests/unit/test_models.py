@@ -16,6 +16,7 @@ from stitchopt.learning.warm import common_lists
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import select_coreset
 from stitchopt.models.fast_policy import FastPolicy
+from stitchopt.models.neighbour_chooser import NeighbourChooser, backup_gains
 from stitchopt.models.ranker import FAILED_LOG_RATIO, ListRanker, jit_change, log_ratio_targets, static_change
 from stitchopt.models.size_model import SizeModel, list_target, mape
 
@@ -181,6 +182,25 @@ def test_a_constant_chooser_orders_every_program_alike() -> None:
     assert (order == [1, 0, 2]).all()  # the better list first, -Oz last
 
 
+def test_the_neighbours_chooser_counts_only_gains_and_keeps_oz_where_none_is_expected() -> None:
+    """List 0 shrinks one kind of program by 10% and grows the rest by 30% (on average a loss, so a regression
+    or the best single list avoids it); list 1 shrinks everything by 1%; nothing helps a third kind."""
+    rng = np.random.default_rng(3)
+    kind = np.repeat([0, 1, 2], 40)
+    x = np.eye(3)[kind] * 4 + rng.normal(scale=0.3, size=(120, 3))
+    ratios = np.column_stack(
+        [np.where(kind == 0, 0.90, np.where(kind == 1, 1.30, np.inf)), np.where(kind == 2, 1.05, 0.99)]
+    )
+    assert backup_gains(ratios)[kind == 2].tolist() == [[0.0, 0.0]] * 40  # failures and losses gain nothing
+    chooser = NeighbourChooser(neighbors=5, shrink=1.0).fit(x, ratios)
+    first = np.argsort(chooser.order(x), axis=1, kind="stable")[:, 0]
+    assert (first[kind == 0] == 0).all() and (first[kind == 1] == 1).all()
+    assert (first[kind == 2] == 2).all()  # -Oz (the last choice) where no neighbour gained
+    shrunk = NeighbourChooser(neighbors=5, shrink=0.0).fit(x, ratios)  # every program: the lists' mean gains
+    assert (np.argsort(shrunk.order(x), axis=1, kind="stable")[:, 0] == 0).all()
+    assert chooser.restricted_to([1]).order(x).shape == (120, 2)
+
+
 def test_cross_validation_finds_per_program_choices_where_programs_differ_in_which_list_helps() -> None:
     rng = np.random.default_rng(2)
     programs, features = [], []
@@ -206,6 +226,8 @@ def test_cross_validation_finds_per_program_choices_where_programs_differ_in_whi
     chooser = next(c for c in report.candidates if c.kind == "chooser")
     assert report.candidates[0].kind != "best single list" and best_single.regressed > 0.4
     assert chooser.static_backup == pytest.approx(-0.05) and chooser.regressed == 0  # each program's own list
+    neighbours = [c for c in report.candidates if c.kind == "neighbours"]
+    assert len(neighbours) == 6 and min(c.static_backup for c in neighbours) == pytest.approx(-0.05)
     assert report.cross_validated == pytest.approx(-0.05) and len(model.lists) == 2
     # Where the model tells programs apart, the fast policy builds a list without the backup and grows nothing.
     assert model.fast is not None and model.fast.grown == 0 and model.fast.change == pytest.approx(-0.05)

@@ -1,5 +1,6 @@
 """Train the flag-tuning model from labels: coreset, the way static mode chooses (the best single list, the
-regression ranker or the softmax chooser, compared by package-grouped cross-validation) and size model. Everything
+regression ranker, the softmax chooser or the neighbours' gains, compared by package-grouped cross-validation)
+and size model. Everything
 is closed-form or a few hundred numpy steps, so training is seconds; labels are the expensive part."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from stitchopt.models.chooser import PENALTIES, SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
 from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.neighbour_chooser import NEIGHBOUR_COUNTS, NEIGHBOUR_SHRINKS, NeighbourChooser
 from stitchopt.models.ranker import (
     BLENDS,
     NEIGHBORS,
@@ -54,8 +56,8 @@ class Candidate:
     static_backup: float  # the top-1 list with the -Oz backup: what chooses the model
     jit: float  # the top JIT_K lists and -Oz
     regressed: float  # share of programs the top-1 list alone makes larger than -Oz
-    kind: str = "chooser"  # "best single list", "regression ranker" or "chooser"
-    penalty: float | None = None  # the chooser's
+    kind: str = "chooser"  # "best single list", "regression ranker", "chooser" or "neighbours"
+    setting: tuple[float, ...] = ()  # the chooser's (penalty,), the neighbours' (count, shrink)
 
 
 @dataclass(frozen=True)
@@ -97,10 +99,15 @@ def train_flag_model(
     candidates, held_out = _compare_choosers(x, targets, chosen_ratios, folds, best)
     winner = candidates[0]
     fast = held_out.fast_policy(winner, chosen_ratios)
-    chooser = None
-    if winner.kind == "chooser" and winner.penalty is not None:
-        chooser = SoftmaxChooser(winner.penalty).fit(x, decision_costs(chosen_ratios))
-        best = {**best, "chooser_penalty": winner.penalty}
+    chooser: SoftmaxChooser | NeighbourChooser | None = None
+    if winner.kind == "chooser":
+        (penalty,) = winner.setting
+        chooser = SoftmaxChooser(penalty).fit(x, decision_costs(chosen_ratios))
+        best = {**best, "chooser_penalty": penalty}
+    elif winner.kind == "neighbours":
+        count, shrink = winner.setting
+        chooser = NeighbourChooser(int(count), shrink).fit(x, chosen_ratios)
+        best = {**best, "chooser_neighbors": count, "chooser_shrink": shrink}
     elif winner.kind == "best single list":
         chooser = SoftmaxChooser.constant(-constant_order(chosen_ratios), x.shape[1])
     if winner.kind != "regression ranker":  # the hyper-parameters shown are the ranker's (it still predicts sizes)
@@ -154,10 +161,17 @@ def fast_policy_for_model(
     }
     folds = _package_folds([p.package for p in data.labels.programs])
     candidates, held_out = _compare_choosers(x, log_ratio_targets(ratios), ratios, folds, ranker)
-    penalty = None if model.chooser is None else model.chooser.penalty
-    kind = "regression ranker" if penalty is None else "chooser" if penalty else "best single list"
-    own = next(c for c in candidates if c.kind == kind and (kind != "chooser" or c.penalty == penalty))
+    own = next(c for c in candidates if (c.kind, c.setting) == _kind_and_setting(model.chooser))
     return held_out.fast_policy(own, ratios), data.skipped
+
+
+def _kind_and_setting(chooser: SoftmaxChooser | NeighbourChooser | None) -> tuple[str, tuple[float, ...]]:
+    """Which of `_compare_choosers`' candidates a trained model's way of choosing is."""
+    if chooser is None:
+        return "regression ranker", ()
+    if isinstance(chooser, NeighbourChooser):
+        return "neighbours", (float(chooser.neighbors), chooser.shrink)
+    return ("chooser", (chooser.penalty,)) if chooser.penalty else ("best single list", ())
 
 
 @dataclass(frozen=True)
@@ -165,12 +179,12 @@ class HeldOut:
     """Held-out folds' answers: each way of choosing's order per program (lists, then -Oz) and the regression
     ranker's static (shrunk) predicted log ratios, which the `fast` policy's margin is set on."""
 
-    orders: dict[tuple[str, float | None], np.ndarray]
+    orders: dict[tuple[str, tuple[float, ...]], np.ndarray]
     static_predictions: np.ndarray
 
     def fast_policy(self, winner: Candidate, ratios: np.ndarray) -> FastPolicy:
         """The margin for building `winner`'s static choice without the -Oz backup."""
-        first = np.argsort(self.orders[winner.kind, winner.penalty], axis=1, kind="stable")[:, 0]
+        first = np.argsort(self.orders[winner.kind, winner.setting], axis=1, kind="stable")[:, 0]
         rows = np.arange(len(first))
         is_list = first < ratios.shape[1]
         column = np.minimum(first, ratios.shape[1] - 1)
@@ -181,15 +195,18 @@ class HeldOut:
 def _compare_choosers(
     x: np.ndarray, targets: np.ndarray, ratios: np.ndarray, folds: np.ndarray, ranker: dict[str, float]
 ) -> tuple[tuple[Candidate, ...], HeldOut]:
-    """The best single list, the regression ranker chosen by `_choose_hyper_parameters` and the softmax chooser
-    at each penalty, on the same held-out folds; the best static + backup first (ties: the better jit, then
-    the simpler model). Each gives every program an order over the lists and -Oz (the last column), read the
-    way the modes read a ranking: static builds the first, jit the first JIT_K (with -Oz always built)."""
+    """The best single list, the regression ranker chosen by `_choose_hyper_parameters`, the softmax chooser at
+    each penalty and the neighbours' gains at each count and shrink, on the same held-out folds; the best static
+    + backup first (ties: the better jit, then the simpler model). Each gives every program an order over the
+    lists and -Oz (the last column), read the way the modes read a ranking: static builds the first, jit the
+    first JIT_K (with -Oz always built)."""
     oz = ratios.shape[1]
-    orders: dict[tuple[str, float | None], np.ndarray] = {
-        ("best single list", None): np.zeros((len(ratios), oz + 1)),
-        ("regression ranker", None): np.zeros((len(ratios), oz + 1)),
-        **{("chooser", penalty): np.zeros((len(ratios), oz + 1)) for penalty in PENALTIES},
+    neighbours = [(float(count), shrink) for count in NEIGHBOUR_COUNTS for shrink in NEIGHBOUR_SHRINKS]
+    orders: dict[tuple[str, tuple[float, ...]], np.ndarray] = {
+        ("best single list", ()): np.zeros((len(ratios), oz + 1)),
+        ("regression ranker", ()): np.zeros((len(ratios), oz + 1)),
+        **{("chooser", (penalty,)): np.zeros((len(ratios), oz + 1)) for penalty in PENALTIES},
+        **{("neighbours", setting): np.zeros((len(ratios), oz + 1)) for setting in neighbours},
     }
     for order in orders.values():
         order[:, :oz] = np.inf  # a program alone in its fold keeps -Oz, as in `_choose_hyper_parameters`
@@ -199,32 +216,43 @@ def _compare_choosers(
         test = folds == fold
         if test.all():
             continue
-        orders["best single list", None][test] = constant_order(ratios[~test])
+        orders["best single list", ()][test] = constant_order(ratios[~test])
         fitted = ListRanker(int(ranker["neighbors"]), ranker["ridge"], ranker["blend"], ranker["shrink"])
-        orders["regression ranker", None][test] = fitted.fit(x[~test], targets[~test]).order(x[test])
+        orders["regression ranker", ()][test] = fitted.fit(x[~test], targets[~test]).order(x[test])
         static_predictions[test] = fitted.predict(x[test])
         for weight in PENALTIES:
-            orders["chooser", weight][test] = SoftmaxChooser(weight).fit(x[~test], costs[~test]).order(x[test])
+            orders["chooser", (weight,)][test] = SoftmaxChooser(weight).fit(x[~test], costs[~test]).order(x[test])
+        for count, shrink in neighbours:
+            chooser = NeighbourChooser(int(count), shrink).fit(x[~test], ratios[~test])
+            orders["neighbours", (count, shrink)][test] = chooser.order(x[test])
     with_oz = np.hstack([ratios, np.ones((len(ratios), 1))])
     candidates = []
-    for (kind, penalty), order in orders.items():
+    for (kind, setting), order in orders.items():
         ranked = np.argsort(order, axis=1, kind="stable")
         chosen = with_oz[np.arange(len(with_oz)), ranked[:, 0]]
         tried = np.take_along_axis(with_oz, ranked[:, :JIT_K], axis=1).min(axis=1)  # -Oz among them: ratio 1
         candidates.append(
             Candidate(
-                kind if penalty is None else f"{kind} penalty={penalty:g}",
+                _candidate_name(kind, setting),
                 geomean_change(np.where(np.isfinite(chosen), chosen, 2.0)),
                 geomean_change(np.minimum(chosen, 1.0)),
                 geomean_change(np.minimum(tried, 1.0)),
                 float((chosen > 1.0).mean()),
                 kind,
-                penalty,
+                setting,
             )
         )
     simplicity = {candidate.name: i for i, candidate in enumerate(candidates)}
     best_first = tuple(sorted(candidates, key=lambda c: (round(c.static_backup, 6), c.jit, simplicity[c.name])))
     return best_first, HeldOut(orders, static_predictions)
+
+
+def _candidate_name(kind: str, setting: tuple[float, ...]) -> str:
+    if kind == "chooser":
+        return f"chooser penalty={setting[0]:g}"
+    if kind == "neighbours":
+        return f"neighbours k={setting[0]:g} shrink={setting[1]:g}"
+    return kind
 
 
 def constant_order(ratios: np.ndarray) -> np.ndarray:

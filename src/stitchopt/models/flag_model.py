@@ -24,6 +24,7 @@ from stitchopt.models.chooser import SoftmaxChooser
 from stitchopt.models.directory import CONFIG_NAME, WEIGHTS_NAME, SavedModel, read_model_directory, stamp
 from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.list_model import RankedList
+from stitchopt.models.neighbour_chooser import NeighbourChooser
 from stitchopt.models.ranker import ListRanker
 from stitchopt.models.schema import FAST_POLICY_CONFIG, FLAG_MODEL_CONFIG, check_arrays, check_config
 from stitchopt.models.size_model import SizeModel
@@ -44,7 +45,8 @@ class FlagModel(SavedModel):
     llvm_version: str
     catalogue: str  # `Catalogue.identity` the lists were made with
     trained_on: dict[str, Any]
-    chooser: SoftmaxChooser | None = None  # when cross-validation chose it: decides static's list and jit's order
+    chooser: SoftmaxChooser | NeighbourChooser | None = None  # when cross-validation chose one: decides static's
+    # list and jit's order
     fast: FastPolicy | None = None  # the plugin's one-pipeline policy, set on held-out folds (older models: None)
 
     def features(self, toolchain: Toolchain, module: IRModule) -> np.ndarray:
@@ -63,7 +65,7 @@ class FlagModel(SavedModel):
     def rank_features(self, raw: np.ndarray) -> list[list[RankedList]]:
         """For raw feature rows: every coreset list and -Oz per program, in the order the modes try them.
 
-        With a chooser, its probabilities order them (the first is static's choice, -Oz included). Without
+        With a chooser, it orders them (the first is static's choice, -Oz included). Without
         one, the first is the shrunk prediction's best (or -Oz when no list is predicted to beat it), then the
         rest in order of the program's own (unshrunk) predictions. Predicted ratios and sizes come from the
         regression either way."""
@@ -97,7 +99,7 @@ class FlagModel(SavedModel):
                 "kinds": list(self.size_model.kinds),
             },
             "trained_on": self.trained_on,
-            "chooser": None if self.chooser is None else {"penalty": self.chooser.penalty, "scale": self.chooser.scale},
+            "chooser": _chooser_config(self.chooser),
             **({} if self.fast is None else {"fast": self.fast.to_dict()}),
         }
 
@@ -106,9 +108,13 @@ class FlagModel(SavedModel):
         arrays = {f"ranker.{k}": v.astype(np.float32) for k, v in self.ranker.arrays().items()}
         arrays["size.linear"] = self.size_model.linear_weights
         arrays["size.log"] = self.size_model.log_weights
-        if self.chooser is not None:
+        if isinstance(self.chooser, SoftmaxChooser):
             assert self.chooser.weights is not None
             arrays["chooser.weights"] = self.chooser.weights.astype(np.float32)
+        elif isinstance(self.chooser, NeighbourChooser):
+            assert self.chooser.train_features is not None and self.chooser.train_gains is not None
+            arrays["chooser.train_features"] = self.chooser.train_features.astype(np.float32)
+            arrays["chooser.train_gains"] = self.chooser.train_gains.astype(np.float32)
         return arrays
 
     @classmethod
@@ -133,7 +139,14 @@ class FlagModel(SavedModel):
         if fast is not None:
             check_config({"fast": fast}, {"fast": FAST_POLICY_CONFIG}, directory / CONFIG_NAME)
         if chooser is not None:
-            shapes["chooser.weights"] = (features + 1, lists + 1)
+            check_config({"chooser": chooser}, {"chooser": _chooser_schema(chooser)}, directory / CONFIG_NAME)
+            if chooser.get("kind") == "neighbours":
+                if chooser["neighbors"] < 1:
+                    raise InputError(f"{directory / CONFIG_NAME}: field chooser.neighbors must be 1 or more")
+                check_arrays(arrays, {"chooser.train_features": (None, features)}, weights)
+                shapes["chooser.train_gains"] = (len(arrays["chooser.train_features"]), lists)
+            else:
+                shapes["chooser.weights"] = (features + 1, lists + 1)
         check_arrays(arrays, shapes, weights)
         if len(config["standardizer"]["mean"]) != features:
             raise InputError(
@@ -156,9 +169,7 @@ class FlagModel(SavedModel):
             llvm_version=config["llvm"],
             catalogue=config["catalogue"],
             trained_on=config.get("trained_on", {}),
-            chooser=None
-            if chooser is None
-            else SoftmaxChooser(chooser["penalty"], arrays["chooser.weights"].astype(np.float64), chooser["scale"]),
+            chooser=None if chooser is None else _read_chooser(chooser, arrays),
             fast=None if fast is None else FastPolicy.from_dict(fast),
         )
         if catalogue is not None and catalogue.identity != model.catalogue:
@@ -186,3 +197,27 @@ class FlagModel(SavedModel):
             None if self.chooser is None else self.chooser.restricted_to(keep),
             self.fast,
         )
+
+
+def _chooser_config(chooser: SoftmaxChooser | NeighbourChooser | None) -> dict[str, Any] | None:
+    if isinstance(chooser, NeighbourChooser):
+        return {"kind": "neighbours", "neighbors": chooser.neighbors, "shrink": chooser.shrink}
+    return None if chooser is None else {"penalty": chooser.penalty, "scale": chooser.scale}
+
+
+def _chooser_schema(config: Any) -> dict[str, Any]:
+    """The fields a saved chooser needs; models saved before the neighbours' chooser have no `kind`."""
+    if isinstance(config, dict) and config.get("kind") == "neighbours":
+        return {"neighbors": int, "shrink": (int, float)}
+    return {"penalty": (int, float), "scale": (int, float)}
+
+
+def _read_chooser(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> SoftmaxChooser | NeighbourChooser:
+    if config.get("kind") == "neighbours":
+        return NeighbourChooser(
+            config["neighbors"],
+            float(config["shrink"]),
+            arrays["chooser.train_features"].astype(np.float64),
+            arrays["chooser.train_gains"].astype(np.float64),
+        )
+    return SoftmaxChooser(config["penalty"], arrays["chooser.weights"].astype(np.float64), config["scale"])

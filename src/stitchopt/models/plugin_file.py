@@ -3,7 +3,7 @@
 The plugin is C++ inside the compiler and reads JSON with LLVM's own parser, so this file holds what its
 ranking needs in plain lists: the representations (which the plugin computes itself), the standardizer, the
 coreset lists already spelled as the `-passes=` text the wrapper runs (`tuned_pipeline`), and the ranker's
-or chooser's arrays. Values are the saved model's own (float32 arrays as the doubles Python computes with),
+and chooser's arrays. Values are the saved model's own (float32 arrays as the doubles Python computes with),
 so the plugin orders the lists as `FlagModel.rank_features` does.
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 from stitchopt import __version__
 from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.neighbour_chooser import NeighbourChooser
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 
@@ -58,12 +59,26 @@ def plugin_model(model: FlagModel, catalogue: Catalogue, fast: FastPolicy | None
                 else {}
             ),
         },
-        "chooser": None if model.chooser is None or model.chooser.weights is None else model.chooser.weights.tolist(),
+        "chooser": _chooser(model),
     }
     if fast is not None:
         exported["fast_margin"] = NEVER_MARGIN if math.isinf(fast.margin) else fast.margin
         exported["fast"] = fast.to_dict()
     return exported
+
+
+def _chooser(model: FlagModel) -> list[list[float]] | dict[str, Any] | None:
+    """The softmax chooser as its weight matrix; the neighbours' chooser as an object of its settings and arrays."""
+    chooser = model.chooser
+    if isinstance(chooser, NeighbourChooser):
+        assert chooser.train_features is not None and chooser.train_gains is not None
+        return {
+            "neighbors": chooser.neighbors,
+            "shrink": chooser.shrink,
+            "train_features": chooser.train_features.tolist(),
+            "train_gains": chooser.train_gains.tolist(),
+        }
+    return None if chooser is None or chooser.weights is None else chooser.weights.tolist()
 
 
 def write_plugin_model(model: FlagModel, catalogue: Catalogue, path: Path, fast: FastPolicy | None = None) -> None:

@@ -180,7 +180,34 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
     M.TrainTargets = std::move(*TT);
   }
 
-  if (const json::Value *C = Root->get("chooser"); C && !C->getAsNull()) {
+  const json::Value *C = Root->get("chooser");
+  if (const json::Object *N = C ? C->getAsObject() : nullptr) {
+    NearestGains G;
+    std::optional<int64_t> Count = N->getInteger("neighbors");
+    std::optional<double> Weight = N->getNumber("shrink");
+    if (!Count || *Count < 1 || *Count > (1 << 20) || !Weight)
+      return R.fail("field chooser lacks neighbors or shrink");
+    G.Neighbors = static_cast<unsigned>(*Count);
+    G.Shrink = *Weight;
+    Expected<Matrix> F =
+        R.matrix(N->get("train_features"), "chooser.train_features", 0, D);
+    if (!F)
+      return F.takeError();
+    G.Features = std::move(*F);
+    Expected<Matrix> Gains = R.matrix(N->get("train_gains"),
+                                      "chooser.train_gains", G.Features.Rows, L);
+    if (!Gains)
+      return Gains.takeError();
+    G.Gains = std::move(*Gains);
+    // Summed row by row, as numpy's mean over axis 0 does.
+    G.Means.assign(L, 0.0);
+    for (size_t Row = 0; Row < G.Gains.Rows; ++Row)
+      for (size_t J = 0; J < L; ++J)
+        G.Means[J] += G.Gains.at(Row, J);
+    for (double &V : G.Means)
+      V /= static_cast<double>(G.Gains.Rows);
+    M.Nearest = std::move(G);
+  } else if (C && !C->getAsNull()) {
     Expected<Matrix> CW = R.matrix(C, "chooser", D + 1, L + 1);
     if (!CW)
       return CW.takeError();
@@ -257,6 +284,36 @@ PluginModel::neighbours(const std::vector<double> &X) const {
   return Out;
 }
 
+std::vector<double> PluginModel::nearestGains(const std::vector<double> &X,
+                                              double Weight) const {
+  const NearestGains &G = *Nearest;
+  size_t Rows = G.Features.Rows, L = Lists.size();
+  // Squared distances summed feature by feature, as NeighbourChooser does.
+  std::vector<double> Distance(Rows, 0.0);
+  for (size_t I = 0; I < X.size(); ++I)
+    for (size_t R = 0; R < Rows; ++R) {
+      double Diff = X[I] - G.Features.at(R, I);
+      Distance[R] += Diff * Diff;
+    }
+  size_t K = std::min<size_t>(G.Neighbors, Rows);
+  std::vector<size_t> Index(Rows);
+  std::iota(Index.begin(), Index.end(), 0);
+  // Nearest first; equal distances by training row, as numpy's stable sort.
+  std::partial_sort(Index.begin(), Index.begin() + K, Index.end(),
+                    [&](size_t A, size_t B) {
+                      return Distance[A] < Distance[B] ||
+                             (Distance[A] == Distance[B] && A < B);
+                    });
+  std::vector<double> Out(L, 0.0);
+  for (size_t N = 0; N < K; ++N)
+    for (size_t J = 0; J < L; ++J)
+      Out[J] += G.Gains.at(Index[N], J);
+  for (size_t J = 0; J < L; ++J)
+    Out[J] = Weight * (Out[J] / static_cast<double>(K)) +
+             (1.0 - Weight) * G.Means[J];
+  return Out;
+}
+
 std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw) const {
   std::vector<double> X = standardize(Raw);
   std::vector<double> Own = linear(X);
@@ -286,6 +343,13 @@ std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw) const {
       Total += V = std::exp(V - Max);
     for (size_t J = 0; J <= L; ++J)
       Position[J] = -(Logits[J] / Total);
+  } else if (Nearest) {
+    std::vector<double> Shrunk = nearestGains(X, Nearest->Shrink);
+    std::vector<double> Own = nearestGains(X, 1.0);
+    std::copy(Own.begin(), Own.end(), Position.begin());
+    size_t Best = std::min_element(Shrunk.begin(), Shrunk.end()) - Shrunk.begin();
+    Position[Shrunk[Best] < 0 ? Best : L] =
+        -std::numeric_limits<double>::infinity();
   } else {
     std::copy(Own.begin(), Own.end(), Position.begin());
     size_t Best = std::min_element(Static.begin(), Static.end()) - Static.begin();

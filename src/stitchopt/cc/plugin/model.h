@@ -2,7 +2,8 @@
 //
 // The JSON file `stitchopt plugin export` writes from a model directory: the
 // representations, the standardizer, the coreset lists as -passes= text, and
-// the ranker (ridge + neighbours, shrunk) or softmax chooser that orders them.
+// the ranker (ridge + neighbours, shrunk), softmax chooser or neighbours'
+// gains that order them.
 // The order is the one FlagModel.rank_features computes in Python.
 //
 //===----------------------------------------------------------------------===//
@@ -57,6 +58,8 @@ private:
   std::vector<double> standardize(const std::vector<double> &Raw) const;
   std::vector<double> linear(const std::vector<double> &X) const;
   std::vector<double> neighbours(const std::vector<double> &X) const;
+  std::vector<double> nearestGains(const std::vector<double> &X,
+                                   double Weight) const;
 
   bool Log = true;
   std::vector<double> Mean, Std;
@@ -65,6 +68,16 @@ private:
   Matrix TrainFeatures, TrainTargets, Weights; // Weights: (d + 1) x lists
   std::vector<double> ShrunkMeans; // (1 - shrink) x each list's mean target
   std::optional<Matrix> Chooser; // (d + 1) x (lists + 1), -Oz last
+
+  /// The neighbours' chooser (NeighbourChooser in Python): the mean gain over
+  /// -Oz of the nearest training programs, shrunk toward each list's mean.
+  struct NearestGains {
+    unsigned Neighbors = 0;
+    double Shrink = 1.0;
+    Matrix Features, Gains;     // training programs x d, x lists
+    std::vector<double> Means;  // each list's mean gain over them
+  };
+  std::optional<NearestGains> Nearest;
 };
 
 } // namespace stitchopt

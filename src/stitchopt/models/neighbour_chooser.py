@@ -1,0 +1,65 @@
+"""A chooser for static mode with the -Oz backup: the list that gained most on the training programs nearest to
+this one, counting only gains.
+
+With the backup a list that makes a program larger costs nothing (-Oz is kept), so what a list is worth to a
+program is its gain alone, `log(min(ratio, 1))`. The regression ranker and the softmax chooser learn sizes with
+their losses, which steers them to lists that are safe on average and leaves the best single list the winner of
+cross-validation; averaging the gains of the k nearest training programs (Euclidean distance on the standardized
+features, each neighbour weighing the same) keeps a list that shrinks programs of this kind even when it grows
+others. The average is shrunk toward each list's mean gain over all training programs, as the ranker's is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+NEIGHBOUR_COUNTS = (5, 10, 20)  # the grids package-grouped cross-validation chooses from
+NEIGHBOUR_SHRINKS = (0.5, 1.0)
+
+
+def backup_gains(ratios: np.ndarray) -> np.ndarray:
+    """programs x lists: each list's log size ratio to -Oz where it is smaller, else 0 (failed lists too)."""
+    finite = np.where(np.isfinite(ratios), ratios, 1.0)
+    return np.asarray(np.log(np.clip(finite, 1e-9, 1.0)), dtype=np.float64)
+
+
+@dataclass
+class NeighbourChooser:
+    neighbors: int = 10
+    shrink: float = 0.5  # weight of the neighbours' mean; 1 - shrink for each list's mean over all programs
+    train_features: np.ndarray | None = None  # programs x d, standardized
+    train_gains: np.ndarray | None = None  # programs x lists, `backup_gains`
+
+    def fit(self, features: np.ndarray, ratios: np.ndarray) -> NeighbourChooser:
+        """`features`: programs x d, standardized; `ratios`: programs x lists, size over -Oz (inf: failed).
+        Stored as float32 values, which is what a saved model reads back."""
+        self.train_features = features.astype(np.float32).astype(np.float64)
+        self.train_gains = backup_gains(ratios).astype(np.float32).astype(np.float64)
+        return self
+
+    def gains(self, features: np.ndarray, shrink: float | None = None) -> np.ndarray:
+        """programs x lists: expected log gain over -Oz with the backup (0: none expected)."""
+        assert self.train_features is not None and self.train_gains is not None, "fit the chooser first"
+        distances = np.zeros((len(features), len(self.train_features)))
+        for column in range(features.shape[1]):  # summed feature by feature, as the clang plugin does
+            distances += (features[:, column, None] - self.train_features[None, :, column]) ** 2
+        k = min(self.neighbors, len(self.train_features))
+        nearest = np.argsort(distances, axis=1, kind="stable")[:, :k]  # ties: the earlier training program
+        weight = self.shrink if shrink is None else shrink
+        mean = self.train_gains.mean(axis=0)
+        return np.asarray(weight * self.train_gains[nearest].mean(axis=1) + (1.0 - weight) * mean, dtype=np.float64)
+
+    def order(self, features: np.ndarray) -> np.ndarray:
+        """programs x (lists + 1), lowest tried first, -Oz last: the static choice (the largest shrunk gain, or -Oz
+        where no list is expected to gain) first, then the lists by the neighbours' own (unshrunk) gains."""
+        static = self.gains(features)
+        order = np.hstack([self.gains(features, shrink=1.0), np.zeros((len(static), 1))])
+        order[np.arange(len(order)), np.where(static.min(axis=1) < 0, static.argmin(axis=1), -1)] = -np.inf
+        return order
+
+    def restricted_to(self, keep: list[int]) -> NeighbourChooser:
+        """The same chooser over lists `keep` (in that order) and -Oz."""
+        assert self.train_gains is not None
+        return NeighbourChooser(self.neighbors, self.shrink, self.train_features, self.train_gains[:, keep])
