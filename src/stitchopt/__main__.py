@@ -1,3 +1,3 @@
-from stitchopt.cli.main import main
+from stitchopt.cli.entry import main
 
 main()

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+import types
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +24,7 @@ from typer.testing import CliRunner
 
 from stitchopt import __version__
 from stitchopt.cache.store import EvaluationStore
+from stitchopt.cli import entry
 from stitchopt.cli.main import DEBUG_ENV, app, exit_status
 from stitchopt.datasets.kernels import KERNEL_DIR
 from stitchopt.errors import StitchoptError
@@ -633,4 +635,20 @@ def test_ctrl_c_is_one_line_and_status_130(capsys: pytest.CaptureFixture[str], m
 
     monkeypatch.setattr("stitchopt.cli.report.build_report", interrupt)
     assert exit_status(["report", "run", "r.json"]) == 130
+    assert capsys.readouterr().err == "stitchopt: interrupted\n"
+
+
+def test_ctrl_c_while_the_commands_load_is_the_same_line_and_status(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The executable's first moment, loading typer, numpy and every command, is interrupted as a command is."""
+
+    class Loading(types.ModuleType):
+        def __getattr__(self, name: str) -> object:
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "stitchopt.cli.main", Loading("stitchopt.cli.main"))
+    with pytest.raises(SystemExit) as ended:
+        entry.main()
+    assert ended.value.code == 130
     assert capsys.readouterr().err == "stitchopt: interrupted\n"

@@ -46,7 +46,7 @@ console = Console()  # results: tables, listings, answers
 status_console = Console(stderr=True)  # progress, notes and status lines: stdout keeps only results (and --json)
 FILE_FORMATS = ("json", "csv", "md", "html")  # every format a command may write; each command supports some
 EXE = "{exe}"  # stands for the built program in a --run command
-SUCCESS, NEGATIVE, USER_ERROR, INTERNAL_ERROR, INTERRUPTED = 0, 1, 2, 3, 130  # exit statuses
+SUCCESS, NEGATIVE, USER_ERROR, INTERNAL_ERROR = 0, 1, 2, 3  # exit statuses; INTERRUPTED: 130 (cli.entry)
 
 LlvmOption = Annotated[
     Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)
