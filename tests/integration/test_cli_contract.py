@@ -26,6 +26,7 @@ from stitchopt import __version__
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.cli import entry
 from stitchopt.cli.main import DEBUG_ENV, app, exit_status
+from stitchopt.cli.options import progress_bar
 from stitchopt.datasets.kernels import KERNEL_DIR
 from stitchopt.errors import StitchoptError
 from stitchopt.evaluation.evaluator import Evaluator
@@ -652,3 +653,11 @@ def test_ctrl_c_while_the_commands_load_is_the_same_line_and_status(
         entry.main()
     assert ended.value.code == 130
     assert capsys.readouterr().err == "stitchopt: interrupted\n"
+
+
+def test_a_progress_bar_leaves_nothing_on_stderr_that_is_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    """A log of a run (stderr to a file or a pipe) holds status lines only: rich would leave a blank line where a
+    transient bar was."""
+    with progress_bar() as progress:
+        progress.update(progress.add_task("building", total=2), completed=2)
+    assert capsys.readouterr().err == ""

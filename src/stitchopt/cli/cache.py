@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.progress import Progress
 
 from stitchopt.cache.store import remove_store, store_path
 from stitchopt.cli.options import (
@@ -19,6 +18,7 @@ from stitchopt.cli.options import (
     console,
     open_evaluator,
     open_store,
+    progress_bar,
     status_console,
     target_paths,
 )
@@ -69,7 +69,7 @@ def warm_command(
     model = load_model(model_dir or DEFAULT_MODEL_DIR, catalogue)
     with (
         open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
-        Progress(console=status_console, transient=True) as progress,
+        progress_bar() as progress,
     ):
         modules = [load_module(toolchain, path) for path in paths]
         task = progress.add_task("ranking", total=len(modules))

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import Progress
 from rich.table import Table
 
 from stitchopt.cli.options import (
@@ -24,6 +23,7 @@ from stitchopt.cli.options import (
     open_evaluator,
     output_option,
     print_table,
+    progress_bar,
     refuse_ignored,
     status_console,
 )
@@ -160,7 +160,7 @@ def build_command(
     chosen = _only_units(source.units(), only, name) if only is not None else None
     toolchain = find_toolchain(llvm)
     total = len(chosen) if chosen is not None else len(source.units()[:limit])
-    with Progress(console=status_console, transient=True) as progress:
+    with progress_bar() as progress:
         task = progress.add_task(f"building {source.name}", total=total)
 
         def advance(unit: str, failure: str | None) -> None:

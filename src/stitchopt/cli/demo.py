@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Optional
 
-from rich.progress import Progress
-
 from stitchopt.cli.options import (
     AddressOption,
     BackendOption,
@@ -19,6 +17,7 @@ from stitchopt.cli.options import (
     open_evaluator,
     output_option,
     print_table,
+    progress_bar,
     status_console,
 )
 from stitchopt.learning.demo import run_demo
@@ -48,7 +47,7 @@ def demo_command(
     shown = destination(output, fmt, DEMO_FORMATS)
     with (
         open_evaluator(find_toolchain(llvm), cache_dir, jobs, backend, address) as evaluator,
-        Progress(console=status_console, transient=True) as progress,
+        progress_bar() as progress,
     ):
         task = progress.add_task("demo corpus: clang's levels, the shipped model", total=None)
         run = run_demo(evaluator, k=k, on_program=lambda _, total: progress.update(task, total=total, advance=1))

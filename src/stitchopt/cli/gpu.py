@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import Progress
 from rich.table import Table
 
 from stitchopt.apply.device import DEVICE_MODES, DeviceChoice, choose_device_list, sass_and_registers
@@ -28,6 +27,7 @@ from stitchopt.cli.options import (
     output_option,
     passes_option,
     print_table,
+    progress_bar,
     run_arguments,
     run_option,
     status_console,
@@ -174,7 +174,7 @@ def tune_command(
     start = printed_device_pipeline(toolchain, device_arch(options))
     with (
         open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
-        Progress(console=status_console, transient=True, disable=json_output) as progress,
+        progress_bar(disable=json_output) as progress,
     ):
         bar = progress.add_task(file, total=budget)
 

@@ -34,6 +34,7 @@ from stitchopt.cli.options import (
     open_evaluator,
     output_option,
     print_table,
+    progress_bar,
     refuse_ignored,
     status_console,
     validation_choice,
@@ -386,7 +387,7 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
     started: dict[str, float] = {}  # a stage starts when the one before it last moved (or the display opened)
     last = [time.monotonic()]
     columns = (*Progress.get_default_columns()[:-1], MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=status_console, transient=True, speed_estimate_period=86400) as progress:
+    with progress_bar(*columns, speed_estimate_period=86400) as progress:
 
         def advance(stage: str, done: int, total: int) -> None:
             if stage not in tasks:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import Progress
 
 from stitchopt.cli.options import (
     JsonOption,
@@ -18,8 +17,8 @@ from stitchopt.cli.options import (
     format_option,
     output_option,
     print_table,
+    progress_bar,
     refuse_ignored,
-    status_console,
     target_paths,
 )
 from stitchopt.core import IRModule
@@ -92,7 +91,7 @@ def lift_eval_command(
         references = make_pairs(toolchain, _modules(toolchain, reference, reference_limit, max_ir_kb))
         lifter = RetrievalLifter(references.pairs)
     pairs = make_pairs(toolchain, _modules(toolchain, inputs, limit, max_ir_kb), lifter.fits)
-    with Progress(console=status_console, transient=True) as progress:
+    with progress_bar() as progress:
         task = progress.add_task(f"lifting with {lifter_name}", total=len(pairs.pairs))
         evaluation = lift_eval(toolchain, pairs, lifter, on_pair=lambda _: progress.advance(task))
     table = lift_rows([evaluation], f"{inputs}: lifting -Oz x86-64 assembly to IR")

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, TaskID
+from rich.progress import Progress, ProgressColumn, TaskID
 from rich.table import Table
 
 from stitchopt.cache.store import CACHE_DIR_ENV, EvaluationStore, store_path
@@ -44,6 +44,16 @@ from stitchopt.validate.suites import DATA_DIR_ENV
 
 console = Console()  # results: tables, listings, answers
 status_console = Console(stderr=True)  # progress, notes and status lines: stdout keeps only results (and --json)
+
+
+def progress_bar(*columns: str | ProgressColumn, disable: bool = False, **options: Any) -> Progress:
+    """A progress bar on stderr that leaves nothing behind, shown only on a terminal: elsewhere (a log, a pipe)
+    rich would leave a blank line where the bar was."""
+    return Progress(
+        *columns, console=status_console, transient=True, disable=disable or not status_console.is_terminal, **options
+    )
+
+
 FILE_FORMATS = ("json", "csv", "md", "html")  # every format a command may write; each command supports some
 EXE = "{exe}"  # stands for the built program in a --run command
 SUCCESS, NEGATIVE, USER_ERROR, INTERNAL_ERROR = 0, 1, 2, 3  # exit statuses; INTERRUPTED: 130 (cli.entry)

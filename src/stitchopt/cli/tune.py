@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import Progress, TaskID
+from rich.progress import TaskID
 
 from stitchopt.cli.options import (
     AddressOption,
@@ -34,6 +34,7 @@ from stitchopt.cli.options import (
     parse_objective,
     passes_option,
     print_table,
+    progress_bar,
     refuse_ignored,
     require_positive,
     run_arguments,
@@ -142,7 +143,7 @@ def tune_command(
         _check_screening_backend(evaluator, screen_margin)  # before the log is opened
         with (
             trial_log_file(log) if log else nullcontext() as trial_log,
-            Progress(console=status_console, transient=True, disable=json_output) as progress,
+            progress_bar(disable=json_output) as progress,
         ):
             checks = validation.open(evaluator, progress)
             overall = progress.add_task(f"{len(paths)} program(s)", total=budget * len(paths))

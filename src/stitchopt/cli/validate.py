@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import Progress
 from rich.table import Table
 
 from stitchopt.cli.options import (
@@ -27,6 +26,7 @@ from stitchopt.cli.options import (
     open_store,
     output_option,
     print_table,
+    progress_bar,
     refuse_data_dir_without_humaneval,
     refuse_ignored,
     require_positive,
@@ -105,7 +105,7 @@ def validate_command(
         if program is not None:
             own = differential_suite(program_path(program, toolchain), run_args, inputs)
             _refuse_unjudgeable(validator, own)  # before the bars: a refusal is its one line
-        with Progress(console=status_console, transient=True, disable=json_output) as bar:
+        with progress_bar(disable=json_output) as bar:
             if own is not None:
                 chosen_suites = [own]
             else:
