@@ -39,7 +39,7 @@ class NeighbourChooser:
         self.train_gains = backup_gains(ratios).astype(np.float32).astype(np.float64)
         return self
 
-    def gains(self, features: np.ndarray, shrink: float | None = None) -> np.ndarray:
+    def gains(self, features: np.ndarray) -> np.ndarray:
         """programs x lists: expected log gain over -Oz with the backup (0: none expected)."""
         assert self.train_features is not None and self.train_gains is not None, "fit the chooser first"
         distances = np.zeros((len(features), len(self.train_features)))
@@ -47,16 +47,16 @@ class NeighbourChooser:
             distances += (features[:, column, None] - self.train_features[None, :, column]) ** 2
         k = min(self.neighbors, len(self.train_features))
         nearest = np.argsort(distances, axis=1, kind="stable")[:, :k]  # ties: the earlier training program
-        weight = self.shrink if shrink is None else shrink
         mean = self.train_gains.mean(axis=0)
-        return np.asarray(weight * self.train_gains[nearest].mean(axis=1) + (1.0 - weight) * mean, dtype=np.float64)
+        return np.asarray(self.shrink * self.train_gains[nearest].mean(axis=1) + (1.0 - self.shrink) * mean)
 
     def order(self, features: np.ndarray) -> np.ndarray:
-        """programs x (lists + 1), lowest tried first, -Oz last: the static choice (the largest shrunk gain, or -Oz
-        where no list is expected to gain) first, then the lists by the neighbours' own (unshrunk) gains."""
-        static = self.gains(features)
-        order = np.hstack([self.gains(features, shrink=1.0), np.zeros((len(static), 1))])
-        order[np.arange(len(order)), np.where(static.min(axis=1) < 0, static.argmin(axis=1), -1)] = -np.inf
+        """programs x (lists + 1), lowest tried first, -Oz last: the lists by expected gain, the largest first
+        (static's choice), and -Oz first where no list is expected to gain. The shrunk gains order jit's lists
+        too: where the neighbours gained nothing with a list, its mean gain still tells it from the others."""
+        gains = self.gains(features)
+        order = np.hstack([gains, np.zeros((len(gains), 1))])
+        order[gains.min(axis=1) >= 0, -1] = -np.inf
         return order
 
     def restricted_to(self, keep: list[int]) -> NeighbourChooser:

@@ -284,8 +284,8 @@ PluginModel::neighbours(const std::vector<double> &X) const {
   return Out;
 }
 
-std::vector<double> PluginModel::nearestGains(const std::vector<double> &X,
-                                              double Weight) const {
+std::vector<double>
+PluginModel::nearestGains(const std::vector<double> &X) const {
   const NearestGains &G = *Nearest;
   size_t Rows = G.Features.Rows, L = Lists.size();
   // Squared distances summed feature by feature, as NeighbourChooser does.
@@ -309,8 +309,8 @@ std::vector<double> PluginModel::nearestGains(const std::vector<double> &X,
     for (size_t J = 0; J < L; ++J)
       Out[J] += G.Gains.at(Index[N], J);
   for (size_t J = 0; J < L; ++J)
-    Out[J] = Weight * (Out[J] / static_cast<double>(K)) +
-             (1.0 - Weight) * G.Means[J];
+    Out[J] = G.Shrink * (Out[J] / static_cast<double>(K)) +
+             (1.0 - G.Shrink) * G.Means[J];
   return Out;
 }
 
@@ -344,12 +344,10 @@ std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw) const {
     for (size_t J = 0; J <= L; ++J)
       Position[J] = -(Logits[J] / Total);
   } else if (Nearest) {
-    std::vector<double> Shrunk = nearestGains(X, Nearest->Shrink);
-    std::vector<double> Own = nearestGains(X, 1.0);
-    std::copy(Own.begin(), Own.end(), Position.begin());
-    size_t Best = std::min_element(Shrunk.begin(), Shrunk.end()) - Shrunk.begin();
-    Position[Shrunk[Best] < 0 ? Best : L] =
-        -std::numeric_limits<double>::infinity();
+    std::vector<double> Gains = nearestGains(X);
+    std::copy(Gains.begin(), Gains.end(), Position.begin());
+    if (*std::min_element(Gains.begin(), Gains.end()) >= 0)
+      Position[L] = -std::numeric_limits<double>::infinity();
   } else {
     std::copy(Own.begin(), Own.end(), Position.begin());
     size_t Best = std::min_element(Static.begin(), Static.end()) - Static.begin();

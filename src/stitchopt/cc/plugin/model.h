@@ -58,8 +58,7 @@ private:
   std::vector<double> standardize(const std::vector<double> &Raw) const;
   std::vector<double> linear(const std::vector<double> &X) const;
   std::vector<double> neighbours(const std::vector<double> &X) const;
-  std::vector<double> nearestGains(const std::vector<double> &X,
-                                   double Weight) const;
+  std::vector<double> nearestGains(const std::vector<double> &X) const;
 
   bool Log = true;
   std::vector<double> Mean, Std;
