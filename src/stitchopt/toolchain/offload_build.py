@@ -83,12 +83,16 @@ def hoisting_report(toolchain: Toolchain, source: Path, plugin: Path, extra_args
     )
     if run.returncode != 0:
         raise ToolchainError(f"{source}: the hoisting pipeline failed: {first_error(run.stderr_text)}")
-    kept: dict[str, None] = {}  # (ordered sets: a loop comes twice where its function is inlined into a caller)
-    not_kept: dict[str, None] = {}
+    # Sets (a loop comes twice where its function is inlined into a caller), in source order: the pass visits
+    # loops last first; remarks without a line go last.
+    kept: dict[str, tuple[bool, str, int]] = {}
+    not_kept: dict[str, tuple[bool, str, int]] = {}
     for match in filter(None, map(_REMARK_RE.match, run.stderr_text.splitlines())):
-        where = f"{Path(match['file']).name}:{match['line']}: " if match["line"] != "0" else ""
-        (kept if match["message"].startswith("kept ") else not_kept)[where + match["message"]] = None
-    return HoistingReport(tuple(kept), tuple(not_kept))
+        line = int(match["line"])
+        where = f"{Path(match['file']).name}:{line}: " if line else ""
+        remarks = kept if match["message"].startswith("kept ") else not_kept
+        remarks[where + match["message"]] = (not line, match["file"], line)
+    return HoistingReport(tuple(sorted(kept, key=kept.__getitem__)), tuple(sorted(not_kept, key=not_kept.__getitem__)))
 
 
 def build_offload_program(
