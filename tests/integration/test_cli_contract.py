@@ -655,9 +655,13 @@ def test_ctrl_c_while_the_commands_load_is_the_same_line_and_status(
     assert capsys.readouterr().err == "stitchopt: interrupted\n"
 
 
-def test_a_progress_bar_leaves_nothing_on_stderr_that_is_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_progress_bar_leaves_nothing_on_stderr_that_is_not_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A log of a run (stderr to a file or a pipe) holds status lines only: rich would leave a blank line where a
     transient bar was."""
+    for forcing in ("FORCE_COLOR", "TTY_COMPATIBLE"):  # what makes rich take a pipe for a terminal
+        monkeypatch.delenv(forcing, raising=False)
     with progress_bar() as progress:
         progress.update(progress.add_task("building", total=2), completed=2)
     assert capsys.readouterr().err == ""

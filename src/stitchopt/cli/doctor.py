@@ -11,7 +11,8 @@ from typing import Any
 import typer
 
 from stitchopt import __version__
-from stitchopt.cli.options import SUCCESS, JsonOption, LlvmOption, console
+from stitchopt.cli.exit_codes import SUCCESS
+from stitchopt.cli.options import JsonOption, LlvmOption, console
 from stitchopt.diagnostics import exception_line
 from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import BACKEND_ENV, select_backend

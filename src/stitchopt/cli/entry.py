@@ -6,13 +6,13 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-INTERRUPTED = 130  # the exit status of a Ctrl-C, here so that it is known before the commands are loaded
+from stitchopt.cli.exit_codes import INTERRUPTED, INTERRUPTED_LINE
 
 
 def main() -> NoReturn:
     try:
         from stitchopt.cli.main import main as run_command  # the commands: loaded here, where Ctrl-C is caught
     except KeyboardInterrupt:
-        print("stitchopt: interrupted", file=sys.stderr)
+        print(INTERRUPTED_LINE, file=sys.stderr)
         sys.exit(INTERRUPTED)
     run_command()

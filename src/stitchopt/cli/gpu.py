@@ -12,9 +12,9 @@ from rich.table import Table
 
 from stitchopt.apply.device import DEVICE_MODES, DeviceChoice, choose_device_list, sass_and_registers
 from stitchopt.cc.plugin_files import plugin_path
+from stitchopt.cli.exit_codes import NEGATIVE
 from stitchopt.cli.options import (
     EXE,
-    NEGATIVE,
     AddressOption,
     BackendOption,
     CacheDirOption,

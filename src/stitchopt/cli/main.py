@@ -20,7 +20,7 @@ from stitchopt.cli.cache import cache_app
 from stitchopt.cli.datasets import datasets_app
 from stitchopt.cli.demo import demo_command
 from stitchopt.cli.doctor import doctor_command, show_version
-from stitchopt.cli.entry import INTERRUPTED
+from stitchopt.cli.exit_codes import INTERNAL_ERROR, INTERRUPTED, INTERRUPTED_LINE, NEGATIVE, SUCCESS, USER_ERROR
 from stitchopt.cli.gpu import gpu_app
 from stitchopt.cli.heldout import evaluate_command
 from stitchopt.cli.hot import hot_command
@@ -28,7 +28,6 @@ from stitchopt.cli.labels import labels_app
 from stitchopt.cli.learn import optimize_command, predict_command, train_command
 from stitchopt.cli.lift import lift_eval_command
 from stitchopt.cli.measure import eval_command, ir_command, passes_command
-from stitchopt.cli.options import INTERNAL_ERROR, NEGATIVE, SUCCESS, USER_ERROR
 from stitchopt.cli.plugin import plugin_app
 from stitchopt.cli.report import report_command
 from stitchopt.cli.security import security_app
@@ -162,7 +161,7 @@ def _run(args: Sequence[str] | None) -> int:
     except Exception as exc:
         return _internal_error(exc)
     if status == INTERRUPTED:  # typer ends a Ctrl-C with this status, silently
-        print("stitchopt: interrupted", file=sys.stderr)
+        print(INTERRUPTED_LINE, file=sys.stderr)
     return status
 
 

@@ -8,8 +8,8 @@ the same everywhere (`tests/unit/test_cli_conventions.py` checks it over every c
   is checked as the options are read (`writable_file_output`), so a bad one costs no work.
 - `--validate SUITE` (repeatable) names validation suites; `--run '{exe} ARGS'` is how the program is run.
 - Commands that evaluate take `--jobs --backend --address --cache-dir --llvm` and pass them to the Evaluator.
-- A command ends with one of the exit statuses below; NEGATIVE is a verdict (validation failed, or nothing beat
-  -Oz with `--fail-if-no-gain`), not an error.
+- A command ends with one of the exit statuses of `cli.exit_codes`; NEGATIVE is a verdict (validation failed, or
+  nothing beat -Oz with `--fail-if-no-gain`), not an error.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from rich.progress import Progress, ProgressColumn, TaskID
 from rich.table import Table
 
 from stitchopt.cache.store import CACHE_DIR_ENV, EvaluationStore, store_path
+from stitchopt.cli.exit_codes import NEGATIVE
 from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import dataset_programs, is_dataset_uri, program_path
 from stitchopt.errors import InputError
@@ -56,7 +57,6 @@ def progress_bar(*columns: str | ProgressColumn, disable: bool = False, **option
 
 FILE_FORMATS = ("json", "csv", "md", "html")  # every format a command may write; each command supports some
 EXE = "{exe}"  # stands for the built program in a --run command
-SUCCESS, NEGATIVE, USER_ERROR, INTERNAL_ERROR = 0, 1, 2, 3  # exit statuses; INTERRUPTED: 130 (cli.entry)
 
 LlvmOption = Annotated[
     Optional[Path],  # noqa: UP045 (typer needs Optional on Python 3.10)

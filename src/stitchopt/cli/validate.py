@@ -10,9 +10,9 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
+from stitchopt.cli.exit_codes import NEGATIVE
 from stitchopt.cli.options import (
     EXE,
-    NEGATIVE,
     CacheDirOption,
     DataDirOption,
     InputsOption,

@@ -1,7 +1,7 @@
 """Train the flag-tuning model from labels: coreset, the way static mode chooses (the best single list, the
 regression ranker, the softmax chooser or the neighbours' gains, compared by package-grouped cross-validation)
-and size model. Everything
-is closed-form or a few hundred numpy steps, so training is seconds; labels are the expensive part."""
+and size model. Everything is closed-form or a few hundred numpy steps, so training is seconds; labels are the
+expensive part."""
 
 from __future__ import annotations
 
@@ -56,8 +56,8 @@ class Candidate:
     static_backup: float  # the top-1 list with the -Oz backup: what chooses the model
     jit: float  # the top JIT_K lists and -Oz
     regressed: float  # share of programs the top-1 list alone makes larger than -Oz
-    kind: str = "chooser"  # "best single list", "regression ranker", "chooser" or "neighbours"
-    setting: tuple[float, ...] = ()  # the chooser's (penalty,), the neighbours' (count, shrink)
+    kind: str  # "best single list", "regression ranker", "chooser" or "neighbours"
+    setting: tuple[float, ...]  # the chooser's (penalty,), the neighbours' (count, shrink)
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def train_flag_model(
     elif winner.kind == "neighbours":
         count, shrink = winner.setting
         chooser = NeighbourChooser(int(count), shrink).fit(x, chosen_ratios)
-        best = {**best, "chooser_neighbors": count, "chooser_shrink": shrink}
+        best = {**best, "chooser_neighbors": int(count), "chooser_shrink": shrink}
     elif winner.kind == "best single list":
         chooser = SoftmaxChooser.constant(-constant_order(chosen_ratios), x.shape[1])
     if winner.kind != "regression ranker":  # the hyper-parameters shown are the ranker's (it still predicts sizes)
@@ -161,7 +161,13 @@ def fast_policy_for_model(
     }
     folds = _package_folds([p.package for p in data.labels.programs])
     candidates, held_out = _compare_choosers(x, log_ratio_targets(ratios), ratios, folds, ranker)
-    own = next(c for c in candidates if (c.kind, c.setting) == _kind_and_setting(model.chooser))
+    kind, setting = _kind_and_setting(model.chooser)
+    own = next((c for c in candidates if (c.kind, c.setting) == (kind, setting)), None)
+    if own is None:
+        raise InputError(
+            f"the model chooses by {_candidate_name(kind, setting)}, which training no longer compares: train it "
+            "again with `stitchopt train`"
+        )
     return held_out.fast_policy(own, ratios), data.skipped
 
 

@@ -139,11 +139,17 @@ class FlagModel(SavedModel):
         if fast is not None:
             check_config({"fast": fast}, {"fast": FAST_POLICY_CONFIG}, directory / CONFIG_NAME)
         if chooser is not None:
-            check_config({"chooser": chooser}, {"chooser": _chooser_schema(chooser)}, directory / CONFIG_NAME)
-            if chooser.get("kind") == "neighbours":
-                if chooser["neighbors"] < 1:
-                    raise InputError(f"{directory / CONFIG_NAME}: field chooser.neighbors must be 1 or more")
+            kind = _chooser_kind(chooser, directory / CONFIG_NAME)
+            check_config({"chooser": chooser}, {"chooser": _chooser_schema(kind)}, directory / CONFIG_NAME)
+            if kind == "neighbours":
+                if chooser["neighbors"] < 1 or not 0 <= chooser["shrink"] <= 1:
+                    raise InputError(
+                        f"{directory / CONFIG_NAME}: field chooser.neighbors must be 1 or more and chooser.shrink "
+                        "between 0 and 1; save the model again"
+                    )
                 check_arrays(arrays, {"chooser.train_features": (None, features)}, weights)
+                if not len(arrays["chooser.train_features"]):
+                    raise InputError(f"{weights}: array chooser.train_features has no rows; save the model again")
                 shapes["chooser.train_gains"] = (len(arrays["chooser.train_features"]), lists)
             else:
                 shapes["chooser.weights"] = (features + 1, lists + 1)
@@ -202,12 +208,24 @@ class FlagModel(SavedModel):
 def _chooser_config(chooser: SoftmaxChooser | NeighbourChooser | None) -> dict[str, Any] | None:
     if isinstance(chooser, NeighbourChooser):
         return {"kind": "neighbours", "neighbors": chooser.neighbors, "shrink": chooser.shrink}
-    return None if chooser is None else {"penalty": chooser.penalty, "scale": chooser.scale}
+    return None if chooser is None else {"kind": "softmax", "penalty": chooser.penalty, "scale": chooser.scale}
 
 
-def _chooser_schema(config: Any) -> dict[str, Any]:
-    """The fields a saved chooser needs; models saved before the neighbours' chooser have no `kind`."""
-    if isinstance(config, dict) and config.get("kind") == "neighbours":
+CHOOSER_KINDS = ("softmax", "neighbours")
+
+
+def _chooser_kind(config: Any, path: Path) -> str:
+    """Which chooser a saved config holds; models saved before the neighbours' chooser have no `kind` (softmax)."""
+    check_config({"chooser": config}, {"chooser": {}}, path)
+    kind = config.get("kind", "softmax")
+    if kind not in CHOOSER_KINDS:
+        raise InputError(f"{path}: field chooser.kind is {kind!r}, this stitchopt knows {', '.join(CHOOSER_KINDS)}")
+    return str(kind)
+
+
+def _chooser_schema(kind: str) -> dict[str, Any]:
+    """The fields a saved chooser of `kind` needs."""
+    if kind == "neighbours":
         return {"neighbors": int, "shrink": (int, float)}
     return {"penalty": (int, float), "scale": (int, float)}
 

@@ -73,10 +73,12 @@ def _chooser(model: FlagModel) -> list[list[float]] | dict[str, Any] | None:
     if isinstance(chooser, NeighbourChooser):
         assert chooser.train_features is not None and chooser.train_gains is not None
         return {
+            "kind": "neighbours",
             "neighbors": chooser.neighbors,
             "shrink": chooser.shrink,
             "train_features": chooser.train_features.tolist(),
             "train_gains": chooser.train_gains.tolist(),
+            "means": chooser.train_gains.mean(axis=0).tolist(),  # as numpy sums them in `NeighbourChooser.gains`
         }
     return None if chooser is None or chooser.weights is None else chooser.weights.tolist()
 

@@ -183,8 +183,12 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
   const json::Value *C = Root->get("chooser");
   if (const json::Object *N = C ? C->getAsObject() : nullptr) {
     NearestGains G;
+    std::optional<StringRef> Kind = N->getString("kind");
     std::optional<int64_t> Count = N->getInteger("neighbors");
     std::optional<double> Weight = N->getNumber("shrink");
+    if (Kind != "neighbours")
+      return R.fail("field chooser is an object but not the neighbours' "
+                    "chooser");
     if (!Count || *Count < 1 || *Count > (1 << 20) || !Weight)
       return R.fail("field chooser lacks neighbors or shrink");
     G.Neighbors = static_cast<unsigned>(*Count);
@@ -199,13 +203,14 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
     if (!Gains)
       return Gains.takeError();
     G.Gains = std::move(*Gains);
-    // Summed row by row, as numpy's mean over axis 0 does.
-    G.Means.assign(L, 0.0);
-    for (size_t Row = 0; Row < G.Gains.Rows; ++Row)
-      for (size_t J = 0; J < L; ++J)
-        G.Means[J] += G.Gains.at(Row, J);
-    for (double &V : G.Means)
-      V /= static_cast<double>(G.Gains.Rows);
+    Expected<std::vector<double>> Means =
+        R.numbers(N->get("means"), "chooser.means");
+    if (!Means)
+      return Means.takeError();
+    if (Means->size() != L)
+      return R.fail("field chooser.means has " + Twine(Means->size()) +
+                    " values for " + Twine(L) + " lists");
+    G.Means = std::move(*Means);
     M.Nearest = std::move(G);
   } else if (C && !C->getAsNull()) {
     Expected<Matrix> CW = R.matrix(C, "chooser", D + 1, L + 1);

@@ -74,7 +74,7 @@ private:
     unsigned Neighbors = 0;
     double Shrink = 1.0;
     Matrix Features, Gains;     // training programs x d, x lists
-    std::vector<double> Means;  // each list's mean gain over them
+    std::vector<double> Means;  // each list's mean gain over them (as exported)
   };
   std::optional<NearestGains> Nearest;
 };
