@@ -48,6 +48,16 @@ public:
     return Out;
   }
 
+  /// One number per list: `Size` of them.
+  Expected<std::vector<double>> perList(const json::Value *V, StringRef Name,
+                                        size_t Size) const {
+    Expected<std::vector<double>> Out = numbers(V, Name);
+    if (Out && Out->size() != Size)
+      return fail("field " + Name + " has " + Twine(Out->size()) +
+                  " values for " + Twine(Size) + " lists");
+    return Out;
+  }
+
   Expected<Matrix> matrix(const json::Value *V, StringRef Name, size_t Rows,
                           size_t Cols) const {
     const json::Array *A = V ? V->getAsArray() : nullptr;
@@ -160,12 +170,9 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
     return W.takeError();
   M.Weights = std::move(*W);
   Expected<std::vector<double>> Means =
-      R.numbers(Rk->get("shrunk_means"), "shrunk_means");
+      R.perList(Rk->get("shrunk_means"), "shrunk_means", L);
   if (!Means)
     return Means.takeError();
-  if (Means->size() != L)
-    return R.fail("field shrunk_means has " + Twine(Means->size()) +
-                  " values for " + Twine(L) + " lists");
   M.ShrunkMeans = std::move(*Means);
   if (M.Blend != 0.0) { // the neighbours' part: only when it weighs
     Expected<Matrix> TF =
@@ -204,12 +211,9 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
       return Gains.takeError();
     G.Gains = std::move(*Gains);
     Expected<std::vector<double>> Means =
-        R.numbers(N->get("means"), "chooser.means");
+        R.perList(N->get("means"), "chooser.means", L);
     if (!Means)
       return Means.takeError();
-    if (Means->size() != L)
-      return R.fail("field chooser.means has " + Twine(Means->size()) +
-                    " values for " + Twine(L) + " lists");
     G.Means = std::move(*Means);
     M.Nearest = std::move(G);
   } else if (C && !C->getAsNull()) {
