@@ -10,8 +10,9 @@ Beside them, as many lists as there are group lists taken from the pool by a gre
 (read from the matrix), and the first list of each set (the best on its train units or group) with the backup,
 alone.
 
-    python benchmarks/group_pool.py --labels data/labels/searched [--matrix DIR] [--units bench://pypi-v1]
-        [--drop-lists F] [--jobs 2]
+    python benchmarks/group_pool.py --labels data/labels/searched [--matrix DIR] [--units bench://pypi-v1] [--jobs 2]
+
+Lists the directory's verdicts failed (`stitchopt labels validate`) are left out of every set.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import numpy as np
 from learning_curve import (  # (this directory's script)
     autotuner_ratios,
     is_function,
-    read_lists,
     restricted_to_train_bests,
 )
 
@@ -36,6 +36,7 @@ from stitchopt.labels.groups import built_as_searched, group_lists, load_groups,
 from stitchopt.labels.labelset import LabelSet
 from stitchopt.labels.measure import Program, label_programs
 from stitchopt.labels.shards import load_matrix, load_searches
+from stitchopt.labels.verdicts import failed_lists
 from stitchopt.models.coreset import select_coreset
 from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.catalogue import load_catalogue
@@ -48,7 +49,6 @@ def main() -> None:
     parser.add_argument("--labels", type=Path, required=True, help="label directory with a matrix and groups")
     parser.add_argument("--matrix", type=Path, help="its matrix directory, when it holds several")
     parser.add_argument("--units", default="", help="held-out units whose URI starts so, comma-separated")
-    parser.add_argument("--drop-lists", type=Path, help="lists to leave out (e.g. failed HumanEval-X), one a line")
     parser.add_argument("--jobs", type=int, default=0, help="concurrent evaluations (default: all cores)")
     args = parser.parse_args()
 
@@ -59,7 +59,6 @@ def main() -> None:
         load_matrix(args.matrix or args.labels),
         load_searches(args.labels),
         args.labels,
-        dropped=read_lists(args.drop_lists),
     )
     ratios = labels.ratios()
     roots = tuple(p.strip() for p in args.units.split(",") if p.strip())
@@ -68,8 +67,8 @@ def main() -> None:
     built = built_as_searched((p.uri, p.ir_sha256) for _, p in validation if not roots or is_under(p.uri, roots))
     held = [i for i, p in validation if (p.uri, p.ir_sha256) in built]
     groups = train_groups(load_groups(args.labels, toolchain.identity, catalogue.identity), load_searches(args.labels))
-    dropped = read_lists(args.drop_lists)
-    lists = tuple(passes for passes in group_lists(groups) if passes not in dropped)
+    failed = failed_lists(args.labels)
+    lists = tuple(passes for passes in group_lists(groups) if passes not in failed)
     if not lists:
         raise SystemExit(f"{args.labels}: no group list beats -Oz on its group: run `stitchopt labels groups` first")
     programs = [

@@ -9,7 +9,8 @@ some train unit's search found (a list only a held-out unit's search found is ne
 ("autotuner") of a unit is the better of its own search's minimized best and the pool's best list, with -Oz as
 backup, as LLM Compiler's autotuner keeps the best of its search and broadcast (the single-unit searches' lists
 only: lists searched for groups of train units, `labels groups`, are candidates, never the reference; with
-`--no-groups` they are left out). Shares are
+`--no-groups` they are left out). Lists the directory's verdicts failed (`stitchopt labels validate`) are
+never candidates. Shares are
 (1 - geomean ratio of the method) / (1 - geomean ratio of the autotuner); the pool's ceiling (each held-out
 unit's best pool list, what any way of choosing from the pool can reach) is printed beside. Two one-pipeline
 compiles are scored for how often they make a unit larger: static alone (the top choice, -Oz where the chooser
@@ -17,7 +18,6 @@ ranks it first) and `fast` (the clang plugin's policy: the top list only where i
 margin training learned).
 
     python benchmarks/learning_curve.py --labels data/labels/searched [--matrix DIR/matrix-<pool>] [--no-groups]
-        [--drop-lists F]
         [--sizes 60,120,250,500,1000,1500] [--repeats 3] [--jit-k 10] [--json F]
 """
 
@@ -40,10 +40,10 @@ from stitchopt.features.by_name import default_representations
 from stitchopt.labels.groups import group_lists, load_groups, train_groups
 from stitchopt.labels.labelset import LabeledProgram, LabelSet, labeled_features
 from stitchopt.labels.shards import SearchedUnit, load_matrix, load_searches
+from stitchopt.labels.verdicts import failed_lists
 from stitchopt.learning.train import train_flag_model
 from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.catalogue import load_catalogue
-from stitchopt.passes.pipeline import split_top_level
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
 
@@ -88,15 +88,14 @@ def restricted_to_train_bests(
     searched: list[SearchedUnit],
     directory: Path,
     groups: bool = True,
-    dropped: frozenset[tuple[str, ...]] = frozenset(),
 ) -> LabelSet:
     """The matrix without the pool lists that only held-out units' searches found (a held-out unit's own best
     list would otherwise be a candidate for it); lists searched for groups of train units stay, with `groups`;
-    `dropped` lists (e.g. those that failed HumanEval-X) go."""
+    lists that failed validation (the directory's verdicts, `stitchopt labels validate`) go."""
     bests = {u.best for u in searched if u.split == "train" and u.best is not None}
     if groups:
         bests.update(group_lists(train_groups(load_groups(directory), searched)))
-    bests -= dropped
+    bests -= failed_lists(directory)
     keep = [j for j, passes in enumerate(labels.lists) if passes in bests]
     programs = tuple(
         replace(
@@ -109,14 +108,6 @@ def restricted_to_train_bests(
     )
     lists = tuple(labels.lists[j] for j in keep)
     return LabelSet(labels.toolchain, labels.catalogue, labels.dataset, lists, programs, labels.cpu_seconds)
-
-
-def read_lists(path: Path | None) -> frozenset[tuple[str, ...]]:
-    """Flat pass lists, one a line as `stitchopt validate -p` takes them (`a,b<x;y>,c`); `#` starts a comment line."""
-    if path is None:
-        return frozenset()
-    lines = (line.strip() for line in path.read_text().splitlines())
-    return frozenset(tuple(split_top_level(line)) for line in lines if line and not line.startswith("#"))
 
 
 def autotuner_ratios(directory: Path, labels: LabelSet, ratios: np.ndarray, rows: list[int]) -> np.ndarray:
@@ -179,7 +170,6 @@ def main() -> None:
     parser.add_argument(
         "--groups", action=argparse.BooleanOptionalAction, default=True, help="keep the groups' lists in the pool"
     )
-    parser.add_argument("--drop-lists", type=Path, help="lists to leave out of the pool, one flat list a line")
     parser.add_argument("--sizes", default="60,120,250,500,1000,1500")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jit-k", type=int, default=10)
@@ -192,15 +182,14 @@ def main() -> None:
     with EvaluationStore(store_path(None)) as store:
         data = labeled_features(toolchain, labels, default_representations(), FeatureCache(store))
     searched = load_searches(args.labels)
-    dropped = read_lists(args.drop_lists)
-    labels = restricted_to_train_bests(data.labels, searched, args.labels, args.groups, dropped)
+    labels = restricted_to_train_bests(data.labels, searched, args.labels, args.groups)
     features = data.features
     print(f"{len(labels.programs)} labelled units with IR ({len(data.skipped)} skipped)", file=sys.stderr)
     ratios = labels.ratios()
     packages = [p.package for p in labels.programs]
     held = [i for i, p in enumerate(labels.programs) if p.split == "validation" and not is_function(p)]
     # the reference is the same with or without the groups' lists: single-unit searches and their bests
-    singles = restricted_to_train_bests(data.labels, searched, args.labels, groups=False, dropped=dropped)
+    singles = restricted_to_train_bests(data.labels, searched, args.labels, groups=False)
     reference = autotuner_ratios(args.labels, singles, singles.ratios(), held)
     autotuner = geomean_change(reference)
 

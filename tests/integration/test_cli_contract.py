@@ -527,6 +527,7 @@ REACHES = {
     "labels search": ["labels", "search", "bench://demo-v1", "-o", "labels"],
     "labels broadcast": ["labels", "broadcast", "labels"],
     "labels groups": ["labels", "groups", "labels"],
+    "labels validate": ["labels", "validate", "labels", "--validate", "{data}/selftest"],
     "train": ["train", "labels.json.gz", "-o", "model", "--no-validate"],
     "optimize": ["optimize", "{data}/loop_sum.c", "-o", "x.o"],
     "evaluate": ["evaluate", "bench://demo-v1"],
@@ -558,6 +559,7 @@ def test_evaluator_options_reach_the_evaluator(name: str, tmp_path: Path, monkey
     monkeypatch.setattr("stitchopt.cli.labels.plan_broadcast", lambda *_args, **_kw: None)
     monkeypatch.setattr("stitchopt.cli.labels.load_matrix", lambda *_args, **_kw: SimpleNamespace(programs=[]))
     monkeypatch.setattr("stitchopt.cli.labels.form_groups", lambda *_args, **_kw: [()])
+    monkeypatch.setattr("stitchopt.cli.labels.pool_lists", lambda *_args, **_kw: [("sroa",)])
     monkeypatch.setattr("stitchopt.learning.heldout.select_benchmarks", lambda *_args, **_kw: [])
     monkeypatch.setattr("stitchopt.cli.datasets.Manifest.load", lambda _dir: SimpleNamespace(entries=[None]))
     monkeypatch.chdir(tmp_path)

@@ -41,6 +41,7 @@ from stitchopt.labels.shards import (
     load_matrix,
     load_searches,
 )
+from stitchopt.labels.verdicts import VERDICTS_DIR, pool_lists
 from stitchopt.learning.train import train_from_labels
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.flag_model import FlagModel
@@ -361,6 +362,21 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     assert again.returncode == 0 and "0 groups searched (1 of these settings already" in again.stderr, again.stderr
     log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.count(f"labels: {GROUPS_DIR}/") == 1
+    selftest = str(Path(__file__).parents[1] / "data" / "selftest")
+    validated = run_cli(cache, "labels", "validate", str(labels), "--validate", selftest, "--commit")
+    pool = len(pool_lists(labels))  # the matrix's lists and the group's
+    assert validated.returncode == 0 and f"{pool} pool lists ({pool} validated now)" in validated.stderr, (
+        validated.stderr
+    )
+    assert f"validate: {pool}/{pool}, about 0m left" in validated.stderr
+    log = subprocess.run(["git", "-C", str(repository), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert log.count(f"labels: {VERDICTS_DIR}/") == 1
+    again = run_cli(cache, "labels", "validate", str(labels), "--validate", selftest)
+    assert again.returncode == 0 and f"{pool} pool lists (0 validated now)" in again.stderr, again.stderr
+    assert (
+        f"{VERDICTS_DIR}: {pool} of the pools' {pool} lists validated"
+        in run_cli(cache, "labels", "info", str(labels)).stdout
+    )
     info = json.loads(run_cli(cache, "labels", "info", str(labels), "--json").stdout)
     assert info["groups"]["groups"] == 1 and info["groups"]["cpu_hours"] > 0
     assert "groups: 1 groups searched" in run_cli(cache, "labels", "info", str(labels)).stdout

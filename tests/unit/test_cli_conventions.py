@@ -10,6 +10,7 @@ EVALUATES = {
     "labels search",
     "labels broadcast",
     "labels groups",
+    "labels validate",
     "train",
     "optimize",
     "evaluate",
@@ -22,7 +23,7 @@ EVALUATES = {
     "datasets export",
     "gpu tune",
 }
-VALIDATES = {"tune", "broadcast", "train", "optimize", "validate", "labels groups"}
+VALIDATES = {"tune", "broadcast", "train", "optimize", "validate", "labels groups", "labels validate"}
 RUNS = {"tune", "broadcast", "validate", "optimize", "hot", "gpu transfers", "gpu optimize"}
 FAILS_IF_NO_GAIN = {"tune", "broadcast", "optimize"}
 FILE_OPTIONS = {"--csv", "--markdown", "--report", "--parquet"}  # files are written with -o, in --format

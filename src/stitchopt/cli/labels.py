@@ -1,7 +1,8 @@
-"""`stitchopt labels search | groups | broadcast | info | pool`: the label factory from the command line.
+"""`stitchopt labels search | groups | broadcast | validate | info | pool`: the label factory from the command line.
 
 `search`, `groups` and `broadcast` write shards into a label directory as they fill (with `--commit`, each shard is also
 committed to the git repository holding the directory, so a session that ends at any moment keeps its work);
+`validate` validates every list of the directory's pools once and keeps the verdicts beside the shards;
 `info` says what a directory holds and the CPU hours behind it; `pool` is the older single-file labels (a pool of
 lists around -Oz measured on every program).
 """
@@ -58,6 +59,7 @@ from stitchopt.labels.matrix import DEFAULT_MATRIX_UNITS, DEFAULT_POOL, broadcas
 from stitchopt.labels.pool import build_labels
 from stitchopt.labels.search import DEFAULT_SHARD_UNITS, search_benchmarks
 from stitchopt.labels.shards import SearchSettings, load_matrix, load_searches, summarize_directory
+from stitchopt.labels.verdicts import VERDICTS_DIR, judged_lists, pool_lists, validate_lists
 from stitchopt.models.coreset import select_coreset
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_rich
@@ -267,6 +269,53 @@ def groups_command(
     )
 
 
+@labels_app.command("validate")
+def validate_command(
+    ctx: typer.Context,
+    directory: DirectoryArgument,
+    validate: ValidateOption = None,
+    validate_limit: ValidateLimitOption = None,
+    data_dir: DataDirOption = None,
+    commit: CommitOption = False,
+    jobs: JobsOption = 0,
+    cache_dir: CacheDirOption = None,
+    backend: BackendOption = None,
+    address: AddressOption = None,
+    llvm: LlvmOption = None,
+) -> None:
+    """Validate in full every list of the directory's pools (each matrix's and the groups'), each once: the
+    verdicts go to validation/SUITES.json.gz, which studies read to leave failed lists out (object sizes cannot
+    see a list that does not link or that miscompiles). A rerun validates only lists without a verdict."""
+    choice = validation_choice(ctx, validate, validate_limit, data_dir, no_validate=False)
+    lists = pool_lists(directory)
+    if not lists:
+        raise InputError(
+            f"{directory}: no pool to validate yet: run `stitchopt labels broadcast {directory}` or `labels groups`"
+        )
+    committer = shard_committer(directory) if commit else None
+    toolchain = find_toolchain(llvm)
+    catalogue = load_catalogue(toolchain)
+    with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
+        validation = choice.open(evaluator)
+        assert validation is not None  # validation is on here: --no-validate is not an option of this command
+        run = validate_lists(
+            directory,
+            lists,
+            validation,
+            catalogue,
+            toolchain.identity,
+            on_list=lambda done, total: advance("validate", done, total),
+            on_save=committer,
+        )
+    verdict = {v.passes: v for v in run.verdicts}
+    failed = sum(not verdict[passes].passed for passes in lists)
+    status_console.print(
+        f"{len(lists)} pool lists ({run.validated} validated now): {len(lists) - failed} passed, {failed} failed "
+        f"{validation.describe()} -> {run.path}",
+        highlight=False,
+    )
+
+
 @labels_app.command("info")
 def info_command(
     directory: DirectoryArgument,
@@ -293,8 +342,15 @@ def info_command(
         "lists": len(group_lists(groups)),
         "cpu_hours": sum(g.cpu_seconds for g in groups) / 3600,
     }
+    pools = pool_lists(directory)
+    judged = judged_lists(directory)
+    validated = {
+        "lists": len(pools),
+        "judged": sum(passes in judged for passes in pools),
+        "failed": sum(judged.get(passes) is False for passes in pools),
+    }
     if json_output:
-        print(json.dumps({**asdict(summary), "groups": grouped}, indent=1))
+        print(json.dumps({**asdict(summary), "groups": grouped, "validation": validated}, indent=1))
         return
     rows = [
         [p.package, p.split, str(p.modules), str(p.functions), str(p.queued), f"{p.cpu_hours:.2f}"]
@@ -320,6 +376,12 @@ def info_command(
         console.print(
             f"{GROUPS_DIR}: {len(groups)} groups searched, {grouped['lists']} distinct lists beat -Oz on their group, "
             f"{grouped['cpu_hours']:.2f} CPU hours",
+            highlight=False,
+        )
+    if (directory / VERDICTS_DIR).is_dir():
+        console.print(
+            f"{VERDICTS_DIR}: {validated['judged']} of the pools' {validated['lists']} lists validated, "
+            f"{validated['failed']} failed (`stitchopt labels validate` judges the rest)",
             highlight=False,
         )
 
