@@ -244,6 +244,17 @@ def test_the_fast_margin_trades_units_a_list_shrinks_for_the_ones_it_grows() -> 
     assert policy.change == pytest.approx(np.exp(np.log([0.8, 0.85]).sum() / 5) - 1)
 
 
+def test_the_fast_margin_grows_at_most_a_tenth_of_the_units() -> None:
+    # Timid predictions (-0.05) shrink 8 units and grow 2, confident ones (-0.6) shrink 2: building on both has
+    # the better geomean but grows 2 of 12 units, so only the confident ones are built.
+    predicted = np.array([-0.05] * 10 + [-0.6] * 2)
+    ratios = np.array([0.8] * 8 + [1.01] * 2 + [0.9] * 2)
+    policy = fit_fast_margin(predicted, ratios)
+    assert policy.margin >= 0.05 and policy.built == pytest.approx(2 / 12) and policy.grown == 0
+    fewer = np.r_[predicted[:9], predicted[11:]], np.r_[ratios[:9], ratios[11:]]  # 1 of 10 grown: allowed
+    assert fit_fast_margin(*fewer).margin < 0.05 and fit_fast_margin(*fewer).grown == pytest.approx(0.1)
+
+
 def test_a_model_whose_lists_never_pay_off_alone_keeps_oz_in_fast_mode() -> None:
     policy = fit_fast_margin(np.array([-0.3, -0.2, -0.1]), np.array([1.2, INF, 1.01]))
     assert policy.margin == INF and policy.built == 0 and policy.change == 0
