@@ -81,12 +81,11 @@ def size(path: Path) -> int:
 
 
 def test_the_shipped_plugin_model_is_the_shipped_models_export(catalogue: Catalogue) -> None:
-    """plugin.json is generated (`stitchopt plugin export default --labels data/labels/pypi-v1-searched`): it
-    must never drift from the model. Its fast margin was cross-validated on the labels (which need the built
-    dataset), so it is checked for consistency here."""
+    """plugin.json is generated (`stitchopt plugin export default`): it must never drift from the model, whose
+    fast margin training learned (capped at a tenth of the held-out units grown)."""
     shipped = json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
-    fast = shipped.pop("fast")
-    assert shipped.pop("fast_margin") == fast["margin"] and 0 <= fast["grown"] <= fast["built"] <= 1
+    fast = shipped["fast"]
+    assert shipped["fast_margin"] == fast["margin"] and 0 <= fast["grown"] <= min(fast["built"], 0.1)
     assert shipped == plugin_model(FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue), catalogue)
 
 
@@ -402,8 +401,7 @@ def test_the_plugin_commands(plugin: Path, tmp_path: Path) -> None:
         text=True,
         check=False,
     )
-    assert run.returncode == 0 and run.stdout == "" and "43 lists" in run.stderr
-    shipped = json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
-    assert json.loads(exported.read_text()) == {k: v for k, v in shipped.items() if k not in ("fast", "fast_margin")}
+    assert run.returncode == 0 and run.stdout == "" and "50 lists; fast margin 0.05" in run.stderr
+    assert json.loads(exported.read_text()) == json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
     refused = subprocess.run([stitchopt, "plugin", "export", str(tmp_path)], capture_output=True, text=True)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1

@@ -34,7 +34,6 @@ CHANGES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("count", lambda c: c["lists"].append(["sroa"]), "weights.npz: array ranker.train_targets is "),
     ("chooser", lambda c: c.update(chooser={"kind": "neighbours", "neighbors": 3}), "field chooser.shrink is missing"),
     ("chooser k", lambda c: c.update(chooser=_neighbours(0)), "field chooser.neighbors must be 1 or more"),
-    ("chooser arrays", lambda c: c.update(chooser=_neighbours(3)), "array chooser.train_features is missing"),
     ("chooser shrink", lambda c: c.update(chooser={**_neighbours(3), "shrink": 2}), "chooser.shrink between 0 and 1"),
     ("chooser kind", lambda c: c.update(chooser={**_neighbours(3), "kind": "nearest"}), "chooser.kind is 'nearest'"),
 ]
@@ -72,18 +71,19 @@ def test_truncated_weights_are_one_line_in_predict(tmp_path: Path) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_a_neighbours_chooser_without_training_rows_is_one_line(tmp_path: Path) -> None:
+def test_a_neighbours_chooser_without_its_training_rows_is_one_line(tmp_path: Path) -> None:
     directory = tmp_path / "empty"
     shutil.copytree(DEFAULT_MODEL_DIR, directory)
     config = json.loads((directory / "config.json").read_text())
     (directory / "config.json").write_text(json.dumps({**config, "chooser": _neighbours(3)}))
     with np.load(directory / "weights.npz") as stored:
-        arrays = dict(stored)
+        arrays = {name: array for name, array in stored.items() if not name.startswith("chooser.")}
+    np.savez(directory / "weights.npz", **arrays)
+    with pytest.raises(InputError, match="array chooser.train_features is missing") as missing:
+        FlagModel.from_pretrained(directory)
+    assert str(directory) in str(missing.value)
     features, lists = arrays["ranker.weights"].shape[0] - 1, len(config["lists"])
-    np.savez(
-        directory / "weights.npz",
-        **arrays,
-        **{"chooser.train_features": np.zeros((0, features)), "chooser.train_gains": np.zeros((0, lists))},
-    )
+    empty = {"chooser.train_features": np.zeros((0, features)), "chooser.train_gains": np.zeros((0, lists))}
+    np.savez(directory / "weights.npz", **arrays, **empty)
     with pytest.raises(InputError, match="array chooser.train_features has no rows"):
         FlagModel.from_pretrained(directory)
