@@ -103,7 +103,7 @@ def validate_lists(
     lists and after the last."""
     path = verdicts_path(directory, validation)
     known = {v.passes: v for v in load_verdicts(path)}
-    todo = [passes for passes in dict.fromkeys(lists) if getattr(known.get(passes), "toolchain", None) != toolchain]
+    todo = [passes for passes in dict.fromkeys(lists) if passes not in known or known[passes].toolchain != toolchain]
     for done, passes in enumerate(todo, 1):
         verified = validation.check(tuned_pipeline(passes, catalogue))
         known[passes] = ListVerdict(passes, verified.passed, verified.note, toolchain)
