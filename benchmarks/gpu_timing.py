@@ -1,80 +1,122 @@
-"""Kernel time on a GPU: clang's -O3 device build against a pass list's build of each kernel, outputs compared.
+"""Kernel time on a GPU: every way of choosing a device list, timed against clang's -O3 device build, outputs
+compared.
 
-Two steps, because the GPU machine has no LLVM:
+Three steps, because the GPU machine has no LLVM:
 
-    python benchmarks/gpu_timing.py prepare --lists gpu_static.json [--method search] -o gpu-run [--kernels K1,K2]
-    python benchmarks/gpu_timing.py run gpu-run --json timing.json [--repeats 20] [--seconds 420]
+    python benchmarks/gpu_timing.py prepare [--labels data/labels/device] [--splits test,validation]
+        [--lists gpu_static.json] -o gpu-run
+    python benchmarks/gpu_timing.py run gpu-run --json timing.json [--repeats 30] [--seconds 420]
+    python benchmarks/gpu_timing.py report timing.json[.gz] [--json F]
 
-`prepare` (here) builds each kernel's unit twice with ptxas, -O3 and the list a method of
-`benchmarks/gpu_static.py --json` answered with (`--method`: search, static or "jit k=N"), into cubins and a
-manifest. `run` (on the GPU machine: numpy and CuPy, no LLVM) loads both cubins, launches each with the same
-seeded inputs (studies/gpu_launches.py), rejects the list when any output differs from -O3's by one bit (like
-a miscompile on the CPU), and times both: 3 warm-up launches, then the median of `--repeats` launches timed
-with CUDA events, the two builds interleaved. It writes one JSON document (the device, its clocks, driver,
-when) and stops starting kernels after `--seconds`. Without a GPU (no CuPy, or no device) it writes the same
-document with `"gpu": null` and the reason, and exits 0.
+`prepare` (here) builds, for each labelled kernel of `--splits` that studies/gpu_launches.py can launch, -O3,
+every list of the label pool, the kernel's own search's kept list and, with `--lists` (`benchmarks/gpu_static.py
+--json`), that script's search list; identical cubins are kept once. The manifest holds each build's ptxas
+measures and the shipped device model's order of choices, so the report needs no LLVM. `run` (on the GPU
+machine: numpy and CuPy) runs each kernel in a process of its own (a build that faults cannot stop the others):
+one launch of every build on the same seeded inputs, a build rejected when any output differs from -O3's by one
+bit (a miscompile, as on the CPU), then 3 warm-up rounds and `--repeats` timed rounds (CUDA events), the builds
+interleaved in each round so that clock changes hit all alike. It writes the device, its clocks, the driver and
+the time of the run. Without CuPy or a device it writes the same document with `"gpu": null` and the reason and
+exits 0. `report` (anywhere) times what each method chooses from the ptxas measures alone (the device model's
+static + backup and jit k, the best of every pool list, the kernel's search) and the fastest build with -O3's
+outputs (what timing every pool list on the GPU would choose).
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
 import json
 import statistics
+import subprocess
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from stitchopt.datasets.kernels import KERNEL_DIR
+from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch, argument_types, launch, ptx_parameter_types
-from stitchopt.toolchain.cuda import find_cuda
-from stitchopt.toolchain.device import (
-    DEFAULT_ARCH,
-    build_device,
-    cuda_device_ir,
-    device_baseline,
-    device_options,
-    kernel_unit,
-)
-from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import disassemble
+from stitchopt.studies.kernel_timing import method_rows, summarize
 
 MANIFEST = "manifest.json"
+KERNEL_SECONDS = 120  # one kernel's process, all its builds: far above what a launch of these inputs takes
 
 
-def prepare(lists: Path, method: str, output: Path, kernels: set[str] | None) -> int:
-    """Build the -O3 and list cubins of every kernel `method` answered with a list in `lists` (and LAUNCHES can
-    run)."""
+def prepare(labels_directory: Path, splits: list[str], output: Path, searched: Path | None) -> int:
+    """Every distinct build of each launchable labelled kernel of `splits`, as cubins, and the manifest."""
+    from stitchopt.errors import StitchoptError
+    from stitchopt.labels.device import SEARCH, labelled_kernels, read_shards
+    from stitchopt.models.device_model import kernel_features, load_device_model
+    from stitchopt.toolchain.cuda import find_cuda
+    from stitchopt.toolchain.device import DEFAULT_ARCH, build_device, device_baseline
+    from stitchopt.toolchain.discovery import find_toolchain
+    from stitchopt.tune.device import Measure
+
     toolchain, cuda = find_toolchain(), find_cuda()
-    searched = json.loads(lists.read_text())
-    methods = {name for result in searched["kernels"] for name, value in result.items() if isinstance(value, dict)}
-    if method not in methods:
-        raise SystemExit(f"{lists}: no method {method!r}; it has {', '.join(sorted(methods)) or 'none'}")
+    labels, units = labelled_kernels(toolchain, cuda, labels_directory)
+    model = load_device_model()
+    unit_of = {unit.uri: unit for unit in units}
+    row_of = {uri: i for i, uri in enumerate(labels.uris)}
+    search_list = {  # the shard whose kept best the labels hold (older shards of a kernel may lie beside it)
+        row["uri"]: row["pipeline"]
+        for row in read_shards(labels_directory, SEARCH)
+        if row["uri"] in row_of and row["best"] == labels.searched[row_of[row["uri"]]]
+    }
+    longer = {}
+    if searched is not None:
+        for result in json.loads(searched.read_text())["kernels"]:
+            longer[result["kernel"]] = result["search"]["pipeline"]
     output.mkdir(parents=True, exist_ok=True)
     entries = []
-    for result in searched["kernels"]:
-        kernel = result["kernel"]
-        pipeline = result[method]["pipeline"]  # None: the method kept -O3, nothing to time
-        if pipeline is None or kernel not in LAUNCHES or (kernels is not None and kernel not in kernels):
+    for i in labels.rows(splits):
+        unit = unit_of[labels.uris[i]]
+        if unit.kernel not in LAUNCHES:
             continue
-        bitcode = cuda_device_ir(toolchain, cuda, KERNEL_DIR / f"{result['family']}.cu")
-        options = device_options(disassemble(toolchain, bitcode, kernel), cuda)
-        unit = kernel_unit(toolchain, bitcode, kernel)
-        files = {}
-        expected = argument_types(launch(kernel))  # draws the launch's inputs (megabytes): once per kernel
-        for label, built_with in {"-O3": device_baseline(options).pipeline, "list": pipeline}.items():
-            built = build_device(toolchain, unit, built_with, options)
-            if ptx_parameter_types(built.ptx, kernel) != expected:
-                raise SystemExit(f"{kernel}: its launch passes {expected}, the PTX takes other parameters")
-            name = f"{kernel}.{'O3' if label == '-O3' else 'list'}.cubin"
-            (output / name).write_bytes(built.cubin)
-            files[label] = name
-        entries.append({"family": result["family"], "kernel": kernel, "pipeline": pipeline, "cubins": files})
-        print(f"prepared {kernel}", file=sys.stderr)
-    manifest = {"method": method, "arch": DEFAULT_ARCH, "ptxas": cuda.version, "kernels": entries}
-    (output / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        expected = argument_types(launch(unit.kernel))  # draws the launch's inputs (megabytes): once per kernel
+        o3 = device_baseline(unit.options).pipeline
+        roles = {"-O3": o3, "search": search_list.get(unit.uri)}  # None: the search kept -O3
+        if unit.kernel in longer:
+            roles["long search"] = longer[unit.kernel]
+        pipelines = list(dict.fromkeys([o3, *labels.pool, *model.lists, *(p for p in roles.values() if p)]))
+        builds: dict[str, int | None] = {}
+        variants: list[dict[str, Any]] = []
+        by_digest: dict[str, int] = {}
+        for pipeline in pipelines:
+            try:
+                built = build_device(toolchain, unit.module.bitcode, pipeline, unit.options)
+            except StitchoptError:
+                builds[pipeline] = None
+                continue
+            if ptx_parameter_types(built.ptx, unit.kernel) != expected:
+                raise SystemExit(f"{unit.uri}: its launch passes {expected}, the PTX takes other parameters")
+            digest = hashlib.sha256(built.cubin).hexdigest()
+            if digest not in by_digest:
+                by_digest[digest] = len(variants)
+                name = f"{len(entries)}-{len(variants)}.cubin"
+                (output / name).write_bytes(built.cubin)
+                variants.append({"cubin": name, **asdict(Measure.of(built.kernels[unit.kernel]))})
+            builds[pipeline] = by_digest[digest]
+        order = model.order(kernel_features(toolchain, unit.module, model.features))
+        entries.append(
+            {
+                "uri": unit.uri,
+                "kernel": unit.kernel,
+                "family": unit.family,
+                "split": unit.split,
+                "roles": roles,
+                "pool": labels.pool,
+                "order": [p or o3 for p in order],
+                "builds": builds,
+                "variants": variants,
+            }
+        )
+        print(f"prepared {unit.uri}: {len(variants)} distinct builds of {len(pipelines)} lists", file=sys.stderr)
+    manifest = {"arch": DEFAULT_ARCH, "ptxas": cuda.version, "model": model.trained_on, "kernels": entries}
+    (output / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return 0
 
 
@@ -105,40 +147,40 @@ def _device_arguments(cupy: Any, prepared: Launch) -> tuple[list[Any], list[Any]
     return arguments, outputs
 
 
-def _run_kernel(cupy: Any, directory: Path, entry: dict[str, Any], repeats: int) -> dict[str, Any]:
+def time_kernel(directory: Path, index: int, repeats: int) -> dict[str, Any]:
+    """One kernel's builds on the GPU: outputs against the first build's (-O3), then interleaved timed rounds."""
+    cupy, reason = _gpu()
+    if cupy is None:
+        raise SystemExit(reason)
+    entry = json.loads((directory / MANIFEST).read_text())["kernels"][index]
     kernel = entry["kernel"]
-    functions = {
-        label: cupy.RawModule(path=str(directory / name)).get_function(kernel)
-        for label, name in entry["cubins"].items()
-    }
-    outputs = {}
-    for label, function in functions.items():  # one launch on fresh inputs: the outputs compared
+    functions = [cupy.RawModule(path=str(directory / v["cubin"])).get_function(kernel) for v in entry["variants"]]
+    reference = entry["builds"][entry["roles"]["-O3"]]
+    outputs = []
+    for function in functions:  # one launch each on fresh inputs: the outputs compared
         prepared = launch(kernel)
         arguments, written = _device_arguments(cupy, prepared)
         function(prepared.grid, prepared.block, tuple(arguments), shared_mem=prepared.shared_bytes)
         cupy.cuda.Device().synchronize()
-        outputs[label] = [cupy.asnumpy(array) for array in written]
-    identical = all(np.array_equal(a, b) for a, b in zip(outputs["-O3"], outputs["list"], strict=True))
-    times: dict[str, list[float]] = {label: [] for label in functions}
+        outputs.append([cupy.asnumpy(array) for array in written])
+    identical = [all(np.array_equal(a, b) for a, b in zip(outputs[reference], mine, strict=True)) for mine in outputs]
+    times: list[list[float]] = [[] for _ in functions]
     prepared = launch(kernel)
     arguments, _ = _device_arguments(cupy, prepared)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for round_ in range(3 + repeats):
-        for label, function in functions.items():  # interleaved, so clock drift hits both builds alike
+        for j, function in enumerate(functions):
             start.record()
             function(prepared.grid, prepared.block, tuple(arguments), shared_mem=prepared.shared_bytes)
             end.record()
             end.synchronize()
             if round_ >= 3:
-                times[label].append(cupy.cuda.get_elapsed_time(start, end))
-    medians = {label: statistics.median(values) for label, values in times.items()}
+                times[j].append(cupy.cuda.get_elapsed_time(start, end))
     return {
-        **{k: entry[k] for k in ("family", "kernel", "pipeline")},
+        "uri": entry["uri"],
         "identical_outputs": identical,
-        "o3_ms": medians["-O3"],
-        "list_ms": medians["list"],
-        "change": medians["list"] / medians["-O3"] - 1 if identical else None,
-        "spread_ms": {label: [min(values), max(values)] for label, values in times.items()},
+        "median_ms": [statistics.median(values) for values in times],
+        "spread_ms": [[min(values), max(values)] for values in times],
     }
 
 
@@ -148,7 +190,7 @@ def run(directory: Path, output: Path, repeats: int, seconds: float) -> int:
     cupy, reason = _gpu()
     if cupy is None:
         document |= {"gpu": None, "reason": reason, "kernels": []}
-        output.write_text(json.dumps(document, indent=2) + "\n")
+        output.write_text(json.dumps(document, indent=1) + "\n")
         print(f"no timing: {reason}", file=sys.stderr)
         return 0
     properties = cupy.cuda.runtime.getDeviceProperties(0)
@@ -157,19 +199,71 @@ def run(directory: Path, output: Path, repeats: int, seconds: float) -> int:
         "sm_clock_khz": properties.get("clockRate"),
         "memory_clock_khz": properties.get("memoryClockRate"),
         "driver": cupy.cuda.runtime.driverGetVersion(),
+        "cupy": cupy.__version__,
     }
-    began, results = time.monotonic(), []
-    for entry in manifest["kernels"]:
+    began, results, failures = time.monotonic(), [], []
+    for index, entry in enumerate(manifest["kernels"]):
         if time.monotonic() - began > seconds:
             document["stopped"] = f"time limit after {len(results)} kernels"
             break
-        results.append(_run_kernel(cupy, directory, entry, repeats))
-        print(f"{entry['kernel']}: {results[-1]}", file=sys.stderr)
-    document["kernels"] = results
-    changes = [r["change"] for r in results if r["change"] is not None]
-    if changes:
-        document["geomean_change"] = float(np.exp(np.mean(np.log1p(changes)))) - 1
-    output.write_text(json.dumps(document, indent=2) + "\n")
+        command = [sys.executable, __file__, "time-kernel", str(directory), str(index), "--repeats", str(repeats)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=KERNEL_SECONDS)
+        except subprocess.TimeoutExpired:
+            failures.append({"uri": entry["uri"], "error": f"no answer in {KERNEL_SECONDS} s"})
+            continue
+        if done.returncode != 0:
+            failures.append({"uri": entry["uri"], "error": done.stderr.strip().splitlines()[-1:]})
+            continue
+        results.append(json.loads(done.stdout))
+        print(f"{entry['uri']}: {results[-1]['median_ms']}", file=sys.stderr)
+        output.write_text(json.dumps(document | {"kernels": results, "failed": failures}, indent=1) + "\n")
+    document |= {"kernels": results, "failed": failures}
+    output.write_text(json.dumps(document, indent=1) + "\n")
+    return 0
+
+
+def _change(ratio: float) -> str:
+    return f"{100 * (ratio - 1):+.1f}%"
+
+
+def report(timing: Path, output: Path | None) -> int:
+    """Two markdown tables: each method per split (geomean time and SASS against -O3, kernels faster and slower by
+    more than the noise, builds rejected for their outputs) and each kernel (time / SASS change per method)."""
+    raw = timing.read_bytes()
+    document = json.loads(gzip.decompress(raw) if timing.suffix == ".gz" else raw)
+    if document["gpu"] is None:
+        raise SystemExit(f"{timing}: nothing was timed ({document['reason']})")
+    rows = method_rows(document)
+    summary = summarize(rows)
+    header = ["split", "method", "kernels", "geomean time", "geomean SASS", "faster", "slower", "rejected"]
+    table = [
+        [
+            line["split"], line["method"], str(line["kernels"]), f"{100 * line['geomean_time']:+.2f}%",
+            f"{100 * line['geomean_sass']:+.2f}%", str(line["faster"]), str(line["slower"]), str(line["rejected"]),
+        ]
+        for line in sorted(summary, key=lambda line: line["split"], reverse=True)
+    ]  # fmt: skip
+    gpu = document["gpu"]
+    print(to_markdown(Rows(f"Kernel time on {gpu['name']}, {document['when']}", header, table)) + "\n")
+    medians = {timed["uri"]: timed for timed in document["kernels"]}
+    entries = {entry["uri"]: entry for entry in document["manifest"]["kernels"]}
+    per_kernel = []
+    for uri, timed in medians.items():
+        entry = entries[uri]
+        o3 = entry["builds"][entry["roles"]["-O3"]]
+        cells = [
+            next((f"{_change(k['time'])} / {_change(k['sass'])}" for k in rows[method] if k["uri"] == uri), "-")
+            for method in rows
+        ]
+        per_kernel.append(
+            [entry["split"], entry["family"], f"`{uri.split('#')[1]}`", f"{timed['median_ms'][o3]:.4f}", *cells]
+        )
+    headers = ["split", "family", "kernel", "-O3 ms", *rows]
+    print(to_markdown(Rows("Per kernel: time / SASS change against -O3", headers, per_kernel)))
+    if output is not None:
+        result = {"gpu": gpu, "when": document["when"], "summary": summary, "kernels": rows}
+        output.write_text(json.dumps(result, indent=1) + "\n")
     return 0
 
 
@@ -177,18 +271,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     steps = parser.add_subparsers(dest="step", required=True)
     made = steps.add_parser("prepare", help="build the cubins (needs LLVM and ptxas)")
-    made.add_argument("--lists", type=Path, required=True, help="benchmarks/gpu_static.py --json output")
-    made.add_argument("--method", default="search", help="whose lists: search, static or jit k=N")
+    made.add_argument("--labels", type=Path, default=Path("data/labels/device"))
+    made.add_argument("--splits", default="test,validation", help="comma-separated splits of the labels")
+    made.add_argument("--lists", type=Path, default=None, help="benchmarks/gpu_static.py --json output")
     made.add_argument("-o", "--output", type=Path, required=True)
-    made.add_argument("--kernels", default=None, help="comma-separated mangled kernel names (default: all)")
     timed = steps.add_parser("run", help="time the cubins (needs a GPU and CuPy)")
     timed.add_argument("directory", type=Path)
     timed.add_argument("--json", type=Path, required=True)
-    timed.add_argument("--repeats", type=int, default=20)
+    timed.add_argument("--repeats", type=int, default=30)
     timed.add_argument("--seconds", type=float, default=420.0, help="start no kernel after this long")
+    one = steps.add_parser("time-kernel", help="(run's own step) time one kernel of the manifest")
+    one.add_argument("directory", type=Path)
+    one.add_argument("index", type=int)
+    one.add_argument("--repeats", type=int, default=30)
+    reported = steps.add_parser("report", help="each method's time from run's document")
+    reported.add_argument("timing", type=Path)
+    reported.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if args.step == "prepare":
-        return prepare(args.lists, args.method, args.output, set(args.kernels.split(",")) if args.kernels else None)
+        return prepare(args.labels, args.splits.split(","), args.output, args.lists)
+    if args.step == "time-kernel":
+        print(json.dumps(time_kernel(args.directory, args.index, args.repeats)))
+        return 0
+    if args.step == "report":
+        return report(args.timing, args.json)
     return run(args.directory, args.json, args.repeats, args.seconds)
 
 

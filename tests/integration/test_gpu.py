@@ -18,7 +18,7 @@ from stitchopt.datasets.normalize import normalized_sha256
 from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import load_catalogue
-from stitchopt.studies.gpu_launches import LAUNCHES
+from stitchopt.studies.gpu_launches import LAUNCHES, argument_types, launch, ptx_parameter_types
 from stitchopt.toolchain import cuda as cuda_module
 from stitchopt.toolchain.cuda import STANDIN_DIR, CudaToolkit, find_cuda
 from stitchopt.toolchain.device import (
@@ -288,24 +288,27 @@ def test_no_cuda_toolkit_is_one_line_naming_the_extra(monkeypatch: pytest.Monkey
 
 
 @pytest.mark.slow
-def test_gpu_timing_prepares_every_launch_and_says_why_it_cannot_time_here(tmp_path: Path) -> None:
-    """The timing script's CPU-only path: every kernel of LAUNCHES gets its cubins (each launch's arguments
-    checked against the kernel's PTX parameters), and `run` without CuPy or a GPU writes its document with the
-    reason and exits 0."""
-    lists = {
-        "kernels": [
-            {"family": runnable.family, "kernel": kernel, "search": {"pipeline": "default<O3>"}}
-            for kernel, runnable in LAUNCHES.items()
-        ]
-    }
-    (tmp_path / "lists.json").write_text(json.dumps(lists))
+def test_gpu_timing_launches_fit_the_kernels_and_the_run_says_why_it_cannot_time_here(
+    toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path
+) -> None:
+    """The timing script's CPU-only path: every launch of the project's own kernels passes exactly the
+    parameters the kernel's -O3 PTX declares (llama.cpp's are checked by `prepare`, where that dataset is built),
+    and `run` without CuPy or a GPU writes its document with the reason and exits 0."""
+    checked = []
+    for source in kernel_sources():
+        bitcode = cuda_device_ir(toolchain, cuda, source)
+        text = disassemble(toolchain, bitcode, str(source))
+        options = device_options(text, cuda)
+        for kernel in (k for k in kernel_names(text) if k in LAUNCHES):
+            unit = kernel_unit(toolchain, bitcode, kernel, text)
+            built = build_device(toolchain, unit, device_baseline(options).pipeline, options)
+            assert ptx_parameter_types(built.ptx, kernel) == argument_types(launch(kernel)), kernel
+            checked.append(kernel)
+    assert len(checked) == sum(not k.startswith("_ZL") for k in LAUNCHES) == 11  # llama.cpp's are static: _ZL
+    (tmp_path / "run").mkdir()
+    manifest = {"arch": "sm_90", "kernels": []}
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps(manifest))
     script = [sys.executable, str(Path(__file__).parents[2] / "benchmarks" / "gpu_timing.py")]
-    prepared = subprocess.run(
-        [*script, "prepare", "--lists", str(tmp_path / "lists.json"), "-o", str(tmp_path / "run")]
-    )
-    assert prepared.returncode == 0
-    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert len(manifest["kernels"]) == len(LAUNCHES) and manifest["method"] == "search"
     timed = subprocess.run([*script, "run", str(tmp_path / "run"), "--json", str(tmp_path / "timing.json")])
     document = json.loads((tmp_path / "timing.json").read_text())
     assert timed.returncode == 0 and document["manifest"] == manifest

@@ -246,9 +246,10 @@ def optimize_command(
     llvm: LlvmOption = None,
     clang_args: ClangArgs = None,
 ) -> None:
-    """The device model's pass list for a GPU program (-O3 stays where it is no better); for an OpenMP offload
-    program, its host pipeline too (data kept on the device where the hoisting pass proves the program cannot
-    tell; with --run, only where a run copies fewer bytes with the same output)."""
+    """The device model's pass list for a GPU program, chosen for size (SASS and registers; -O3 stays where it is
+    no better); for an OpenMP offload program, its host pipeline too (data kept on the device where the hoisting
+    pass proves the program cannot tell; with --run, only where a run copies fewer bytes with the same output).
+    Smaller is not faster: on an H200 the model's choices ran slower than -O3 (docs/results.md)."""
     if mode not in DEVICE_MODES:
         raise InputError(f"unknown mode {mode!r}: use one of {', '.join(DEVICE_MODES)}")
     program = _offload_program(file)

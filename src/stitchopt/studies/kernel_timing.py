@@ -1,0 +1,94 @@
+"""What each way of choosing a device list makes of a kernel's time on a GPU (benchmarks/gpu_timing.py's
+report): the builds the methods choose from ptxas's measures alone, looked up in the timed builds of the same
+kernel. Pure Python over the timing script's documents, so that it is tested without a GPU."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+JIT_KS = (3, 10)
+NOISE = 0.02  # a kernel is faster or slower when its median moves by more than this
+
+
+def _measure(variant: dict[str, Any]) -> tuple[int, int, int, int]:
+    return (variant["sass"], variant["registers"], variant["spilled"], variant["stack"])
+
+
+def choices(entry: dict[str, Any]) -> dict[str, int]:
+    """The build (index into `entry["variants"]`) each method chooses for one kernel of the manifest, from the
+    ptxas measures alone: the device model's top list with the -O3 backup (static + backup), the smallest of its
+    top k lists no worse than -O3 (jit k), the same over the whole pool, and the kernel's own searches."""
+    builds, variants, roles = entry["builds"], entry["variants"], entry["roles"]
+    o3: int = builds[roles["-O3"]]
+
+    def smallest(pipelines: list[str]) -> int:
+        built: list[int] = [builds[p] for p in pipelines if builds.get(p) is not None]
+        kept = [
+            v for v in built if all(a <= b for a, b in zip(_measure(variants[v]), _measure(variants[o3]), strict=True))
+        ]
+        return min([o3, *kept], key=lambda v: (variants[v]["sass"], variants[v]["registers"]))
+
+    ranked = [p for p in entry["order"] if p != roles["-O3"]]
+    chosen = {"static + backup": smallest(entry["order"][:1])}
+    chosen |= {f"jit k={k}": smallest(ranked[:k]) for k in JIT_KS}
+    chosen["every pool list"] = smallest(entry["pool"])
+    for role in ("search", "long search"):  # "long search": only on the kernels the timing run was given one for
+        if role in roles:
+            chosen[role] = smallest([roles[role]] if roles[role] else [])
+    return chosen
+
+
+def method_rows(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per method, per timed kernel: its build's median time and SASS as ratios of -O3's. A build whose outputs
+    differ from -O3's is rejected (a miscompile): the kernel keeps -O3 (ratio 1) and is counted. The last method
+    is the fastest build with -O3's outputs when it beats -O3 by more than NOISE (else -O3): what timing every
+    build on the GPU would choose."""
+    entries = {entry["uri"]: entry for entry in document["manifest"]["kernels"]}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for timed in document["kernels"]:
+        entry = entries[timed["uri"]]
+        o3 = entry["builds"][entry["roles"]["-O3"]]
+        medians, same = timed["median_ms"], timed["identical_outputs"]
+        fastest = min((v for v in range(len(medians)) if same[v]), key=medians.__getitem__)
+        if medians[fastest] >= (1 - NOISE) * medians[o3]:  # within the noise of -O3: keep -O3
+            fastest = o3
+        for method, v in (choices(entry) | {"fastest with -O3's outputs": fastest}).items():
+            rejected = not same[v]
+            rows.setdefault(method, []).append(
+                {
+                    "uri": timed["uri"],
+                    "split": entry["split"],
+                    "time": 1.0 if rejected else medians[v] / medians[o3],
+                    "sass": entry["variants"][v]["sass"] / entry["variants"][o3]["sass"],
+                    "rejected": rejected,
+                }
+            )
+    return rows
+
+
+def _geomean_change(ratios: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(r) for r in ratios)) - 1
+
+
+def summarize(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per method and split: kernels faster and slower by more than NOISE, rejected builds, geomean time and
+    SASS changes."""
+    summary = []
+    for method, kernels in rows.items():
+        for split in sorted({k["split"] for k in kernels}, reverse=True):
+            mine = [k for k in kernels if k["split"] == split]
+            summary.append(
+                {
+                    "method": method,
+                    "split": split,
+                    "kernels": len(mine),
+                    "faster": sum(k["time"] < 1 - NOISE for k in mine),
+                    "slower": sum(k["time"] > 1 + NOISE for k in mine),
+                    "rejected": sum(k["rejected"] for k in mine),
+                    "geomean_time": _geomean_change([k["time"] for k in mine]),
+                    "geomean_sass": _geomean_change([k["sass"] for k in mine]),
+                }
+            )
+    return summary

@@ -1,0 +1,59 @@
+"""studies/kernel_timing.py: what each method chooses from ptxas's measures, and how its GPU time is counted
+(a build with outputs other than -O3's is rejected and the kernel keeps -O3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stitchopt.studies.kernel_timing import choices, method_rows, summarize
+
+
+def _variant(sass: int, registers: int) -> dict[str, Any]:
+    return {"cubin": f"{sass}.cubin", "sass": sass, "registers": registers, "spilled": 0, "stack": 0}
+
+
+# Builds: 0 is -O3; 1 smaller but with more registers (worse: every method's backup refuses it); 2 smaller and
+# no worse; 3 the smallest, no worse, but its outputs will differ from -O3's; list "e" does not build.
+ENTRY: dict[str, Any] = {
+    "uri": "bench://kernels-v1/spmv#k",
+    "kernel": "k",
+    "family": "spmv",
+    "split": "test",
+    "roles": {"-O3": "O3", "search": "c", "long search": None},
+    "pool": ["a", "b", "c", "d", "e"],
+    "order": ["a", "O3", "b", "e", "c", "d"],
+    "builds": {"O3": 0, "a": 1, "b": 2, "c": 3, "d": 0, "e": None},
+    "variants": [_variant(1000, 20), _variant(800, 24), _variant(900, 20), _variant(700, 18)],
+}
+
+
+def test_methods_choose_from_the_ptxas_measures_with_the_o3_backup() -> None:
+    chosen = choices(ENTRY)
+    assert chosen["static + backup"] == 0  # its top list "a" has more registers than -O3: the backup
+    assert chosen["jit k=3"] == 2  # a, b, e: "a" refused, "e" unbuilt, "b" kept
+    assert chosen["jit k=10"] == chosen["every pool list"] == chosen["search"] == 3
+    assert chosen["long search"] == 0  # its search kept -O3
+
+
+def test_a_build_with_other_outputs_is_rejected_and_timed_as_o3() -> None:
+    document = {
+        "manifest": {"kernels": [ENTRY]},
+        "kernels": [
+            {
+                "uri": ENTRY["uri"],
+                "identical_outputs": [True, True, True, False],
+                "median_ms": [2.0, 1.0, 1.5, 0.5],
+            }
+        ],
+    }
+    rows = method_rows(document)
+    assert rows["jit k=10"][0] == {"uri": ENTRY["uri"], "split": "test", "time": 1.0, "sass": 0.7, "rejected": True}
+    assert rows["jit k=3"][0]["time"] == 0.75
+    assert rows["fastest with -O3's outputs"][0]["time"] == 0.5  # build 1: refused by ptxas's measures, not by a run
+    document["kernels"][0]["median_ms"] = [2.0, 1.99, 2.1, 0.5]
+    assert method_rows(document)["fastest with -O3's outputs"][0]["time"] == 1.0  # 0.5% faster: noise, -O3 kept
+    summary = {line["method"]: line for line in summarize(rows)}
+    assert summary["jit k=10"]["rejected"] == 1 and summary["jit k=10"]["faster"] == 0
+    assert summary["jit k=3"]["geomean_time"] == pytest.approx(-0.25) and summary["jit k=3"]["faster"] == 1
