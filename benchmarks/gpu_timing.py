@@ -3,14 +3,15 @@ compared.
 
 Three steps, because the GPU machine has no LLVM:
 
-    python benchmarks/gpu_timing.py prepare [--labels data/labels/device] [--splits test,validation]
-        [--lists gpu_static.json] -o gpu-run
+    python benchmarks/gpu_timing.py prepare [--labels data/labels/device] [--splits train,validation,test]
+        [--lists gpu_static.json] [--candidates benchmarks/gpu_time_candidates.txt] -o gpu-run
     python benchmarks/gpu_timing.py run gpu-run --json timing.json [--repeats 30] [--seconds 420]
     python benchmarks/gpu_timing.py report timing.json[.gz] [--json F]
 
 `prepare` (here) builds, for each labelled kernel of `--splits` that studies/gpu_launches.py can launch, -O3,
-every list of the label pool, the kernel's own search's kept list and, with `--lists` (`benchmarks/gpu_static.py
---json`), that script's search list; identical cubins are kept once. The manifest holds each build's ptxas
+every list of the label pool, the kernel's own search's kept list, with `--lists` (`benchmarks/gpu_static.py
+--json`) that script's search list, and with `--candidates` more lists (e.g. -O3 with one pass more, made to
+look for speed); identical cubins are kept once. The manifest holds each build's ptxas
 measures and the shipped device model's order of choices, so the report needs no LLVM. `run` (on the GPU
 machine: numpy and CuPy) runs each kernel in a process of its own (a build that faults cannot stop the others):
 one launch of every build on the same seeded inputs, a build rejected when any output differs from -O3's by one
@@ -18,8 +19,9 @@ bit (a miscompile, as on the CPU), then 3 warm-up rounds and `--repeats` timed r
 interleaved in each round so that clock changes hit all alike. It writes the device, its clocks, the driver and
 the time of the run. Without CuPy or a device it writes the same document with `"gpu": null` and the reason and
 exits 0. `report` (anywhere) times what each method chooses from the ptxas measures alone (the device model's
-static + backup and jit k, the best of every pool list, the kernel's search) and the fastest build with -O3's
-outputs (what timing every pool list on the GPU would choose).
+static + backup and jit k, the best of every pool list, the kernel's search), the one list fastest over the
+train kernels applied to the others (a static choice learned from time), and the fastest build with -O3's
+outputs (what timing every build on the GPU would choose).
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ from typing import Any
 
 import numpy as np
 
-from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch, argument_types, launch, ptx_parameter_types
 from stitchopt.studies.kernel_timing import method_rows, summarize
 
@@ -46,7 +47,9 @@ MANIFEST = "manifest.json"
 KERNEL_SECONDS = 120  # one kernel's process, all its builds: far above what a launch of these inputs takes
 
 
-def prepare(labels_directory: Path, splits: list[str], output: Path, searched: Path | None) -> int:
+def prepare(
+    labels_directory: Path, splits: list[str], output: Path, searched: Path | None, candidates: list[str]
+) -> int:
     """Every distinct build of each launchable labelled kernel of `splits`, as cubins, and the manifest."""
     from stitchopt.errors import StitchoptError
     from stitchopt.labels.device import SEARCH, labelled_kernels, read_shards
@@ -81,7 +84,8 @@ def prepare(labels_directory: Path, splits: list[str], output: Path, searched: P
         roles = {"-O3": o3, "search": search_list.get(unit.uri)}  # None: the search kept -O3
         if unit.kernel in longer:
             roles["long search"] = longer[unit.kernel]
-        pipelines = list(dict.fromkeys([o3, *labels.pool, *model.lists, *(p for p in roles.values() if p)]))
+        chosen = [o3, *labels.pool, *model.lists, *(p for p in roles.values() if p), *candidates]
+        pipelines = list(dict.fromkeys(chosen))
         builds: dict[str, int | None] = {}
         variants: list[dict[str, Any]] = []
         by_digest: dict[str, int] = {}
@@ -109,6 +113,7 @@ def prepare(labels_directory: Path, splits: list[str], output: Path, searched: P
                 "split": unit.split,
                 "roles": roles,
                 "pool": labels.pool,
+                "candidates": candidates,
                 "order": [p or o3 for p in order],
                 "builds": builds,
                 "variants": variants,
@@ -157,15 +162,14 @@ def time_kernel(directory: Path, index: int, repeats: int) -> dict[str, Any]:
     functions = [cupy.RawModule(path=str(directory / v["cubin"])).get_function(kernel) for v in entry["variants"]]
     reference = entry["builds"][entry["roles"]["-O3"]]
     outputs = []
-    for function in functions:  # one launch each on fresh inputs: the outputs compared
-        prepared = launch(kernel)
+    prepared = launch(kernel)  # drawn once; each build's launch gets fresh device copies of the same inputs
+    for function in functions:  # one launch each: the outputs compared
         arguments, written = _device_arguments(cupy, prepared)
         function(prepared.grid, prepared.block, tuple(arguments), shared_mem=prepared.shared_bytes)
         cupy.cuda.Device().synchronize()
         outputs.append([cupy.asnumpy(array) for array in written])
     identical = [all(np.array_equal(a, b) for a, b in zip(outputs[reference], mine, strict=True)) for mine in outputs]
     times: list[list[float]] = [[] for _ in functions]
-    prepared = launch(kernel)
     arguments, _ = _device_arguments(cupy, prepared)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     for round_ in range(3 + repeats):
@@ -230,6 +234,8 @@ def _change(ratio: float) -> str:
 def report(timing: Path, output: Path | None) -> int:
     """Two markdown tables: each method per split (geomean time and SASS against -O3, kernels faster and slower by
     more than the noise, builds rejected for their outputs) and each kernel (time / SASS change per method)."""
+    from stitchopt.reports.tables import Rows, to_markdown  # here, not on the GPU machine (no LLVM-side packages)
+
     raw = timing.read_bytes()
     document = json.loads(gzip.decompress(raw) if timing.suffix == ".gz" else raw)
     if document["gpu"] is None:
@@ -272,7 +278,8 @@ def main() -> int:
     steps = parser.add_subparsers(dest="step", required=True)
     made = steps.add_parser("prepare", help="build the cubins (needs LLVM and ptxas)")
     made.add_argument("--labels", type=Path, default=Path("data/labels/device"))
-    made.add_argument("--splits", default="test,validation", help="comma-separated splits of the labels")
+    made.add_argument("--splits", default="train,validation,test", help="comma-separated splits of the labels")
+    made.add_argument("--candidates", type=Path, default=None, help="more lists to build for every kernel, one a line")
     made.add_argument("--lists", type=Path, default=None, help="benchmarks/gpu_static.py --json output")
     made.add_argument("-o", "--output", type=Path, required=True)
     timed = steps.add_parser("run", help="time the cubins (needs a GPU and CuPy)")
@@ -289,7 +296,12 @@ def main() -> int:
     reported.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if args.step == "prepare":
-        return prepare(args.labels, args.splits.split(","), args.output, args.lists)
+        extra = (
+            [line.strip() for line in args.candidates.read_text().splitlines() if line.strip()]
+            if args.candidates
+            else []
+        )
+        return prepare(args.labels, args.splits.split(","), args.output, args.lists, extra)
     if args.step == "time-kernel":
         print(json.dumps(time_kernel(args.directory, args.index, args.repeats)))
         return 0

@@ -304,7 +304,8 @@ def test_gpu_timing_launches_fit_the_kernels_and_the_run_says_why_it_cannot_time
             built = build_device(toolchain, unit, device_baseline(options).pipeline, options)
             assert ptx_parameter_types(built.ptx, kernel) == argument_types(launch(kernel)), kernel
             checked.append(kernel)
-    assert len(checked) == sum(not k.startswith("_ZL") for k in LAUNCHES) == 11  # llama.cpp's are static: _ZL
+    # the project's 28 kernels but two whose outputs depend on the order of atomics; llama.cpp's are static (_ZL)
+    assert len(checked) == sum(not k.startswith("_ZL") for k in LAUNCHES) == 26
     (tmp_path / "run").mkdir()
     manifest = {"arch": "sm_90", "kernels": []}
     (tmp_path / "run" / "manifest.json").write_text(json.dumps(manifest))

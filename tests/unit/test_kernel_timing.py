@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stitchopt.studies.kernel_timing import choices, method_rows, summarize
+from stitchopt.studies.kernel_timing import choices, fastest_train_list, method_rows, summarize
 
 
 def _variant(sass: int, registers: int) -> dict[str, Any]:
@@ -57,3 +57,19 @@ def test_a_build_with_other_outputs_is_rejected_and_timed_as_o3() -> None:
     summary = {line["method"]: line for line in summarize(rows)}
     assert summary["jit k=10"]["rejected"] == 1 and summary["jit k=10"]["faster"] == 0
     assert summary["jit k=3"]["geomean_time"] == pytest.approx(-0.25) and summary["jit k=3"]["faster"] == 1
+
+
+def test_the_fastest_train_list_is_learned_on_train_kernels_and_applied_to_the_others() -> None:
+    """Over the train kernel, list "b" is fastest (and "c" faster still, but its outputs differ there): the test
+    kernel gets "b"'s build, and the train kernel, which taught it, gets no row for it."""
+    train = {**ENTRY, "uri": "bench://kernels-v1/gemm#t", "split": "train"}
+    document = {
+        "manifest": {"kernels": [train, ENTRY]},
+        "kernels": [
+            {"uri": train["uri"], "identical_outputs": [True, True, True, False], "median_ms": [2.0, 1.8, 1.6, 1.0]},
+            {"uri": ENTRY["uri"], "identical_outputs": [True, True, True, True], "median_ms": [2.0, 2.0, 2.2, 2.0]},
+        ],
+    }
+    assert fastest_train_list(document) == "b"
+    learned = method_rows(document)["fastest train list"]
+    assert [row["uri"] for row in learned] == [ENTRY["uri"]] and learned[0]["time"] == pytest.approx(1.1)
