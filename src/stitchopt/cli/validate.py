@@ -19,12 +19,12 @@ from stitchopt.cli.options import (
     JobsOption,
     JsonOption,
     LlvmOption,
-    PassesOption,
     ValidateLimitOption,
     ValidateOption,
     console,
     open_store,
     output_option,
+    passes_option,
     print_table,
     progress_bar,
     refuse_data_dir_without_humaneval,
@@ -55,7 +55,14 @@ def validate_command(
         Optional[str],  # noqa: UP045  (a path or a bench:// URI, which a Path would turn into bench:/)
         typer.Argument(help="Your C/C++ program: compared with its -O0 and -O2 builds instead of a suite."),
     ] = None,
-    passes: PassesOption = "",
+    passes: Annotated[
+        str,
+        passes_option(
+            "The pass list, run exactly as written (opt -passes=LIST). Lists from tune, optimize and the models "
+            "begin with always-inline; a bare label-pool list does not, and C++ programs may then fail to link "
+            "(libc++'s always_inline functions left as calls)"
+        ),
+    ] = "",
     suites: ValidateOption = None,
     validate_limit: ValidateLimitOption = None,
     seed: Annotated[int, typer.Option(min=0, help="First Csmith seed.")] = 1,
