@@ -18,7 +18,10 @@ ranks it first) and `fast` (the clang plugin's policy: the top list only where i
 margin training learned).
 
     python benchmarks/learning_curve.py --labels data/labels/searched [--matrix DIR/matrix-<pool>] [--no-groups]
-        [--sizes 60,120,250,500,1000,1500] [--repeats 3] [--jit-k 10] [--json F]
+        [--sizes 60,120,250,500,1000,1500] [--repeats 3] [--jit-k 10] [--features unoptimized] [--json F]
+
+`--features` says what the model reads: the unoptimized IR (as shipped), the IR after -Oz (`after-oz`), or both
+side by side (`both`): features that see what -Oz leaves, which the lists then change.
 """
 
 from __future__ import annotations
@@ -34,9 +37,10 @@ from pathlib import Path
 import numpy as np
 
 from stitchopt.cache.store import EvaluationStore, store_path
-from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
-from stitchopt.features.base import FeatureCache
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, benchmark_module
+from stitchopt.features.base import FeatureCache, extract_all
 from stitchopt.features.by_name import default_representations
+from stitchopt.features.module import FeatureModule
 from stitchopt.labels.groups import group_lists, load_groups, train_groups
 from stitchopt.labels.labelset import LabeledProgram, LabelSet, labeled_features
 from stitchopt.labels.shards import SearchedUnit, load_matrix, load_searches
@@ -45,7 +49,9 @@ from stitchopt.learning.train import train_flag_model
 from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
-from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.llvm import opt_command
+from stitchopt.toolchain.process import run_tool
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,19 @@ class Point:
     share_jit: float
     chosen: str  # the kind of chooser cross-validation over packages picked, in each draw
     train_seconds: float
+
+
+def after_oz_features(toolchain: Toolchain, programs: tuple[LabeledProgram, ...], cache: FeatureCache) -> np.ndarray:
+    """The default representations of each program's IR after `opt -passes='default<Oz>'`."""
+    rows = []
+    for program in programs:
+        bitcode = benchmark_module(toolchain, program.uri).bitcode
+        run = run_tool(opt_command(str(toolchain.tools["opt"]), "default<Oz>"), stdin=bitcode)
+        if run.returncode != 0:
+            raise SystemExit(f"{program.uri}: opt -Oz failed: {run.stderr_tail()}")
+        module = FeatureModule.from_bytes(toolchain, run.stdout, f"{program.uri} after -Oz")
+        rows.append(np.concatenate(list(extract_all(default_representations(), module, cache).values())))
+    return np.array(rows)
 
 
 def is_function(program: LabeledProgram) -> bool:
@@ -173,6 +192,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="60,120,250,500,1000,1500")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jit-k", type=int, default=10)
+    parser.add_argument("--features", choices=("unoptimized", "after-oz", "both"), default="unoptimized")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -181,9 +201,12 @@ def main() -> None:
     labels = load_matrix(args.matrix or args.labels)
     with EvaluationStore(store_path(None)) as store:
         data = labeled_features(toolchain, labels, default_representations(), FeatureCache(store))
+        features = data.features
+        if args.features != "unoptimized":
+            after = after_oz_features(toolchain, data.labels.programs, FeatureCache(store))
+            features = after if args.features == "after-oz" else np.hstack([features, after])
     searched = load_searches(args.labels)
     labels = restricted_to_train_bests(data.labels, searched, args.labels, args.groups)
-    features = data.features
     print(f"{len(labels.programs)} labelled units with IR ({len(data.skipped)} skipped)", file=sys.stderr)
     ratios = labels.ratios()
     packages = [p.package for p in labels.programs]
