@@ -5,7 +5,7 @@ Three steps, because the GPU machine has no LLVM:
 
     python benchmarks/gpu_timing.py prepare [--labels data/labels/device] [--splits train,validation,test]
         [--lists gpu_static.json] [--candidates benchmarks/gpu_time_candidates.txt] -o gpu-run
-    python benchmarks/gpu_timing.py run gpu-run --json timing.json [--repeats 30] [--seconds 420]
+    python benchmarks/gpu_timing.py run gpu-run --json timing.json [--repeats 30] [--seconds 420] [--nvcc]
     python benchmarks/gpu_timing.py report timing.json[.gz] [--json F]
 
 `prepare` (here) builds, for each labelled kernel of `--splits` that studies/gpu_launches.py can launch, -O3,
@@ -18,7 +18,8 @@ one launch of every build on the same seeded inputs, a build rejected when any o
 bit (a miscompile, as on the CPU), then 3 warm-up rounds and `--repeats` timed rounds (CUDA events), the builds
 interleaved in each round so that clock changes hit all alike and the written buffers reset before each launch;
 the fastest build with -O3's outputs is then timed again beside -O3 in rounds of their own. It writes the
-device, its clocks, the driver and the time of the run. Without CuPy or a device it writes the same document
+device, its clocks, the driver and the time of the run; with `--nvcc`, nvcc's own build of the project's kernel
+files is timed in the same rounds and reported apart. Without CuPy or a device it writes the same document
 with `"gpu": null` and the reason and exits 0. `report` (anywhere) times what each method chooses from the
 ptxas measures alone (the device model's static + backup and jit k, the best of every pool list, the kernel's
 search), the one list fastest over the train kernels applied to the others (a static choice learned from
@@ -32,6 +33,7 @@ import argparse
 import gzip
 import hashlib
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,9 +45,11 @@ from typing import Any
 import numpy as np
 
 from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch, argument_types, launch, ptx_parameter_types
-from stitchopt.studies.kernel_timing import method_rows, summarize
+from stitchopt.studies.kernel_timing import method_rows, summarize, vendor_rows
 
 MANIFEST = "manifest.json"
+PROJECT_KERNELS = "bench://kernels-v1/"  # the CUDA files of datasets/kernels_v1 and its omp/ programs
+PROJECT_SOURCES = Path(__file__).resolve().parents[1] / "src" / "stitchopt" / "datasets" / "kernels_v1"
 KERNEL_SECONDS = 120  # one kernel's process, all its builds: far above what a launch of these inputs takes
 
 
@@ -177,7 +181,7 @@ def _timed_rounds(cupy: Any, functions: list[Any], prepared: Launch, rounds: int
     return times
 
 
-def time_kernel(directory: Path, index: int, repeats: int) -> dict[str, Any]:
+def time_kernel(directory: Path, index: int, repeats: int, vendor: str | None) -> dict[str, Any]:
     """One kernel's builds on the GPU: outputs against -O3's, interleaved timed rounds, and the fastest build
     with -O3's outputs timed again beside -O3 in rounds of their own, so that the pick of the fastest of many
     noisy medians is checked on fresh measurements."""
@@ -186,7 +190,8 @@ def time_kernel(directory: Path, index: int, repeats: int) -> dict[str, Any]:
         raise SystemExit(reason)
     entry = json.loads((directory / MANIFEST).read_text())["kernels"][index]
     kernel = entry["kernel"]
-    functions = [cupy.RawModule(path=str(directory / v["cubin"])).get_function(kernel) for v in entry["variants"]]
+    cubins = [v["cubin"] for v in entry["variants"]] + ([vendor] if vendor else [])
+    functions = [cupy.RawModule(path=str(directory / cubin)).get_function(kernel) for cubin in cubins]
     reference = entry["builds"][entry["roles"]["-O3"]]
     outputs = []
     prepared = launch(kernel)  # drawn once; each build's launch gets fresh device copies of the same inputs
@@ -198,10 +203,13 @@ def time_kernel(directory: Path, index: int, repeats: int) -> dict[str, Any]:
     identical = [all(np.array_equal(a, b) for a, b in zip(outputs[reference], mine, strict=True)) for mine in outputs]
     times = _timed_rounds(cupy, functions, prepared, repeats)
     medians = [statistics.median(values) for values in times]
-    fastest = min((v for v in range(len(functions)) if identical[v]), key=medians.__getitem__)
+    result: dict[str, Any] = {"uri": entry["uri"]}
+    if vendor:  # timed with the builds, reported apart: no way of choosing a list can make it
+        result["vendor"] = {"identical_outputs": identical.pop(), "median_ms": medians.pop()}
+        times.pop()
+    fastest = min((v for v in range(len(medians)) if identical[v]), key=medians.__getitem__)
     again = _timed_rounds(cupy, [functions[reference], functions[fastest]], prepared, repeats)
-    return {
-        "uri": entry["uri"],
+    return result | {
         "identical_outputs": identical,
         "median_ms": medians,
         "spread_ms": [[min(values), max(values)] for values in times],
@@ -209,7 +217,30 @@ def time_kernel(directory: Path, index: int, repeats: int) -> dict[str, Any]:
     }
 
 
-def run(directory: Path, output: Path, repeats: int, seconds: float) -> int:
+def _project_kernel(uri: str) -> bool:
+    return uri.startswith(PROJECT_KERNELS) and not uri.startswith(PROJECT_KERNELS + "omp/")
+
+
+def vendor_builds(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """nvcc's own build (`-cubin -O3`) of each of the project's kernel files the manifest times, into `directory`:
+    the vendor compiler beside clang's -O3. Empty when there is no nvcc."""
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+    if nvcc is None:
+        return {}
+    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1:]
+    built, failed = {}, {}
+    for family in sorted({e["family"] for e in manifest["kernels"] if _project_kernel(e["uri"])}):
+        cubin = f"nvcc-{family}.cubin"
+        command = [nvcc, "-cubin", f"-arch={manifest['arch']}", "-O3", "-o", str(directory / cubin)]
+        done = subprocess.run([*command, str(PROJECT_SOURCES / f"{family}.cu")], capture_output=True, text=True)
+        if done.returncode == 0:
+            built[family] = cubin
+        else:
+            failed[family] = (done.stderr.strip().splitlines() or ["no message"])[-1]
+    return {"nvcc": version, "cubins": built, "failed": failed}
+
+
+def run(directory: Path, output: Path, repeats: int, seconds: float, nvcc: bool) -> int:
     manifest = json.loads((directory / MANIFEST).read_text())
     document: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "manifest": manifest}
     cupy, reason = _gpu()
@@ -226,12 +257,17 @@ def run(directory: Path, output: Path, repeats: int, seconds: float) -> int:
         "driver": cupy.cuda.runtime.driverGetVersion(),
         "cupy": cupy.__version__,
     }
+    if nvcc:
+        document["vendor"] = vendor_builds(directory, manifest)
+    vendor = document.get("vendor", {}).get("cubins", {})
     began, results, failures = time.monotonic(), [], []
     for index, entry in enumerate(manifest["kernels"]):
         if time.monotonic() - began > seconds:
             document["stopped"] = f"time limit after {len(results)} kernels"
             break
         command = [sys.executable, __file__, "time-kernel", str(directory), str(index), "--repeats", str(repeats)]
+        if _project_kernel(entry["uri"]) and entry["family"] in vendor:
+            command += ["--vendor", vendor[entry["family"]]]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=KERNEL_SECONDS)
         except subprocess.TimeoutExpired:
@@ -290,8 +326,20 @@ def report(timing: Path, output: Path | None) -> int:
     headers = ["split", "family", "kernel", "-O3 ms", *rows]
     print("Per kernel: time / SASS change against -O3\n")
     print(to_markdown(Rows("Per kernel: time / SASS change against -O3", headers, per_kernel)))
+    against_vendor = vendor_rows(document)
+    if against_vendor:
+        print(f"\nnvcc's own build ({' '.join(document['vendor']['nvcc'])}) against clang's -O3\n")
+        vendor_table = [
+            [
+                row["split"], f"`{row['uri'].split('#')[1]}`", f"{row['o3_ms']:.4f}", f"{row['nvcc_ms']:.4f}",
+                _change(row["nvcc_ms"] / row["o3_ms"]), "yes" if row["identical_outputs"] else "no",
+            ]
+            for row in against_vendor
+        ]  # fmt: skip
+        headers = ["split", "kernel", "clang -O3 ms", "nvcc ms", "nvcc against clang -O3", "same outputs"]
+        print(to_markdown(Rows("nvcc against clang -O3", headers, vendor_table)))
     if output is not None:
-        result = {"gpu": gpu, "when": document["when"], "summary": summary, "kernels": rows}
+        result = {"gpu": gpu, "when": document["when"], "summary": summary, "kernels": rows, "vendor": against_vendor}
         output.write_text(json.dumps(result, indent=1) + "\n")
     return 0
 
@@ -310,10 +358,12 @@ def main() -> int:
     timed.add_argument("--json", type=Path, required=True)
     timed.add_argument("--repeats", type=int, default=30)
     timed.add_argument("--seconds", type=float, default=420.0, help="start no kernel after this long")
+    timed.add_argument("--nvcc", action="store_true", help="also time nvcc's build of the project's kernels")
     one = steps.add_parser("time-kernel", help="(run's own step) time one kernel of the manifest")
     one.add_argument("directory", type=Path)
     one.add_argument("index", type=int)
     one.add_argument("--repeats", type=int, default=30)
+    one.add_argument("--vendor", default=None, help="a cubin of the same kernel to time beside the builds")
     reported = steps.add_parser("report", help="each method's time from run's document")
     reported.add_argument("timing", type=Path)
     reported.add_argument("--json", type=Path, default=None)
@@ -326,11 +376,11 @@ def main() -> int:
         )
         return prepare(args.labels, args.splits.split(","), args.output, args.lists, extra)
     if args.step == "time-kernel":
-        print(json.dumps(time_kernel(args.directory, args.index, args.repeats)))
+        print(json.dumps(time_kernel(args.directory, args.index, args.repeats, args.vendor)))
         return 0
     if args.step == "report":
         return report(args.timing, args.json)
-    return run(args.directory, args.json, args.repeats, args.seconds)
+    return run(args.directory, args.json, args.repeats, args.seconds, args.nvcc)
 
 
 if __name__ == "__main__":

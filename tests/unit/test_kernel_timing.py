@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stitchopt.studies.kernel_timing import choices, fastest_train_list, method_rows, summarize
+from stitchopt.studies.kernel_timing import choices, fastest_train_list, method_rows, summarize, vendor_rows
 
 
 def _variant(sass: int, registers: int) -> dict[str, Any]:
@@ -84,3 +84,19 @@ def test_the_fastest_train_list_is_learned_on_train_kernels_and_applied_to_the_o
     assert fastest_train_list(document) == "b"
     learned = method_rows(document)["fastest train list"]
     assert [row["uri"] for row in learned] == [ENTRY["uri"]] and learned[0]["time"] == pytest.approx(1.1)
+
+
+def test_nvccs_build_is_reported_beside_o3_and_only_where_it_was_timed() -> None:
+    timed = {
+        "uri": ENTRY["uri"],
+        "identical_outputs": [True, True, True, True],
+        "median_ms": [2.0, 2.0, 2.2, 2.0],
+        "fastest_again": {"build": 0, "o3_ms": 2.0, "ms": 2.0},
+        "vendor": {"identical_outputs": False, "median_ms": 1.5},
+    }
+    other = {**ENTRY, "uri": "bench://ggml-cuda-v1/scale.cu#k"}
+    untimed = {key: value for key, value in timed.items() if key != "vendor"} | {"uri": other["uri"]}
+    document = {"manifest": {"kernels": [ENTRY, other]}, "kernels": [timed, untimed]}
+    assert vendor_rows(document) == [
+        {"uri": ENTRY["uri"], "split": "test", "o3_ms": 2.0, "nvcc_ms": 1.5, "identical_outputs": False}
+    ]

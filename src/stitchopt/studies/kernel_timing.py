@@ -138,3 +138,25 @@ def summarize(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
                 }
             )
     return summary
+
+
+def vendor_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per kernel timed beside nvcc's own build (`gpu_timing.py run --nvcc`): both medians and whether nvcc's
+    outputs are -O3's bit for bit (they need not be: nvcc may contract or order float operations otherwise)."""
+    entries = {entry["uri"]: entry for entry in document["manifest"]["kernels"]}
+    rows = []
+    for timed in document["kernels"]:
+        if "vendor" not in timed:
+            continue
+        entry = entries[timed["uri"]]
+        o3 = entry["builds"][entry["roles"]["-O3"]]
+        rows.append(
+            {
+                "uri": timed["uri"],
+                "split": entry["split"],
+                "o3_ms": timed["median_ms"][o3],
+                "nvcc_ms": timed["vendor"]["median_ms"],
+                "identical_outputs": timed["vendor"]["identical_outputs"],
+            }
+        )
+    return rows
