@@ -11,7 +11,8 @@ Three steps, because the GPU machine has no LLVM:
 `prepare` (here) builds, for each labelled kernel of `--splits` that studies/gpu_launches.py can launch, -O3,
 every list of the label pool, the device model's lists, the kernel's own search's kept list, with `--lists`
 (`benchmarks/gpu_static.py --json`) that script's search list, and with `--candidates` more lists (e.g. -O3 with
-one pass more, made to look for speed); identical cubins are kept once. The manifest holds each build's ptxas
+one pass more, made to look for speed; a line `PIPELINE ; FLAGS` also gives opt flags, such as an unroll
+count); identical cubins are kept once. The manifest holds each build's ptxas
 measures and the shipped device model's order of choices, so the report needs no LLVM. `run` (on the GPU
 machine: numpy and CuPy) runs each kernel in a process of its own (a build that faults cannot stop the others):
 one launch of every build on the same seeded inputs, a build rejected when any output differs from -O3's by one
@@ -38,16 +39,17 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch, argument_types, launch, ptx_parameter_types
-from stitchopt.studies.kernel_timing import method_rows, summarize, vendor_rows
+from stitchopt.studies.kernel_timing import candidate_rows, method_rows, summarize, vendor_rows
 
 MANIFEST = "manifest.json"
+FLAGS_SEPARATOR = " ; "  # in a candidate line: the pipeline, then opt flags that a pass list cannot say
 PROJECT_KERNELS = "bench://kernels-v1/"  # the CUDA files of datasets/kernels_v1 and its omp/ programs
 PROJECT_SOURCES = Path(__file__).resolve().parents[1] / "src" / "stitchopt" / "datasets" / "kernels_v1"
 KERNEL_SECONDS = 120  # one kernel's process, all its builds: far above what a launch of these inputs takes
@@ -96,8 +98,10 @@ def prepare(
         variants: list[dict[str, Any]] = []
         by_digest: dict[str, int] = {}
         for pipeline in pipelines:
+            text, _, flags = pipeline.partition(FLAGS_SEPARATOR)  # a candidate may add opt flags (unroll counts)
+            options = replace(unit.options, opt_flags=(*unit.options.opt_flags, *flags.split()))
             try:
-                built = build_device(toolchain, unit.module.bitcode, pipeline, unit.options)
+                built = build_device(toolchain, unit.module.bitcode, text, options)
             except StitchoptError as exc:
                 if pipeline == o3:  # o3 is pipelines[0]: nothing is built before this stops
                     raise SystemExit(f"{unit.uri}: clang's -O3 device pipeline does not build it: {exc}") from exc
@@ -289,8 +293,9 @@ def _change(ratio: float) -> str:
 
 
 def report(timing: Path, output: Path | None) -> int:
-    """Two markdown tables: each method per split (geomean time and SASS against -O3, kernels faster and slower by
-    more than the noise, builds rejected for their outputs) and each kernel (time / SASS change per method)."""
+    """Markdown tables: each method per split (geomean time and SASS against -O3, kernels faster and slower by more
+    than the noise, builds rejected for their outputs), each kernel (time / SASS change per method), each
+    candidate list alone on the train and test kernels, and nvcc's builds where they were timed."""
     from stitchopt.reports.tables import Rows, to_markdown  # here, not on the GPU machine (no LLVM-side packages)
 
     raw = timing.read_bytes()
@@ -326,6 +331,18 @@ def report(timing: Path, output: Path | None) -> int:
     headers = ["split", "family", "kernel", "-O3 ms", *rows]
     print("Per kernel: time / SASS change against -O3\n")
     print(to_markdown(Rows("Per kernel: time / SASS change against -O3", headers, per_kernel)))
+    alone = [row for row in candidate_rows(document) if row["split"] != "validation"]
+    if alone:
+        print("\nEach candidate list on every kernel of a split (-O3 where it fails or changes the outputs)\n")
+        candidate_table = [
+            [
+                f"`{row['candidate']}`", row["split"], str(row["kernels"]), f"{100 * row['geomean_time']:+.2f}%",
+                str(row["faster"]), str(row["slower"]),
+            ]
+            for row in sorted(alone, key=lambda row: (row["candidate"], row["split"] != "train"))
+        ]  # fmt: skip
+        headers = ["candidate", "split", "kernels", "geomean time", "faster", "slower"]
+        print(to_markdown(Rows("Candidates alone", headers, candidate_table)))
     against_vendor = vendor_rows(document)
     if against_vendor:
         print(f"\nnvcc's own build ({' '.join(document['vendor']['nvcc'])}) against clang's -O3\n")

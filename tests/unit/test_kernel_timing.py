@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from stitchopt.studies.kernel_timing import choices, fastest_train_list, method_rows, summarize, vendor_rows
+from stitchopt.studies.kernel_timing import (
+    candidate_rows,
+    choices,
+    fastest_train_list,
+    method_rows,
+    summarize,
+    vendor_rows,
+)
 
 
 def _variant(sass: int, registers: int) -> dict[str, Any]:
@@ -55,6 +62,8 @@ def test_a_build_with_other_outputs_is_rejected_and_timed_as_o3() -> None:
     assert rows["fastest with -O3's outputs"][0]["time"] == 0.6  # as its own rounds timed it, not the first ones
     document["kernels"][0]["fastest_again"] = {"build": 1, "o3_ms": 2.0, "ms": 1.99}
     assert method_rows(document)["fastest with -O3's outputs"][0]["time"] == 1.0  # 0.5% faster: noise, -O3 kept
+    document["kernels"][0]["fastest_again"] = {"build": 0, "o3_ms": 2.0, "ms": 1.8}
+    assert method_rows(document)["fastest with -O3's outputs"][0]["time"] == 1.0  # -O3 against itself: noise
     summary = {line["method"]: line for line in summarize(rows)}
     assert summary["jit k=10"]["rejected"] == 1 and summary["jit k=10"]["faster"] == 0
     assert summary["jit k=3"]["geomean_time"] == pytest.approx(-0.25) and summary["jit k=3"]["faster"] == 1
@@ -100,3 +109,11 @@ def test_nvccs_build_is_reported_beside_o3_and_only_where_it_was_timed() -> None
     assert vendor_rows(document) == [
         {"uri": ENTRY["uri"], "split": "test", "o3_ms": 2.0, "nvcc_ms": 1.5, "identical_outputs": False}
     ]
+
+
+def test_a_candidate_alone_counts_as_o3_where_it_does_not_build() -> None:
+    entry = {**ENTRY, "candidates": ["b", "e"]}  # "b" builds variant 2, "e" does not build
+    timed = {"uri": ENTRY["uri"], "identical_outputs": [True] * 4, "median_ms": [2.0, 2.0, 1.5, 2.0]}
+    rows = {row["candidate"]: row for row in candidate_rows({"manifest": {"kernels": [entry]}, "kernels": [timed]})}
+    assert rows["b"]["geomean_time"] == pytest.approx(-0.25) and rows["b"]["faster"] == 1
+    assert rows["e"]["geomean_time"] == pytest.approx(0.0) and rows["e"]["faster"] == rows["e"]["slower"] == 0

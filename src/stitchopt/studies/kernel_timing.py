@@ -103,7 +103,7 @@ def _fastest_again(timed: dict[str, Any], entry: dict[str, Any], o3: int) -> dic
     many noisy medians would flatter it): kept when those rounds find it faster by more than NOISE, else -O3."""
     again = timed["fastest_again"]
     ratio = again["ms"] / again["o3_ms"]
-    kept = ratio < 1 - NOISE
+    kept = again["build"] != o3 and ratio < 1 - NOISE  # -O3 timed against itself is noise, not a win
     sass = entry["variants"][again["build"]]["sass"] / entry["variants"][o3]["sass"]
     return {
         "uri": timed["uri"],
@@ -160,3 +160,29 @@ def vendor_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def candidate_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each `--candidates` list applied to every kernel of a split alone (a build that fails or changes the outputs
+    counts as -O3): what one such list does across kernels, beside what choosing per kernel gets."""
+    entries = {entry["uri"]: entry for entry in document["manifest"]["kernels"]}
+    ratios: dict[tuple[str, str], list[float]] = {}
+    for timed in document["kernels"]:
+        entry = entries[timed["uri"]]
+        o3 = entry["builds"][entry["roles"]["-O3"]]
+        for candidate in entry.get("candidates", []):
+            v = entry["builds"].get(candidate)
+            usable = v is not None and timed["identical_outputs"][v]
+            ratio = timed["median_ms"][v] / timed["median_ms"][o3] if usable else 1.0
+            ratios.setdefault((candidate, entry["split"]), []).append(ratio)
+    return [
+        {
+            "candidate": candidate,
+            "split": split,
+            "kernels": len(values),
+            "faster": sum(r < 1 - NOISE for r in values),
+            "slower": sum(r > 1 + NOISE for r in values),
+            "geomean_time": _geomean_change(values),
+        }
+        for (candidate, split), values in ratios.items()
+    ]
