@@ -8,24 +8,23 @@ Three steps, because the GPU machine has no LLVM:
     python benchmarks/gpu_timing.py run gpu-run --json timing.json [--repeats 30] [--seconds 420] [--nvcc]
     python benchmarks/gpu_timing.py report timing.json[.gz] [--json F]
 
-`prepare` (here) builds, for each labelled kernel of `--splits` that studies/gpu_launches.py can launch, -O3,
-every list of the label pool, the device model's lists, the kernel's own search's kept list, with `--lists`
+`prepare` (here) builds, for each labelled kernel of `--splits` that studies/gpu_launches.py can launch, -O3, every
+list of the label pool, the device model's lists, the kernel's own search's kept list, with `--lists`
 (`benchmarks/gpu_static.py --json`) that script's search list, and with `--candidates` more lists (e.g. -O3 with
-one pass more, made to look for speed; a line `PIPELINE ; FLAGS` also gives opt flags, such as an unroll
-count); identical cubins are kept once. The manifest holds each build's ptxas
-measures and the shipped device model's order of choices, so the report needs no LLVM. `run` (on the GPU
-machine: numpy and CuPy) runs each kernel in a process of its own (a build that faults cannot stop the others):
-one launch of every build on the same seeded inputs, a build rejected when any output differs from -O3's by one
-bit (a miscompile, as on the CPU), then 3 warm-up rounds and `--repeats` timed rounds (CUDA events), the builds
-interleaved in each round so that clock changes hit all alike and the written buffers reset before each launch;
-the fastest build with -O3's outputs is then timed again beside -O3 in rounds of their own. It writes the
-device, its clocks, the driver and the time of the run; with `--nvcc`, nvcc's own build of the project's kernel
-files is timed in the same rounds and reported apart. Without CuPy or a device it writes the same document
-with `"gpu": null` and the reason and exits 0. `report` (anywhere) times what each method chooses from the
-ptxas measures alone (the device model's static + backup and jit k, the best of every pool list, the kernel's
-search), the one list fastest over the train kernels applied to the others (a static choice learned from
-time), and the fastest build with -O3's outputs as its second rounds timed it (what timing every build on the
-GPU would choose).
+one pass more, made to look for speed; a line `PIPELINE ; FLAGS` also gives opt flags, such as an unroll count);
+identical cubins are kept once. The manifest holds each build's ptxas measures and the shipped device model's order
+of choices, so the report needs no LLVM. `run` (on the GPU machine: numpy and CuPy, `PYTHONPATH=src`) runs each
+kernel in a process of its own (a kernel whose build faults cannot stop the other kernels): one launch of every
+build on the same seeded inputs, a build rejected when any output differs from -O3's by one bit (a miscompile, as
+on the CPU), then 3 warm-up rounds and `--repeats` timed rounds (CUDA events), the builds interleaved in each round
+so that clock changes hit all alike and the written buffers reset before each launch; the fastest build with -O3's
+outputs is then timed again beside -O3 in rounds of their own. It writes the device, its clocks, the driver and the
+time of the run; with `--nvcc`, nvcc's own build of the project's kernel files is timed in the same rounds and
+reported apart. Without CuPy or a device it writes the same document with `"gpu": null` and the reason and exits 0.
+`report` (anywhere) times what each method chooses from the ptxas measures alone (the device model's static +
+backup and jit k, the best of every pool list, the kernel's search), the one list fastest over the train kernels
+applied to the others (a static choice learned from time), and the fastest build with -O3's outputs as its second
+rounds timed it (what timing every build on the GPU would choose).
 """
 
 from __future__ import annotations
@@ -46,7 +45,14 @@ from typing import Any
 import numpy as np
 
 from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch, argument_types, launch, ptx_parameter_types
-from stitchopt.studies.kernel_timing import candidate_rows, method_rows, summarize, vendor_rows
+from stitchopt.studies.kernel_timing import (
+    candidate_rows,
+    method_rows,
+    o3_build,
+    summarize,
+    timed_entries,
+    vendor_rows,
+)
 
 MANIFEST = "manifest.json"
 FLAGS_SEPARATOR = " ; "  # in a candidate line: the pipeline, then opt flags that a pass list cannot say
@@ -59,6 +65,7 @@ def prepare(
     labels_directory: Path, splits: list[str], output: Path, searched: Path | None, candidates: list[str]
 ) -> int:
     """Every distinct build of each launchable labelled kernel of `splits`, as cubins, and the manifest."""
+    from stitchopt.diagnostics import exception_line
     from stitchopt.errors import StitchoptError
     from stitchopt.labels.device import SEARCH, labelled_kernels, read_shards
     from stitchopt.models.device_model import kernel_features, load_device_model
@@ -104,7 +111,8 @@ def prepare(
                 built = build_device(toolchain, unit.module.bitcode, text, options)
             except StitchoptError as exc:
                 if pipeline == o3:  # o3 is pipelines[0]: nothing is built before this stops
-                    raise SystemExit(f"{unit.uri}: clang's -O3 device pipeline does not build it: {exc}") from exc
+                    reason = exception_line(exc)
+                    raise SystemExit(f"{unit.uri}: clang's -O3 device pipeline does not build it: {reason}") from exc
                 builds[pipeline] = None
                 continue
             if ptx_parameter_types(built.ptx, unit.kernel) != expected:
@@ -230,6 +238,7 @@ def vendor_builds(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     the vendor compiler beside clang's -O3. Empty when there is no nvcc."""
     nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
     if nvcc is None:
+        print("--nvcc: no nvcc on PATH or in /usr/local/cuda/bin: nvcc's builds are not timed", file=sys.stderr)
         return {}
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1:]
     built, failed = {}, {}
@@ -285,6 +294,9 @@ def run(directory: Path, output: Path, repeats: int, seconds: float, nvcc: bool)
         output.write_text(json.dumps(document | {"kernels": results, "failed": failures}, indent=1) + "\n")
     document |= {"kernels": results, "failed": failures}
     output.write_text(json.dumps(document, indent=1) + "\n")
+    if failures and not results:
+        print(f"no kernel was timed: {failures[0]['uri']}: {failures[0]['error']}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -315,12 +327,9 @@ def report(timing: Path, output: Path | None) -> int:
     gpu = document["gpu"]
     print(f"Kernel time on {gpu['name']}, run started {document['when']}\n")
     print(to_markdown(Rows("Each method against -O3", header, table)) + "\n")
-    timed_by_uri = {timed["uri"]: timed for timed in document["kernels"]}
-    entries = {entry["uri"]: entry for entry in document["manifest"]["kernels"]}
     per_kernel = []
-    for uri, timed in timed_by_uri.items():
-        entry = entries[uri]
-        o3 = entry["builds"][entry["roles"]["-O3"]]
+    for timed, entry in timed_entries(document):
+        uri, o3 = timed["uri"], o3_build(entry)
         cells = [
             next((f"{_change(k['time'])} / {_change(k['sass'])}" for k in rows[method] if k["uri"] == uri), "-")
             for method in rows

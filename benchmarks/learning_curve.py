@@ -21,7 +21,7 @@ margin training learned).
         [--sizes 60,120,250,500,1000,1500] [--repeats 3] [--jit-k 10] [--features unoptimized] [--json F]
 
 `--features` says what the model reads: the unoptimized IR (as shipped), the IR after -Oz (`after-oz`), or both
-side by side (`both`): features that see what -Oz leaves, which the lists then change.
+side by side (`both`): features that see what -Oz makes of the unit, beside what the lists start from.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def after_oz_features(toolchain: Toolchain, programs: tuple[LabeledProgram, ...]
         bitcode = benchmark_module(toolchain, program.uri).bitcode
         run = run_tool(opt_command(str(toolchain.tools["opt"]), "default<Oz>"), stdin=bitcode)
         if run.returncode != 0:
-            raise SystemExit(f"{program.uri}: opt -Oz failed: {run.stderr_tail()}")
+            last = (run.stderr_text.strip().splitlines() or ["no message"])[-1]
+            raise SystemExit(f"{program.uri}: opt -Oz failed: {last}")
         module = FeatureModule.from_bytes(toolchain, run.stdout, f"{program.uri} after -Oz")
         rows.append(np.concatenate(list(extract_all(default_representations(), module, cache).values())))
     return np.array(rows)

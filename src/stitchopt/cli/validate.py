@@ -58,9 +58,9 @@ def validate_command(
     passes: Annotated[
         str,
         passes_option(
-            "The pass list, run exactly as written (opt -passes=LIST). Lists from tune, optimize and the models "
-            "begin with always-inline; a bare label-pool list does not, and C++ programs may then fail to link "
-            "(libc++'s always_inline functions left as calls)"
+            "Flat list 'sroa,instcombine' or a pipeline; nothing is put before it. Lists from tune, optimize and "
+            "the models begin with always-inline; a bare label-pool list does not, and C++ programs may then fail "
+            "to link (libc++'s always_inline functions left as calls)"
         ),
     ] = "",
     suites: ValidateOption = None,

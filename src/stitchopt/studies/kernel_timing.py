@@ -9,9 +9,33 @@ import statistics
 from typing import Any
 
 JIT_KS = (3, 10)
-NOISE = 0.02  # a kernel is faster or slower when its median moves by more than this
+# A kernel is faster or slower when its median moves by more than this: about the run-to-run spread of kernels
+# of 0.04 ms and more on an H200; below that (a 14 us kernel), -O3 timed against itself has moved 5%.
+NOISE = 0.02
 FASTEST_TRAIN_LIST = "fastest train list"
 FASTEST = "fastest with -O3's outputs"
+
+
+def o3_build(entry: dict[str, Any]) -> int:
+    """The variant index of a manifest entry's -O3 build."""
+    build: int = entry["builds"][entry["roles"]["-O3"]]
+    return build
+
+
+def timed_entries(document: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each timed kernel of a run's document with its manifest entry."""
+    entries = {entry["uri"]: entry for entry in document["manifest"]["kernels"]}
+    return [(timed, entries[timed["uri"]]) for timed in document["kernels"]]
+
+
+def _time_counts(times: list[float]) -> dict[str, Any]:
+    """Kernels faster and slower by more than NOISE, and the geomean change, of time ratios against -O3."""
+    return {
+        "kernels": len(times),
+        "faster": sum(t < 1 - NOISE for t in times),
+        "slower": sum(t > 1 + NOISE for t in times),
+        "geomean_time": _geomean_change(times),
+    }
 
 
 # `smallest` below is `apply/device.py`'s rule (no worse than -O3 in every ptxas measure, then the smallest) over
@@ -25,7 +49,7 @@ def choices(entry: dict[str, Any]) -> dict[str, int]:
     ptxas measures alone: the device model's top list with the -O3 backup (static + backup), the smallest of its
     top k lists no worse than -O3 (jit k), the same over the whole pool, and the kernel's own searches."""
     builds, variants, roles = entry["builds"], entry["variants"], entry["roles"]
-    o3: int = builds[roles["-O3"]]
+    o3 = o3_build(entry)
 
     def smallest(pipelines: list[str]) -> int:
         built: list[int] = [builds[p] for p in pipelines if builds.get(p) is not None]
@@ -47,19 +71,17 @@ def choices(entry: dict[str, Any]) -> dict[str, int]:
 def fastest_train_list(document: dict[str, Any]) -> str | None:
     """The list with the best geomean time against -O3 over the timed train kernels, among those that build
     every one of them with -O3's outputs: a static choice learned from time. None without train kernels."""
-    entries = {entry["uri"]: entry for entry in document["manifest"]["kernels"]}
-    train = [timed for timed in document["kernels"] if entries[timed["uri"]]["split"] == "train"]
+    train = [(timed, entry) for timed, entry in timed_entries(document) if entry["split"] == "train"]
     if not train:
         return None
     geomeans: dict[str, float] = {}
-    for pipeline in entries[train[0]["uri"]]["builds"]:
+    for pipeline in train[0][1]["builds"]:
         logs = []
-        for timed in train:
-            entry = entries[timed["uri"]]
-            v, o3 = entry["builds"].get(pipeline), entry["builds"][entry["roles"]["-O3"]]
+        for timed, entry in train:
+            v = entry["builds"].get(pipeline)
             if v is None or not timed["identical_outputs"][v]:
                 break
-            logs.append(math.log(timed["median_ms"][v] / timed["median_ms"][o3]))
+            logs.append(math.log(timed["median_ms"][v] / timed["median_ms"][o3_build(entry)]))
         else:
             geomeans[pipeline] = statistics.fmean(logs)
     return min(geomeans, key=geomeans.__getitem__) if geomeans else None
@@ -71,12 +93,10 @@ def method_rows(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     the train split also get the fastest train list (`fastest_train_list`; -O3 where it cannot build). The last
     method is the fastest build with -O3's outputs (`_fastest_again`): what timing every build on the GPU would
     choose."""
-    entries = {entry["uri"]: entry for entry in document["manifest"]["kernels"]}
     learned = fastest_train_list(document)
     rows: dict[str, list[dict[str, Any]]] = {}
-    for timed in document["kernels"]:
-        entry = entries[timed["uri"]]
-        o3 = entry["builds"][entry["roles"]["-O3"]]
+    for timed, entry in timed_entries(document):
+        o3 = o3_build(entry)
         medians, same = timed["median_ms"], timed["identical_outputs"]
         chosen = choices(entry)
         if learned is not None and entry["split"] != "train":
@@ -129,11 +149,8 @@ def summarize(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
                 {
                     "method": method,
                     "split": split,
-                    "kernels": len(mine),
-                    "faster": sum(k["time"] < 1 - NOISE for k in mine),
-                    "slower": sum(k["time"] > 1 + NOISE for k in mine),
+                    **_time_counts([k["time"] for k in mine]),
                     "rejected": sum(k["rejected"] for k in mine),
-                    "geomean_time": _geomean_change([k["time"] for k in mine]),
                     "geomean_sass": _geomean_change([k["sass"] for k in mine]),
                 }
             )
@@ -143,18 +160,15 @@ def summarize(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
 def vendor_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
     """Per kernel timed beside nvcc's own build (`gpu_timing.py run --nvcc`): both medians and whether nvcc's
     outputs are -O3's bit for bit (they need not be: nvcc may contract or order float operations otherwise)."""
-    entries = {entry["uri"]: entry for entry in document["manifest"]["kernels"]}
     rows = []
-    for timed in document["kernels"]:
+    for timed, entry in timed_entries(document):
         if "vendor" not in timed:
             continue
-        entry = entries[timed["uri"]]
-        o3 = entry["builds"][entry["roles"]["-O3"]]
         rows.append(
             {
                 "uri": timed["uri"],
                 "split": entry["split"],
-                "o3_ms": timed["median_ms"][o3],
+                "o3_ms": timed["median_ms"][o3_build(entry)],
                 "nvcc_ms": timed["vendor"]["median_ms"],
                 "identical_outputs": timed["vendor"]["identical_outputs"],
             }
@@ -165,24 +179,15 @@ def vendor_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
 def candidate_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
     """Each `--candidates` list applied to every kernel of a split alone (a build that fails or changes the outputs
     counts as -O3): what one such list does across kernels, beside what choosing per kernel gets."""
-    entries = {entry["uri"]: entry for entry in document["manifest"]["kernels"]}
     ratios: dict[tuple[str, str], list[float]] = {}
-    for timed in document["kernels"]:
-        entry = entries[timed["uri"]]
-        o3 = entry["builds"][entry["roles"]["-O3"]]
+    for timed, entry in timed_entries(document):
+        o3 = o3_build(entry)
         for candidate in entry.get("candidates", []):
             v = entry["builds"].get(candidate)
             usable = v is not None and timed["identical_outputs"][v]
             ratio = timed["median_ms"][v] / timed["median_ms"][o3] if usable else 1.0
             ratios.setdefault((candidate, entry["split"]), []).append(ratio)
     return [
-        {
-            "candidate": candidate,
-            "split": split,
-            "kernels": len(values),
-            "faster": sum(r < 1 - NOISE for r in values),
-            "slower": sum(r > 1 + NOISE for r in values),
-            "geomean_time": _geomean_change(values),
-        }
+        {"candidate": candidate, "split": split, **_time_counts(values)}
         for (candidate, split), values in ratios.items()
     ]
