@@ -9,8 +9,8 @@ import statistics
 from typing import Any
 
 JIT_KS = (3, 10)
-# A kernel is faster or slower when its median moves by more than this: about the run-to-run spread of kernels
-# of 0.04 ms and more on an H200; below that (a 14 us kernel), -O3 timed against itself has moved 5%.
+# A kernel is faster or slower when its median moves by more than this: below it, medians of one build move
+# between runs on an H200; on a 14 us kernel, -O3 timed against itself has moved 5%.
 NOISE = 0.02
 FASTEST_TRAIN_LIST = "fastest train list"
 FASTEST = "fastest with -O3's outputs"
