@@ -56,7 +56,9 @@ from stitchopt.studies.kernel_timing import (
 
 MANIFEST = "manifest.json"
 FLAGS_SEPARATOR = " ; "  # in a candidate line: the pipeline, then opt flags that a pass list cannot say
-PROJECT_KERNELS = "bench://kernels-v1/"  # the CUDA files of datasets/kernels_v1 and its omp/ programs
+# datasets/kernels.py's KERNELS_URI and KERNEL_DIR, spelled again: that module cannot be imported on the GPU
+# machine (its imports reach the evaluation store's dependencies), and `run` needs them there for --nvcc.
+PROJECT_KERNELS = "bench://kernels-v1/"
 PROJECT_SOURCES = Path(__file__).resolve().parents[1] / "src" / "stitchopt" / "datasets" / "kernels_v1"
 KERNEL_SECONDS = 120  # one kernel's process, all its builds: far above what a launch of these inputs takes
 
@@ -204,7 +206,7 @@ def time_kernel(directory: Path, index: int, repeats: int, vendor: str | None) -
     kernel = entry["kernel"]
     cubins = [v["cubin"] for v in entry["variants"]] + ([vendor] if vendor else [])
     functions = [cupy.RawModule(path=str(directory / cubin)).get_function(kernel) for cubin in cubins]
-    reference = entry["builds"][entry["roles"]["-O3"]]
+    reference = o3_build(entry)
     outputs = []
     prepared = launch(kernel)  # drawn once; each build's launch gets fresh device copies of the same inputs
     for function in functions:  # one launch each: the outputs compared
@@ -229,6 +231,11 @@ def time_kernel(directory: Path, index: int, repeats: int, vendor: str | None) -
     }
 
 
+def _last_line(stderr: str) -> str:
+    """What a failed step said last: its error, on one line."""
+    return (stderr.strip().splitlines() or ["no message"])[-1]
+
+
 def _project_kernel(uri: str) -> bool:
     return uri.startswith(PROJECT_KERNELS) and not uri.startswith(PROJECT_KERNELS + "omp/")
 
@@ -249,7 +256,7 @@ def vendor_builds(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         if done.returncode == 0:
             built[family] = cubin
         else:
-            failed[family] = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            failed[family] = _last_line(done.stderr)
     return {"nvcc": version, "cubins": built, "failed": failed}
 
 
@@ -287,7 +294,7 @@ def run(directory: Path, output: Path, repeats: int, seconds: float, nvcc: bool)
             failures.append({"uri": entry["uri"], "error": f"no answer in {KERNEL_SECONDS} s"})
             continue
         if done.returncode != 0:
-            failures.append({"uri": entry["uri"], "error": (done.stderr.strip().splitlines() or ["no message"])[-1]})
+            failures.append({"uri": entry["uri"], "error": _last_line(done.stderr)})
             continue
         results.append(json.loads(done.stdout))
         print(f"{entry['uri']}: {results[-1]['median_ms']}", file=sys.stderr)
