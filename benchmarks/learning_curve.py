@@ -160,18 +160,15 @@ def score(
     model, report = train_flag_model(subset, features[train], default_representations(), llvm_version=llvm_version)
     column = {passes: j for j, passes in enumerate(labels.lists)}
     ranked = model.rank_features(features[held])
-    predicted = model.ranker.predict(model.standardizer.transform(features[held]))  # static (shrunk), as fast's
-    margin = model.fast.margin if model.fast is not None else np.inf
+    answers = model.fast_choices(features[held], ranked)
     top: list[float] = []
     fast: list[float] = []
     jit: list[float] = []
-    for index, (row, order) in enumerate(zip(held, ranked, strict=True)):
+    for row, order, answer in zip(held, ranked, answers, strict=True):
         values = [1.0 if entry.passes is None else float(ratios[row, column[entry.passes]]) for entry in order]
         top.append(values[0])
         jit.append(min(1.0, *values[:k]))
-        first = order[0].passes
-        built = first is not None and predicted[index, model.lists.index(first)] < -margin
-        fast.append(values[0] if built else 1.0)
+        fast.append(1.0 if answer is None else float(ratios[row, column[answer]]))
     scores = {
         "static_backup": geomean_change(np.minimum(np.array(top), 1.0)),
         "static_alone": geomean_change(np.array(top)),

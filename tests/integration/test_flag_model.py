@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +24,10 @@ from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.labelset import LabelSet
 from stitchopt.labels.pool import broad_lists, build_labels
 from stitchopt.labels.probed import probed_values
-from stitchopt.learning.heldout import evaluate_model
+from stitchopt.learning.heldout import FAST, evaluate_model
 from stitchopt.learning.train import train_from_labels
 from stitchopt.learning.warm import warm_caches
+from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.prediction_cache import KIND as PREDICTION
 from stitchopt.models.prediction_cache import cached_rank
@@ -148,6 +151,23 @@ def test_evaluation_reads_every_method_off_the_same_measurements(
     assert methods["static + backup"].geomean_change <= 0 and methods["jit k=2"].regressed == 0
     assert methods["jit k=2"].geomean_change <= methods["static + backup"].geomean_change
     assert len(evaluation.programs) == 2 and evaluation.inference_ms_median > 0
+    for outcome in evaluation.programs:  # the plugin's one pipeline: static's list or -Oz
+        assert outcome.ratios[FAST] in (1.0, outcome.ratios["static"]) and outcome.compilations[FAST] == 1
+
+
+def test_fast_builds_statics_list_only_past_the_margin(
+    toolchain: Toolchain, trained: tuple[LabelSet, FlagModel, Path]
+) -> None:
+    _, model, _ = trained
+    modules = [load_module(toolchain, p) for p in sorted(demo_programs().values())[:6]]
+    raw = np.concatenate([model.features(toolchain, m) for m in modules])
+    ranked = model.rank_features(raw)
+    statics = [order[0].passes for order in ranked]
+    never = replace(model, fast=FastPolicy(math.inf, 0.0, 0.0, 0.0))
+    always = replace(model, fast=FastPolicy(-math.inf, 0.0, 1.0, 0.0))
+    assert never.fast_choices(raw, ranked) == [None] * len(modules)
+    assert always.fast_choices(raw, ranked) == statics and any(statics)
+    assert replace(model, fast=None).fast_choices(raw, ranked) == [None] * len(modules)  # no margin: -Oz
 
 
 def test_wrapper_builds_objects_with_the_model_and_keeps_the_compilers_on_failure(

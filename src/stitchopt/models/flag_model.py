@@ -8,6 +8,7 @@ keeps only the lists whose passes this LLVM's catalogue has.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,18 @@ class FlagModel(SavedModel):
             entries.append(RankedList(None, 1.0, float(oz)))
             ranked.append([entries[i] for i in np.argsort(positions, kind="stable")])
         return ranked
+
+    def fast_choices(self, raw: np.ndarray, ranked: list[list[RankedList]]) -> list[PassNames | None]:
+        """The clang plugin's `fast` answer per row of `raw` (ranked by `rank_features`): static's list where its
+        shrunk predicted log ratio is below minus the learned margin, else -Oz (None); always -Oz without one."""
+        margin = self.fast.margin if self.fast is not None else math.inf
+        predicted = self.ranker.predict(self.standardizer.transform(raw))
+        column = {passes: j for j, passes in enumerate(self.lists)}
+        answers: list[PassNames | None] = []
+        for row, order in zip(predicted, ranked, strict=True):
+            first = order[0].passes
+            answers.append(first if first is not None and row[column[first]] < -margin else None)
+        return answers
 
     def _config(self) -> dict[str, Any]:
         return {
