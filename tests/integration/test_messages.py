@@ -14,6 +14,7 @@ import pytest
 from stitchopt.cli.main import exit_status
 from stitchopt.datasets.benchmarks import dataset_benchmarks
 from stitchopt.errors import DatasetError, InputError, ToolchainError
+from stitchopt.labels.labelset import LabeledProgram, LabelSet
 from stitchopt.passes.pipeline import check_pipeline
 from stitchopt.reports.run_report import read_trials
 from stitchopt.toolchain.discovery import Toolchain
@@ -100,3 +101,18 @@ def test_ir_keeps_a_bench_uri_whole() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "avl_tree.c" in done.stdout.splitlines()[0]
+
+
+def test_training_without_functions_on_function_units_only_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`train --no-functions` keeps module units only; labels of function units alone leave nothing to learn."""
+    unit = LabeledProgram(
+        "bench://demo-v1/avl_tree#insert", "0" * 64, "demo", "train", {"Oz": 10}, {"Oz": 5}, (9,), (4,)
+    )
+    labels = tmp_path / "labels.json.gz"
+    LabelSet("llvm", "catalogue", "bench://demo-v1", (("sroa",),), (unit,), 0.0).save(labels)
+    status = exit_status(["train", str(labels), "--no-functions", "-o", str(tmp_path / "m"), "--no-validate"])
+    err = capsys.readouterr().err
+    assert status == 2 and "no module units to train on: drop --no-functions" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "m").exists()

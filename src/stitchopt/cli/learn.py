@@ -42,7 +42,7 @@ from stitchopt.cli.options import (
     validation_choice,
 )
 from stitchopt.core import IRModule
-from stitchopt.datasets.benchmarks import program_path
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, program_path
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.hotpath.predict import DEFAULT_HOTNESS_SOURCE
@@ -74,6 +74,13 @@ def train_command(
             "(security: one opt -S per labeled program and pool list, cached)."
         ),
     ] = "size=1",
+    functions: Annotated[
+        bool,
+        typer.Option(
+            help="Train on the label directory's function units (`<uri>#<function>`) too; --no-functions keeps "
+            "the module units only, the kind of unit a build compiles."
+        ),
+    ] = True,
     validate: ValidateOption = None,
     validate_limit: ValidateLimitOption = None,
     no_validate: NoValidateOption = False,
@@ -89,13 +96,18 @@ def train_command(
     directory."""
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
     parsed_objective = parse_objective(objective)
+    labels = load_matrix(labels_file)
+    if not functions:
+        labels = labels.subset(lambda program: FUNCTION_SEPARATOR not in program.uri)
+        if not labels.programs:
+            raise InputError(f"{labels_file}: no module units to train on: drop --no-functions")
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
         model, report, skipped = train_from_labels(
             toolchain,
             catalogue,
-            load_matrix(labels_file),
+            labels,
             k=coreset_size,
             store=evaluator.store,
             validation=validation.open(evaluator),

@@ -44,7 +44,7 @@ from stitchopt.tune.record import RunRecord
 DEFAULT_KS = (5, 10)
 SEARCH_KS = (10,)  # seeded search rows: one per (k, budget)
 SEARCH_BUDGETS = (50,)
-FAST = "fast (one pipeline, learned margin)"  # the clang plugin's policy: static's list or -Oz, never both
+FAST = "fast (one pipeline)"  # the clang plugin's policy: static's list or -Oz, never both
 CLANG_LEVELS = ("-Os", "-O3")  # clang's own levels: baselines, not wins of ours to verify
 
 
