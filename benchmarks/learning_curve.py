@@ -168,7 +168,8 @@ def score(
         values = [1.0 if entry.passes is None else float(ratios[row, column[entry.passes]]) for entry in order]
         top.append(values[0])
         jit.append(min(1.0, *values[:k]))
-        fast.append(1.0 if answer is None else float(ratios[row, column[answer]]))
+        built = 1.0 if answer is None else float(ratios[row, column[answer]])
+        fast.append(built if np.isfinite(built) else 1.0)  # a list that fails: the plugin builds -Oz
     scores = {
         "static_backup": geomean_change(np.minimum(np.array(top), 1.0)),
         "static_alone": geomean_change(np.array(top)),

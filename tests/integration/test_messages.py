@@ -104,9 +104,10 @@ def test_ir_keeps_a_bench_uri_whole() -> None:
 
 
 def test_training_without_functions_on_function_units_only_says_so(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`train --no-functions` keeps module units only; labels of function units alone leave nothing to learn."""
+    monkeypatch.setenv("STITCHOPT_CACHE_DIR", str(tmp_path / "cache"))
     unit = LabeledProgram(
         "bench://demo-v1/avl_tree#insert", "0" * 64, "demo", "train", {"Oz": 10}, {"Oz": 5}, (9,), (4,)
     )

@@ -96,14 +96,14 @@ def train_command(
     directory."""
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
     parsed_objective = parse_objective(objective)
-    labels = load_matrix(labels_file)
-    if not functions:
-        labels = labels.subset(lambda program: FUNCTION_SEPARATOR not in program.uri)
-        if not labels.programs:
-            raise InputError(f"{labels_file}: no module units to train on: drop --no-functions")
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
+        labels = load_matrix(labels_file)
+        if not functions:
+            labels = labels.subset(lambda program: FUNCTION_SEPARATOR not in program.uri)
+            if not labels.programs:
+                raise InputError(f"{labels_file}: no module units to train on: drop --no-functions")
         model, report, skipped = train_from_labels(
             toolchain,
             catalogue,

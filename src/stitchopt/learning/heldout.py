@@ -3,12 +3,12 @@
 Per program every coreset list, -Oz, -Os and -O3 are measured once (through the evaluation cache), so each
 method is read off the same measurements (a list more than 10% below -Oz on a program counts as failed there
 unless the program's IR guards pass): `static` (the top-1 list alone, zero-shot), `static + backup` (top-1
-and -Oz compiled, the smaller kept), `fast` (the clang plugin's one pipeline: static's list where predicted past the
-model's learned margin, else -Oz), `jit k` (the top-k lists and -Oz), `best single list` (the coreset's first
-list, the best one list for the whole training set, with the backup: LLM Compiler's broadcast baseline), the
-oracle over the coreset, and the autotuner when its run record for the same programs is given. `seeded search
-k=K b=B` (the top K lists seeding a local search of B evaluations, `apply.search`) compiles what it
-proposes; every best it keeps has passed the program's IR guards.
+and -Oz compiled, the smaller kept), `fast` (the clang plugin's one pipeline: static's list where predicted
+past the model's learned margin, else -Oz; models with a margin), `jit k` (the top-k lists and -Oz), `best
+single list` (the coreset's first list, the best one list for the whole training set, with the backup: LLM
+Compiler's broadcast baseline), the oracle over the coreset, and the autotuner when its run record for the same
+programs is given. `seeded search k=K b=B` (the top K lists seeding a local search of B evaluations,
+`apply.search`) compiles what it proposes; every best it keeps has passed the program's IR guards.
 
 A win of 10% or more without run evidence (`verification`) counts as -Oz in the method table and is reported
 apart, per method, with the geomean it would give if counted.
@@ -134,8 +134,9 @@ def evaluate_model(
         for passes, result in measured.items():
             ratio[passes] = result.size_bytes / oz.size_bytes if result.ok and result.size_bytes else math.inf
         ratios, compilations = _methods([e.passes for e in ranked], model.lists[0], ratio, ks)
-        fast = ratio[model.fast_choices(features, [ranked])[0]]
-        ratios[FAST], compilations[FAST] = (fast if math.isfinite(fast) else 1.0), 1  # a failed list: -Oz
+        if model.fast is not None:  # without a margin the plugin's fast is static + backup, already a row
+            fast = ratio[model.fast_choices(features, [ranked])[0]]
+            ratios[FAST], compilations[FAST] = (fast if math.isfinite(fast) else 1.0), 1  # a failed list: -Oz
         behind = _lists_behind(ratios, [e.passes for e in ranked], ratio, catalogue)
         for name, result in zip(CLANG_LEVELS, (os_, o3), strict=True):
             ratios[name] = result.size_bytes / oz.size_bytes if result.ok and result.size_bytes else math.inf

@@ -8,7 +8,6 @@ keeps only the lists whose passes this LLVM's catalogue has.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,8 +83,11 @@ class FlagModel(SavedModel):
 
     def fast_choices(self, raw: np.ndarray, ranked: list[list[RankedList]]) -> list[PassNames | None]:
         """The clang plugin's `fast` answer per row of `raw` (ranked by `rank_features`): static's list where its
-        shrunk predicted log ratio is below minus the learned margin, else -Oz (None); always -Oz without one."""
-        margin = self.fast.margin if self.fast is not None else math.inf
+        shrunk predicted log ratio is below minus the learned margin, else -Oz (None). A model without a margin
+        has no such answer (the plugin builds static + backup for it), so asking is an error."""
+        if self.fast is None:
+            raise ValueError("the model has no fast margin (trained before margins were learned)")
+        margin = self.fast.margin
         predicted = self.ranker.predict(self.standardizer.transform(raw))
         column = {passes: j for j, passes in enumerate(self.lists)}
         answers: list[PassNames | None] = []

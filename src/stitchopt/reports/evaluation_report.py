@@ -1,6 +1,7 @@
 """The report of a flag-tuning evaluation (`stitchopt evaluate -o FILE.json`): every method against -Oz on the
-same programs (static, jit, the best single list, the coreset oracle, -Os, -O3, the autotuner when given), the
-wins without run evidence apart, the per-program picture of the model's methods, and inference time."""
+same programs (static, fast, jit, seeded search, the best single list, the coreset oracle, -Os, -O3, the
+autotuner when given), the wins without run evidence apart, the per-program picture of the model's methods, and
+inference time."""
 
 from __future__ import annotations
 
