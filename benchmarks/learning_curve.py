@@ -45,6 +45,7 @@ from stitchopt.labels.groups import group_lists, load_groups, train_groups
 from stitchopt.labels.labelset import LabeledProgram, LabelSet, labeled_features
 from stitchopt.labels.shards import SearchedUnit, load_matrix, load_searches
 from stitchopt.labels.verdicts import failed_lists
+from stitchopt.learning.heldout import fast_ratio
 from stitchopt.learning.train import train_flag_model
 from stitchopt.models.ranker import geomean_change
 from stitchopt.passes.catalogue import load_catalogue
@@ -168,8 +169,7 @@ def score(
         values = [1.0 if entry.passes is None else float(ratios[row, column[entry.passes]]) for entry in order]
         top.append(values[0])
         jit.append(min(1.0, *values[:k]))
-        built = 1.0 if answer is None else float(ratios[row, column[answer]])
-        fast.append(built if np.isfinite(built) else 1.0)  # a list that fails: the plugin builds -Oz
+        fast.append(fast_ratio(1.0 if answer is None else float(ratios[row, column[answer]])))
     scores = {
         "static_backup": geomean_change(np.minimum(np.array(top), 1.0)),
         "static_alone": geomean_change(np.array(top)),

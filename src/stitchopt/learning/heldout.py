@@ -48,6 +48,11 @@ FAST = "fast (one pipeline)"  # the clang plugin's policy: static's list or -Oz,
 CLANG_LEVELS = ("-Os", "-O3")  # clang's own levels: baselines, not wins of ours to verify
 
 
+def fast_ratio(built: float) -> float:
+    """`fast`'s size ratio to -Oz from its list's (1.0 for -Oz): a list that fails makes the plugin build -Oz."""
+    return built if math.isfinite(built) else 1.0
+
+
 @dataclass(frozen=True)
 class ProgramOutcome:
     uri: str
@@ -135,8 +140,8 @@ def evaluate_model(
             ratio[passes] = result.size_bytes / oz.size_bytes if result.ok and result.size_bytes else math.inf
         ratios, compilations = _methods([e.passes for e in ranked], model.lists[0], ratio, ks)
         if model.fast is not None:  # without a margin the plugin's fast is static + backup, already a row
-            fast = ratio[model.fast_choices(features, [ranked])[0]]
-            ratios[FAST], compilations[FAST] = (fast if math.isfinite(fast) else 1.0), 1  # a failed list: -Oz
+            ratios[FAST] = fast_ratio(ratio[model.fast_choices(features, [ranked])[0]])
+            compilations[FAST] = 1
         behind = _lists_behind(ratios, [e.passes for e in ranked], ratio, catalogue)
         for name, result in zip(CLANG_LEVELS, (os_, o3), strict=True):
             ratios[name] = result.size_bytes / oz.size_bytes if result.ok and result.size_bytes else math.inf
