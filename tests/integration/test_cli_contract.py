@@ -411,6 +411,11 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
             "--seed only applies to the pool",
         ),
         (["labels", "search", "bench://x-v1", "-o", "l", "--part", "3/2"], "--part '3/2': give I/N with 1 <= I <= N"),
+        (["labels", "broadcast", "l", "--programs", "9"], "--programs only applies with --unsearched"),
+        (
+            ["labels", "broadcast", "l", "--unsearched", "bench://x-v1", "--split", "train,test"],
+            "--split test: models train on the matrix",
+        ),
         (["datasets", "build", "pypi", "--only", "lz4,nosuch"], "--only 'lz4,nosuch': pypi has no unit nosuch"),
         (["datasets", "build", "pypi", "--only", "lz4", "--limit", "2"], "--limit only applies without --only"),
         (["labels", "search", "bench://x-v1", "-o", "l", "--strategy", "anneal"], "--strategy 'anneal': use one of"),

@@ -31,7 +31,14 @@ from stitchopt.labels.groups import (
     search_group,
     search_groups,
 )
-from stitchopt.labels.matrix import best_lists, broadcast_pool, label_matrix, plan_broadcast, searched_programs
+from stitchopt.labels.matrix import (
+    best_lists,
+    broadcast,
+    broadcast_pool,
+    label_matrix,
+    plan_broadcast,
+    searched_programs,
+)
 from stitchopt.labels.measure import Program
 from stitchopt.labels.search import function_units, search_benchmarks, search_units
 from stitchopt.labels.shards import (
@@ -308,6 +315,37 @@ def test_a_group_search_finds_one_list_for_its_units(
     assert only.uri == searched.units[0].uri  # --units: the same pool, on these units
     with pytest.raises(InputError, match="no searched unit under bench://demo-v1/nothing"):
         plan_broadcast(directory, toolchain, catalogue, pool=1, units=("bench://demo-v1/nothing",))
+
+
+def test_broadcast_grows_a_matrix_with_units_no_search_reached(
+    toolchain: Toolchain, catalogue: Catalogue, searched: Searched, tmp_path: Path
+) -> None:
+    """--unsearched: the pool measured on dataset units no search reached (a searched one is not measured twice),
+    recognized by their file's hash on a rerun; --matrix keeps that matrix's lists whatever the pool now is."""
+    directory = tmp_path / "labels"
+    shutil.copytree(searched.directory, directory)
+    unsearched = []
+    for name in ("avl_tree", "bit_tricks"):  # bit_tricks is searched
+        path = tmp_path / f"{name}.bc"
+        path.write_bytes(benchmark_module(toolchain, f"bench://demo-v1/{name}").bitcode)
+        unsearched.append(Benchmark(f"bench://demo-v1/{name}", path, name, "train"))
+    first_unit = (searched.units[0].uri,)
+    with Evaluator(toolchain, searched.store, jobs=2) as evaluator:
+        first = broadcast(
+            evaluator, catalogue, plan_broadcast(directory, toolchain, catalogue, 2, first_unit), directory
+        )
+        plan = plan_broadcast(
+            directory, toolchain, catalogue, 1, first_unit, matrix=first.directory, unsearched=unsearched
+        )
+        assert plan.lists == load_matrix(first.directory).lists and len(plan.lists) == 2  # not the pool of 1
+        assert [b.uri for b in plan.extra] == ["bench://demo-v1/avl_tree"]
+        grown = broadcast(evaluator, catalogue, plan, directory)
+        assert (grown.directory, grown.labeled, grown.skipped) == (first.directory, 1, 1)
+        assert broadcast(evaluator, catalogue, plan, directory).labeled == 0
+    assert sorted(p.uri for p in load_matrix(first.directory).programs) == sorted([*first_unit, unsearched[0].uri])
+    assert plan_broadcast(directory, toolchain, catalogue, 1, unsearched=unsearched, unsearched_limit=0).extra == ()
+    with pytest.raises(InputError, match="not a matrix directory"):
+        plan_broadcast(directory, toolchain, catalogue, matrix=directory)
 
 
 def _ratios_on(evaluator: Evaluator, catalogue: Catalogue, searched: Searched, passes: tuple[str, ...]) -> list[float]:

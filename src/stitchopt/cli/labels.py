@@ -148,12 +148,26 @@ def search_command(
 
 @labels_app.command("broadcast")
 def broadcast_command(
+    ctx: typer.Context,
     directory: DirectoryArgument,
     pool: Annotated[
         int, typer.Option(min=1, help="The searches' most common bests in the pool (the groups' lists come on top).")
     ] = DEFAULT_POOL,
     shard_units: Annotated[int, typer.Option(min=1, help="Units per shard file.")] = DEFAULT_MATRIX_UNITS,
     units: UnitsOption = None,
+    matrix: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="Measure this matrix's lists (grow it with new units) instead of the searches' pool now."),
+    ] = None,
+    unsearched: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Also measure the units of these datasets that no search reached (comma-separated)."),
+    ] = None,
+    split: SplitOption = "train",
+    programs: Annotated[
+        int, typer.Option(min=0, help="With --unsearched: the first N of those units (round-robin by package; 0: all).")
+    ] = 0,
+    max_ir_kb: MaxIrOption = 100.0,
     commit: CommitOption = False,
     jobs: JobsOption = 0,
     cache_dir: CacheDirOption = None,
@@ -161,12 +175,27 @@ def broadcast_command(
     address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Measure the searches' best lists on every searched unit (the matrix models learn from) and print the
-    coreset's coverage curve against K."""
+    """Measure the searches' best lists on every searched unit (the matrix models learn from), and with
+    --unsearched on units no search reached too, then print the coreset's coverage curve against K."""
+    if not unsearched:
+        refuse_ignored(ctx, ("split", "programs", "max_ir_kb"), "with --unsearched")
     committer = shard_committer(directory) if commit else None
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    plan = plan_broadcast(directory, toolchain, catalogue, pool, _roots(units))
+    splits = split.split(",")
+    if "test" in splits:
+        raise InputError("--split test: models train on the matrix, so test units stay out; use train or validation")
+    more = select_benchmarks(unsearched, splits, max_ir_kb=max_ir_kb) if unsearched else []
+    plan = plan_broadcast(
+        directory,
+        toolchain,
+        catalogue,
+        pool,
+        _roots(units),
+        matrix=matrix,
+        unsearched=more,
+        unsearched_limit=programs or None,
+    )
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator, _progress() as advance:
         done = broadcast(
             evaluator,

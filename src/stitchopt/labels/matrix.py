@@ -7,24 +7,31 @@ first and then the largest gains on their own unit, then the lists searched for 
 searched unit, and the rows are written as `LabelSet` shards of the pool's matrix as they finish, so this
 stage resumes like the searches do. A pool that changed as the searches grew measures only its new lists on
 the units other matrices measured (their rows are read back), and everything on new units.
+
+A matrix row needs no search of its unit: the pool measured on units no search reached yet (`extra`) gives a
+chooser more programs to learn from at a fraction of a search's cost (one compilation a list, where a search
+makes hundreds), as LLM Compiler's broadcast covers every program and not only the searched ones.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stitchopt.datasets.benchmarks import benchmark_module
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, Benchmark, benchmark_module
+from stitchopt.datasets.manifest import file_sha256
 from stitchopt.datasets.uri import is_under
-from stitchopt.errors import DatasetError, InputError
+from stitchopt.errors import DatasetError, InputError, StitchoptError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.groups import group_lists, load_groups, train_groups
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
 from stitchopt.labels.measure import KnownRow, Program, label_programs, list_measures
 from stitchopt.labels.shards import (
+    MATRIX_PREFIX,
     SearchedUnit,
     load_searches,
     matrix_directories,
@@ -36,6 +43,7 @@ from stitchopt.labels.shards import (
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import load_module
 
 DEFAULT_POOL = 60
 DEFAULT_MATRIX_UNITS = 50
@@ -102,19 +110,21 @@ def label_matrix(
     directory: Path,
     *,
     dataset: str,
+    extra: Iterable[Program] = (),
+    extra_count: int = 0,
     shard_units: int = DEFAULT_MATRIX_UNITS,
     on_unit: Callable[[int, int], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
 ) -> MatrixProgress:
-    """Measure `pool` on every program not yet in the pool's matrix shards, `shard_units` rows a shard (the last
-    one whatever its size, also when the run is interrupted or fails)."""
+    """Measure `pool` on every program not yet in the pool's matrix shards, then on `extra` (`extra_count` of
+    them, loaded as they are measured and not yet in the shards: see `unmeasured_units`), `shard_units` rows a
+    shard (the last one whatever its size, also when the run is interrupted or fails)."""
     lists = tuple(pool)
     target = matrix_directory(directory, lists)
     stamps = (evaluator.toolchain.identity, catalogue.identity)
-    shards = matrix_shards(target)
-    done = {(p.uri, p.ir_sha256) for s in shards if (s.toolchain, s.catalogue) == stamps for p in s.programs}
+    done = measured_keys(target, stamps)
     todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
-    known = rows_measured_before(directory, stamps) if todo else {}
+    known = rows_measured_before(directory, stamps) if todo or extra_count else {}
     written: list[Path] = []
     rows: list[LabeledProgram] = []
     cpu = shard_cpu = 0.0
@@ -131,19 +141,45 @@ def label_matrix(
                 on_shard(path)
 
     try:
-        for index, program in enumerate(todo):
+        for index, program in enumerate(itertools.chain(todo, extra)):
             row, seconds = label_programs(evaluator, catalogue, [program], lists, known=known)
             cpu += seconds
             shard_cpu += seconds
             labeled += len(row)
             rows.extend(row)
             if on_unit is not None:
-                on_unit(index + 1, len(todo))
+                on_unit(index + 1, len(todo) + extra_count)
             if len(rows) >= shard_units:
                 flush()
     finally:  # an interrupted run (Ctrl-C, a kill) keeps the rows it finished
         flush()
     return MatrixProgress(target, labeled, len(programs) - len(todo), tuple(written), cpu)
+
+
+def measured_keys(matrix: Path, stamps: tuple[str, str]) -> set[tuple[str, str]]:
+    """(URI, IR hash) of every row of one pool's matrix directory measured with these stamps."""
+    shards = matrix_shards(matrix)
+    return {(p.uri, p.ir_sha256) for s in shards if (s.toolchain, s.catalogue) == stamps for p in s.programs}
+
+
+def unmeasured_units(
+    toolchain: Toolchain, benchmarks: Sequence[Benchmark], done: set[tuple[str, str]]
+) -> tuple[list[Benchmark], Iterator[Program]]:
+    """The dataset units `done` lacks, recognized by their file's hash (a dataset's bitcode is loaded as it is,
+    so its bytes' hash is the module's), and a generator that loads them one at a time as they are measured; an
+    unreadable unit is skipped with a warning."""
+    todo = [b for b in benchmarks if (b.uri, file_sha256(b.path)) not in done]
+
+    def loaded() -> Iterator[Program]:
+        for benchmark in todo:
+            try:
+                module = load_module(toolchain, benchmark.path)
+            except StitchoptError as error:
+                warnings.warn(f"{benchmark.uri} skipped: {error}", stacklevel=2)
+                continue
+            yield Program(benchmark.uri, benchmark.package, benchmark.split, module)
+
+    return todo, loaded()
 
 
 def rows_measured_before(directory: Path, stamps: tuple[str, str]) -> dict[tuple[str, str], KnownRow]:
@@ -163,11 +199,13 @@ def rows_measured_before(directory: Path, stamps: tuple[str, str]) -> dict[tuple
 
 @dataclass(frozen=True)
 class BroadcastPlan:
-    """What `broadcast` measures: a label directory's pool and its searched units (those whose -Oz built)."""
+    """What `broadcast` measures: a pool of lists, a label directory's searched units (those whose -Oz built)
+    and units no search reached (`extra`, in this order after them)."""
 
     dataset: str
     lists: tuple[PassNames, ...]
     units: tuple[SearchedUnit, ...]
+    extra: tuple[Benchmark, ...] = ()
 
 
 def plan_broadcast(
@@ -176,24 +214,45 @@ def plan_broadcast(
     catalogue: Catalogue,
     pool: int = DEFAULT_POOL,
     units: Sequence[str] = (),
+    *,
+    matrix: Path | None = None,
+    unsearched: Sequence[Benchmark] = (),
+    unsearched_limit: int | None = None,
 ) -> BroadcastPlan:
     """The pool of `directory`'s searches made with this toolchain and catalogue (the first `pool` of their
-    bests, then the best of every group of train units) and its units (those under `units` when given, see
-    `is_under`: the pool is the same, so a later broadcast without them resumes the matrix), read before any
-    evaluator starts; an InputError says why there is nothing to broadcast."""
+    bests, then the best of every group of train units), or the lists of an existing `matrix` (which grows
+    with new units while the searches' pool moves on), and its units (those under `units` when given, see
+    `is_under`: the pool is the same, so a later broadcast without them resumes the matrix), then the first
+    `unsearched_limit` of `unsearched` that no search reached; read before any evaluator starts. An InputError
+    says why there is nothing to broadcast."""
     if not directory.is_dir():
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     searched = load_searches(directory, toolchain.identity, catalogue.identity)
     if not searched:
         raise InputError(f"{directory}: no search shards for this LLVM: run `stitchopt labels search` first")
-    groups = group_lists(train_groups(load_groups(directory, toolchain.identity, catalogue.identity), searched))
-    lists = tuple(dict.fromkeys([*broadcast_pool(searched, pool), *groups]))
+    if matrix is not None:
+        lists = _matrix_lists(matrix)
+    else:
+        groups = group_lists(train_groups(load_groups(directory, toolchain.identity, catalogue.identity), searched))
+        lists = tuple(dict.fromkeys([*broadcast_pool(searched, pool), *groups]))
     if not lists:
         raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")
     measured = tuple(u for u in searched if not u.failed and (not units or is_under(u.uri, tuple(units))))
-    if not measured:
+    if not measured and not unsearched:
         raise InputError(f"{directory}: no searched unit under {', '.join(units)}")
-    return BroadcastPlan(searched_dataset(directory), lists, measured)
+    reached = {u.uri.partition(FUNCTION_SEPARATOR)[0] for u in searched}
+    extra = [b for b in unsearched if b.uri not in reached][:unsearched_limit]
+    return BroadcastPlan(searched_dataset(directory), lists, measured, tuple(extra))
+
+
+def _matrix_lists(matrix: Path) -> tuple[PassNames, ...]:
+    """The lists of one pool's matrix directory (`matrix-<pool>`)."""
+    if not (matrix.is_dir() and matrix.name.startswith(MATRIX_PREFIX)):
+        raise InputError(f"--matrix {matrix}: not a matrix directory (a label directory's matrix-<pool>)")
+    shards = matrix_shards(matrix)
+    if not shards:
+        raise InputError(f"--matrix {matrix}: no readable shards, so no lists to measure")
+    return shards[0].lists
 
 
 def broadcast(
@@ -206,8 +265,13 @@ def broadcast(
     on_unit: Callable[[int, int], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
 ) -> MatrixProgress:
-    """`label_matrix` of the plan's pool on its units, their IR rebuilt from the dataset (`searched_programs`)."""
+    """`label_matrix` of the plan's pool on its units, their IR rebuilt from the dataset (`searched_programs`),
+    then on its units no search reached that the matrix lacks."""
     programs = searched_programs(evaluator.toolchain, plan.units)
+    stamps = (evaluator.toolchain.identity, catalogue.identity)
+    extra, loaded = unmeasured_units(
+        evaluator.toolchain, plan.extra, measured_keys(matrix_directory(directory, plan.lists), stamps)
+    )
     return label_matrix(
         evaluator,
         catalogue,
@@ -215,6 +279,8 @@ def broadcast(
         plan.lists,
         directory,
         dataset=plan.dataset,
+        extra=loaded,
+        extra_count=len(extra),
         shard_units=shard_units,
         on_unit=on_unit,
         on_shard=on_shard,
