@@ -12,7 +12,8 @@ only: lists searched for groups of train units, `labels groups`, are candidates,
 `--no-groups` they are left out). Lists the directory's verdicts failed (`stitchopt labels validate`) are
 never candidates. Shares are
 (1 - geomean ratio of the method) / (1 - geomean ratio of the autotuner); the pool's ceiling (each held-out
-unit's best pool list, what any way of choosing from the pool can reach) is printed beside. Two one-pipeline
+unit's best pool list, what any way of choosing from the pool can reach) is printed beside. Train units may be
+broadcast only (`labels broadcast --unsearched`); the held-out units are the searched ones. Two one-pipeline
 compiles are scored for how often they make a unit larger: static alone (the top choice, -Oz where the chooser
 ranks it first) and `fast` (the clang plugin's policy: the top list only where its predicted gain passes the
 margin training learned).
@@ -209,7 +210,11 @@ def main() -> None:
     print(f"{len(labels.programs)} labelled units with IR ({len(data.skipped)} skipped)", file=sys.stderr)
     ratios = labels.ratios()
     packages = [p.package for p in labels.programs]
-    held = [i for i, p in enumerate(labels.programs) if p.split == "validation" and not is_function(p)]
+    # held out: the searched validation module units (a unit only broadcast has no search to be the reference)
+    reached = {u.uri for u in searched}
+    held = [
+        i for i, p in enumerate(labels.programs) if p.split == "validation" and not is_function(p) and p.uri in reached
+    ]
     # the reference is the same with or without the groups' lists: single-unit searches and their bests
     singles = restricted_to_train_bests(data.labels, searched, args.labels, groups=False)
     reference = autotuner_ratios(args.labels, singles, singles.ratios(), held)

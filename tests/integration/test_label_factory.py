@@ -417,6 +417,10 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     )
     info = json.loads(run_cli(cache, "labels", "info", str(labels), "--json").stdout)
     assert info["groups"]["groups"] == 1 and info["groups"]["cpu_hours"] > 0
+    model = tmp_path / "model"
+    trained = run_cli(cache, "train", str(labels), "--no-functions", "--no-validate", "-o", str(model))
+    assert trained.returncode == 0, trained.stderr
+    assert json.loads((model / "config.json").read_text())["trained_on"]["units"] == "modules (--no-functions)"
     assert "groups: 1 groups searched" in run_cli(cache, "labels", "info", str(labels)).stdout
     too_large = run_cli(cache, *grouping, "--size", "3")
     assert too_large.returncode == 2 and "no group of 3 train,validation module units" in too_large.stderr

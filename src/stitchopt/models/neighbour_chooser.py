@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-NEIGHBOUR_COUNTS = (5, 10, 20)  # the grids package-grouped cross-validation chooses from
+NEIGHBOUR_COUNTS = (5, 10, 20, 40)  # the grids package-grouped cross-validation chooses from
 NEIGHBOUR_SHRINKS = (0.5, 1.0)
 
 
