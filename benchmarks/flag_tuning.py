@@ -22,7 +22,7 @@ from pathlib import Path
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.datasets.benchmarks import select_benchmarks
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.learning.heldout import Evaluation, evaluate_dataset, restricted, without_packages
+from stitchopt.learning.heldout import SEARCH_KS, Evaluation, evaluate_dataset, restricted, without_packages
 from stitchopt.learning.kinds import load_model
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
@@ -73,6 +73,9 @@ def main() -> None:
     parser.add_argument("--max-ir-kb", type=float, default=100.0)
     parser.add_argument("--per-package", type=int, default=40)
     parser.add_argument("--ks", default="5,10,50")
+    parser.add_argument(
+        "--search-ks", default=",".join(map(str, SEARCH_KS)), help="seeded search's seeds, one row each"
+    )
     parser.add_argument("--autotuner", type=Path)
     parser.add_argument("--verified", type=Path, help="run evidence (JSON lines): wins of 10%% or more that count")
     parser.add_argument(
@@ -96,6 +99,7 @@ def main() -> None:
             max_ir_kb=args.max_ir_kb,
             per_package=args.per_package or None,
             ks=tuple(int(k) for k in args.ks.split(",") if k),
+            search_ks=_numbers(args.search_ks),
             autotuner=args.autotuner,
             verified=args.verified,
         )

@@ -19,7 +19,7 @@ ranks it first) and `fast` (the clang plugin's policy: the top list only where i
 margin training learned).
 
     python benchmarks/learning_curve.py --labels data/labels/searched [--matrix DIR/matrix-<pool>] [--no-groups]
-        [--sizes 60,120,250,500,1000,1500] [--repeats 3] [--jit-k 10] [--features unoptimized] [--json F]
+        [--sizes 60,120,250,500,1000,1500] [--repeats 3] [--jit-ks 10,40] [--features unoptimized] [--json F]
 
 `--features` says what the model reads: the unoptimized IR (as shipped), the IR after -Oz (`after-oz`), or both
 side by side (`both`): features that see what -Oz makes of the unit, beside what the lists start from.
@@ -67,9 +67,9 @@ class Point:
     regressed: float  # share of held-out units static alone makes larger than -Oz
     fast: float  # the plugin's one-pipeline policy: the top list only where predicted past its learned margin
     fast_regressed: float
-    jit: float
+    jit: tuple[float, ...]  # the best of the top k lists and -Oz, one per `--jit-ks` (seeded search's seeds too)
     share_static_backup: float  # of the autotuner's gain
-    share_jit: float
+    share_jit: tuple[float, ...]
     chosen: str  # the kind of chooser cross-validation over packages picked, in each draw
     train_seconds: float
 
@@ -146,7 +146,7 @@ def score(
     ratios: np.ndarray,
     train: list[int],
     held: list[int],
-    k: int,
+    ks: tuple[int, ...],
     llvm_version: str,
 ) -> tuple[dict[str, float], str]:
     """Train on `train` rows, then each held-out row's ratio under the model's choices; and the kind of
@@ -165,11 +165,12 @@ def score(
     answers = model.fast_choices(features[held], ranked)
     top: list[float] = []
     fast: list[float] = []
-    jit: list[float] = []
+    jit: dict[int, list[float]] = {k: [] for k in ks}
     for row, order, answer in zip(held, ranked, answers, strict=True):
         values = [1.0 if entry.passes is None else float(ratios[row, column[entry.passes]]) for entry in order]
         top.append(values[0])
-        jit.append(min(1.0, *values[:k]))
+        for k in ks:
+            jit[k].append(min(1.0, *values[:k]))
         fast.append(fast_ratio(1.0 if answer is None else float(ratios[row, column[answer]])))
     scores = {
         "static_backup": geomean_change(np.minimum(np.array(top), 1.0)),
@@ -177,7 +178,7 @@ def score(
         "regressed": float(np.mean(np.array(top) > 1.0)),
         "fast": geomean_change(np.array(fast)),
         "fast_regressed": float(np.mean(np.array(fast) > 1.0)),
-        "jit": geomean_change(np.array(jit)),
+        **{f"jit{k}": geomean_change(np.array(jit[k])) for k in ks},
     }
     return scores, report.candidates[0].name if report.candidates else "regression ranker"
 
@@ -191,10 +192,11 @@ def main() -> None:
     )
     parser.add_argument("--sizes", default="60,120,250,500,1000,1500")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--jit-k", type=int, default=10)
+    parser.add_argument("--jit-ks", default="10,40", help="jit's k values (40: seeded search's seeds)")
     parser.add_argument("--features", choices=("unoptimized", "after-oz", "both"), default="unoptimized")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    ks = tuple(int(k) for k in args.jit_ks.split(","))
 
     toolchain = find_toolchain(None)
     catalogue = load_catalogue(toolchain)
@@ -239,7 +241,7 @@ def main() -> None:
             for repeat in range(args.repeats):
                 train = draw(pool, packages, size, seed=repeat)
                 drawn.append({packages[i] for i in train})
-                scores, kind = score(labels, features, ratios, train, held, args.jit_k, catalogue.llvm_version)
+                scores, kind = score(labels, features, ratios, train, held, ks, catalogue.llvm_version)
                 runs.append(scores)
                 chosen.append(kind)
             mean = {key: float(np.mean([r[key] for r in runs])) for key in runs[0]}
@@ -254,9 +256,9 @@ def main() -> None:
                     mean["regressed"],
                     mean["fast"],
                     mean["fast_regressed"],
-                    mean["jit"],
+                    tuple(mean[f"jit{k}"] for k in ks),
                     share(mean["static_backup"]),
-                    share(mean["jit"]),
+                    tuple(share(mean[f"jit{k}"]) for k in ks),
                     ", ".join(chosen),
                     (time.perf_counter() - start) / args.repeats,
                 )
@@ -277,15 +279,14 @@ def main() -> None:
             f"{100 * p.regressed:.0f}%",
             f"{100 * p.fast:+.2f}%",
             f"{100 * p.fast_regressed:.0f}%",
-            f"{100 * p.jit:+.2f}%",
-            f"{100 * p.share_jit:.0f}%",
+            *(f"{100 * c:+.2f}%" if i % 2 == 0 else f"{100 * c:.0f}%" for i, c in enumerate(_pairs(p))),
             p.chosen,
         ]
         for p in points
     ]
     headers = ["units", "functions", "packages", "static+backup", "share", "static alone", "regressed", "fast"]
     headers += ["regressed"]
-    headers += [f"jit k={args.jit_k}", "share", "chooser picked (per draw)"]
+    headers += [name for k in ks for name in (f"jit k={k}", "share")] + ["chooser picked (per draw)"]
     print(f"{title}\n{ceiling}\n\n{to_markdown(Rows(title, headers, rows))}")
     if args.json:
         summary = {
@@ -296,6 +297,11 @@ def main() -> None:
             "points": [asdict(p) for p in points],
         }
         args.json.write_text(json.dumps(summary, indent=1))
+
+
+def _pairs(point: Point) -> list[float]:
+    """Each jit k's change, then its share."""
+    return [value for pair in zip(point.jit, point.share_jit, strict=True) for value in pair]
 
 
 if __name__ == "__main__":

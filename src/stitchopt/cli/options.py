@@ -98,7 +98,7 @@ KOption = Annotated[
         min=1,
         help=(
             "How many of the model's lists jit mode compiles beside the baseline (where a command has hybrid and "
-            "search modes: hybrid's lists too, and search's seeds, 10 there)."
+            "search modes: hybrid's lists too, and search's seeds, 40 there)."
         ),
     ),
 ]

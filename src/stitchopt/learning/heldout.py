@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from stitchopt.apply.choose import Choice
+from stitchopt.apply.modes import SEARCH_K
 from stitchopt.apply.search import search_ranked
 from stitchopt.core import EvalResult, IRModule
 from stitchopt.datasets.benchmarks import Benchmark, select_benchmarks
@@ -42,7 +43,7 @@ from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.record import RunRecord
 
 DEFAULT_KS = (5, 10)
-SEARCH_KS = (10,)  # seeded search rows: one per (k, budget)
+SEARCH_KS = (SEARCH_K,)  # seeded search rows: one per (k, budget)
 SEARCH_BUDGETS = (50,)
 FAST = "fast (one pipeline)"  # the clang plugin's policy: static's list or -Oz, never both
 CLANG_LEVELS = ("-Os", "-O3")  # clang's own levels: baselines, not wins of ours to verify
@@ -338,6 +339,7 @@ def evaluate_benchmarks(
     model_dir: Path,
     *,
     ks: Sequence[int] = DEFAULT_KS,
+    search_ks: Sequence[int] = SEARCH_KS,
     autotuner: Path | None = None,
     llm_compiler: Path | None = None,
     verified: Path | None = None,
@@ -355,7 +357,15 @@ def evaluate_benchmarks(
 
         proposers["LLM Compiler"] = llm_compiler_proposer(evaluator.toolchain, catalogue, LLMCompiler(llm_compiler))
     return evaluate_model(
-        evaluator, catalogue, model, benchmarks, ks=ks, autotuner=answers, proposers=proposers, verified=evidence
+        evaluator,
+        catalogue,
+        model,
+        benchmarks,
+        ks=ks,
+        search_ks=search_ks,
+        autotuner=answers,
+        proposers=proposers,
+        verified=evidence,
     )
 
 
@@ -369,6 +379,7 @@ def evaluate_dataset(
     max_ir_kb: float = 100.0,
     per_package: int | None = None,
     ks: Sequence[int] = DEFAULT_KS,
+    search_ks: Sequence[int] = SEARCH_KS,
     autotuner: Path | None = None,
     llm_compiler: Path | None = None,
     verified: Path | None = None,
@@ -376,7 +387,14 @@ def evaluate_dataset(
     """`evaluate_model` on one split of a built dataset (round-robin over packages); returns a title too."""
     chosen = select_benchmarks(dataset, [split], max_ir_kb=max_ir_kb, per_package=per_package, limit=programs or None)
     evaluation = evaluate_benchmarks(
-        evaluator, chosen, model_dir, ks=ks, autotuner=autotuner, llm_compiler=llm_compiler, verified=verified
+        evaluator,
+        chosen,
+        model_dir,
+        ks=ks,
+        search_ks=search_ks,
+        autotuner=autotuner,
+        llm_compiler=llm_compiler,
+        verified=verified,
     )
     packages = len({b.package for b in chosen})
     title = f"{dataset} split={split}: {len(evaluation.programs)} programs from {packages} packages"
