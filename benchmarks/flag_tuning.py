@@ -2,15 +2,17 @@
 model's MAPE, from the same measurements as `stitchopt evaluate`.
 
     python benchmarks/flag_tuning.py [--dataset bench://pypi-v1] [--split test] [--model DIR] [--programs N]
-        [--max-ir-kb 100] [--per-package 40] [--ks 5,10,50] [--autotuner RECORD.json] [--verified EVIDENCE.jsonl]
+        [--max-ir-kb 100] [--per-package 40] [--ks 5,10,50] [--search-ks 40] [--autotuner RECORD.json]
+        [--verified EVIDENCE.jsonl]
         [--exclude-package P ...] [--curve [--curve-ks 1,5,10,50] [--curve-budgets 0,10,25,50,100,300]]
         [--csv F] [--json F]
 
-Besides the table over all programs it prints the same table per package, without the `--exclude-package`
-packages, and over the programs the autotuner ran on; each is followed by its wins of 10% or more without run
-evidence (`--verified`), which the table counts as -Oz. With `--curve` it also prints seeded search's gain
-against compilations (by default k = 1, 5, 10, 50: one search of 300 evaluations per program and k, read at 0,
-10, 25, 50, 100 and 300) beside the autotuner's, read off the curves of its run record at the same numbers.
+Besides the table over all programs (seeded search: one row per `--search-ks` k, 50 evaluations) it prints the
+same table per package, without the `--exclude-package` packages, and over the programs the autotuner ran on;
+each is followed by its wins of 10% or more without run evidence (`--verified`), which the table counts as -Oz.
+With `--curve` it also prints seeded search's gain against compilations (by default k = 1, 5, 10, 50: one search
+of 300 evaluations per program and k, read at 0, 10, 25, 50, 100 and 300) beside the autotuner's, read off the
+curves of its run record at the same numbers.
 """
 
 from __future__ import annotations

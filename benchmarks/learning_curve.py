@@ -19,6 +19,7 @@ ranks it first) and `fast` (the clang plugin's policy: the top list only where i
 margin training learned).
 
     python benchmarks/learning_curve.py --labels data/labels/searched [--matrix DIR/matrix-<pool>] [--no-groups]
+        [--no-unsearched] [--functions off|on|both]
         [--sizes 60,120,250,500,1000,1500] [--repeats 3] [--jit-ks 10,40] [--features unoptimized] [--json F]
 
 `--features` says what the model reads: the unoptimized IR (as shipped), the IR after -Oz (`after-oz`), or both
@@ -194,9 +195,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jit-ks", default="10,40", help="jit's k values (40: seeded search's seeds)")
     parser.add_argument("--features", choices=("unoptimized", "after-oz", "both"), default="unoptimized")
+    parser.add_argument(
+        "--unsearched",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="train on units only broadcast too (`labels broadcast --unsearched`), not only searched ones",
+    )
+    parser.add_argument("--functions", choices=("off", "on", "both"), default="both", help="function units")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    ks = tuple(int(k) for k in args.jit_ks.split(","))
+    ks = tuple(int(k) for k in args.jit_ks.split(",") if k)
 
     toolchain = find_toolchain(None)
     catalogue = load_catalogue(toolchain)
@@ -233,8 +241,11 @@ def main() -> None:
         " below -Oz"
     )
     points = []
-    for functions in (False, True):
-        pool = [i for i, p in enumerate(labels.programs) if p.split == "train" and (functions or not is_function(p))]
+    trainable = [
+        i for i, p in enumerate(labels.programs) if p.split == "train" and (args.unsearched or p.uri in reached)
+    ]
+    for functions in {"off": (False,), "on": (True,), "both": (False, True)}[args.functions]:
+        pool = [i for i in trainable if functions or not is_function(labels.programs[i])]
         for size in sorted({min(int(s), len(pool)) for s in args.sizes.split(",")}):
             start = time.perf_counter()
             runs, chosen, drawn = [], [], []
@@ -294,6 +305,7 @@ def main() -> None:
             "autotuner": autotuner,
             "pool_ceiling": ceiling_change,
             "held_out": len(held),
+            "jit_ks": ks,
             "points": [asdict(p) for p in points],
         }
         args.json.write_text(json.dumps(summary, indent=1))

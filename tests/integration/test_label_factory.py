@@ -56,7 +56,7 @@ from stitchopt.models.neighbour_chooser import NeighbourChooser
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import load_module
+from stitchopt.toolchain.frontend import disassemble, load_module
 from stitchopt.toolchain.split import symbols
 from stitchopt.tune.acceptance import ListValidation, Verified
 from stitchopt.tune.driver import Budget
@@ -313,7 +313,7 @@ def test_a_group_search_finds_one_list_for_its_units(
         assert [p.uri for p in searched_programs(toolchain, [gone, found[0]])] == [found[0].uri]
     (only,) = plan_broadcast(directory, toolchain, catalogue, pool=1, units=(searched.units[0].uri,)).units
     assert only.uri == searched.units[0].uri  # --units: the same pool, on these units
-    with pytest.raises(InputError, match="no searched unit under bench://demo-v1/nothing"):
+    with pytest.raises(InputError, match="no unit under bench://demo-v1/nothing to broadcast on"):
         plan_broadcast(directory, toolchain, catalogue, pool=1, units=("bench://demo-v1/nothing",))
 
 
@@ -325,27 +325,37 @@ def test_broadcast_grows_a_matrix_with_units_no_search_reached(
     directory = tmp_path / "labels"
     shutil.copytree(searched.directory, directory)
     unsearched = []
-    for name in ("avl_tree", "bit_tricks"):  # bit_tricks is searched
-        path = tmp_path / f"{name}.bc"
-        path.write_bytes(benchmark_module(toolchain, f"bench://demo-v1/{name}").bitcode)
+    for name in ("avl_tree", "bit_tricks", "bigint"):  # bit_tricks is searched; bigint's file is text IR
+        bitcode = benchmark_module(toolchain, f"bench://demo-v1/{name}").bitcode
+        path = tmp_path / (f"{name}.ll" if name == "bigint" else f"{name}.bc")
+        if name == "bigint":
+            path.write_text(disassemble(toolchain, bitcode, name))
+        else:
+            path.write_bytes(bitcode)
         unsearched.append(Benchmark(f"bench://demo-v1/{name}", path, name, "train"))
     first_unit = (searched.units[0].uri,)
     with Evaluator(toolchain, searched.store, jobs=2) as evaluator:
         first = broadcast(
             evaluator, catalogue, plan_broadcast(directory, toolchain, catalogue, 2, first_unit), directory
         )
-        plan = plan_broadcast(
-            directory, toolchain, catalogue, 1, first_unit, matrix=first.directory, unsearched=unsearched
-        )
+        roots = (*first_unit, *(b.uri for b in unsearched))
+        plan = plan_broadcast(directory, toolchain, catalogue, 1, roots, matrix=first.directory, unsearched=unsearched)
         assert plan.lists == load_matrix(first.directory).lists and len(plan.lists) == 2  # not the pool of 1
-        assert [b.uri for b in plan.extra] == ["bench://demo-v1/avl_tree"]
+        assert [b.uri for b in plan.extra] == ["bench://demo-v1/avl_tree", "bench://demo-v1/bigint"]
         grown = broadcast(evaluator, catalogue, plan, directory)
-        assert (grown.directory, grown.labeled, grown.skipped) == (first.directory, 1, 1)
-        assert broadcast(evaluator, catalogue, plan, directory).labeled == 0
-    assert sorted(p.uri for p in load_matrix(first.directory).programs) == sorted([*first_unit, unsearched[0].uri])
+        assert (grown.directory, grown.labeled, grown.skipped) == (first.directory, 2, 1)
+        again = broadcast(evaluator, catalogue, plan, directory)  # bigint recognized once loaded, by its IR
+        assert (again.labeled, again.skipped) == (0, 3)
+    rows = sorted(p.uri for p in load_matrix(first.directory).programs)
+    assert rows == sorted([*first_unit, unsearched[0].uri, unsearched[2].uri])
     assert plan_broadcast(directory, toolchain, catalogue, 1, unsearched=unsearched, unsearched_limit=0).extra == ()
-    with pytest.raises(InputError, match="not a matrix directory"):
+    assert plan_broadcast(directory, toolchain, catalogue, 1, first_unit, unsearched=unsearched).extra == ()  # --units
+    with pytest.raises(InputError, match="not a matrix directory of"):
         plan_broadcast(directory, toolchain, catalogue, matrix=directory)
+    elsewhere = tmp_path / "other" / first.directory.name
+    shutil.copytree(first.directory, elsewhere)
+    with pytest.raises(InputError, match="not a matrix directory of"):  # rows would grow this directory's matrix
+        plan_broadcast(directory, toolchain, catalogue, matrix=elsewhere)
 
 
 def _ratios_on(evaluator: Evaluator, catalogue: Catalogue, searched: Searched, passes: tuple[str, ...]) -> list[float]:
@@ -420,7 +430,7 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     model = tmp_path / "model"
     trained = run_cli(cache, "train", str(labels), "--no-functions", "--no-validate", "-o", str(model))
     assert trained.returncode == 0, trained.stderr
-    assert json.loads((model / "config.json").read_text())["trained_on"]["units"] == "modules (--no-functions)"
+    assert json.loads((model / "config.json").read_text())["trained_on"]["units"] == "modules"
     assert "groups: 1 groups searched" in run_cli(cache, "labels", "info", str(labels)).stdout
     too_large = run_cli(cache, *grouping, "--size", "3")
     assert too_large.returncode == 2 and "no group of 3 train,validation module units" in too_large.stderr

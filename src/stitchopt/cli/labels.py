@@ -179,12 +179,16 @@ def broadcast_command(
     --unsearched on units no search reached too, then print the coreset's coverage curve against K."""
     if not unsearched:
         refuse_ignored(ctx, ("split", "programs", "max_ir_kb"), "with --unsearched")
+    if matrix is not None:
+        refuse_ignored(ctx, ("pool",), "without --matrix (the matrix's lists are measured)")
+    splits = [s.strip() for s in split.split(",") if s.strip()]
+    if "test" in splits:
+        raise InputError("--split test: models train on the matrix, so test units stay out; use train or validation")
+    if not splits or any(s not in ("train", "validation") for s in splits):
+        raise InputError(f"--split {split!r}: use train, validation or both (comma-separated)")
     committer = shard_committer(directory) if commit else None
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    splits = split.split(",")
-    if "test" in splits:
-        raise InputError("--split test: models train on the matrix, so test units stay out; use train or validation")
     more = select_benchmarks(unsearched, splits, max_ir_kb=max_ir_kb) if unsearched else []
     plan = plan_broadcast(
         directory,

@@ -114,7 +114,8 @@ def train_command(
             objective=parsed_objective,
             jobs=evaluator.jobs,
         )
-    model.trained_on["units"] = "modules and functions" if functions else "modules (--no-functions)"
+    with_functions = any(FUNCTION_SEPARATOR in program.uri for program in labels.programs)
+    model.trained_on["units"] = "modules and functions" if with_functions else "modules"
     model.save_pretrained(output)
     coreset = report.coreset
     curve = ", ".join(f"K={i + 1}: {100 * c:+.2f}%" for i, c in enumerate(coreset.curve) if i + 1 in (1, 5, 10, 20, 50))

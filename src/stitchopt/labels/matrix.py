@@ -19,7 +19,7 @@ import itertools
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, Benchmark, benchmark_module
@@ -116,9 +116,9 @@ def label_matrix(
     on_unit: Callable[[int, int], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
 ) -> MatrixProgress:
-    """Measure `pool` on every program not yet in the pool's matrix shards, then on `extra` (`extra_count` of
-    them, loaded as they are measured and not yet in the shards: see `unmeasured_units`), `shard_units` rows a
-    shard (the last one whatever its size, also when the run is interrupted or fails)."""
+    """Measure `pool` on every program not yet in the pool's matrix shards, then on those of `extra` (`extra_count`
+    of them, loaded as they are measured: see `unmeasured_units`), `shard_units` rows a shard (the last one
+    whatever its size, also when the run is interrupted or fails)."""
     lists = tuple(pool)
     target = matrix_directory(directory, lists)
     stamps = (evaluator.toolchain.identity, catalogue.identity)
@@ -129,6 +129,7 @@ def label_matrix(
     rows: list[LabeledProgram] = []
     cpu = shard_cpu = 0.0
     labeled = 0
+    skipped = len(programs) - len(todo)
 
     def flush() -> None:
         nonlocal shard_cpu
@@ -142,6 +143,9 @@ def label_matrix(
 
     try:
         for index, program in enumerate(itertools.chain(todo, extra)):
+            if (program.uri, program.module.sha256) in done:  # an extra whose file changed on loading
+                skipped += 1
+                continue
             row, seconds = label_programs(evaluator, catalogue, [program], lists, known=known)
             cpu += seconds
             shard_cpu += seconds
@@ -153,7 +157,7 @@ def label_matrix(
                 flush()
     finally:  # an interrupted run (Ctrl-C, a kill) keeps the rows it finished
         flush()
-    return MatrixProgress(target, labeled, len(programs) - len(todo), tuple(written), cpu)
+    return MatrixProgress(target, labeled, skipped, tuple(written), cpu)
 
 
 def measured_keys(matrix: Path, stamps: tuple[str, str]) -> set[tuple[str, str]]:
@@ -165,9 +169,10 @@ def measured_keys(matrix: Path, stamps: tuple[str, str]) -> set[tuple[str, str]]
 def unmeasured_units(
     toolchain: Toolchain, benchmarks: Sequence[Benchmark], done: set[tuple[str, str]]
 ) -> tuple[list[Benchmark], Iterator[Program]]:
-    """The dataset units `done` lacks, recognized by their file's hash (a dataset's bitcode is loaded as it is,
-    so its bytes' hash is the module's), and a generator that loads them one at a time as they are measured; an
-    unreadable unit is skipped with a warning."""
+    """The dataset units `done` lacks and a generator that loads them one at a time as they are measured. A unit
+    is recognized by its file's hash without loading it (a dataset's bitcode is loaded as it is, so its bytes'
+    hash is the module's); one whose file changes on loading (.ll, IR without a target) is loaded, and
+    `label_matrix` checks it by its module's hash. An unreadable unit is skipped with a warning."""
     todo = [b for b in benchmarks if (b.uri, file_sha256(b.path)) not in done]
 
     def loaded() -> Iterator[Program]:
@@ -231,27 +236,31 @@ def plan_broadcast(
     if not searched:
         raise InputError(f"{directory}: no search shards for this LLVM: run `stitchopt labels search` first")
     if matrix is not None:
-        lists = _matrix_lists(matrix)
+        lists = _matrix_lists(directory, matrix, (toolchain.identity, catalogue.identity))
     else:
         groups = group_lists(train_groups(load_groups(directory, toolchain.identity, catalogue.identity), searched))
         lists = tuple(dict.fromkeys([*broadcast_pool(searched, pool), *groups]))
     if not lists:
         raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")
-    measured = tuple(u for u in searched if not u.failed and (not units or is_under(u.uri, tuple(units))))
-    if not measured and not unsearched:
-        raise InputError(f"{directory}: no searched unit under {', '.join(units)}")
-    reached = {u.uri.partition(FUNCTION_SEPARATOR)[0] for u in searched}
-    extra = [b for b in unsearched if b.uri not in reached][:unsearched_limit]
-    return BroadcastPlan(searched_dataset(directory), lists, measured, tuple(extra))
+    roots = tuple(units)
+    measured = tuple(u for u in searched if not u.failed and (not roots or is_under(u.uri, roots)))
+    reached = {u.uri for u in searched} | {u.uri.partition(FUNCTION_SEPARATOR)[0] for u in searched}
+    extra = [b for b in unsearched if b.uri not in reached and (not roots or is_under(b.uri, roots))]
+    if not measured and not extra:
+        raise InputError(f"{directory}: no unit under {', '.join(roots)} to broadcast on")
+    return BroadcastPlan(searched_dataset(directory), lists, measured, tuple(extra[:unsearched_limit]))
 
 
-def _matrix_lists(matrix: Path) -> tuple[PassNames, ...]:
-    """The lists of one pool's matrix directory (`matrix-<pool>`)."""
-    if not (matrix.is_dir() and matrix.name.startswith(MATRIX_PREFIX)):
-        raise InputError(f"--matrix {matrix}: not a matrix directory (a label directory's matrix-<pool>)")
-    shards = matrix_shards(matrix)
+def _matrix_lists(directory: Path, matrix: Path, stamps: tuple[str, str]) -> tuple[PassNames, ...]:
+    """The lists of one of `directory`'s matrices (`matrix-<pool>`), measured with these stamps (toolchain,
+    catalogue): rows of other stamps could not be merged with the new ones."""
+    if not (
+        matrix.is_dir() and matrix.name.startswith(MATRIX_PREFIX) and matrix.resolve().parent == directory.resolve()
+    ):
+        raise InputError(f"--matrix {matrix}: not a matrix directory of {directory} (its matrix-<pool>)")
+    shards = [s for s in matrix_shards(matrix) if (s.toolchain, s.catalogue) == stamps]
     if not shards:
-        raise InputError(f"--matrix {matrix}: no readable shards, so no lists to measure")
+        raise InputError(f"--matrix {matrix}: no shards measured with this LLVM and catalogue, so no lists to grow")
     return shards[0].lists
 
 
@@ -272,7 +281,7 @@ def broadcast(
     extra, loaded = unmeasured_units(
         evaluator.toolchain, plan.extra, measured_keys(matrix_directory(directory, plan.lists), stamps)
     )
-    return label_matrix(
+    progress = label_matrix(
         evaluator,
         catalogue,
         programs,
@@ -285,3 +294,4 @@ def broadcast(
         on_unit=on_unit,
         on_shard=on_shard,
     )
+    return replace(progress, skipped=progress.skipped + len(plan.extra) - len(extra))
