@@ -16,7 +16,7 @@ from stitchopt.learning.warm import common_lists
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import select_coreset
 from stitchopt.models.fast_policy import FastPolicy
-from stitchopt.models.neighbour_chooser import NeighbourChooser, backup_gains
+from stitchopt.models.neighbour_chooser import NEIGHBOUR_COUNTS, NEIGHBOUR_SHRINKS, NeighbourChooser, backup_gains
 from stitchopt.models.ranker import FAILED_LOG_RATIO, ListRanker, jit_change, log_ratio_targets, static_change
 from stitchopt.models.size_model import SizeModel, list_target, mape
 
@@ -228,7 +228,9 @@ def test_cross_validation_finds_per_program_choices_where_programs_differ_in_whi
     assert report.candidates[0].kind != "best single list" and best_single.regressed > 0.4
     assert chooser.static_backup == pytest.approx(-0.05) and chooser.regressed == 0  # each program's own list
     neighbours = [c for c in report.candidates if c.kind == "neighbours"]
-    assert len(neighbours) == 6 and min(c.static_backup for c in neighbours) == pytest.approx(-0.05)
+    assert len(neighbours) == len(NEIGHBOUR_COUNTS) * len(NEIGHBOUR_SHRINKS) and min(
+        c.static_backup for c in neighbours
+    ) == pytest.approx(-0.05)
     assert report.cross_validated == pytest.approx(-0.05) and len(model.lists) == 2
     # Where the model tells programs apart, the fast policy builds a list without the backup and grows nothing.
     assert model.fast is not None and model.fast.grown == 0 and model.fast.change == pytest.approx(-0.05)

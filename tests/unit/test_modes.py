@@ -14,7 +14,7 @@ def test_each_front_end_offers_its_modes_from_the_one_table() -> None:
     assert OPTIMIZE_MODES == ("static", "jit", "search", "hybrid")
     assert BUILD_MODES == ("static", "jit", "tune", "search")
     assert [name for name, mode in MODES.items() if mode.searches] == ["tune", "search"]
-    assert (default_k("static"), default_k("jit"), default_k("search")) == (5, 5, 10)
+    assert (default_k("static"), default_k("jit"), default_k("search")) == (5, 5, 40)
 
 
 def test_a_mode_outside_a_front_end_is_refused_with_the_ones_it_offers() -> None:
