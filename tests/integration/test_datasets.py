@@ -219,3 +219,4 @@ def test_several_datasets_are_selected_together_round_robin(
     assert sorted(b.uri for b in both) == sorted(b.uri for b in one + other) and one and other
     datasets = [b.uri.split("/")[2] for b in both]
     assert datasets[:2] in (["csmith-v1", "llvm-stress-v1"], ["llvm-stress-v1", "csmith-v1"])  # interleaved
+    assert select_benchmarks("bench://csmith-v1,bench://csmith-v1", splits) == one  # named twice: its units once

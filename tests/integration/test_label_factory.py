@@ -343,7 +343,7 @@ def test_broadcast_grows_a_matrix_with_units_no_search_reached(
         assert plan.lists == load_matrix(first.directory).lists and len(plan.lists) == 2  # not the pool of 1
         assert [b.uri for b in plan.extra] == ["bench://demo-v1/avl_tree", "bench://demo-v1/bigint"]
         grown = broadcast(evaluator, catalogue, plan, directory)
-        assert (grown.directory, grown.labeled, grown.skipped) == (first.directory, 2, 1)
+        assert (grown.directory, grown.labeled, grown.skipped, grown.failed) == (first.directory, 2, 1, 0)
         again = broadcast(evaluator, catalogue, plan, directory)  # bigint recognized once loaded, by its IR
         assert (again.labeled, again.skipped) == (0, 3)
     rows = sorted(p.uri for p in load_matrix(first.directory).programs)
@@ -394,6 +394,7 @@ def test_labels_cli_commits_each_shard_and_reports_cpu_hours(tmp_path: Path) -> 
     assert log.count(f"labels: {SEARCHES_DIR}/") == 2
     broadcast = run_cli(cache, "labels", "broadcast", str(labels), "--pool", "2", "--commit")
     assert broadcast.returncode == 0 and "coverage (geomean vs -Oz with backup): K=1:" in broadcast.stderr
+    assert "(2 measured now, 0 already in it, 0 without -Oz," in broadcast.stderr, broadcast.stderr
     info = json.loads(run_cli(cache, "labels", "info", str(labels), "--json").stdout)
     assert info["searched_units"] == 2 and info["search_cpu_hours"] > 0
     (matrix,) = info["matrices"]

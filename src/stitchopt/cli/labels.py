@@ -177,6 +177,8 @@ def broadcast_command(
 ) -> None:
     """Measure the searches' best lists on every searched unit (the matrix models learn from), and with
     --unsearched on units no search reached too, then print the coreset's coverage curve against K."""
+    if unsearched is not None and not unsearched.strip(", "):
+        raise InputError("--unsearched '': name a dataset, e.g. --unsearched bench://pypi-v1")
     if not unsearched:
         refuse_ignored(ctx, ("split", "programs", "max_ir_kb"), "with --unsearched")
     if matrix is not None:
@@ -213,7 +215,8 @@ def broadcast_command(
     labels = load_matrix(done.directory)
     status_console.print(
         f"{len(plan.lists)} lists x {len(labels.programs)} units -> {done.directory} ({done.labeled} measured now, "
-        f"{done.cpu_seconds / 3600:.2f} CPU hours)\ncoverage (geomean vs -Oz with backup): {_coverage(labels)}",
+        f"{done.skipped} already in it, {done.failed} without -Oz, {done.cpu_seconds / 3600:.2f} CPU hours)\n"
+        f"coverage (geomean vs -Oz with backup): {_coverage(labels)}",
         highlight=False,
     )
 

@@ -182,8 +182,8 @@ def select_benchmarks(
     first `limit`: how labels and evaluations pick their programs."""
     chosen = [
         b
-        for name in dataset.split(",")
-        for b in dataset_benchmarks(name.strip())
+        for name in dict.fromkeys(n.strip() for n in dataset.split(","))  # a dataset named twice: its units once
+        for b in dataset_benchmarks(name)
         if b.split in splits and (max_ir_kb is None or b.path.stat().st_size <= max_ir_kb * 1024)
     ]
     ordered = round_robin(chosen, per_package)

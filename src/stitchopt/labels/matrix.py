@@ -100,6 +100,7 @@ class MatrixProgress:
     skipped: int  # already in the pool's shards
     shards: tuple[Path, ...]
     cpu_seconds: float
+    failed: int = 0  # no row: their -Oz build failed (measured again by a rerun)
 
 
 def label_matrix(
@@ -130,6 +131,7 @@ def label_matrix(
     cpu = shard_cpu = 0.0
     labeled = 0
     skipped = len(programs) - len(todo)
+    failed = 0
 
     def flush() -> None:
         nonlocal shard_cpu
@@ -150,6 +152,7 @@ def label_matrix(
             cpu += seconds
             shard_cpu += seconds
             labeled += len(row)
+            failed += not row
             rows.extend(row)
             if on_unit is not None:
                 on_unit(index + 1, len(todo) + extra_count)
@@ -157,7 +160,7 @@ def label_matrix(
                 flush()
     finally:  # an interrupted run (Ctrl-C, a kill) keeps the rows it finished
         flush()
-    return MatrixProgress(target, labeled, skipped, tuple(written), cpu)
+    return MatrixProgress(target, labeled, skipped, tuple(written), cpu, failed)
 
 
 def measured_keys(matrix: Path, stamps: tuple[str, str]) -> set[tuple[str, str]]:
@@ -241,7 +244,10 @@ def plan_broadcast(
         groups = group_lists(train_groups(load_groups(directory, toolchain.identity, catalogue.identity), searched))
         lists = tuple(dict.fromkeys([*broadcast_pool(searched, pool), *groups]))
     if not lists:
-        raise InputError(f"{directory}: no search beat -Oz, so there is nothing to broadcast")
+        raise InputError(
+            f"{directory}: no search beat -Oz, so there is nothing to broadcast: search more units or with a larger"
+            " --budget"
+        )
     roots = tuple(units)
     measured = tuple(u for u in searched if not u.failed and (not roots or is_under(u.uri, roots)))
     reached = {u.uri for u in searched} | {u.uri.partition(FUNCTION_SEPARATOR)[0] for u in searched}
