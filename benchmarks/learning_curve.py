@@ -290,7 +290,11 @@ def main() -> None:
             f"{100 * p.regressed:.0f}%",
             f"{100 * p.fast:+.2f}%",
             f"{100 * p.fast_regressed:.0f}%",
-            *(f"{100 * c:+.2f}%" if i % 2 == 0 else f"{100 * c:.0f}%" for i, c in enumerate(_pairs(p))),
+            *(
+                cell
+                for c, s in zip(p.jit, p.share_jit, strict=True)
+                for cell in (f"{100 * c:+.2f}%", f"{100 * s:.0f}%")
+            ),
             p.chosen,
         ]
         for p in points
@@ -309,11 +313,6 @@ def main() -> None:
             "points": [asdict(p) for p in points],
         }
         args.json.write_text(json.dumps(summary, indent=1))
-
-
-def _pairs(point: Point) -> list[float]:
-    """Each jit k's change, then its share."""
-    return [value for pair in zip(point.jit, point.share_jit, strict=True) for value in pair]
 
 
 if __name__ == "__main__":

@@ -154,7 +154,7 @@ def test_a_rerun_does_not_load_units_already_in_shards(
         loaded.append(path)
         return load_module(toolchain, path)
 
-    monkeypatch.setattr("stitchopt.labels.search.load_module", counted)
+    monkeypatch.setattr("stitchopt.labels.measure.load_module", counted)
     with Evaluator(toolchain, searched.store, jobs=2) as evaluator:
         rerun = search_benchmarks(evaluator, catalogue, benchmarks, copy, dataset="bench://demo-v1", settings=SETTINGS)
         assert (rerun.searched, rerun.skipped, rerun.shards, loaded) == (0, 3, (), [])

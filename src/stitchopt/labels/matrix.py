@@ -18,18 +18,18 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, Benchmark, benchmark_module
 from stitchopt.datasets.manifest import file_sha256
 from stitchopt.datasets.uri import is_under
-from stitchopt.errors import DatasetError, InputError, StitchoptError
+from stitchopt.errors import DatasetError, InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.groups import group_lists, load_groups, train_groups
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
-from stitchopt.labels.measure import KnownRow, Program, label_programs, list_measures
+from stitchopt.labels.measure import KnownRow, Program, label_programs, list_measures, load_programs
 from stitchopt.labels.shards import (
     MATRIX_PREFIX,
     SearchedUnit,
@@ -43,7 +43,6 @@ from stitchopt.labels.shards import (
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import load_module
 
 DEFAULT_POOL = 60
 DEFAULT_MATRIX_UNITS = 50
@@ -111,26 +110,26 @@ def label_matrix(
     directory: Path,
     *,
     dataset: str,
-    extra: Iterable[Program] = (),
-    extra_count: int = 0,
+    extra: Sequence[Benchmark] = (),
     shard_units: int = DEFAULT_MATRIX_UNITS,
     on_unit: Callable[[int, int], None] | None = None,
     on_shard: Callable[[Path], None] | None = None,
 ) -> MatrixProgress:
-    """Measure `pool` on every program not yet in the pool's matrix shards, then on those of `extra` (`extra_count`
-    of them, loaded as they are measured: see `unmeasured_units`), `shard_units` rows a shard (the last one
-    whatever its size, also when the run is interrupted or fails)."""
+    """Measure `pool` on every program not yet in the pool's matrix shards, then on the dataset units of `extra`
+    not yet in them (loaded as they are measured: see `unmeasured_units`), `shard_units` rows a shard (the last
+    one whatever its size, also when the run is interrupted or fails)."""
     lists = tuple(pool)
     target = matrix_directory(directory, lists)
     stamps = (evaluator.toolchain.identity, catalogue.identity)
     done = measured_keys(target, stamps)
     todo = [p for p in programs if (p.uri, p.module.sha256) not in done]
-    known = rows_measured_before(directory, stamps) if todo or extra_count else {}
+    extra_todo, loaded = unmeasured_units(evaluator.toolchain, extra, done)
+    known = rows_measured_before(directory, stamps) if todo or extra_todo else {}
     written: list[Path] = []
     rows: list[LabeledProgram] = []
     cpu = shard_cpu = 0.0
     labeled = 0
-    skipped = len(programs) - len(todo)
+    skipped = len(programs) - len(todo) + len(extra) - len(extra_todo)
     failed = 0
 
     def flush() -> None:
@@ -144,7 +143,7 @@ def label_matrix(
                 on_shard(path)
 
     try:
-        for index, program in enumerate(itertools.chain(todo, extra)):
+        for index, program in enumerate(itertools.chain(todo, loaded)):
             if (program.uri, program.module.sha256) in done:  # an extra whose file changed on loading
                 skipped += 1
                 continue
@@ -155,7 +154,7 @@ def label_matrix(
             failed += not row
             rows.extend(row)
             if on_unit is not None:
-                on_unit(index + 1, len(todo) + extra_count)
+                on_unit(index + 1, len(todo) + len(extra_todo))
             if len(rows) >= shard_units:
                 flush()
     finally:  # an interrupted run (Ctrl-C, a kill) keeps the rows it finished
@@ -172,22 +171,12 @@ def measured_keys(matrix: Path, stamps: tuple[str, str]) -> set[tuple[str, str]]
 def unmeasured_units(
     toolchain: Toolchain, benchmarks: Sequence[Benchmark], done: set[tuple[str, str]]
 ) -> tuple[list[Benchmark], Iterator[Program]]:
-    """The dataset units `done` lacks and a generator that loads them one at a time as they are measured. A unit
+    """The dataset units `done` lacks and a generator that loads them one at a time (`load_programs`). A unit
     is recognized by its file's hash without loading it (a dataset's bitcode is loaded as it is, so its bytes'
     hash is the module's); one whose file changes on loading (.ll, IR without a target) is loaded, and
-    `label_matrix` checks it by its module's hash. An unreadable unit is skipped with a warning."""
+    `label_matrix` checks it by its module's hash."""
     todo = [b for b in benchmarks if (b.uri, file_sha256(b.path)) not in done]
-
-    def loaded() -> Iterator[Program]:
-        for benchmark in todo:
-            try:
-                module = load_module(toolchain, benchmark.path)
-            except StitchoptError as error:
-                warnings.warn(f"{benchmark.uri} skipped: {error}", stacklevel=2)
-                continue
-            yield Program(benchmark.uri, benchmark.package, benchmark.split, module)
-
-    return todo, loaded()
+    return todo, load_programs(toolchain, todo)
 
 
 def rows_measured_before(directory: Path, stamps: tuple[str, str]) -> dict[tuple[str, str], KnownRow]:
@@ -282,22 +271,15 @@ def broadcast(
 ) -> MatrixProgress:
     """`label_matrix` of the plan's pool on its units, their IR rebuilt from the dataset (`searched_programs`),
     then on its units no search reached that the matrix lacks."""
-    programs = searched_programs(evaluator.toolchain, plan.units)
-    stamps = (evaluator.toolchain.identity, catalogue.identity)
-    extra, loaded = unmeasured_units(
-        evaluator.toolchain, plan.extra, measured_keys(matrix_directory(directory, plan.lists), stamps)
-    )
-    progress = label_matrix(
+    return label_matrix(
         evaluator,
         catalogue,
-        programs,
+        searched_programs(evaluator.toolchain, plan.units),
         plan.lists,
         directory,
         dataset=plan.dataset,
-        extra=loaded,
-        extra_count=len(extra),
+        extra=plan.extra,
         shard_units=shard_units,
         on_unit=on_unit,
         on_shard=on_shard,
     )
-    return replace(progress, skipped=progress.skipped + len(plan.extra) - len(extra))

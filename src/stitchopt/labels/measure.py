@@ -6,14 +6,19 @@ Wins over -Oz are kept only when the program's guards trust them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from stitchopt.core import EvalResult, EvalStatus, IRModule
+from stitchopt.datasets.benchmarks import Benchmark
+from stitchopt.errors import StitchoptError
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.labels.labelset import LabeledProgram
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import load_module
 from stitchopt.tune.acceptance import program_guard
 
 BASELINES = ("O0", "Oz", "O3")
@@ -30,6 +35,18 @@ class Program:
     package: str
     split: str
     module: IRModule
+
+
+def load_programs(toolchain: Toolchain, benchmarks: Iterable[Benchmark]) -> Iterator[Program]:
+    """Dataset units as programs, loaded one at a time as they are used; one unreadable unit costs that unit
+    (a warning), not the run."""
+    for benchmark in benchmarks:
+        try:
+            module = load_module(toolchain, benchmark.path)
+        except StitchoptError as error:
+            warnings.warn(f"{benchmark.uri} skipped: {error}", stacklevel=2)
+            continue
+        yield Program(benchmark.uri, benchmark.package, benchmark.split, module)
 
 
 @dataclass

@@ -26,12 +26,11 @@ from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, Benchmark
 from stitchopt.datasets.manifest import file_sha256
 from stitchopt.errors import StitchoptError
 from stitchopt.evaluation.evaluator import Evaluator
-from stitchopt.labels.measure import Program
+from stitchopt.labels.measure import Program, load_programs
 from stitchopt.labels.shards import SearchedUnit, SearchSettings, SearchShard, load_searches
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import load_module
 from stitchopt.toolchain.split import extract_function, symbols
 from stitchopt.tune.acceptance import program_guard
 from stitchopt.tune.driver import Budget, tune
@@ -220,18 +219,12 @@ def search_benchmarks(
     pending = [b for b in benchmarks if not (module_done[b.uri] and parts[b.uri] >= functions)]
 
     def loaded() -> Iterator[Program]:
-        for benchmark in pending:
-            try:
-                module = load_module(toolchain, benchmark.path)
-            except StitchoptError as error:  # one unreadable unit costs that unit, not the run
-                warnings.warn(f"{benchmark.uri} skipped: {error}", stacklevel=2)
-                continue
-            program = Program(benchmark.uri, benchmark.package, benchmark.split, module)
+        for program in load_programs(toolchain, pending):
             yield program
             try:
                 cut = function_units(toolchain, program, functions)
             except StitchoptError as error:
-                warnings.warn(f"{benchmark.uri}: its functions skipped: {error}", stacklevel=2)
+                warnings.warn(f"{program.uri}: its functions skipped: {error}", stacklevel=2)
                 continue
             yield from cut
 
