@@ -47,6 +47,7 @@ from stitchopt.labels.shards import (
     SearchShard,
     load_matrix,
     load_searches,
+    summarize_directory,
 )
 from stitchopt.labels.verdicts import VERDICTS_DIR, pool_lists
 from stitchopt.learning.train import train_from_labels
@@ -348,6 +349,8 @@ def test_broadcast_grows_a_matrix_with_units_no_search_reached(
         assert (again.labeled, again.skipped) == (0, 3)
     rows = sorted(p.uri for p in load_matrix(first.directory).programs)
     assert rows == sorted([*first_unit, unsearched[0].uri, unsearched[2].uri])
+    (summary,) = summarize_directory(directory).matrices  # `labels info`: searched vs only broadcast
+    assert (summary.programs, summary.searched, summary.functions) == (3, 1, 0)
     assert plan_broadcast(directory, toolchain, catalogue, 1, unsearched=unsearched, unsearched_limit=0).extra == ()
     assert plan_broadcast(directory, toolchain, catalogue, 1, first_unit, unsearched=unsearched).extra == ()  # --units
     with pytest.raises(InputError, match="not a matrix directory of"):

@@ -405,7 +405,9 @@ def info_command(
     )
     for matrix in summary.matrices:
         console.print(
-            f"{matrix.name}: {matrix.programs} units x {matrix.lists} lists, {matrix.cpu_hours:.2f} CPU hours",
+            f"{matrix.name}: {matrix.programs} units ({matrix.searched} searched, "
+            f"{matrix.programs - matrix.searched} only broadcast; {matrix.functions} functions) x {matrix.lists} "
+            f"lists, {matrix.cpu_hours:.2f} CPU hours",
             highlight=False,
         )
     if groups:

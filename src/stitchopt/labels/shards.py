@@ -292,6 +292,8 @@ def _read_shard(path: Path, kind: str) -> dict[str, Any]:
 class MatrixSummary:
     name: str
     programs: int
+    searched: int  # of them units a search covered; the rest were only broadcast (`--unsearched`)
+    functions: int  # of them function units
     lists: int
     cpu_hours: float
 
@@ -334,12 +336,23 @@ def summarize_directory(directory: Path, queue: Sequence[tuple[str, str, str, in
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     units = load_searches(directory)
     searched = [u for u in units if not u.failed]
+    searched_uris = {u.uri for u in searched}
     matrices = []
     for pool in matrix_directories(directory):
         shards = matrix_shards(pool)
         lists = len(shards[0].lists) if shards else 0
         hours = sum(s.cpu_seconds for s in shards) / 3600
-        matrices.append(MatrixSummary(pool.name, sum(len(s.programs) for s in shards), lists, hours))
+        rows = [p.uri for s in shards for p in s.programs]
+        matrices.append(
+            MatrixSummary(
+                name=pool.name,
+                programs=len(rows),
+                searched=sum(uri in searched_uris for uri in rows),
+                functions=sum(FUNCTION_SEPARATOR in uri for uri in rows),
+                lists=lists,
+                cpu_hours=hours,
+            )
+        )
     ratios = [u.best_ratio for u in searched]
     details = _per_package(units, queue)
     return DirectorySummary(
