@@ -80,7 +80,7 @@ def labelled(tmp_path_factory: pytest.TempPathFactory, cuda: CudaToolkit) -> tup
     args = ("gpu", "labels", "bench://kernels-v1", "-o", str(root / "labels"), "--per-file", "1")
     done = cli(env, *args, "--budget", "12", "--pool", "3", "--jobs", "2")
     assert done.returncode == 0, done.stderr
-    assert "20 kernels searched, 20 measured" in done.stdout
+    assert "30 kernels searched, 30 measured" in done.stdout
     return root / "labels", env
 
 
@@ -90,12 +90,12 @@ def test_device_labels_resume_and_skip_a_broken_shard(
 ) -> None:
     labels, env = labelled
     searches = read_shards(labels, SEARCH)
-    assert len(searches) == 20 and {s["split"] for s in searches} == {"train", "validation", "test"}
+    assert len(searches) == 30 and {s["split"] for s in searches} == {"train", "validation", "test"}
     kept = [s for s in searches if s["pipeline"] is not None]
     assert all(s["best"]["sass"] <= s["o3"]["sass"] for s in kept)
     units = kernel_units(toolchain, cuda, ["bench://kernels-v1"], per_file=1)
     loaded = load_device_labels(labels, units)
-    assert len(loaded.uris) == 20 and 1 <= len(loaded.pool) <= 3
+    assert len(loaded.uris) == 30 and 1 <= len(loaded.pool) <= 3
     assert all(len(row) == len(loaded.pool) for row in loaded.lists)
     rerun = ("gpu", "labels", "bench://kernels-v1", "-o", str(labels), "--per-file", "1", "--budget", "12")
     again = cli(env, *rerun, "--pool", "3")
@@ -105,11 +105,11 @@ def test_device_labels_resume_and_skip_a_broken_shard(
     broken.write_bytes(b"not gzip")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert len(read_shards(labels, MATRIX)) == 19 and len(load_device_labels(labels, units).uris) == 19
+        assert len(read_shards(labels, MATRIX)) == 29 and len(load_device_labels(labels, units).uris) == 29
     assert any(broken.name in str(w.message) for w in caught)
     repaired = cli(env, *rerun, "--pool", "3")  # the broken shard is measured again, nothing else
     assert repaired.returncode == 0 and "0 kernels searched, 1 measured" in repaired.stdout
-    assert len(load_device_labels(labels, units).uris) == 20
+    assert len(load_device_labels(labels, units).uris) == 30
 
 
 def test_a_changed_pool_builds_only_the_lists_no_earlier_pool_measured(
@@ -150,7 +150,7 @@ def test_device_model_trains_saves_and_never_builds_a_worse_kernel(
     labels, units = labelled_kernels(toolchain, cuda, labels_dir)
     features = labelled_features(toolchain, labels, units)
     model, folds = train_device_model(labels, features, ["train"], toolchain.version_string, "test")
-    assert model.trained_on["kernels"] == 12 and len(folds) == 7 and "best single list" in folds
+    assert model.trained_on["kernels"] == 16 and len(folds) == 7 and "best single list" in folds
     model.save(tmp_path / "model")
     assert not any(p.suffix in (".pkl", ".pickle") for p in (tmp_path / "model").iterdir())
     again = load_device_model(tmp_path / "model")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -214,6 +214,124 @@ def _rgb_to_grey(rng: np.random.Generator) -> Launch:
     return Launch(_grid(pixels), (BLOCK, 1, 1), 0, [rgb, Buffer(np.zeros(pixels, np.uint8), True), np.int32(pixels)])
 
 
+def _transpose_naive(rng: np.random.Generator) -> Launch:
+    matrix = Buffer(rng.standard_normal(GRID2D * GRID2D).astype(np.float32))
+    out = Buffer(np.zeros(GRID2D * GRID2D, np.float32), True)
+    return _two_d([matrix, out, np.int32(GRID2D), np.int32(GRID2D)])
+
+
+def _transpose_tiled(rng: np.random.Generator) -> Launch:
+    """32 x 32 tiles, 32 x 8 threads a block (each thread copies four rows of its tile)."""
+    launched = _transpose_naive(rng)
+    return replace(launched, grid=(GRID2D // 32, GRID2D // 32, 1), block=(32, 8, 1))
+
+
+def _transpose_batched(rng: np.random.Generator) -> Launch:
+    n, batches = 32, 4096  # one 32 x 32 matrix of doubles a block, staged in 8 KiB of shared memory
+    matrices = Buffer(rng.standard_normal(batches * n * n))
+    out = Buffer(np.zeros(batches * n * n), True)
+    return Launch((batches, 1, 1), (BLOCK, 1, 1), n * n * 8, [matrices, out, np.int32(n)])
+
+
+GEMV_ROWS, GEMV_COLUMNS = 8192, 2048  # 64 MiB of floats
+
+
+def _gemv(threads_per_row: int) -> Callable[[np.random.Generator], Launch]:
+    def launch(rng: np.random.Generator) -> Launch:
+        a = Buffer(rng.standard_normal(GEMV_ROWS * GEMV_COLUMNS).astype(np.float32))
+        x = Buffer(rng.standard_normal(GEMV_COLUMNS).astype(np.float32))
+        y = Buffer(np.zeros(GEMV_ROWS, np.float32), True)
+        arguments: list[Argument] = [np.int32(GEMV_ROWS), np.int32(GEMV_COLUMNS), a, x, y]
+        return Launch(_grid(GEMV_ROWS * threads_per_row), (BLOCK, 1, 1), 0, arguments)
+
+    return launch
+
+
+def _gemv_transposed(rng: np.random.Generator) -> Launch:
+    rows, columns = 2048, 4096  # doubles, a thread per column
+    a, x = Buffer(rng.standard_normal(rows * columns)), Buffer(rng.standard_normal(rows))
+    y = Buffer(np.zeros(columns), True)
+    return Launch(_grid(columns), (BLOCK, 1, 1), 0, [np.int32(rows), np.int32(columns), a, x, y])
+
+
+def _axpy(rng: np.random.Generator) -> Launch:
+    x = Buffer(rng.standard_normal(1 << 24).astype(np.float32))
+    y = Buffer(rng.standard_normal(1 << 24).astype(np.float32), True)
+    return Launch((1024, 1, 1), (BLOCK, 1, 1), 0, [np.int32(1 << 24), np.float32(0.75), x, y])
+
+
+FFT_LOG2 = 22  # 4 Mi complex floats
+
+
+def _complex_signal(rng: np.random.Generator, output: bool) -> Buffer:
+    return Buffer(rng.standard_normal(2 << FFT_LOG2).astype(np.float32), output)
+
+
+def _bit_reverse(rng: np.random.Generator) -> Launch:
+    out = Buffer(np.zeros(2 << FFT_LOG2, np.float32), True)
+    arguments: list[Argument] = [_complex_signal(rng, False), out, np.int32(FFT_LOG2)]
+    return Launch(_grid(1 << FFT_LOG2), (BLOCK, 1, 1), 0, arguments)
+
+
+def _butterfly_stage(rng: np.random.Generator) -> Launch:
+    n = 1 << FFT_LOG2
+    arguments: list[Argument] = [_complex_signal(rng, True), np.int32(n), np.int32(1 << 10)]
+    return Launch(_grid(n // 2), (BLOCK, 1, 1), 0, arguments)
+
+
+def _fft1024(rng: np.random.Generator) -> Launch:
+    return Launch(((1 << FFT_LOG2) // 1024, 1, 1), (BLOCK, 1, 1), 0, [_complex_signal(rng, True)])
+
+
+SIGNAL = 1 << 24
+
+
+def _conv1d(rng: np.random.Generator) -> Launch:
+    signal = Buffer(rng.standard_normal(SIGNAL).astype(np.float32))
+    width = 33
+    filter_taps = Buffer((rng.random(width, dtype=np.float32) / width).astype(np.float32))
+    out = Buffer(np.zeros(SIGNAL, np.float32), True)
+    return Launch(_grid(SIGNAL), (BLOCK, 1, 1), 0, [signal, filter_taps, out, np.int32(SIGNAL), np.int32(width)])
+
+
+def _conv1d_tiled(rng: np.random.Generator) -> Launch:
+    signal = Buffer(rng.standard_normal(SIGNAL).astype(np.float32))
+    out = Buffer(np.zeros(SIGNAL, np.float32), True)
+    return Launch(_grid(SIGNAL), (BLOCK, 1, 1), (BLOCK + 16) * 4, [signal, out, np.int32(SIGNAL)])
+
+
+def _conv2d(rng: np.random.Generator) -> Launch:
+    image = Buffer(rng.standard_normal(GRID2D * GRID2D).astype(np.float32))
+    filter_taps = Buffer((rng.random(25, dtype=np.float32) / 25).astype(np.float32))
+    out = Buffer(np.zeros(GRID2D * GRID2D, np.float32), True)
+    return _two_d([image, filter_taps, out, np.int32(GRID2D), np.int32(GRID2D)])
+
+
+SOFTMAX_ROWS, SOFTMAX_COLUMNS = 1 << 14, 1024
+
+
+def _logits(rng: np.random.Generator) -> Buffer:
+    return Buffer((4 * rng.standard_normal(SOFTMAX_ROWS * SOFTMAX_COLUMNS)).astype(np.float32))
+
+
+def _softmax_block(rng: np.random.Generator) -> Launch:
+    out = Buffer(np.zeros(SOFTMAX_ROWS * SOFTMAX_COLUMNS, np.float32), True)
+    return Launch((SOFTMAX_ROWS, 1, 1), (BLOCK, 1, 1), BLOCK * 4, [_logits(rng), out, np.int32(SOFTMAX_COLUMNS)])
+
+
+def _log_softmax_warp(rng: np.random.Generator) -> Launch:
+    out = Buffer(np.zeros(SOFTMAX_ROWS * SOFTMAX_COLUMNS, np.float32), True)
+    arguments: list[Argument] = [_logits(rng), out, np.int32(SOFTMAX_ROWS), np.int32(SOFTMAX_COLUMNS)]
+    return Launch(_grid(SOFTMAX_ROWS * 32), (BLOCK, 1, 1), 0, arguments)
+
+
+def _cross_entropy(rng: np.random.Generator) -> Launch:
+    labels = Buffer(rng.integers(0, SOFTMAX_COLUMNS, SOFTMAX_ROWS, dtype=np.int32))
+    loss = Buffer(np.zeros(SOFTMAX_ROWS, np.float32), True)
+    arguments: list[Argument] = [_logits(rng), labels, loss, np.int32(SOFTMAX_ROWS), np.int32(SOFTMAX_COLUMNS)]
+    return Launch(_grid(SOFTMAX_ROWS), (BLOCK, 1, 1), 0, arguments)
+
+
 ELEMENTS = 1 << 24  # llama.cpp's element-wise and row kernels: 64 MiB of floats
 
 
@@ -293,6 +411,22 @@ LAUNCHES: dict[str, Callable[[np.random.Generator], Launch]] = {
     "_Z12bitonic_stepPjii": _sort_step,
     "_Z13bitonic_blockPf": _sort_block,
     "_Z11radix_countPKjiiPj": _radix_count,
+    "_Z15transpose_naivePKfPfii": _transpose_naive,
+    "_Z15transpose_tiledPKfPfii": _transpose_tiled,
+    "_Z17transpose_batchedPKdPdi": _transpose_batched,
+    "_Z9gemv_rowsiiPKfS0_Pf": _gemv(1),
+    "_Z9gemv_warpiiPKfS0_Pf": _gemv(32),
+    "_Z15gemv_transposediiPKdS0_Pd": _gemv_transposed,
+    "_Z4axpyifPKfPf": _axpy,
+    "_Z11bit_reversePK6float2PS_i": _bit_reverse,
+    "_Z15butterfly_stageP6float2ii": _butterfly_stage,
+    "_Z14fft1024_sharedP6float2": _fft1024,
+    "_Z6conv1dPKfS0_Pfii": _conv1d,
+    "_Z12conv1d_tiledPKfPfi": _conv1d_tiled,
+    "_Z10conv2d_5x5PKfS0_Pfii": _conv2d,
+    "_Z13softmax_blockPKfPfi": _softmax_block,
+    "_Z16log_softmax_warpPKfPfii": _log_softmax_warp,
+    "_Z13cross_entropyPKfPKiPfii": _cross_entropy,
     "_ZL10arange_f32Pfiff": _arange,
     "_ZL9scale_f32PKfPfffi": _elementwise,
     "_ZL11softcap_f32PKfPfffi": _elementwise,
