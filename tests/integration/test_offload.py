@@ -158,6 +158,35 @@ def test_the_report_names_arrays_as_the_source_does(toolchain: Toolchain, plugin
     )
 
 
+ONCE_EACH = """#include <stdio.h>
+#define N 1024
+float x[N], y[N], z[N];
+int main(void) {
+  for (int i = 0; i < N; ++i) x[i] = i;
+#pragma omp target teams distribute parallel for map(to: x) map(from: y)
+  for (int i = 0; i < N; ++i) y[i] = 2 * x[i];
+#pragma omp target teams distribute parallel for map(to: y) map(from: z)
+  for (int i = 0; i < N; ++i) z[i] = y[i] + 1;
+  printf("%f\\n", z[7]);
+  return 0;
+}
+"""
+
+
+def test_a_run_keeps_only_what_saves_a_copy(toolchain: Toolchain, plugin: Path, tmp_path: Path) -> None:
+    """Two launches that each map an array once (y out of the first and into the second): a data region would
+    copy each as often (an array mapped `from` is copied in too), so the run keeps nothing and says why."""
+    source = tmp_path / "once.c"
+    source.write_text(ONCE_EACH)
+    report = hoisting_report(toolchain, source, plugin)
+    assert report.kept == ()
+    assert report.not_kept == (
+        "once.c:6: target data stays per launch: keeping y would save no copy (its launches copy it twice); keeping"
+        " x would save no copy (its launches copy it once); keeping z would save no copy (its launches copy it"
+        " once)",
+    )
+
+
 BEFORE_THE_RUN = """#include <stdio.h>
 #define N 1024
 float g[N];

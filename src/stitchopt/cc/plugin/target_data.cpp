@@ -492,6 +492,7 @@ struct Kept {
   Value *Size = nullptr; // loop-invariant bytes
   std::string Name;      // how the source names it, for remarks
   bool To = false, From = false;
+  unsigned Copies = 0; // what the span's launches copy of it, each run once
   SmallVector<const Launch *, 4> WithoutFrom; // launches mapping it to/alloc
 
   MemoryLocation where() const {
@@ -563,6 +564,7 @@ struct Span {
   DebugLoc Where;
   BasicBlock *Anchor = nullptr; // where remarks point
   const char *Kind = "loop";
+  bool Straight = false; // a run of launches, not a loop: each runs once
 
   bool contains(const BasicBlock *BB) const {
     return llvm::is_contained(Blocks, BB);
@@ -707,6 +709,7 @@ private:
     S.Where = locationOf(*First);
     S.Anchor = Start;
     S.Kind = "run of launches";
+    S.Straight = true;
     return S;
   }
 
@@ -874,6 +877,7 @@ private:
         }
         K.To |= (Item.Flags & (MapTo | MapFrom)) != 0;
         K.From |= (Item.Flags & MapFrom) != 0;
+        K.Copies += ((Item.Flags & MapTo) != 0) + ((Item.Flags & MapFrom) != 0);
         if (!(Item.Flags & MapFrom))
           K.WithoutFrom.push_back(Site);
       }
@@ -923,6 +927,18 @@ private:
                     " without `from` and may write it: " + Why)
                        .str();
       }
+      // A run's launches run once each: a region that copies as often as
+      // they do (an item one launch maps `from` gains a copy in) saves
+      // nothing. A loop's launches copy once an iteration.
+      if (Reason.empty() && S.Straight &&
+          unsigned(K.To) + unsigned(K.From) >= K.Copies)
+        Reason = ("keeping " + Twine(K.Name) +
+                  " would save no copy (its launches copy it " +
+                  (K.Copies == 1   ? Twine("once")
+                   : K.Copies == 2 ? Twine("twice")
+                                   : Twine(K.Copies) + " times") +
+                  ")")
+                     .str();
       if (Reason.empty())
         Result.push_back(K);
       else

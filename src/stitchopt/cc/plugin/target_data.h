@@ -38,6 +38,9 @@
 // changes beyond copies: M stays allocated on the device for the whole of L,
 // where the original held it only during each launch (a launch that then
 // fails for want of device memory falls back to the host's stale copy).
+// In a straight run, where each launch runs once, M is kept only where the
+// region copies it fewer times than the launches do (an array that one
+// launch maps `from` would gain a copy in and save nothing).
 //
 //===----------------------------------------------------------------------===//
 
