@@ -767,6 +767,24 @@ private:
     return "";
   }
 
+  /// The launch of `Inside` that maps `Base` before every other that does
+  /// (its call dominates theirs); null where none does.
+  const Launch *firstMapping(ArrayRef<const Launch *> Inside,
+                             const Value *Base) const {
+    SmallVector<const Launch *, 4> Mapping;
+    for (const Launch *Site : Inside)
+      if (llvm::any_of(Site->Items, [&](const MapItem &Item) {
+            return Item.Base->stripPointerCasts() == Base;
+          }))
+        Mapping.push_back(Site);
+    for (const Launch *Site : Mapping)
+      if (llvm::all_of(Mapping, [&](const Launch *Other) {
+            return Other == Site || DT.dominates(Site->Call, Other->Call);
+          }))
+        return Site;
+    return nullptr;
+  }
+
   /// Why `Item` (of base `Base`) cannot be kept across `S` whatever the
   /// host does, as the end of a sentence about it; null where it can.
   const char *unkeepable(const Span &S, const MapItem &Item,
@@ -927,6 +945,16 @@ private:
                     " without `from` and may write it: " + Why)
                        .str();
       }
+      // A run's first launch (it dominates the others) that maps K without
+      // `to` starts from device memory the host never wrote, in the original
+      // program too: the region need not copy K in.
+      if (S.Straight && K.To)
+        if (const Launch *First = firstMapping(Inside, K.Base);
+            First && llvm::none_of(First->Items, [&](const MapItem &Item) {
+              return Item.Base->stripPointerCasts() == K.Base &&
+                     (Item.Flags & MapTo);
+            }))
+          K.To = false;
       // A run's launches run once each: a region that copies as often as
       // they do (an item one launch maps `from` gains a copy in) saves
       // nothing. A loop's launches copy once an iteration.

@@ -38,9 +38,11 @@
 // changes beyond copies: M stays allocated on the device for the whole of L,
 // where the original held it only during each launch (a launch that then
 // fails for want of device memory falls back to the host's stale copy).
-// In a straight run, where each launch runs once, M is kept only where the
-// region copies it fewer times than the launches do (an array that one
-// launch maps `from` would gain a copy in and save nothing).
+// In a straight run, where each launch runs once in order, the region does
+// not copy M in when the first launch to map it maps it without `to` (that
+// launch starts from device memory the host never wrote, in the original
+// too), and M is kept only where the region copies it fewer times than the
+// launches do (an array one launch maps saves nothing).
 //
 //===----------------------------------------------------------------------===//
 
