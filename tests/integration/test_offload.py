@@ -191,6 +191,52 @@ def test_a_run_keeps_only_what_saves_a_copy(plugin: Path, cuda: CudaToolkit, tmp
     assert host["same_output"] and host["bytes_change"] == pytest.approx(3 / 4 - 1)
 
 
+FIRST_MAY_NOT_WRITE = {
+    # the launches that map m are in an if that may be false: the region would copy m out over the host's values
+    "cond.c": """#define N 1024
+float a[N], b[N], m[N];
+void run(int c) {
+#pragma omp target teams distribute parallel for map(to: a) map(from: b)
+  for (int i = 0; i < N; ++i) b[i] = a[i] + 1;
+  if (c) {
+#pragma omp target teams distribute parallel for map(from: m)
+    for (int i = 0; i < N; ++i) m[i] = 5;
+#pragma omp target teams distribute parallel for map(tofrom: m)
+    for (int i = 0; i < N; ++i) m[i] += 1;
+  }
+}
+""",
+    # the first launch maps m alloc (it may read it): the second must still find the host's values
+    "alloc.c": """#define N 1024
+float b[N], m[N];
+void run(int k) {
+#pragma omp target teams distribute parallel for map(alloc: m) map(from: b)
+  for (int i = 0; i < N; ++i) b[i] = k ? m[i] : i;
+#pragma omp target teams distribute parallel for map(tofrom: m)
+  for (int i = 0; i < N; ++i) m[i] += 1;
+}
+""",
+}
+
+
+def test_a_run_copies_in_what_its_first_launch_may_not_write(
+    toolchain: Toolchain, plugin: Path, tmp_path: Path
+) -> None:
+    """m is copied in unless the first launch to map it always runs and maps it `from` only: here one may not run
+    and the other maps it `alloc`, so a region would copy m in and out, no fewer copies than the launches that
+    always run make: m stays per launch (a review's two programs whose output a region without the copy in
+    changed)."""
+    reasons = {
+        "cond.c": "keeping m would save no copy (the launches that map it may not run)",
+        "alloc.c": "keeping m would save no copy (its launches copy it twice)",
+    }
+    for name, text in FIRST_MAY_NOT_WRITE.items():
+        source = tmp_path / name
+        source.write_text(text)
+        report = hoisting_report(toolchain, source, plugin)
+        assert report.kept == () and len(report.not_kept) == 1 and reasons[name] in report.not_kept[0], report
+
+
 BEFORE_THE_RUN = """#include <stdio.h>
 #define N 1024
 float g[N];

@@ -492,7 +492,7 @@ struct Kept {
   Value *Size = nullptr; // loop-invariant bytes
   std::string Name;      // how the source names it, for remarks
   bool To = false, From = false;
-  unsigned Copies = 0; // what the span's launches copy of it, each run once
+  unsigned Copies = 0; // what the launches that always run copy of it, once
   SmallVector<const Launch *, 4> WithoutFrom; // launches mapping it to/alloc
 
   MemoryLocation where() const {
@@ -501,6 +501,21 @@ struct Kept {
                                       : LocationSize::afterPointer());
   }
 };
+
+/// What a straight run's launches that always run copy of an array, for a
+/// remark.
+std::string copiesText(unsigned Copies) {
+  switch (Copies) {
+  case 0:
+    return "the launches that map it may not run";
+  case 1:
+    return "its launches copy it once";
+  case 2:
+    return "its launches copy it twice";
+  default:
+    return "its launches copy it " + std::to_string(Copies) + " times";
+  }
+}
 
 bool sameSize(Value *A, Value *B) {
   auto *ConstA = dyn_cast<ConstantInt>(A), *ConstB = dyn_cast<ConstantInt>(B);
@@ -767,6 +782,30 @@ private:
     return "";
   }
 
+  /// Whether `Item` maps `Base` (a literal or private item passes a value).
+  static bool maps(const MapItem &Item, const Value *Base) {
+    return Item.Base->stripPointerCasts() == Base &&
+           !(Item.Flags & (MapLiteral | MapPrivate));
+  }
+
+  /// Whether a straight run need not copy `K` in: the first of its launches
+  /// to map K (it dominates the others) always runs and maps K `from`
+  /// without `to`, so it starts from device memory the host never wrote, in
+  /// the original program too. (An `alloc` first launch leaves the host's
+  /// values for a later `to`; one that may not run leaves them for the
+  /// region's end.)
+  bool needsNoCopyIn(ArrayRef<const Launch *> Inside, const Kept &K,
+                     function_ref<bool(const Launch &)> AlwaysRuns) {
+    const Launch *First = firstMapping(Inside, K.Base);
+    if (!First)
+      return false;
+    uint64_t Flags = 0;
+    for (const MapItem &Item : First->Items)
+      if (maps(Item, K.Base))
+        Flags |= Item.Flags;
+    return !(Flags & MapTo) && (Flags & MapFrom) && AlwaysRuns(*First);
+  }
+
   /// The launch of `Inside` that maps `Base` before every other that does
   /// (its call dominates theirs); null where none does.
   const Launch *firstMapping(ArrayRef<const Launch *> Inside,
@@ -774,7 +813,7 @@ private:
     SmallVector<const Launch *, 4> Mapping;
     for (const Launch *Site : Inside)
       if (llvm::any_of(Site->Items, [&](const MapItem &Item) {
-            return Item.Base->stripPointerCasts() == Base;
+            return maps(Item, Base);
           }))
         Mapping.push_back(Site);
     for (const Launch *Site : Mapping)
@@ -841,6 +880,14 @@ private:
         return SmallVector<Kept, 8>();
       }
 
+    // A straight run's launches run at most once each: those whose block
+    // post-dominates the run's start always do.
+    std::optional<PostDominatorTree> PDT;
+    if (S.Straight)
+      PDT.emplace(F);
+    auto AlwaysRuns = [&](const Launch &Site) {
+      return PDT->dominates(Site.Call->getParent(), S.Begin->getParent());
+    };
     MapVector<Value *, Kept> Candidates;
     SmallPtrSet<Value *, 8> Refused;
     MapVector<Value *, std::string> Unkept; // why, where a map item says it
@@ -895,7 +942,9 @@ private:
         }
         K.To |= (Item.Flags & (MapTo | MapFrom)) != 0;
         K.From |= (Item.Flags & MapFrom) != 0;
-        K.Copies += ((Item.Flags & MapTo) != 0) + ((Item.Flags & MapFrom) != 0);
+        if (S.Straight && AlwaysRuns(*Site))
+          K.Copies +=
+              ((Item.Flags & MapTo) != 0) + ((Item.Flags & MapFrom) != 0);
         if (!(Item.Flags & MapFrom))
           K.WithoutFrom.push_back(Site);
       }
@@ -945,27 +994,15 @@ private:
                     " without `from` and may write it: " + Why)
                        .str();
       }
-      // A run's first launch (it dominates the others) that maps K without
-      // `to` starts from device memory the host never wrote, in the original
-      // program too: the region need not copy K in.
-      if (S.Straight && K.To)
-        if (const Launch *First = firstMapping(Inside, K.Base);
-            First && llvm::none_of(First->Items, [&](const MapItem &Item) {
-              return Item.Base->stripPointerCasts() == K.Base &&
-                     (Item.Flags & MapTo);
-            }))
-          K.To = false;
-      // A run's launches run once each: a region that copies as often as
-      // they do (an item one launch maps `from` gains a copy in) saves
-      // nothing. A loop's launches copy once an iteration.
+      if (S.Straight && K.To && needsNoCopyIn(Inside, K, AlwaysRuns))
+        K.To = false;
+      // A run's launches run at most once each: a region that copies K as
+      // often as those that always run do saves nothing. A loop's launches
+      // copy once an iteration.
       if (Reason.empty() && S.Straight &&
           unsigned(K.To) + unsigned(K.From) >= K.Copies)
-        Reason = ("keeping " + Twine(K.Name) +
-                  " would save no copy (its launches copy it " +
-                  (K.Copies == 1   ? Twine("once")
-                   : K.Copies == 2 ? Twine("twice")
-                                   : Twine(K.Copies) + " times") +
-                  ")")
+        Reason = ("keeping " + Twine(K.Name) + " would save no copy (" +
+                  copiesText(K.Copies) + ")")
                      .str();
       if (Reason.empty())
         Result.push_back(K);

@@ -38,11 +38,13 @@
 // changes beyond copies: M stays allocated on the device for the whole of L,
 // where the original held it only during each launch (a launch that then
 // fails for want of device memory falls back to the host's stale copy).
-// In a straight run, where each launch runs once in order, the region does
-// not copy M in when the first launch to map it maps it without `to` (that
+// In a straight run, where each launch runs at most once, in order, the
+// region does not copy M in when the first launch to map it always runs
+// (post-dominates the run's start) and maps it `from` without `to` (that
 // launch starts from device memory the host never wrote, in the original
-// too), and M is kept only where the region copies it fewer times than the
-// launches do (an array one launch maps saves nothing).
+// too; an `alloc` first launch, or one that may not run, leaves the host's
+// values to a later `to` or to the region's end), and M is kept only where
+// the region copies it fewer times than the launches that always run do.
 //
 //===----------------------------------------------------------------------===//
 
