@@ -336,3 +336,11 @@ def test_offload_transfers_are_read_from_host_ir(tmp_path: Path) -> None:
     assert none.returncode == 2 and "no OpenMP construct maps data" in none.stderr
     cuda = subprocess.run([*cli, str(KERNELS["scan"])], capture_output=True, text=True, env=env)
     assert cuda.returncode == 2 and "stitchopt gpu measure" in cuda.stderr
+    family = subprocess.run([*cli, "bench://kernels-v1/omp/softmax", "--json"], capture_output=True, text=True, env=env)
+    assert family.returncode == 0 and len(json.loads(family.stdout)["constructs"]) == 2, family.stderr
+    for uri, says in (
+        ("bench://kernels-v1/softmax", "reads a whole OpenMP program"),
+        ("bench://kernels-v1/omp/raytrace", "no kernel family 'raytrace'"),
+    ):
+        refused = subprocess.run([*cli, uri], capture_output=True, text=True, env=env)
+        assert refused.returncode == 2 and says in refused.stderr and refused.stderr.count("\n") == 1, refused.stderr

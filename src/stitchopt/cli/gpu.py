@@ -417,7 +417,14 @@ def labels_command(
 
 @gpu_app.command("transfers")
 def transfers_command(
-    file: Annotated[Path, typer.Argument(help="A C/C++ file with OpenMP target regions (#pragma omp target).")],
+    target: Annotated[
+        str,
+        typer.Argument(
+            metavar="FILE",
+            help="A C/C++ file with OpenMP target regions (#pragma omp target), or the project's OpenMP program of a "
+            "kernel family: bench://kernels-v1/omp/<family>.",
+        ),
+    ],
     arch: Annotated[
         str, typer.Option("--arch", help="GPU architecture the regions are offloaded to (sm_XX).")
     ] = DEFAULT_ARCH,
@@ -438,6 +445,7 @@ def transfers_command(
 ) -> None:
     """The data each OpenMP offload construct maps to and from the device: read statically from host IR, or
     (--run) counted in a run, for -O3 and a host pipeline that keeps data on the device."""
+    file = _transfers_program(target)
     toolchain = find_toolchain(llvm)
     if passes is not None and not run:
         raise InputError(f"-p/--passes chooses the host pipeline of a run: add --run '{EXE}'")
@@ -574,6 +582,20 @@ def _device_input(
     bitcode = compile_device(toolchain, cuda, source, arch or DEFAULT_ARCH, clang_args)
     module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel) if kernel else bitcode, target)
     return module, device_options(disassemble(toolchain, module.bitcode, source.name), cuda)
+
+
+def _transfers_program(target: str) -> Path:
+    """The program `gpu transfers` reads: a file, or the OpenMP program a `bench://kernels-v1/omp/<family>` URI
+    names."""
+    if not is_benchmark_uri(target):
+        return Path(target)
+    program = _offload_program(target)
+    if program is None:
+        raise InputError(
+            f"{target}: gpu transfers reads a whole OpenMP program: a C/C++ file or "
+            f"{KERNELS_URI}{OPENMP_PREFIX}<family>"
+        )
+    return program
 
 
 def _offload_program(target: str) -> Path | None:
