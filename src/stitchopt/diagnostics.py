@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 DETAIL_CHARS = 300
+# A compiler's location in front of a diagnostic, `/path/to/file.c:12:5: error: ...`: its file's name stays
+SOURCE_LOCATION = re.compile(r"/\S*/([^/\s:]+:\d+(?::\d+)?): (.*)")
 
 
 def first_error(stderr: str) -> str:
     """The first line of a tool's diagnostics that says "error" (else the first line), without the tool's
-    path that LLVM tools put in front."""
+    path that LLVM tools put in front; a source location keeps its file's name, line and column."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     chosen = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no diagnostic")
+    if located := SOURCE_LOCATION.fullmatch(chosen):
+        return f"{located.group(1)}: {located.group(2)}"
     head, sep, tail = chosen.partition(": ")
     return tail if sep and head.startswith("/") else chosen
 
