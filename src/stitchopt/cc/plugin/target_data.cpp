@@ -578,8 +578,10 @@ struct Span {
   SmallVector<Instruction *, 4> Ends; // and ends before each of these
   DebugLoc Where;
   BasicBlock *Anchor = nullptr; // where remarks point
-  const char *Kind = "loop";
-  bool Straight = false; // a run of launches, not a loop: each runs once
+  bool Straight = false; // a run of launches, not a loop: each at most once
+
+  /// What remarks call it.
+  const char *kind() const { return Straight ? "run of launches" : "loop"; }
 
   bool contains(const BasicBlock *BB) const {
     return llvm::is_contained(Blocks, BB);
@@ -723,7 +725,6 @@ private:
     S.Ends.push_back(&*End->getFirstInsertionPt());
     S.Where = locationOf(*First);
     S.Anchor = Start;
-    S.Kind = "run of launches";
     S.Straight = true;
     return S;
   }
@@ -981,7 +982,7 @@ private:
             continue;
           if (ModRefInfo Access = AA.getModRefInfo(&I, K.where());
               isModOrRefSet(Access)) {
-            Reason = hostAccess(I, Access, K.Name, S.Kind);
+            Reason = hostAccess(I, Access, K.Name, S.kind());
             break;
           }
         }
@@ -1093,7 +1094,7 @@ private:
     ORE.emit([&] {
       OptimizationRemark Remark(PassName, "Hoisted", S.Where, S.Anchor);
       Remark << "kept " << ore::NV("Arrays", unsigned(Items.size()))
-             << " mapped array(s) on the device across the " << S.Kind
+             << " mapped array(s) on the device across the " << S.kind()
              << ":";
       for (const Kept &K : Items)
         Remark << " " << K.Name;
