@@ -204,6 +204,16 @@ def test_a_damaged_or_misplaced_cache_never_costs_a_run_its_results(cli, tmp_pat
     assert program["evaluations"] == 8
 
 
+def test_tune_says_in_a_log_which_program_it_is_at(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Off a terminal there is no bar: each program that ends gets a line with its best and the time left."""
+    programs = (str(DATA / "loop_sum.c"), str(DATA / "wordcount.c"), str(DATA / "hot_loop.c"))
+    done = cli("tune", *programs, "--budget", "6", "--no-validate", "--jobs", "1")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("tune: ")]
+    assert [line.split(",")[0] for line in lines] == ["tune: 1/3 programs", "tune: 2/3 programs"], done.stderr
+    assert "loop_sum: best" in lines[0] and "wordcount: best" in lines[1] and lines[1].endswith(" left")
+
+
 def test_ir_writes_bitcode_or_text(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("ir", str(DATA / "loop_sum.c"), "-o", str(tmp_path / "a.bc")).returncode == 0
     assert (tmp_path / "a.bc").read_bytes().startswith(b"BC")

@@ -38,6 +38,7 @@ from stitchopt.cli.options import (
     progress_bar,
     refuse_ignored,
     status_console,
+    time_left,
     validation_choice,
 )
 from stitchopt.datasets.benchmarks import select_benchmarks
@@ -497,15 +498,10 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
             progress.update(tasks[stage], completed=done, total=total)
             if not status_console.is_terminal:
                 elapsed = time.monotonic() - started[stage]
-                eta = f", about {_duration(elapsed / done * (total - done))} left" if done else ""
+                eta = f", {time_left(elapsed, done, total)}" if done else ""
                 status_console.print(f"{stage}: {done}/{total}{eta}", highlight=False)
 
         yield advance
-
-
-def _duration(seconds: float) -> str:
-    minutes = round(seconds / 60)
-    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m"
 
 
 def _roots(units: str | None) -> tuple[str, ...]:

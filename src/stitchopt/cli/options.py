@@ -55,6 +55,15 @@ def progress_bar(*columns: str | ProgressColumn, disable: bool = False, **option
     )
 
 
+def time_left(elapsed: float, done: int, total: int) -> str:
+    """ "about 1h05m left" for a run `done` steps of `total` in, from its mean time per step so far: the steps of
+    a long run (units, programs) take seconds to minutes, too few for a short window."""
+    minutes = round(elapsed / done * (total - done) / 60)
+    if minutes < 1:
+        return "under a minute left"
+    return f"about {minutes // 60}h{minutes % 60:02d}m left" if minutes >= 60 else f"about {minutes}m left"
+
+
 FILE_FORMATS = ("json", "csv", "md", "html")  # every format a command may write; each command supports some
 EXE = "{exe}"  # stands for the built program in a --run command
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Optional
@@ -40,6 +41,7 @@ from stitchopt.cli.options import (
     run_arguments,
     status_console,
     target_paths,
+    time_left,
     validation_choice,
     writable_file_output,
 )
@@ -150,14 +152,27 @@ def tune_command(
             bars: dict[str, TaskID] = {}
             done: dict[str, int] = {}
 
+            started = time.monotonic()
+            bests: dict[str, str] = {}
+
             def show(tuning: TuningRun) -> None:
-                """One bar per program with its best so far, and one for the whole run."""
+                """One bar per program with its best so far, and one for the whole run; off a terminal (a log of
+                a long run), one line as each program ends, with the time left."""
                 if tuning.program not in bars:
+                    if bars and not status_console.is_terminal:
+                        finished = len(bars)
+                        elapsed = time.monotonic() - started
+                        status_console.print(
+                            f"tune: {finished}/{len(paths)} programs, {bests[list(bars)[-1]]}, "
+                            f"{time_left(elapsed, finished, len(paths))}",
+                            highlight=False,
+                        )
                     bars[tuning.program] = progress.add_task(tuning.program, total=budget)
                 done[tuning.program] = tuning.evaluations
                 best = f"{tuning.program}: best {100 * (tuning.best_score - 1):+.2f}% vs -Oz"
                 if tuning.suspicious:
                     best += f", {tuning.suspicious} suspicious"
+                bests[tuning.program] = best
                 progress.update(bars[tuning.program], completed=tuning.evaluations, description=best)
                 progress.update(overall, completed=sum(done.values()))
 
