@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stitchopt.cc.client import server_paths, stop_server
-from stitchopt.cc.plugin_files import PLUGIN_PATH
 from stitchopt.datasets.sources.apt import DebianArchive
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.elf import object_sizes
+from stitchopt.toolchain.plugin_library import PLUGIN_PATH
 
 
 @dataclass(frozen=True)

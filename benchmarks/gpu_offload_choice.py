@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from stitchopt.apply.device import choose_device_list, sass_and_registers
-from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_sources
 from stitchopt.models.device_model import load_device_model
 from stitchopt.reports.tables import Rows, to_markdown
@@ -29,6 +28,7 @@ from stitchopt.toolchain.device import device_options, openmp_device_ir
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
 from stitchopt.toolchain.offload_build import HOISTING_PIPELINE, hoisting_report
+from stitchopt.toolchain.plugin_library import plugin_path
 from stitchopt.validate.offload import check_host_list
 
 JIT_K = 3

@@ -16,11 +16,11 @@ import json
 import statistics
 import time
 
-from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_expected_output, offload_sources
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.offload_build import HOISTING_PIPELINE
+from stitchopt.toolchain.plugin_library import plugin_path
 from stitchopt.validate.offload import check_host_list
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.cli.main import exit_status
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_expected_output, offload_sources
 from stitchopt.errors import ToolchainError
@@ -28,6 +27,7 @@ from stitchopt.toolchain.offload_build import (
     offload_host_module,
     runtime_directory,
 )
+from stitchopt.toolchain.plugin_library import plugin_path
 from stitchopt.validate.offload import OFFLOAD_ENV, OFFLOAD_LIMITS, Transfers, check_host_list
 from stitchopt.validate.sandbox import Sandbox
 

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.core import IRModule
 from stitchopt.errors import ToolchainError
 from stitchopt.models.flag_model import FlagModel
@@ -29,6 +28,7 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import module_from_bitcode
 from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command
+from stitchopt.toolchain.plugin_library import plugin_path
 
 DEMO = Path(__file__).parents[2] / "src" / "stitchopt" / "datasets" / "demo_v1"
 PROGRAM = Path(__file__).parents[1] / "data" / "plugin_program"

@@ -13,14 +13,21 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from stitchopt.core import IRModule
 from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.features.by_name import representation
 from stitchopt.features.module import FeatureModule
+from stitchopt.features.native import plugin_features
+from stitchopt.learning.kinds import load_model
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
+from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import compile_source
+from stitchopt.toolchain.frontend import compile_source, load_module
 from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.suites import DATA_DIR_ENV, Suite, humaneval_path, jsonl_suite
@@ -37,7 +44,7 @@ TIMEOUT_S = 120.0
 def plugin() -> Path:
     """The built plugin; the tests skip where it is not built (or this checkout cannot build one)."""
     try:
-        from stitchopt.cc.plugin_files import plugin_path
+        from stitchopt.toolchain.plugin_library import plugin_path
     except ImportError as exc:
         pytest.skip(f"this checkout has no clang plugin: {exc}")
     try:
@@ -58,7 +65,7 @@ def humaneval() -> Suite:
     return jsonl_suite(path).limited(HUMANEVAL_PROGRAMS)
 
 
-def plugin_features(toolchain: Toolchain, plugin: Path, bitcode: Path) -> dict[str, Any]:
+def printed_features(toolchain: Toolchain, plugin: Path, bitcode: Path) -> dict[str, Any]:
     """What `opt -load-pass-plugin=PLUGIN -passes=print<stitchopt-features>` prints for one module."""
     argv = opt_command(
         toolchain.tool("opt"),
@@ -89,7 +96,7 @@ def assert_plugin_matches_python(toolchain: Toolchain, plugin: Path, bitcode: Pa
         labels += [f"{name}.{feature}" for feature in python.feature_names()]
         values += [float(value) for value in python.extract(module)]
 
-    printed = plugin_features(toolchain, plugin, bitcode)
+    printed = printed_features(toolchain, plugin, bitcode)
     assert printed.get("representations") == [list(pair) for pair in REPRESENTATIONS], (
         f"{label}: the plugin printed representations {printed.get('representations')}"
     )
@@ -132,3 +139,24 @@ def test_plugin_features_equal_python_on_humaneval(
     bitcode = tmp_path / "program.bc"
     bitcode.write_bytes(compile_source(toolchain, source, extra_args=program.compile_args))
     assert_plugin_matches_python(toolchain, plugin, bitcode, program.name)
+
+
+def test_the_model_reads_the_plugins_features_and_falls_back_to_python(
+    toolchain: Toolchain, catalogue: Catalogue, plugin: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inference computes the shipped model's features in the plugin (one `opt` run) where it is built: the
+    same row as the Python representations; without the plugin, or on bytes it cannot read, Python's."""
+    model = load_model(DEFAULT_MODEL_DIR, catalogue)
+    assert isinstance(model, FlagModel)
+    module = load_module(toolchain, DEMO[0])
+    view = FeatureModule.from_bytes(toolchain, module.bitcode, module.name)
+    python = np.concatenate([r.extract(view) for r in model.representations])
+    native = plugin_features(toolchain, module.bitcode, model.representations)
+    assert native is not None and np.array_equal(native, python)
+    assert np.array_equal(model.features(toolchain, module)[0], python)
+    assert plugin_features(toolchain, b"not IR", model.representations) is None
+    with pytest.raises(InputError, match="is not a valid LLVM 19 module"):
+        model.features(toolchain, IRModule("broken.bc", b"BC\xc0\xde broken", module.triple))
+    monkeypatch.setattr("stitchopt.features.native.PLUGIN_PATH", plugin.parent / "missing.so")
+    assert plugin_features(toolchain, module.bitcode, model.representations) is None
+    assert np.array_equal(model.features(toolchain, module)[0], python)

@@ -86,7 +86,7 @@ HARDENING_FLAGS = ("-fstack-protector-strong", "-D_FORTIFY_SOURCE=2", "-fsanitiz
 @pytest.fixture(scope="module")
 def plugin() -> Path:
     try:
-        from stitchopt.cc.plugin_files import plugin_path
+        from stitchopt.toolchain.plugin_library import plugin_path
 
         return Path(plugin_path())
     except (ImportError, ToolchainError) as exc:

@@ -11,7 +11,6 @@ import typer
 from rich.table import Table
 
 from stitchopt.apply.device import DEVICE_MODES, DeviceChoice, choose_device_list, sass_and_registers
-from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.cli.exit_codes import NEGATIVE
 from stitchopt.cli.options import (
     EXE,
@@ -72,6 +71,7 @@ from stitchopt.toolchain.frontend import (
 from stitchopt.toolchain.llvm import passes_option as opt_passes_option
 from stitchopt.toolchain.offload import DIRECTIONS, OffloadConstruct, offload_constructs, openmp_host_ir
 from stitchopt.toolchain.offload_build import HOISTING_PIPELINE, HOST_AS_DEVICE, HOST_BASELINE, hoisting_report
+from stitchopt.toolchain.plugin_library import plugin_path
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.strategies import STRATEGIES

@@ -8,7 +8,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from stitchopt.cc.plugin_files import plugin_path
 from stitchopt.cli.options import CacheDirOption, JsonOption, LlvmOption, open_store, output_option, status_console
 from stitchopt.errors import InputError
 from stitchopt.labels.shards import load_matrix
@@ -19,6 +18,7 @@ from stitchopt.models.plugin_file import PLUGIN_MODEL_NAME, write_plugin_model
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.plugin_library import plugin_path
 
 plugin_app = typer.Typer(
     help="The clang pass plugin: `clang -Oz -fpass-plugin=$(stitchopt plugin path)` runs the model in any build.",
