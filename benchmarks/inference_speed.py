@@ -1,9 +1,10 @@
 """Inference time of a flag model (features + ranking, what `optimize` spends before its first build) per unit,
 with the features from stitchopt's pass plugin and from the Python representations, on a built dataset's units.
 
-The two ways alternate unit by unit, so a busy machine slows both alike; each is timed in wall time and in CPU
-time (this process and its children: `opt`, `llvm-dis`), which load changes less. Each unit's two feature rows
-must be equal (the plugin's are the Python values, computed in C++): the `equal rows` column says so.
+The two ways run one after the other on each unit, which of them first alternating, so that a busy machine
+slows both alike; each is timed in wall time and in CPU time (this process and its children: `opt`,
+`llvm-dis`), which load changes less. Each unit's two feature rows should be equal (the plugin computes the
+Python values in C++, or declines): the `equal rows` column counts those that are.
 
     python benchmarks/inference_speed.py [--dataset bench://pypi-v1] [--split train,validation,test]
         [--max-ir-kb 200] [--bands 60,200] [--per-package 20] [--model DIR]
@@ -22,36 +23,26 @@ import numpy as np
 
 from stitchopt.core import IRModule
 from stitchopt.datasets.benchmarks import select_benchmarks
-from stitchopt.features.module import FeatureModule
 from stitchopt.features.native import plugin_features
 from stitchopt.learning.kinds import load_model
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
-from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import load_module
 
-Features = Callable[[IRModule], np.ndarray | None]
+Features = Callable[[IRModule], np.ndarray]
 
 
-def timed(model: FlagModel, features: Features, module: IRModule) -> tuple[float, float, np.ndarray | None]:
+def timed(model: FlagModel, features: Features, module: IRModule) -> tuple[float, float, np.ndarray]:
     """(wall ms, CPU ms with children, the feature row) of one inference."""
     wall, cpu = time.perf_counter(), os.times()
     row = features(module)
-    if row is not None:
-        model.rank_features(row[None, :])
+    model.rank_features(row[None, :])
     after = os.times()
     spent = sum(after[i] - cpu[i] for i in range(4))  # user, system, children's user and system
     return 1000 * (time.perf_counter() - wall), 1000 * spent, row
-
-
-def python_features(toolchain: Toolchain, model: FlagModel) -> Features:
-    def features(module: IRModule) -> np.ndarray:
-        view = FeatureModule.from_bytes(toolchain, module.bitcode, module.name)
-        return np.concatenate([r.extract(view) for r in model.representations])
-
-    return features
 
 
 def main() -> None:
@@ -71,18 +62,20 @@ def main() -> None:
         args.dataset, args.split.split(","), max_ir_kb=args.max_ir_kb, per_package=args.per_package
     )
     ways: dict[str, Features] = {
-        "plugin": lambda m: plugin_features(toolchain, m.bitcode, model.representations),
-        "python": python_features(toolchain, model),
+        "plugin": lambda m: model.features(toolchain, m)[0],  # what inference does: the plugin, where it can
+        "python": lambda m: model.python_features(toolchain, m),
     }
+    probe = load_module(toolchain, benchmarks[0].path)
+    if plugin_features(toolchain, probe.bitcode, model.representations) is None:
+        raise SystemExit(f"{benchmarks[0].uri}: the plugin gave no features (is it built? `make setup`)")
     measured: list[tuple[float, dict[str, tuple[float, float]], bool]] = []  # (KB, way -> (wall, cpu), equal)
-    for benchmark in benchmarks:
+    for index, benchmark in enumerate(benchmarks):
         module = load_module(toolchain, benchmark.path)
         timings, rows = {}, {}
-        for way, features in ways.items():
+        order = list(ways.items())
+        for way, features in order if index % 2 == 0 else reversed(order):  # neither always goes first
             wall, cpu, rows[way] = timed(model, features, module)
             timings[way] = (wall, cpu)
-        if rows["plugin"] is None:
-            raise SystemExit(f"{benchmark.uri}: the plugin gave no features (is it built? `make setup`)")
         equal = bool(np.array_equal(rows["plugin"], rows["python"]))
         measured.append((benchmark.path.stat().st_size / 1024, timings, equal))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import compile_source, load_module
 from stitchopt.toolchain.llvm import opt_command
+from stitchopt.toolchain.plugin_library import plugin_path
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.suites import DATA_DIR_ENV, Suite, humaneval_path, jsonl_suite
 
@@ -43,10 +45,6 @@ TIMEOUT_S = 120.0
 @pytest.fixture(scope="module")
 def plugin() -> Path:
     """The built plugin; the tests skip where it is not built (or this checkout cannot build one)."""
-    try:
-        from stitchopt.toolchain.plugin_library import plugin_path
-    except ImportError as exc:
-        pytest.skip(f"this checkout has no clang plugin: {exc}")
     try:
         path = Path(plugin_path())
     except (StitchoptError, OSError) as exc:
@@ -145,18 +143,61 @@ def test_the_model_reads_the_plugins_features_and_falls_back_to_python(
     toolchain: Toolchain, catalogue: Catalogue, plugin: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Inference computes the shipped model's features in the plugin (one `opt` run) where it is built: the
-    same row as the Python representations; without the plugin, or on bytes it cannot read, Python's."""
+    same row as the Python representations; the plugin declines a module whose function names the Python side
+    reads back otherwise, and without the plugin, or on bytes it cannot read, Python computes them (silently:
+    only a plugin that fails otherwise is reported)."""
     model = load_model(DEFAULT_MODEL_DIR, catalogue)
     assert isinstance(model, FlagModel)
     module = load_module(toolchain, DEMO[0])
-    view = FeatureModule.from_bytes(toolchain, module.bitcode, module.name)
-    python = np.concatenate([r.extract(view) for r in model.representations])
+    python = model.python_features(toolchain, module)
     native = plugin_features(toolchain, module.bitcode, model.representations)
     assert native is not None and np.array_equal(native, python)
-    assert np.array_equal(model.features(toolchain, module)[0], python)
-    assert plugin_features(toolchain, b"not IR", model.representations) is None
-    with pytest.raises(InputError, match="is not a valid LLVM 19 module"):
-        model.features(toolchain, IRModule("broken.bc", b"BC\xc0\xde broken", module.triple))
+
+    def no_python(*_: object) -> None:
+        raise AssertionError("the Python representations ran where the plugin could compute the features")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(FeatureModule, "from_bytes", no_python)
+        assert np.array_equal(model.features(toolchain, module)[0], python)
+
+    functions_ir = "\n".join(
+        f'define i32 @"{name}"(i32 %x) {{\n  %c = icmp sgt i32 %x, 0\n  br i1 %c, label %t, label %e\nt:\n'
+        f"  ret i32 1\ne:\n  ret i32 2\n}}\n"
+        for name in ("a\\0Ab", "\\FF", "\\FE", "plain")
+    )
+    odd = IRModule("odd.ll", functions_ir.encode(), module.triple)
+    assert plugin_features(toolchain, odd.bitcode, model.representations) is None  # declined
+    assert np.array_equal(model.features(toolchain, odd)[0], model.python_features(toolchain, odd))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a module the plugin cannot read is Python's to report, not a warning
+        assert plugin_features(toolchain, b"not IR", model.representations) is None
+        with pytest.raises(InputError, match="is not a valid LLVM 19 module"):
+            model.features(toolchain, IRModule("broken.bc", b"BC\xc0\xde broken", module.triple))
     monkeypatch.setattr("stitchopt.features.native.PLUGIN_PATH", plugin.parent / "missing.so")
     assert plugin_features(toolchain, module.bitcode, model.representations) is None
     assert np.array_equal(model.features(toolchain, module)[0], python)
+
+
+def test_a_plugin_that_fails_is_reported_once_and_python_answers(
+    toolchain: Toolchain, catalogue: Catalogue, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin opt cannot load (here a file that only names this LLVM's libLLVM) costs one warning per process,
+    not one per unit; the features still come, from Python. One linked against another LLVM is not run."""
+    model = load_model(DEFAULT_MODEL_DIR, catalogue)
+    assert isinstance(model, FlagModel)
+    module = load_module(toolchain, DEMO[0])
+    broken = tmp_path / "libstitchopt-plugin.so"
+    broken.write_bytes(f"not a plugin; needs libLLVM.so.{toolchain.major}.1".encode())
+    monkeypatch.setattr("stitchopt.features.native.PLUGIN_PATH", broken)
+    with pytest.warns(UserWarning, match="fell back to Python") as caught:
+        for _ in range(2):
+            assert np.array_equal(model.features(toolchain, module)[0], model.python_features(toolchain, module))
+    assert len([w for w in caught if "fell back" in str(w.message)]) == 1
+    other = tmp_path / "other" / "libstitchopt-plugin.so"
+    other.parent.mkdir()
+    other.write_bytes(f"needs libLLVM.so.{toolchain.major + 1}.1".encode())
+    monkeypatch.setattr("stitchopt.features.native.PLUGIN_PATH", other)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert plugin_features(toolchain, module.bitcode, model.representations) is None

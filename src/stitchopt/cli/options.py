@@ -56,8 +56,11 @@ def progress_bar(*columns: str | ProgressColumn, disable: bool = False, **option
 
 
 def time_left(elapsed: float, done: int, total: int) -> str:
-    """ "about 1h05m left" for a run `done` steps of `total` in, from its mean time per step so far: the steps of
-    a long run (units, programs) take seconds to minutes, too few for a short window."""
+    """How long a run `done` steps of `total` in has left ("about 1h05m left"; "done" at the end), from its mean
+    time per step so far: the steps of a long run (units, programs) take seconds to minutes, too few for a short
+    window."""
+    if done >= total:
+        return "done"
     minutes = round(elapsed / done * (total - done) / 60)
     if minutes < 1:
         return "under a minute left"

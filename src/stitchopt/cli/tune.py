@@ -61,7 +61,7 @@ from stitchopt.tune.minimize import minimize
 from stitchopt.tune.pareto import METRICS, fronts_from_log
 from stitchopt.tune.record import RunRecord
 from stitchopt.tune.runtime import COUNTERS
-from stitchopt.tune.session import run_record, tune_programs
+from stitchopt.tune.session import TunedProgram, run_record, tune_programs
 from stitchopt.tune.strategies import STRATEGIES
 from stitchopt.tune.trial_log import new_run_id, trial_log_file
 
@@ -153,28 +153,29 @@ def tune_command(
             done: dict[str, int] = {}
 
             started = time.monotonic()
-            bests: dict[str, str] = {}
+            answers: list[TunedProgram] = []
 
             def show(tuning: TuningRun) -> None:
-                """One bar per program with its best so far, and one for the whole run; off a terminal (a log of
-                a long run), one line as each program ends, with the time left."""
+                """One bar per program with its best so far, and one for the whole run."""
                 if tuning.program not in bars:
-                    if bars and not status_console.is_terminal:
-                        finished = len(bars)
-                        elapsed = time.monotonic() - started
-                        status_console.print(
-                            f"tune: {finished}/{len(paths)} programs, {bests[list(bars)[-1]]}, "
-                            f"{time_left(elapsed, finished, len(paths))}",
-                            highlight=False,
-                        )
                     bars[tuning.program] = progress.add_task(tuning.program, total=budget)
                 done[tuning.program] = tuning.evaluations
                 best = f"{tuning.program}: best {100 * (tuning.best_score - 1):+.2f}% vs -Oz"
                 if tuning.suspicious:
                     best += f", {tuning.suspicious} suspicious"
-                bests[tuning.program] = best
                 progress.update(bars[tuning.program], completed=tuning.evaluations, description=best)
                 progress.update(overall, completed=sum(done.values()))
+
+            def answered(answer: TunedProgram) -> None:
+                """Off a terminal (a log of a long run), where no bar shows: one line per program's answer."""
+                answers.append(answer)
+                if not status_console.is_terminal:
+                    left = time_left(time.monotonic() - started, len(answers), len(paths))
+                    status_console.print(
+                        f"tune: {len(answers)}/{len(paths)} programs, {answer.path.name}: {_answer_text(answer)}, "
+                        f"{left}",
+                        highlight=False,
+                    )
 
             tuned = tune_programs(
                 evaluator,
@@ -189,6 +190,7 @@ def tune_command(
                 trial_log=trial_log,
                 run_id=run_id,
                 on_progress=show,
+                on_answer=answered,
                 validation=checks,
                 program_run=program_run,
             )
@@ -211,6 +213,14 @@ def _program_run(
     if counter not in COUNTERS:
         raise StitchoptError(f"unknown --perf-counter {counter!r}: use {', '.join(COUNTERS)}")
     return ProgramRun(run_arguments(run), inputs, counter)
+
+
+def _answer_text(answer: TunedProgram) -> str:
+    """`-Oz kept`, or the answer's size against -Oz's."""
+    oz, size = answer.run.oz.size_bytes, answer.result.size_bytes
+    if answer.passes is None:
+        return "-Oz kept"
+    return f"{100 * (size / oz - 1):+.2f}% size vs -Oz" if oz and size is not None else "a list"
 
 
 def _beats_oz(record: RunRecord) -> bool:

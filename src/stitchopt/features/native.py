@@ -1,21 +1,29 @@
 """The shipped model's representations computed in C++ by stitchopt's pass plugin: one `opt` run of its
 `print<stitchopt-features>` pass on the module's bytes, instead of `llvm-dis`, an `opt` run for the function
-properties and Python parsers over the text. Inference on a large unit is mostly that parsing (a 200 KB bitcode
-file: about 200 ms of CPU in Python, 50 ms in the plugin), and the plugin computes exactly what the Python
-representations do (`tests/integration/test_plugin_features.py`, which also compares the two here).
+properties and Python parsers over the text. Inference on a large unit is mostly that parsing, and the plugin
+computes what the Python representations do (`tests/integration/test_plugin_features.py` compares them); where
+it could not (a function name the Python side would read back differently), it declines.
 
-Nothing depends on it: where the plugin is not built, was built for another LLVM, or fails on the module, the
-caller computes the Python representations, which also say what is wrong with a bad module.
+Nothing depends on it: where the plugin is not built, was built for another LLVM, declines, or cannot read the
+module, the caller computes the Python representations, which also say what is wrong with a bad module. A
+plugin that fails otherwise (it crashed, or printed something else) is reported once per process.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
+from stitchopt.diagnostics import first_error
+from stitchopt.errors import InputError
 from stitchopt.features.base import FloatVector, Representation
+from stitchopt.features.func_properties import DEFAULT_TIMEOUT_S
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.plugin_library import PLUGIN_PATH
@@ -23,28 +31,66 @@ from stitchopt.toolchain.process import run_tool
 
 PRINTER = "print<stitchopt-features>"
 PRINTED = (("autophase", 1), ("histogram", 1), ("func_properties", 1))  # what the printer computes, in order
-TIMEOUT_S = 120.0
+DECLINED = "stitchopt plugin: "  # how the printer says it cannot compute a module's features
+UNREADABLE = "<stdin>"  # opt's errors about its input name it so
+LIBLLVM = re.compile(rb"libLLVM(?:\.so\.|-)(\d+)")  # the plugin's dependency on libLLVM names its major version
+_failures_reported: set[Path] = set()
 
 
-def plugin_features(toolchain: Toolchain, data: bytes, representations: Sequence[Representation]) -> FloatVector | None:
+def plugin_features(
+    toolchain: Toolchain, data: bytes, representations: Sequence[Representation], name: str = "<module>"
+) -> FloatVector | None:
     """The concatenated vectors of `representations` for the module `data` (bitcode or text IR), or None where
-    the plugin cannot give exactly them."""
+    the plugin cannot give exactly them. A module that takes longer than the Python function properties allow
+    is refused as there (InputError)."""
     wanted = tuple((r.name, r.version) for r in representations)
-    if wanted != PRINTED or not PLUGIN_PATH.is_file():
+    plugin = PLUGIN_PATH
+    if wanted != PRINTED or not plugin.is_file() or plugin_llvm_major(plugin) != toolchain.major:
         return None
     argv = opt_command(
-        toolchain.tool("opt"), PRINTER, flags=[f"-load-pass-plugin={PLUGIN_PATH}"], args=["-disable-output", "-"]
+        toolchain.tool("opt"), PRINTER, flags=[f"-load-pass-plugin={plugin}"], args=["-disable-output", "-"]
     )
-    run = run_tool(argv, stdin=data, timeout=TIMEOUT_S)
-    if run.timed_out or run.returncode != 0:
+    run = run_tool(argv, stdin=data, timeout=DEFAULT_TIMEOUT_S)
+    if run.timed_out:
+        raise InputError(
+            f"{name}: the model's features took over {DEFAULT_TIMEOUT_S:.0f} s; check the module's size, or "
+            "leave it to -Oz"
+        )
+    if DECLINED in run.stderr_text:
+        return None
+    if run.returncode != 0:
+        if UNREADABLE not in first_error(run.stderr_text):
+            _report_failure(plugin, f"exit status {run.returncode}: {first_error(run.stderr_text)}")
         return None
     try:
         printed = json.loads(run.stdout)
         values = np.asarray(printed["values"], dtype=np.float64)
-        names = [tuple(item) for item in printed["representations"]]
-    except (ValueError, KeyError, TypeError):
+        groups = [tuple(item) for item in printed["representations"]]
+        names = tuple(printed["names"])
+    except (ValueError, KeyError, TypeError) as error:
+        _report_failure(plugin, f"its output is not the features' JSON ({error})")
         return None
-    width = sum(len(r.feature_names()) for r in representations)
-    if names != list(wanted) or values.shape != (width,):
+    expected = tuple(feature for r in representations for feature in r.feature_names())
+    if groups != list(wanted) or names != expected or values.shape != (len(expected),):
+        _report_failure(plugin, "it printed other features than this stitchopt computes (built from other sources?)")
         return None
     return values
+
+
+@functools.cache
+def plugin_llvm_major(plugin: Path) -> int | None:
+    """The LLVM major version the plugin links (None: unknown), read from its libLLVM dependency: `opt` of
+    another version may load it and crash."""
+    found = LIBLLVM.search(plugin.read_bytes())
+    return int(found.group(1)) if found else None
+
+
+def _report_failure(plugin: Path, reason: str) -> None:
+    if plugin in _failures_reported:
+        return
+    _failures_reported.add(plugin)
+    warnings.warn(
+        f"{plugin}: the model's features fell back to Python ({reason}); rebuild the plugin (`make setup`) if "
+        "inference is slow",
+        stacklevel=3,
+    )

@@ -53,11 +53,13 @@ class FlagModel(SavedModel):
     def features(self, toolchain: Toolchain, module: IRModule) -> np.ndarray:
         """The raw feature row (1 x d) of one module: every representation, concatenated; computed by the pass
         plugin where it can (the same values, a third of the time), else in Python."""
-        native = plugin_features(toolchain, module.bitcode, self.representations)
-        if native is not None:
-            return native[None, :]
+        native = plugin_features(toolchain, module.bitcode, self.representations, module.name)
+        return (native if native is not None else self.python_features(toolchain, module))[None, :]
+
+    def python_features(self, toolchain: Toolchain, module: IRModule) -> np.ndarray:
+        """The feature vector as the Python representations compute it (what training reads)."""
         view = FeatureModule.from_bytes(toolchain, module.bitcode, module.name)
-        return np.concatenate([r.extract(view) for r in self.representations])[None, :]
+        return np.concatenate([r.extract(view) for r in self.representations])
 
     def rank(self, toolchain: Toolchain, module: IRModule) -> list[RankedList]:
         """Every coreset list and -Oz, best predicted first."""

@@ -120,13 +120,15 @@ def tune_programs(
     trial_log: IO[str] | None = None,
     run_id: str | None = None,
     on_progress: Callable[[TuningRun], None] | None = None,
+    on_answer: Callable[[TunedProgram], None] | None = None,
     guards: bool = True,
     validation: ListValidation | None = None,
     program_run: ProgramRun | None = None,
 ) -> list[TunedProgram]:
     """Tune each program. With `program_run`, validation also runs each C/C++ program itself and compares its
     behaviour with its -O0 and -O2 builds (for programs with a `main`); an objective with a `perf` term needs
-    it to measure runtimes. Trials in `trial_log` are stamped with `run_id`."""
+    it to measure runtimes. Trials in `trial_log` are stamped with `run_id`; `on_answer` hears each program's
+    answer as it is made."""
     if objective.needs_runtime and program_run is None:
         raise InputError("the perf objective needs programs to run: pass --run '{exe} ARGS' (and --inputs DIR)")
     oz = evaluator.baselines["Oz"]
@@ -154,11 +156,14 @@ def tune_programs(
         )
         if chosen is None:  # -Oz backup: never report anything worse than -Oz, nor anything that failed validation
             note = "; ".join([*notes, "-Oz kept"]) if notes else ""
-            tuned.append(TunedProgram(path, run, None, oz.pipeline, run.oz, validation is not None, note, unit))
-            continue
-        pipeline = tuned_pipeline(chosen, catalogue)
-        result = evaluator.evaluate(module, pipeline, oz.options)
-        tuned.append(TunedProgram(path, run, chosen, pipeline, result, validation is not None, "; ".join(notes), unit))
+            answer = TunedProgram(path, run, None, oz.pipeline, run.oz, validation is not None, note, unit)
+        else:
+            pipeline = tuned_pipeline(chosen, catalogue)
+            result = evaluator.evaluate(module, pipeline, oz.options)
+            answer = TunedProgram(path, run, chosen, pipeline, result, validation is not None, "; ".join(notes), unit)
+        tuned.append(answer)
+        if on_answer is not None:
+            on_answer(answer)
     return tuned
 
 

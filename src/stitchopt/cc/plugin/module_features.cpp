@@ -34,6 +34,7 @@
 #include "llvm/IR/Instruction.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -1467,10 +1468,29 @@ bool hasTerminators(const Function &F) {
       F, [](const BasicBlock &BB) { return BB.getTerminator() != nullptr; });
 }
 
+/// Whether the Python side reads this name back as it is: it decodes the
+/// printer's output as UTF-8 (invalid bytes replaced) and splits it with
+/// str.splitlines, so a name that is not UTF-8 or holds a line break Python
+/// recognizes would be merged with another or lost there.
+bool readsBackInPython(StringRef Name) {
+  if (!json::isUTF8(Name))
+    return false;
+  static const StringRef Breaks[] = {"\n",   "\r",   "\v",       "\f",
+                                     "\x1c", "\x1d", "\x1e",     "\xc2\x85",
+                                     "\xe2\x80\xa8", "\xe2\x80\xa9"};
+  return llvm::none_of(Breaks,
+                       [&](StringRef Break) { return Name.contains(Break); });
+}
+
 bool appendFunctionProperties(const Module &M, std::vector<double> &Out) {
-  for (const Function &F : M)
-    if (!F.isDeclaration() && !hasTerminators(F))
+  for (const Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    if (!hasTerminators(F))
       return false; // The analysis would dereference a missing terminator.
+    if (!readsBackInPython(F.getName()))
+      return false; // The model's features are Python's; no guess here.
+  }
   if (!enableDetailedFunctionProperties())
     return false;
   // The Python side keys the printer's output by function name: unnamed
