@@ -52,7 +52,7 @@ class FlagModel(SavedModel):
 
     def features(self, toolchain: Toolchain, module: IRModule) -> np.ndarray:
         """The raw feature row (1 x d) of one module: every representation, concatenated; computed by the pass
-        plugin where it can (the same values, a third of the time), else in Python."""
+        plugin where it can (the same values in half the time or less), else in Python."""
         native = plugin_features(toolchain, module.bitcode, self.representations, module.name)
         return (native if native is not None else self.python_features(toolchain, module))[None, :]
 
