@@ -66,7 +66,7 @@ def main() -> None:
         "python": lambda m: model.python_features(toolchain, m),
     }
     probe = load_module(toolchain, benchmarks[0].path)
-    if plugin_features(toolchain, probe.bitcode, model.representations) is None:
+    if plugin_features(toolchain, probe.bitcode, model.representations).values is None:
         raise SystemExit(f"{benchmarks[0].uri}: the plugin gave no features (is it built? `make setup`)")
     measured: list[tuple[float, dict[str, tuple[float, float]], bool]] = []  # (KB, way -> (wall, cpu), equal)
     for index, benchmark in enumerate(benchmarks):

@@ -22,7 +22,7 @@ from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.features.by_name import representation
 from stitchopt.features.module import FeatureModule
-from stitchopt.features.native import plugin_features
+from stitchopt.features.native import PluginFeatures, plugin_features
 from stitchopt.learning.kinds import load_model
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
@@ -145,13 +145,13 @@ def test_the_model_reads_the_plugins_features_and_falls_back_to_python(
     """Inference computes the shipped model's features in the plugin (one `opt` run) where it is built: the
     same row as the Python representations; the plugin declines a module whose function names the Python side
     reads back otherwise, and without the plugin, or on bytes it cannot read, Python computes them (silently:
-    only a plugin that fails otherwise is reported)."""
+    a plugin that fails on a module Python reads is reported)."""
     model = load_model(DEFAULT_MODEL_DIR, catalogue)
     assert isinstance(model, FlagModel)
     module = load_module(toolchain, DEMO[0])
     python = model.python_features(toolchain, module)
     native = plugin_features(toolchain, module.bitcode, model.representations)
-    assert native is not None and np.array_equal(native, python)
+    assert native.values is not None and np.array_equal(native.values, python) and not native.failure
 
     def no_python(*_: object) -> None:
         raise AssertionError("the Python representations ran where the plugin could compute the features")
@@ -166,16 +166,19 @@ def test_the_model_reads_the_plugins_features_and_falls_back_to_python(
         for name in ("a\\0Ab", "\\FF", "\\FE", "plain")
     )
     odd = IRModule("odd.ll", functions_ir.encode(), module.triple)
-    assert plugin_features(toolchain, odd.bitcode, model.representations) is None  # declined
+    assert plugin_features(toolchain, odd.bitcode, model.representations) == PluginFeatures(None)  # declined
     assert np.array_equal(model.features(toolchain, odd)[0], model.python_features(toolchain, odd))
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a module the plugin cannot read is Python's to report, not a warning
-        assert plugin_features(toolchain, b"not IR", model.representations) is None
+        assert plugin_features(toolchain, b"not IR", model.representations).values is None
         with pytest.raises(InputError, match="is not a valid LLVM 19 module"):
             model.features(toolchain, IRModule("broken.bc", b"BC\xc0\xde broken", module.triple))
+        unknown = b'target triple = "foo-bar-baz"\ndefine i32 @f() {\n  ret i32 0\n}\n'  # opt fails, not the plugin
+        with pytest.raises(InputError, match="opt cannot analyse the module"):
+            model.features(toolchain, IRModule("unknown.ll", unknown, module.triple))
     monkeypatch.setattr("stitchopt.features.native.PLUGIN_PATH", plugin.parent / "missing.so")
-    assert plugin_features(toolchain, module.bitcode, model.representations) is None
+    assert plugin_features(toolchain, module.bitcode, model.representations) == PluginFeatures(None)
     assert np.array_equal(model.features(toolchain, module)[0], python)
 
 
@@ -198,6 +201,4 @@ def test_a_plugin_that_fails_is_reported_once_and_python_answers(
     other.parent.mkdir()
     other.write_bytes(f"needs libLLVM.so.{toolchain.major + 1}.1".encode())
     monkeypatch.setattr("stitchopt.features.native.PLUGIN_PATH", other)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert plugin_features(toolchain, module.bitcode, model.representations) is None
+    assert plugin_features(toolchain, module.bitcode, model.representations) == PluginFeatures(None)  # not run

@@ -4,9 +4,10 @@ properties and Python parsers over the text. Inference on a large unit is mostly
 computes what the Python representations do (`tests/integration/test_plugin_features.py` compares them); where
 it could not (a function name the Python side would read back differently), it declines.
 
-Nothing depends on it: where the plugin is not built, was built for another LLVM, declines, or cannot read the
-module, the caller computes the Python representations, which also say what is wrong with a bad module. A
-plugin that fails otherwise (it crashed, or printed something else) is reported once per process.
+Nothing depends on it: where the plugin is not built, was built for another LLVM, declines, or fails, the
+caller computes the Python representations, which also say what is wrong with a bad module. A failure is the
+plugin's own only where Python then reads the module: the caller reports it then (`report_plugin_failure`),
+once per process.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import re
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,21 +34,29 @@ from stitchopt.toolchain.process import run_tool
 PRINTER = "print<stitchopt-features>"
 PRINTED = (("autophase", 1), ("histogram", 1), ("func_properties", 1))  # what the printer computes, in order
 DECLINED = "stitchopt plugin: "  # how the printer says it cannot compute a module's features
-UNREADABLE = "<stdin>"  # opt's errors about its input name it so
 LIBLLVM = re.compile(rb"libLLVM(?:\.so\.|-)(\d+)")  # the plugin's dependency on libLLVM names its major version
 _failures_reported: set[Path] = set()
 
 
+@dataclass(frozen=True)
+class PluginFeatures:
+    """The plugin's feature vector, or None with why when it gave none (`failure` empty: it does not apply or
+    declined the module, nothing to report)."""
+
+    values: FloatVector | None
+    failure: str = ""
+
+
 def plugin_features(
     toolchain: Toolchain, data: bytes, representations: Sequence[Representation], name: str = "<module>"
-) -> FloatVector | None:
-    """The concatenated vectors of `representations` for the module `data` (bitcode or text IR), or None where
-    the plugin cannot give exactly them. A module that takes longer than the Python function properties allow
-    is refused as there (InputError)."""
+) -> PluginFeatures:
+    """The concatenated vectors of `representations` for the module `data` (bitcode or text IR), where the
+    plugin can give exactly them. A module that takes longer than the Python function properties allow is
+    refused as there (InputError)."""
     wanted = tuple((r.name, r.version) for r in representations)
     plugin = PLUGIN_PATH
     if wanted != PRINTED or not plugin.is_file() or plugin_llvm_major(plugin) != toolchain.major:
-        return None
+        return PluginFeatures(None)
     argv = opt_command(
         toolchain.tool("opt"), PRINTER, flags=[f"-load-pass-plugin={plugin}"], args=["-disable-output", "-"]
     )
@@ -57,24 +67,22 @@ def plugin_features(
             "leave it to -Oz"
         )
     if DECLINED in run.stderr_text:
-        return None
+        return PluginFeatures(None)
     if run.returncode != 0:
-        if UNREADABLE not in first_error(run.stderr_text):
-            _report_failure(plugin, f"exit status {run.returncode}: {first_error(run.stderr_text)}")
-        return None
+        return PluginFeatures(None, f"exit status {run.returncode}: {first_error(run.stderr_text)}")
     try:
         printed = json.loads(run.stdout)
         values = np.asarray(printed["values"], dtype=np.float64)
         groups = [tuple(item) for item in printed["representations"]]
         names = tuple(printed["names"])
     except (ValueError, KeyError, TypeError) as error:
-        _report_failure(plugin, f"its output is not the features' JSON ({error})")
-        return None
+        return PluginFeatures(None, f"its output is not the features' JSON ({error})")
     expected = tuple(feature for r in representations for feature in r.feature_names())
     if groups != list(wanted) or names != expected or values.shape != (len(expected),):
-        _report_failure(plugin, "it printed other features than this stitchopt computes (built from other sources?)")
-        return None
-    return values
+        return PluginFeatures(
+            None, "it printed other features than this stitchopt computes (built from other sources?)"
+        )
+    return PluginFeatures(values)
 
 
 @functools.cache
@@ -85,12 +93,13 @@ def plugin_llvm_major(plugin: Path) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _report_failure(plugin: Path, reason: str) -> None:
-    if plugin in _failures_reported:
+def report_plugin_failure(failure: str) -> None:
+    """A warning, the first time in this process, that the plugin failed on a module Python could read."""
+    if PLUGIN_PATH in _failures_reported:
         return
-    _failures_reported.add(plugin)
+    _failures_reported.add(PLUGIN_PATH)
     warnings.warn(
-        f"{plugin}: the model's features fell back to Python ({reason}); rebuild the plugin (`make setup`) if "
-        "inference is slow",
+        f"{PLUGIN_PATH}: the model's features fell back to Python ({failure}); rebuild the plugin (`make setup`) "
+        "if inference is slow",
         stacklevel=3,
     )

@@ -20,7 +20,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import Representation, Standardizer
 from stitchopt.features.by_name import representation
 from stitchopt.features.module import FeatureModule
-from stitchopt.features.native import plugin_features
+from stitchopt.features.native import plugin_features, report_plugin_failure
 from stitchopt.models.chooser import SoftmaxChooser
 from stitchopt.models.directory import CONFIG_NAME, WEIGHTS_NAME, SavedModel, read_model_directory, stamp
 from stitchopt.models.fast_policy import FastPolicy
@@ -54,7 +54,12 @@ class FlagModel(SavedModel):
         """The raw feature row (1 x d) of one module: every representation, concatenated; computed by the pass
         plugin where it can (the same values in half the time or less), else in Python."""
         native = plugin_features(toolchain, module.bitcode, self.representations, module.name)
-        return (native if native is not None else self.python_features(toolchain, module))[None, :]
+        if native.values is not None:
+            return native.values[None, :]
+        values = self.python_features(toolchain, module)  # a bad module is reported here
+        if native.failure:
+            report_plugin_failure(native.failure)
+        return values[None, :]
 
     def python_features(self, toolchain: Toolchain, module: IRModule) -> np.ndarray:
         """The feature vector as the Python representations compute it (what training reads)."""

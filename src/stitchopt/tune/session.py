@@ -128,13 +128,13 @@ def tune_programs(
     """Tune each program. With `program_run`, validation also runs each C/C++ program itself and compares its
     behaviour with its -O0 and -O2 builds (for programs with a `main`); an objective with a `perf` term needs
     it to measure runtimes. Trials in `trial_log` are stamped with `run_id`; `on_answer` hears each program's
-    answer as it is made."""
+    answer as it is made. Every program is read first, so that a bad one costs no finished search."""
     if objective.needs_runtime and program_run is None:
         raise InputError("the perf objective needs programs to run: pass --run '{exe} ARGS' (and --inputs DIR)")
     oz = evaluator.baselines["Oz"]
+    modules = [load_module(evaluator.toolchain, path) for path in paths]  # a bad input stops the run before work
     tuned = []
-    for path in paths:
-        module = load_module(evaluator.toolchain, path)
+    for path, module in zip(paths, modules, strict=True):
         self_check = self_check_for(evaluator, path, program_run, validation)
         guard = program_guard(evaluator, module, self_check) if guards else None
         unit = attach_probes(evaluator, module, objective, path, program_run)
