@@ -226,6 +226,24 @@ def test_tune_says_in_a_log_which_program_it_is_at(cli, tmp_path: Path) -> None:
     assert not [line for line in late.stderr.splitlines() if line.startswith("tune: ")], late.stderr
 
 
+def test_tune_stopped_keeps_the_programs_it_finished(tmp_path: Path) -> None:
+    """SIGTERM (or Ctrl-C) after the first of two programs: the run record holds the finished one."""
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")}
+    record = tmp_path / "run.json"
+    argv = [sys.executable, "-m", "stitchopt", "tune", str(DATA / "loop_sum.c"), str(DATA / "wordcount.c")]
+    argv += ["--budget", "100000", "--seconds", "4", "--no-validate", "--jobs", "1", "-o", str(record)]
+    with subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env) as running:
+        assert running.stderr is not None
+        for line in running.stderr:
+            if line.startswith("tune: 1/2 programs"):
+                running.terminate()
+                break
+        _, stderr = running.communicate(timeout=60)
+    assert running.returncode == 130, stderr
+    (program,) = json.loads(record.read_text())["programs"]
+    assert Path(program["program"]).name == "loop_sum.c"
+
+
 def test_ir_writes_bitcode_or_text(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("ir", str(DATA / "loop_sum.c"), "-o", str(tmp_path / "a.bc")).returncode == 0
     assert (tmp_path / "a.bc").read_bytes().startswith(b"BC")

@@ -177,23 +177,29 @@ def tune_command(
                         highlight=False,
                     )
 
-            tuned = tune_programs(
-                evaluator,
-                catalogue,
-                paths,
-                strategy=strategy,
-                objective=parsed_objective,
-                budget=Budget(budget, seconds, patience, screen_margin),
-                seed=seed,
-                minimize_best=not no_minimize,
-                insertion=insertion,
-                trial_log=trial_log,
-                run_id=run_id,
-                on_progress=show,
-                on_answer=answered,
-                validation=checks,
-                program_run=program_run,
-            )
+            try:
+                tuned = tune_programs(
+                    evaluator,
+                    catalogue,
+                    paths,
+                    strategy=strategy,
+                    objective=parsed_objective,
+                    budget=Budget(budget, seconds, patience, screen_margin),
+                    seed=seed,
+                    minimize_best=not no_minimize,
+                    insertion=insertion,
+                    trial_log=trial_log,
+                    run_id=run_id,
+                    on_progress=show,
+                    on_answer=answered,
+                    validation=checks,
+                    program_run=program_run,
+                )
+            except (StitchoptError, KeyboardInterrupt):
+                if answers and output is not None:  # the programs finished before the failure are kept
+                    run_record(evaluator, answers, parsed_objective, strategy, catalogue, run_id).save(output)
+                    status_console.print(f"tune: the {len(answers)} finished program(s) are in {output}")
+                raise
             record = run_record(evaluator, tuned, parsed_objective, strategy, catalogue, run_id)
     if output is not None:
         record.save(output)
