@@ -241,7 +241,7 @@ def _show_record(record: RunRecord, title: str, json_output: bool) -> None:
     print_table(to_rich(tuning_rows(record.programs, title)))
     for program in record.programs:
         console.print(f"[bold]{Path(program.program).stem}[/bold]: {program.replay}", highlight=False, soft_wrap=True)
-    unvalidated = [p for p in record.programs if not p.validated]
+    unvalidated = [p for p in record.programs if not p.validated and p.passes is not None]  # -Oz is clang's own
     if unvalidated:
         status_console.print(
             f"[yellow]{len(unvalidated)} answer(s) NOT validated: size searches reward miscompiles; "
