@@ -3,8 +3,9 @@ with the features from stitchopt's pass plugin and from the Python representatio
 
 The two ways run one after the other on each unit, which of them first alternating, so that a busy machine
 slows both alike; each is timed in wall time and in CPU time (this process and its children: `opt`,
-`llvm-dis`), which load changes less. Each unit's two feature rows should be equal (the plugin computes the
-Python values in C++, or declines): the `equal rows` column counts those that are.
+`llvm-dis`), which load changes less. The `plugin` rows time inference as it runs (the plugin's features, or
+Python's where it declines); `equal rows` counts the units whose features the plugin computed itself, equal to
+Python's (a declined unit is not counted).
 
     python benchmarks/inference_speed.py [--dataset bench://pypi-v1] [--split train,validation,test]
         [--max-ir-kb 200] [--bands 60,200] [--per-package 20] [--model DIR]
@@ -76,7 +77,8 @@ def main() -> None:
         for way, features in order if index % 2 == 0 else reversed(order):  # neither always goes first
             wall, cpu, rows[way] = timed(model, features, module)
             timings[way] = (wall, cpu)
-        equal = bool(np.array_equal(rows["plugin"], rows["python"]))
+        computed = plugin_features(toolchain, module.bitcode, model.representations).values  # not declined
+        equal = computed is not None and bool(np.array_equal(computed, rows["python"]))
         measured.append((benchmark.path.stat().st_size / 1024, timings, equal))
 
     bands = [float(b) for b in args.bands.split(",")]
@@ -100,6 +102,7 @@ def main() -> None:
 
 
 def band_rows(label: str, chosen: list[tuple[float, dict[str, tuple[float, float]], bool]]) -> list[list[str]]:
+    """The table's two rows (plugin, Python) for the units of one size band."""
     if not chosen:
         return []
     rows = []

@@ -22,7 +22,7 @@ from stitchopt.datasets.demo import demo_programs
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.features.by_name import representation
 from stitchopt.features.module import FeatureModule
-from stitchopt.features.native import PluginFeatures, plugin_features
+from stitchopt.features.native import PRINTED, PRINTER, PluginFeatures, plugin_features
 from stitchopt.learning.kinds import load_model
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
@@ -35,8 +35,6 @@ from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.suites import DATA_DIR_ENV, Suite, humaneval_path, jsonl_suite
 
 SHARED_DATA = Path(os.environ.get(DATA_DIR_ENV, Path(__file__).parents[3] / "shared" / "data"))
-REPRESENTATIONS = (("autophase", 1), ("histogram", 1), ("func_properties", 1))
-PRINTER = "print<stitchopt-features>"
 DEMO = sorted(demo_programs().values())
 HUMANEVAL_PROGRAMS = 10
 TIMEOUT_S = 120.0
@@ -88,14 +86,14 @@ def assert_plugin_matches_python(toolchain: Toolchain, plugin: Path, bitcode: Pa
     names: list[str] = []
     labels: list[str] = []  # "representation.feature", for messages
     values: list[float] = []
-    for name, version in REPRESENTATIONS:
+    for name, version in PRINTED:
         python = representation(name, version)
         names += python.feature_names()
         labels += [f"{name}.{feature}" for feature in python.feature_names()]
         values += [float(value) for value in python.extract(module)]
 
     printed = printed_features(toolchain, plugin, bitcode)
-    assert printed.get("representations") == [list(pair) for pair in REPRESENTATIONS], (
+    assert printed.get("representations") == [list(pair) for pair in PRINTED], (
         f"{label}: the plugin printed representations {printed.get('representations')}"
     )
     plugin_names = list(printed.get("names", []))
@@ -160,19 +158,20 @@ def test_the_model_reads_the_plugins_features_and_falls_back_to_python(
         patched.setattr(FeatureModule, "from_bytes", no_python)
         assert np.array_equal(model.features(toolchain, module)[0], python)
 
-    functions_ir = "\n".join(
-        f'define i32 @"{name}"(i32 %x) {{\n  %c = icmp sgt i32 %x, 0\n  br i1 %c, label %t, label %e\nt:\n'
-        f"  ret i32 1\ne:\n  ret i32 2\n}}\n"
-        for name in ("a\\0Ab", "\\FF", "\\FE", "plain")
-    )
-    odd = IRModule("odd.ll", functions_ir.encode(), module.triple)
-    assert plugin_features(toolchain, odd.bitcode, model.representations) == PluginFeatures(None)  # declined
-    assert np.array_equal(model.features(toolchain, odd)[0], model.python_features(toolchain, odd))
+    for names in (("a\\0Ab", "plain"), ("\\FF", "\\FE", "plain")):  # a line break; bytes that are not UTF-8
+        functions_ir = "\n".join(
+            f'define i32 @"{name}"(i32 %x) {{\n  %c = icmp sgt i32 %x, 0\n  br i1 %c, label %t, label %e\nt:\n'
+            f"  ret i32 1\ne:\n  ret i32 2\n}}\n"
+            for name in names
+        )
+        odd = IRModule("odd.ll", functions_ir.encode(), module.triple)
+        assert plugin_features(toolchain, odd.bitcode, model.representations) == PluginFeatures(None), names
+        assert np.array_equal(model.features(toolchain, odd)[0], model.python_features(toolchain, odd))
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a module the plugin cannot read is Python's to report, not a warning
         assert plugin_features(toolchain, b"not IR", model.representations).values is None
-        with pytest.raises(InputError, match="is not a valid LLVM 19 module"):
+        with pytest.raises(InputError, match=f"is not a valid LLVM {toolchain.major} module"):
             model.features(toolchain, IRModule("broken.bc", b"BC\xc0\xde broken", module.triple))
         unknown = b'target triple = "foo-bar-baz"\ndefine i32 @f() {\n  ret i32 0\n}\n'  # opt fails, not the plugin
         with pytest.raises(InputError, match="opt cannot analyse the module"):

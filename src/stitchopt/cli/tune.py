@@ -195,7 +195,7 @@ def tune_command(
                     validation=checks,
                     program_run=program_run,
                 )
-            except (StitchoptError, KeyboardInterrupt):
+            except (Exception, KeyboardInterrupt):
                 if answers and output is not None:  # the programs finished before the failure are kept
                     run_record(evaluator, answers, parsed_objective, strategy, catalogue, run_id).save(output)
                     status_console.print(f"tune: the {len(answers)} finished program(s) are in {output}")

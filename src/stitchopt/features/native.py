@@ -33,7 +33,7 @@ from stitchopt.toolchain.process import run_tool
 
 PRINTER = "print<stitchopt-features>"
 PRINTED = (("autophase", 1), ("histogram", 1), ("func_properties", 1))  # what the printer computes, in order
-DECLINED = "stitchopt plugin: "  # how the printer says it cannot compute a module's features
+DECLINED = "features could not be computed"  # how the printer says it cannot compute a module's features
 LIBLLVM = re.compile(rb"libLLVM(?:\.so\.|-)(\d+)")  # the plugin's dependency on libLLVM names its major version
 _failures_reported: set[Path] = set()
 

@@ -1475,9 +1475,9 @@ bool hasTerminators(const Function &F) {
 bool readsBackInPython(StringRef Name) {
   if (!json::isUTF8(Name))
     return false;
-  static const StringRef Breaks[] = {"\n",   "\r",   "\v",       "\f",
-                                     "\x1c", "\x1d", "\x1e",     "\xc2\x85",
-                                     "\xe2\x80\xa8", "\xe2\x80\xa9"};
+  static constexpr StringLiteral Breaks[] = {
+      "\n",   "\r",   "\v",       "\f",           "\x1c",
+      "\x1d", "\x1e", "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9"};
   return llvm::none_of(Breaks,
                        [&](StringRef Break) { return Name.contains(Break); });
 }
