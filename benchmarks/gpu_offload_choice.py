@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from stitchopt.apply.device import choose_device_list, sass_and_registers
+from stitchopt.apply.device import DEVICE_JIT_K, choose_device_list, sass_and_registers
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_sources
 from stitchopt.models.device_model import load_device_model
 from stitchopt.reports.tables import Rows, to_markdown
@@ -31,7 +31,6 @@ from stitchopt.toolchain.offload_build import HOISTING_PIPELINE, hoisting_report
 from stitchopt.toolchain.plugin_library import plugin_path
 from stitchopt.validate.offload import check_host_list
 
-JIT_K = 3
 MEASURES = ("sass", "registers", "spilled", "stack")
 
 
@@ -58,7 +57,7 @@ def main() -> int:
         options = device_options(disassemble(toolchain, bitcode, source.name), cuda)
         device, reasons = {}, []
         for mode in ("static", "jit"):
-            choice = choose_device_list(toolchain, model, module, options, mode, JIT_K)
+            choice = choose_device_list(toolchain, model, module, options, mode, DEVICE_JIT_K)
             device[mode] = sass_and_registers(choice.answer)[0] / sass_and_registers(choice.reference)[0] - 1
             reasons += [why for why in choice.tried.values() if why is not None]
         static = hoisting_report(toolchain, source, plugin_path())
@@ -85,7 +84,7 @@ def main() -> int:
         "split",
         "kernels",
         "device SASS static",
-        f"jit k={JIT_K}",
+        f"jit k={DEVICE_JIT_K}",
         "lists not kept",
         "host static (places the pass keeps data)",
         "host after the run",

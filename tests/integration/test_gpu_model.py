@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from stitchopt.apply.device import DEVICE_JIT_K
 from stitchopt.datasets.kernels import kernel_sources
 from stitchopt.datasets.normalize import normalized_text
 from stitchopt.datasets.sources.ggml_cuda import GgmlCudaSource
@@ -40,9 +41,12 @@ from stitchopt.labels.device import (
 )
 from stitchopt.labels.labelset import write_gzip_json
 from stitchopt.learning.device import (
+    BEST_SINGLE_LIST,
     EVERY_LIST,
     choose_by_folds,
+    covering_order,
     family_folds,
+    fit_chooser,
     judge,
     labelled_features,
     stacked,
@@ -175,7 +179,7 @@ def test_device_model_trains_saves_and_never_builds_a_worse_kernel(
         for name, kernel in build["kernels"].items():
             assert kernel["sass_bytes"] <= o3[name]["sass_bytes"] and kernel["registers"] <= o3[name]["registers"]
     device = document["device"]
-    assert 1 <= len(device["tried"]) <= 3 and set(device["tried"]) <= set(model.lists)  # jit k=3: pool lists only
+    assert 1 <= len(device["tried"]) <= DEVICE_JIT_K and set(device["tried"]) <= set(model.lists)  # pool lists only
     if device["kept_list"]:  # the kept list is the one built beside -O3, with no reason against it
         assert device["tried"][device["pipeline"]] is None and document["builds"][1]["pipeline"] == device["pipeline"]
     else:
@@ -223,6 +227,21 @@ def test_device_costs_are_what_the_o3_backup_keeps() -> None:
     assert costs.shape == (1, 5)
     assert costs[0, 0] == pytest.approx(np.log(0.5))
     assert list(costs[0, 1:]) == [0.0, 0.0, 0.0, 0.0]  # -O3 kept: worse elsewhere, larger, cannot build; -O3
+
+
+def test_the_best_single_lists_order_covers_kernels_the_earlier_lists_miss() -> None:
+    """Static's pick is the lowest mean cost; jit's next list is the one that helps the kernels the first does
+    not (l2), not the one that helps the same kernels (l1), which the mean alone would put second."""
+    costs = np.array(
+        [
+            [-0.3, -0.3, 0.0, 0.0],  # kernels x (l0, l1, l2, -O3)
+            [-0.3, -0.29, 0.0, 0.0],
+            [0.0, 0.0, -0.2, 0.0],
+        ]
+    )
+    assert covering_order(costs) == [0, 2, 1, 3]
+    chooser = fit_chooser(np.zeros((3, 2)), costs, BEST_SINGLE_LIST)
+    assert list(np.argsort(chooser.order(np.zeros((1, 2)))[0], kind="stable")) == [0, 2, 1, 3]
 
 
 def test_family_folds_never_split_a_family() -> None:

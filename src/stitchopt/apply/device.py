@@ -22,6 +22,7 @@ from stitchopt.toolchain.frontend import disassemble
 from stitchopt.tune.device import Measure
 
 DEVICE_MODES = ("static", "jit")
+DEVICE_JIT_K = 10  # builds are cheap (ptxas, seconds); the first 10 lists of the covering order reach most kernels
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,12 @@ class DeviceChoice:
 
 
 def choose_device_list(
-    toolchain: Toolchain, model: DeviceModel, module: IRModule, options: CompileOptions, mode: str, k: int = 3
+    toolchain: Toolchain,
+    model: DeviceModel,
+    module: IRModule,
+    options: CompileOptions,
+    mode: str,
+    k: int = DEVICE_JIT_K,
 ) -> DeviceChoice:
     """The model's choice for `module` (all its kernels: one list builds them all)."""
     if mode not in DEVICE_MODES:

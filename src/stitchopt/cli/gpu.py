@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from stitchopt.apply.device import DEVICE_MODES, DeviceChoice, choose_device_list, sass_and_registers
+from stitchopt.apply.device import DEVICE_JIT_K, DEVICE_MODES, DeviceChoice, choose_device_list, sass_and_registers
 from stitchopt.cli.exit_codes import NEGATIVE
 from stitchopt.cli.options import (
     EXE,
@@ -225,7 +225,7 @@ def tune_command(
 def optimize_command(
     file: Annotated[str, typer.Argument(help=DEVICE_INPUT_HELP)],
     mode: Annotated[str, typer.Option(help=f"One of {', '.join(DEVICE_MODES)}.")] = "static",
-    k: KOption = 3,
+    k: KOption = DEVICE_JIT_K,
     model_dir: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--model", help="A device model directory (default: the shipped one)."),

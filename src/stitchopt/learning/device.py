@@ -42,10 +42,37 @@ def family_folds(families: Sequence[str], folds: int = FOLDS) -> list[np.ndarray
 
 
 def fit_chooser(features: np.ndarray, costs: np.ndarray, how: str | float) -> SoftmaxChooser:
-    """`how`: an L2 penalty (the chooser) or BEST_SINGLE_LIST (the list with the lowest mean cost, else -O3)."""
+    """`how`: an L2 penalty (the chooser) or BEST_SINGLE_LIST (the list with the lowest mean cost, else -O3,
+    then the lists in `covering_order`)."""
     if how == BEST_SINGLE_LIST:
-        return SoftmaxChooser.constant(-costs.mean(axis=0), features.shape[1])
+        order = covering_order(costs)
+        preference = np.empty(len(order))
+        preference[order] = np.arange(len(order), 0, -1)
+        return SoftmaxChooser.constant(preference, features.shape[1])
     return SoftmaxChooser(float(how)).fit(features, costs)
+
+
+def covering_order(costs: np.ndarray) -> list[int]:
+    """One order of the choices (columns of `costs`: lists, then -O3) for every kernel: first the lowest mean
+    cost (static's pick), then the list that most lowers the kernels' mean best cost over the lists before it,
+    and so on while one does, then the rest by mean cost. jit keeps the best of its first k lists, so a list
+    that helps the kernels the earlier ones do not is worth more there than one that helps the same kernels."""
+    mean = costs.mean(axis=0)
+    o3 = costs.shape[1] - 1
+    by_mean = [int(j) for j in np.argsort(mean, kind="stable")]
+    chosen = [by_mean[0]]
+    best = costs[:, by_mean[0]].copy()
+    while True:
+        left = [j for j in range(o3) if j not in chosen]
+        if not left:
+            break
+        values = np.minimum(best[:, None], costs[:, left]).mean(axis=0)
+        pick = int(np.argmin(values))
+        if values[pick] >= best.mean():
+            break
+        chosen.append(left[pick])
+        best = np.minimum(best, costs[:, left[pick]])
+    return chosen + [j for j in by_mean if j not in chosen]
 
 
 Way = tuple[tuple[str, ...], str | float]  # (representations, BEST_SINGLE_LIST or the chooser's L2 penalty)
