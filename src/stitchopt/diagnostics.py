@@ -10,10 +10,13 @@ SOURCE_LOCATION = re.compile(r"/\S*/([^/\s:]+:\d+(?::\d+)?): (.*)")
 
 
 def first_error(stderr: str) -> str:
-    """The first line of a tool's diagnostics that says "error" (else the first line), without the tool's
-    path that LLVM tools put in front; a source location keeps its file's name, line and column."""
+    """The first line of a tool's diagnostics that says "error" (else the first that is not a warning or a
+    note, else the first line), without the tool's path that LLVM tools put in front; a source location keeps
+    its file's name, line and column."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    chosen = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "no diagnostic")
+    errors = [line for line in lines if "error" in line.lower()]
+    others = [line for line in lines if not any(kind in line.lower() for kind in ("warning:", "note:"))]
+    chosen = (errors or others or lines or ["no diagnostic"])[0]
     if located := SOURCE_LOCATION.fullmatch(chosen):
         return f"{located.group(1)}: {located.group(2)}"
     head, sep, tail = chosen.partition(": ")
