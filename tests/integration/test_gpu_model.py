@@ -163,19 +163,8 @@ def test_device_model_trains_saves_and_never_builds_a_worse_kernel(
     for name in ("static + backup", "jit k=3", "jit k=10", "search"):
         assert not any(outcome.worse for outcome in methods[name]), name
 
-    optimized = cli(
-        env,
-        "gpu",
-        "optimize",
-        "bench://kernels-v1/spmv",
-        "--model",
-        str(tmp_path / "model"),
-        "--mode",
-        "jit",
-        "--k",
-        "3",
-        "--json",
-    )
+    jit = ("--mode", "jit", "--k", "3", "--json")
+    optimized = cli(env, "gpu", "optimize", "bench://kernels-v1/spmv", "--model", str(tmp_path / "model"), *jit)
     assert optimized.returncode == 0, optimized.stderr
     document = json.loads(optimized.stdout)
     o3 = document["builds"][0]["kernels"]
