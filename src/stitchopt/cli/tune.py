@@ -178,7 +178,7 @@ def tune_command(
                     )
 
             try:
-                tuned = tune_programs(
+                tune_programs(  # its answers are `answers`, heard one by one
                     evaluator,
                     catalogue,
                     paths,
@@ -200,7 +200,7 @@ def tune_command(
                     run_record(evaluator, answers, parsed_objective, strategy, catalogue, run_id).save(output)
                     status_console.print(f"tune: the {len(answers)} finished program(s) are in {output}")
                 raise
-            record = run_record(evaluator, tuned, parsed_objective, strategy, catalogue, run_id)
+            record = run_record(evaluator, answers, parsed_objective, strategy, catalogue, run_id)
     if output is not None:
         record.save(output)
     _show_record(record, f"tune: {strategy}, {budget} evaluations, objective {objective}", json_output)
