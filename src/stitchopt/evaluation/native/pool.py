@@ -104,8 +104,10 @@ class _Worker:
         return self.stderr.read().decode(errors="replace")
 
     def kill(self) -> None:
-        with suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+        # A reaped worker's pid may be another process group's id by now (the worker forks nothing to kill).
+        if self.process.returncode is None:
+            with suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout, self.stderr):
             if stream is not None:
