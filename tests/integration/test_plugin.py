@@ -161,6 +161,30 @@ def test_the_plugin_orders_with_a_neighbours_chooser_as_python_does(
         assert (chosen[1] is None) == (neighbors == 1)
 
 
+def test_the_plugin_orders_jits_lists_as_python_does(
+    toolchain: Toolchain, plugin: Path, catalogue: Catalogue, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The whole order the modes try (jit builds its first k), from `print<stitchopt-order>`, is Python's for
+    the shipped model: the neighbours' covering order (models/covering.py) summed the same way in C++."""
+    model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
+    index = {passes: i for i, passes in enumerate(model.lists)}
+    orders = []
+    for name in UNITS:
+        module = _frontend_ir(toolchain, DEMO / f"{name}.c", tmp_path)
+        printed = subprocess.run(
+            [toolchain.tool("opt"), f"-load-pass-plugin={plugin}", "-passes=print<stitchopt-order>", "-disable-output"],
+            input=module.bitcode,
+            capture_output=True,
+            env=env,
+            check=True,
+        )
+        assert printed.stderr == b""
+        python = [-1 if ranked.passes is None else index[ranked.passes] for ranked in model.rank(toolchain, module)]
+        assert json.loads(printed.stdout) == {"order": python}, name
+        orders.append(tuple(python[:5]))
+    assert len(set(orders)) >= 3  # the units' first five lists differ
+
+
 def _frontend_ir(toolchain: Toolchain, source: Path, tmp_path: Path) -> IRModule:
     """The unit's IR as the wrapper reads it: clang -Oz's front end, unoptimized."""
     bitcode = tmp_path / f"{source.stem}.bc"

@@ -18,6 +18,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import Standardizer
 from stitchopt.labels.device import DeviceLabels, KernelUnit
 from stitchopt.models.chooser import PENALTIES, SoftmaxChooser
+from stitchopt.models.covering import cover
 from stitchopt.models.device_model import FEATURE_SETS, DeviceModel, device_costs, representation_outputs
 from stitchopt.models.ranker import geomean_change as ranker_geomean
 from stitchopt.toolchain.discovery import Toolchain
@@ -54,24 +55,9 @@ def fit_chooser(features: np.ndarray, costs: np.ndarray, how: str | float) -> So
 
 def covering_order(costs: np.ndarray) -> list[int]:
     """One order of the choices (columns of `costs`: lists, then -O3) for every kernel: first the lowest mean
-    cost (static's pick), then the list that most lowers the kernels' mean best cost over the lists before it,
-    and so on while one does, then the rest by mean cost. jit keeps the best of its first k lists, so a list
-    that helps the kernels the earlier ones do not is worth more there than one that helps the same kernels."""
-    mean = costs.mean(axis=0)
-    o3 = costs.shape[1] - 1
-    by_mean = [int(j) for j in np.argsort(mean, kind="stable")]
-    chosen = [by_mean[0]]
-    best = costs[:, by_mean[0]].copy()
-    while True:
-        left = [j for j in range(o3) if j not in chosen]
-        if not left:
-            break
-        values = np.minimum(best[:, None], costs[:, left]).mean(axis=0)
-        pick = int(np.argmin(values))
-        if values[pick] >= best.mean():
-            break
-        chosen.append(left[pick])
-        best = np.minimum(best, costs[:, left[pick]])
+    cost (static's pick), then the lists in `cover`'s order over the kernels, then the rest by mean cost."""
+    by_mean = [int(j) for j in np.argsort(costs.mean(axis=0), kind="stable")]
+    chosen = [by_mean[0], *cover(by_mean[0], range(costs.shape[1] - 1), [(1.0, costs)])]
     return chosen + [j for j in by_mean if j not in chosen]
 
 

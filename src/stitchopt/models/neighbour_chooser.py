@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from stitchopt.models.covering import cover
+
 NEIGHBOUR_COUNTS = (5, 10, 20, 40)  # the grids package-grouped cross-validation chooses from
 NEIGHBOUR_SHRINKS = (0.5, 1.0)
 
@@ -41,23 +43,38 @@ class NeighbourChooser:
 
     def gains(self, features: np.ndarray) -> np.ndarray:
         """programs x lists: expected log gain over -Oz with the backup (0: none expected)."""
-        assert self.train_features is not None and self.train_gains is not None, "fit the chooser first"
+        return self._gains(features, self._nearest(features))
+
+    def order(self, features: np.ndarray) -> np.ndarray:
+        """programs x (lists + 1), lowest tried first, -Oz last: the list with the largest expected gain (static's
+        choice), then the lists in `cover`'s order over the neighbours (weight `shrink`) and all training
+        programs, then the rest by expected gain; -Oz first where no list is expected to gain."""
+        assert self.train_gains is not None
+        nearest = self._nearest(features)
+        gains = self._gains(features, nearest)
+        order = np.empty((len(gains), gains.shape[1] + 1))
+        for row, (expected, near) in enumerate(zip(gains, nearest, strict=True)):
+            by_gain = [int(j) for j in np.argsort(expected, kind="stable")]
+            parts = [(self.shrink, self.train_gains[near]), (1.0 - self.shrink, self.train_gains)]
+            tried = [by_gain[0], *cover(by_gain[0], by_gain, parts)]
+            tried += [j for j in by_gain if j not in tried]
+            order[row, tried] = np.arange(len(tried))
+            order[row, -1] = -np.inf if expected.min() >= 0 else len(tried)
+        return order
+
+    def _nearest(self, features: np.ndarray) -> np.ndarray:
+        """programs x k: the training programs nearest to each, nearest first (ties: the earlier)."""
+        assert self.train_features is not None, "fit the chooser first"
         distances = np.zeros((len(features), len(self.train_features)))
         for column in range(features.shape[1]):  # summed feature by feature, as the clang plugin does
             distances += (features[:, column, None] - self.train_features[None, :, column]) ** 2
         k = min(self.neighbors, len(self.train_features))
-        nearest = np.argsort(distances, axis=1, kind="stable")[:, :k]  # ties: the earlier training program
+        return np.argsort(distances, axis=1, kind="stable")[:, :k]
+
+    def _gains(self, features: np.ndarray, nearest: np.ndarray) -> np.ndarray:
+        assert self.train_gains is not None, "fit the chooser first"
         mean = self.train_gains.mean(axis=0)
         return np.asarray(self.shrink * self.train_gains[nearest].mean(axis=1) + (1.0 - self.shrink) * mean)
-
-    def order(self, features: np.ndarray) -> np.ndarray:
-        """programs x (lists + 1), lowest tried first, -Oz last: the lists by expected gain, the largest first
-        (static's choice), and -Oz first where no list is expected to gain. The shrunk gains order jit's lists
-        too: where the neighbours gained nothing with a list, its mean gain still tells it from the others."""
-        gains = self.gains(features)
-        order = np.hstack([gains, np.zeros((len(gains), 1))])
-        order[gains.min(axis=1) >= 0, -1] = -np.inf
-        return order
 
     def restricted_to(self, keep: list[int]) -> NeighbourChooser:
         """The same chooser over lists `keep` (in that order) and -Oz."""

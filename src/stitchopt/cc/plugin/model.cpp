@@ -293,10 +293,10 @@ PluginModel::neighbours(const std::vector<double> &X) const {
   return Out;
 }
 
-std::vector<double>
-PluginModel::nearestGains(const std::vector<double> &X) const {
+std::vector<size_t>
+PluginModel::nearestRows(const std::vector<double> &X) const {
   const NearestGains &G = *Nearest;
-  size_t Rows = G.Features.Rows, L = Lists.size();
+  size_t Rows = G.Features.Rows;
   // Squared distances summed feature by feature, as NeighbourChooser does.
   std::vector<double> Distance(Rows, 0.0);
   for (size_t I = 0; I < X.size(); ++I)
@@ -313,14 +313,82 @@ PluginModel::nearestGains(const std::vector<double> &X) const {
                       return Distance[A] < Distance[B] ||
                              (Distance[A] == Distance[B] && A < B);
                     });
+  Index.resize(K);
+  return Index;
+}
+
+std::vector<double>
+PluginModel::nearestGains(const std::vector<size_t> &Near) const {
+  const NearestGains &G = *Nearest;
+  size_t L = Lists.size();
   std::vector<double> Out(L, 0.0);
-  for (size_t N = 0; N < K; ++N)
+  for (size_t R : Near)
     for (size_t J = 0; J < L; ++J)
-      Out[J] += G.Gains.at(Index[N], J);
+      Out[J] += G.Gains.at(R, J);
   for (size_t J = 0; J < L; ++J)
-    Out[J] = G.Shrink * (Out[J] / static_cast<double>(K)) +
+    Out[J] = G.Shrink * (Out[J] / static_cast<double>(Near.size())) +
              (1.0 - G.Shrink) * G.Means[J];
   return Out;
+}
+
+// The lists in the order models/covering.py's `cover` gives them after
+// `First`: the one that most lowers the mean best gain of the neighbours
+// (weight Shrink) and of all training programs (weight 1 - Shrink), while one
+// does; equal values go to the earlier of `Candidates`. Sums run over rows in
+// order, as numpy's do.
+std::vector<size_t>
+PluginModel::cover(size_t First, const std::vector<size_t> &Candidates,
+                   const std::vector<size_t> &Near) const {
+  const NearestGains &G = *Nearest;
+  std::vector<size_t> AllRows(G.Gains.Rows);
+  std::iota(AllRows.begin(), AllRows.end(), 0);
+  struct Part {
+    double Weight;
+    const std::vector<size_t> &Rows;
+    std::vector<double> Best;
+  };
+  Part Parts[] = {{G.Shrink, Near, {}}, {1.0 - G.Shrink, AllRows, {}}};
+  for (Part &P : Parts)
+    for (size_t R : P.Rows)
+      P.Best.push_back(G.Gains.at(R, First));
+  std::vector<size_t> Left;
+  for (size_t J : Candidates)
+    if (J != First)
+      Left.push_back(J);
+  auto Lowers = [&](const Part &P) {
+    for (size_t I = 0; I < P.Rows.size(); ++I)
+      for (size_t J : Left)
+        if (G.Gains.at(P.Rows[I], J) < P.Best[I])
+          return true;
+    return false;
+  };
+  std::vector<size_t> Chosen;
+  while (!Left.empty() && llvm::any_of(Parts, [&](const Part &P) {
+           return P.Weight > 0 && Lowers(P);
+         })) {
+    size_t Pick = 0;
+    double PickValue = std::numeric_limits<double>::infinity();
+    for (size_t C = 0; C < Left.size(); ++C) {
+      double Value = 0.0;
+      for (const Part &P : Parts) {
+        double Sum = 0.0;
+        for (size_t I = 0; I < P.Rows.size(); ++I)
+          Sum += std::min(P.Best[I], G.Gains.at(P.Rows[I], Left[C]));
+        Value += P.Weight * (Sum / static_cast<double>(P.Rows.size()));
+      }
+      if (Value < PickValue) {
+        PickValue = Value;
+        Pick = C;
+      }
+    }
+    size_t J = Left[Pick];
+    Left.erase(Left.begin() + Pick);
+    Chosen.push_back(J);
+    for (Part &P : Parts)
+      for (size_t I = 0; I < P.Rows.size(); ++I)
+        P.Best[I] = std::min(P.Best[I], G.Gains.at(P.Rows[I], J));
+  }
+  return Chosen;
 }
 
 std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw) const {
@@ -353,10 +421,22 @@ std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw) const {
     for (size_t J = 0; J <= L; ++J)
       Position[J] = -(Logits[J] / Total);
   } else if (Nearest) {
-    std::vector<double> Gains = nearestGains(X);
-    std::copy(Gains.begin(), Gains.end(), Position.begin());
-    if (*std::min_element(Gains.begin(), Gains.end()) >= 0)
-      Position[L] = -std::numeric_limits<double>::infinity();
+    std::vector<size_t> Near = nearestRows(X);
+    std::vector<double> Gains = nearestGains(Near);
+    std::vector<size_t> ByGain(L);
+    std::iota(ByGain.begin(), ByGain.end(), 0);
+    std::stable_sort(ByGain.begin(), ByGain.end(),
+                     [&](size_t A, size_t B) { return Gains[A] < Gains[B]; });
+    std::vector<size_t> Tried = {ByGain[0]};
+    llvm::append_range(Tried, cover(ByGain[0], ByGain, Near));
+    for (size_t J : ByGain)
+      if (!llvm::is_contained(Tried, J))
+        Tried.push_back(J);
+    for (size_t I = 0; I < L; ++I)
+      Position[Tried[I]] = static_cast<double>(I);
+    Position[L] = *std::min_element(Gains.begin(), Gains.end()) >= 0
+                      ? -std::numeric_limits<double>::infinity()
+                      : static_cast<double>(L);
   } else {
     std::copy(Own.begin(), Own.end(), Position.begin());
     size_t Best = std::min_element(Static.begin(), Static.end()) - Static.begin();

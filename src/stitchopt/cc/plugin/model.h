@@ -58,7 +58,10 @@ private:
   std::vector<double> standardize(const std::vector<double> &Raw) const;
   std::vector<double> linear(const std::vector<double> &X) const;
   std::vector<double> neighbours(const std::vector<double> &X) const;
-  std::vector<double> nearestGains(const std::vector<double> &X) const;
+  std::vector<size_t> nearestRows(const std::vector<double> &X) const;
+  std::vector<double> nearestGains(const std::vector<size_t> &Near) const;
+  std::vector<size_t> cover(size_t First, const std::vector<size_t> &Candidates,
+                            const std::vector<size_t> &Near) const;
 
   bool Log = true;
   std::vector<double> Mean, Std;

@@ -762,6 +762,36 @@ public:
 };
 
 
+/// `print<stitchopt-order>`: the lists in the order the modes try them (as
+/// indices into the model's lists, -1 for -Oz) for the model the plugin reads
+/// (STITCHOPT_MODEL), as JSON on stdout: what jit with K builds is the first
+/// K, for checking against FlagModel.rank in Python.
+class PrintOrderPass : public PassInfoMixin<PrintOrderPass> {
+public:
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    const LoadedModel &Loaded = loadedModel(Settings::read().ModelPath);
+    if (!Loaded.Model) {
+      errs() << "stitchopt plugin: " << Loaded.Error << "\n";
+      return PreservedAnalyses::all();
+    }
+    std::vector<double> Row;
+    ModuleFeatures Features(M);
+    for (const auto &[Name, V] : Loaded.Model->Representations)
+      if (!Features.append(Name, V, Row)) {
+        errs() << "stitchopt plugin: the module's " << Name
+               << " features could not be computed\n";
+        return PreservedAnalyses::all();
+      }
+    json::Array Order;
+    for (const Ranked &R : Loaded.Model->order(Row))
+      Order.push_back(R.List);
+    outs() << json::Value(json::Object{{"order", std::move(Order)}}) << "\n";
+    return PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+};
+
+
 static void registerCallbacks(PassBuilder &PB) {
   PB.registerPipelineStartEPCallback(
       [&PB](ModulePassManager &MPM, OptimizationLevel Level) {
@@ -820,6 +850,10 @@ static void registerCallbacks(PassBuilder &PB) {
         }
         if (Name == "print<stitchopt-features>") {
           MPM.addPass(PrintFeaturesPass());
+          return true;
+        }
+        if (Name == "print<stitchopt-order>") {
+          MPM.addPass(PrintOrderPass());
           return true;
         }
         if (Name == "print<stitchopt-guards>") {
