@@ -11,7 +11,7 @@ from stitchopt.errors import InputError
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
 from stitchopt.labels.measure import list_measures
 from stitchopt.learning.fast_margin import fit_fast_margin
-from stitchopt.learning.train import train_flag_model
+from stitchopt.learning.train import constant_order, train_flag_model
 from stitchopt.learning.warm import common_lists
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import select_coreset
@@ -203,14 +203,16 @@ def test_the_neighbours_chooser_counts_only_gains_and_keeps_oz_where_none_is_exp
 
 
 def test_the_neighbours_order_tries_a_list_that_helps_other_neighbours_before_a_near_copy_of_the_first() -> None:
-    """Among a program's neighbours, lists 0 and 1 shrink the same half (by 5% and 4%), list 2 the other half
-    (by 3%): by expected gain jit's second try would be list 1, which adds nothing to list 0; covering, list 2."""
+    """Among a program's neighbours (here all programs, as for the best single list), lists 0 and 1 shrink the
+    same half (by 5% and 4%), list 2 the other half (by 3%): by expected gain jit's second try would be list 1,
+    which adds nothing to list 0; covering, list 2."""
     x = np.random.default_rng(5).normal(scale=0.1, size=(20, 2))
     half = np.arange(20) < 10
     ratios = np.column_stack([np.where(half, 0.95, 1.0), np.where(half, 0.96, 1.0), np.where(half, 1.0, 0.97)])
     chooser = NeighbourChooser(neighbors=20, shrink=0.5).fit(x, ratios)
     assert (np.argsort(chooser.gains(x), axis=1)[:, :3] == [0, 1, 2]).all()
     assert (np.argsort(chooser.order(x), axis=1, kind="stable") == [0, 2, 1, 3]).all()  # -Oz last
+    assert np.argsort(constant_order(ratios), kind="stable").tolist() == [0, 2, 1, 3]  # the best single list's too
 
 
 def test_cross_validation_finds_per_program_choices_where_programs_differ_in_which_list_helps() -> None:

@@ -22,9 +22,10 @@ from stitchopt.labels.probed import probed_values
 from stitchopt.learning.fast_margin import fit_fast_margin
 from stitchopt.models.chooser import PENALTIES, SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
+from stitchopt.models.covering import cover
 from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.flag_model import FlagModel
-from stitchopt.models.neighbour_chooser import NEIGHBOUR_COUNTS, NEIGHBOUR_SHRINKS, NeighbourChooser
+from stitchopt.models.neighbour_chooser import NEIGHBOUR_COUNTS, NEIGHBOUR_SHRINKS, NeighbourChooser, backup_gains
 from stitchopt.models.ranker import (
     BLENDS,
     NEIGHBORS,
@@ -262,8 +263,15 @@ def _candidate_name(kind: str, setting: tuple[float, ...]) -> str:
 
 
 def constant_order(ratios: np.ndarray) -> np.ndarray:
-    """One row: the lists in order of their geomean gain with the -Oz backup over `ratios`' programs, -Oz last."""
-    return np.append(np.log(np.minimum(ratios, 1.0)).mean(axis=0), np.inf)
+    """One row of positions, lowest tried first: the list with the best geomean gain with the -Oz backup over
+    `ratios`' programs, then the lists in `cover`'s order over them, then the rest by gain; -Oz last."""
+    gains = backup_gains(ratios)
+    by_gain = [int(j) for j in np.argsort(gains.mean(axis=0), kind="stable")]
+    tried = [by_gain[0], *cover(by_gain[0], by_gain, [(1.0, gains)])]
+    tried += [j for j in by_gain if j not in tried]
+    order = np.full(len(by_gain) + 1, np.inf)
+    order[tried] = np.arange(len(tried))
+    return order
 
 
 def size_errors(predicted: np.ndarray, actual: np.ndarray) -> dict[str, float]:
