@@ -56,7 +56,9 @@ def native_extensions() -> list[Extension]:
         return subprocess.run([config, *flags], check=True, capture_output=True, text=True).stdout.split()
 
     bindir, libdir = ask("--bindir")[0], ask("--libdir")[0]
-    compile_args = [*ask("--cxxflags"), "-O2", "-g0"]
+    # No fused multiply-adds (GCC contracts by default where the target has them, e.g. aarch64): the plugin's
+    # model sums must round as numpy's do, or its order of lists could differ from Python's.
+    compile_args = [*ask("--cxxflags"), "-O2", "-g0", "-ffp-contract=off"]
     link_args = [*ask("--ldflags"), *ask("--libs"), f"-Wl,-rpath,{libdir}"]
     extensions = [
         Extension(

@@ -120,6 +120,26 @@ def test_stop_kills_the_runs_in_progress_and_they_give_no_outcome(tmp_path: Path
     assert time.monotonic() - started < 5
 
 
+def test_without_pidfds_a_run_still_ends_on_time_and_its_end_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel or seccomp profile without pidfd_open: the sandbox looks for the end every 10 ms instead."""
+
+    def refused(pid: int) -> int:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "pidfd_open", refused)
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text(f"#!{sys.executable}\nimport sys, time\ntime.sleep(float(sys.argv[1]))\nprint('woke')\n")
+    sleeper.chmod(0o755)
+    sandbox = Sandbox(Limits(wall_seconds=2))
+    quick = sandbox.run(sleeper, ["0"])
+    assert not quick.timed_out and quick.returncode == 0 and quick.stdout.strip() == b"woke"
+    started = time.monotonic()
+    slow = sandbox.run(sleeper, ["30"])
+    assert slow.timed_out and time.monotonic() - started < 10
+
+
 SLEEPER = r"""
 #include <unistd.h>
 int main(void) { sleep(30); return 0; }

@@ -17,6 +17,7 @@ runaway program can print. The whole of stdout is compared (its size and sha256)
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import select
 import shutil
@@ -283,7 +284,7 @@ class Sandbox:
                     with self._lock:  # out of the set before it is reaped: stop() never kills a reused pid
                         self._running.discard(proc.pid)
                         stopped = self._stopped
-                    kill_group(proc.pid)  # also whatever it forked and left running; not reaped yet, so its own
+                    kill_group(proc.pid)  # and whatever it forked and left running: the group's id is still its own
                     proc.wait()
             if stopped:
                 raise RunInterrupted(f"{executable.name}: stopped")
@@ -305,9 +306,19 @@ class Sandbox:
 def _ends_within(pid: int, seconds: float) -> bool:
     """Whether the process ends within `seconds`. It is left unreaped: until then its pid, and so its process
     group's id, cannot pass to another process that a kill of the group would hit."""
-    handle = os.pidfd_open(pid)
     try:
-        return bool(select.select([handle], [], [], seconds)[0])
+        handle = os.pidfd_open(pid)
+    except OSError:  # no pidfds (a kernel before 5.3, a seccomp profile that refuses them): look every 10 ms
+        deadline = time.monotonic() + seconds
+        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+    try:
+        ready = select.poll()
+        ready.register(handle, select.POLLIN)
+        return bool(ready.poll(math.ceil(seconds * 1000)))
     finally:
         os.close(handle)
 

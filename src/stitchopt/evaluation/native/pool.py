@@ -75,6 +75,7 @@ class _Worker:
         worker = [sys.executable, "-m", "stitchopt.evaluation.native.worker", str(library), str(prefix_cache_bytes)]
         argv = rlimited(worker, memory_limits(memory_bytes))
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by kill())
+        self._reaping = threading.Lock()
         self.process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -103,12 +104,19 @@ class _Worker:
         self.stderr.seek(max(0, size - STDERR_TAIL_CHARS))
         return self.stderr.read().decode(errors="replace")
 
+    def reap(self, timeout: float) -> None:
+        """Wait up to `timeout` for the worker to end (after it went silent), so that its exit status is known."""
+        with self._reaping, suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=timeout)
+
     def kill(self) -> None:
-        # A reaped worker's pid may be another process group's id by now (the worker forks nothing to kill).
-        if self.process.returncode is None:
-            with suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
+        # A reaped worker's pid may be another process group's id by now (the worker forks nothing to kill); the
+        # lock keeps `reap` in another thread from reaping it between the check and the kill.
+        with self._reaping:
+            if self.process.returncode is None:
+                with suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
         for stream in (self.process.stdin, self.process.stdout, self.stderr):
             if stream is not None:
                 stream.close()
@@ -258,8 +266,7 @@ class NativeBackend:
     def _failure(self, worker: _Worker, exc: Exception, tool: str) -> tuple[EvalStatus, str]:
         if isinstance(exc, Deadline):
             return EvalStatus.TIMEOUT, f"{tool}: killed after {self.timeout:g} s (native worker)\n"
-        with suppress(subprocess.TimeoutExpired):
-            worker.process.wait(timeout=5)
+        worker.reap(timeout=5)
         detail = worker.stderr_tail().strip()
         return EvalStatus.CRASH, f"{tool}: native worker died (exit {worker.process.returncode}): {detail}\n"
 
