@@ -6,6 +6,7 @@ user cache, and a URI whose unit is not built yet is built on the spot (e.g. one
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from stitchopt.validate.suites import humaneval_path
 
 T = TypeVar("T")
 FUNCTION_SEPARATOR = "#"  # `<entry>#<function>`: one function of an entry
+_built_lazily: set[Path] = set()  # dataset directories this process builds unit by unit (said once each)
 DATASET_NAMES = ("demo", "csmith", "llvm-stress", "humaneval-cpp", "pypi", "debian", "ggml-cuda")
 
 
@@ -83,6 +85,13 @@ def program_path(text: str, toolchain: Toolchain, root: Path | None = None) -> P
     entry = manifest.entry(uri.name) if manifest is not None else None
     if entry is None:
         unit = source.unit_of(uri.name)
+        if directory not in _built_lazily:  # a label file's units can be many: say once why the wait is long
+            _built_lazily.add(directory)
+            warnings.warn(
+                f"{uri.dataset}-v{uri.version} is not built here: building its units as they are needed (`stitchopt "
+                f"datasets build {uri.dataset}` builds them all, in parallel with --jobs)",
+                stacklevel=2,
+            )
         report = build_dataset(source, toolchain, root=root, only=[unit])
         entry = report.manifest.entry(uri.name)
         if entry is None:
