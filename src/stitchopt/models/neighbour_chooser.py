@@ -43,7 +43,7 @@ class NeighbourChooser:
 
     def gains(self, features: np.ndarray) -> np.ndarray:
         """programs x lists: expected log gain over -Oz with the backup (0: none expected)."""
-        return self._gains(features, self._nearest(features))
+        return self._gains(self._nearest(features))
 
     def order(self, features: np.ndarray) -> np.ndarray:
         """programs x (lists + 1), lowest tried first, -Oz last: the list with the largest expected gain (static's
@@ -51,7 +51,7 @@ class NeighbourChooser:
         programs, then the rest by expected gain; -Oz first where no list is expected to gain."""
         assert self.train_gains is not None
         nearest = self._nearest(features)
-        gains = self._gains(features, nearest)
+        gains = self._gains(nearest)
         order = np.empty((len(gains), gains.shape[1] + 1))
         for row, (expected, near) in enumerate(zip(gains, nearest, strict=True)):
             by_gain = [int(j) for j in np.argsort(expected, kind="stable")]
@@ -71,7 +71,7 @@ class NeighbourChooser:
         k = min(self.neighbors, len(self.train_features))
         return np.argsort(distances, axis=1, kind="stable")[:, :k]
 
-    def _gains(self, features: np.ndarray, nearest: np.ndarray) -> np.ndarray:
+    def _gains(self, nearest: np.ndarray) -> np.ndarray:
         assert self.train_gains is not None, "fit the chooser first"
         mean = self.train_gains.mean(axis=0)
         return np.asarray(self.shrink * self.train_gains[nearest].mean(axis=1) + (1.0 - self.shrink) * mean)
