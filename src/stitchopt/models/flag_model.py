@@ -67,7 +67,7 @@ class FlagModel(SavedModel):
         return np.concatenate([r.extract(view) for r in self.representations])
 
     def rank(self, toolchain: Toolchain, module: IRModule) -> list[RankedList]:
-        """Every coreset list and -Oz, best predicted first."""
+        """Every coreset list and -Oz, in the order the modes try them (static builds the first)."""
         return self.rank_features(self.features(toolchain, module))[0]
 
     def predict_sizes(self, raw: np.ndarray) -> np.ndarray:
