@@ -66,8 +66,11 @@ public:
     Matrix M;
     M.Rows = A->size();
     M.Cols = Cols;
-    if ((Rows && M.Rows != Rows) || M.Rows == 0)
-      return fail("field " + Name + " has " + Twine(M.Rows) + " rows");
+    if (M.Rows == 0)
+      return fail("field " + Name + " has no rows");
+    if (Rows && M.Rows != Rows)
+      return fail("field " + Name + " has " + Twine(M.Rows) + " rows where " +
+                  Twine(Rows) + " were expected");
     M.Values.reserve(M.Rows * Cols);
     for (const json::Value &Row : *A) {
       Expected<std::vector<double>> R = numbers(&Row, Name);
@@ -90,9 +93,12 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
   Reader R(Path);
   ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer = MemoryBuffer::getFile(Path);
   if (!Buffer)
-    return createStringError(Buffer.getError(),
-                             "cannot read the model file " + Path + ": " +
-                                 Buffer.getError().message());
+    return createStringError(
+        Buffer.getError(),
+        "cannot read the model file " + Path + ": " +
+            Buffer.getError().message() +
+            "; point STITCHOPT_MODEL at a directory holding plugin.json "
+            "(`stitchopt plugin export MODEL_DIR` writes one) or unset it");
   Expected<json::Value> Parsed = json::parse((*Buffer)->getBuffer());
   if (!Parsed) {
     std::string Why = toString(Parsed.takeError());
@@ -127,7 +133,7 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
 
   const json::Array *Lists = Root->getArray("lists");
   if (!Lists || Lists->empty())
-    return R.fail("field lists is missing");
+    return R.fail("field lists is missing or empty");
   for (const json::Value &E : *Lists) {
     std::optional<StringRef> S = E.getAsString();
     if (!S)
@@ -196,8 +202,10 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
     if (Kind != "neighbours")
       return R.fail("field chooser is an object but not the neighbours' "
                     "chooser");
-    if (!Count || *Count < 1 || *Count > (1 << 20) || !Weight)
+    if (!Count || !Weight)
       return R.fail("field chooser lacks neighbors or shrink");
+    if (*Count < 1 || *Count > (1 << 20))
+      return R.fail("field chooser.neighbors is not a count from 1");
     G.Neighbors = static_cast<unsigned>(*Count);
     G.Shrink = *Weight;
     Expected<Matrix> F =

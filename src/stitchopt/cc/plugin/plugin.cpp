@@ -82,6 +82,16 @@ static void warnOnce(const Twine &Message) {
     errs() << "stitchopt plugin: warning: " << Text << "\n";
 }
 
+/// Why a module's features are missing. The function properties are the one
+/// representation that declines a module: one whose function names Python's
+/// reader would read back otherwise (features/native.py matches the words).
+static std::string notComputed(StringRef Name) {
+  std::string Text = "the module's " + Name.str() + " features could not be computed";
+  if (Name == "func_properties")
+    Text += " (a function name that is not UTF-8 or holds a line break)";
+  return Text;
+}
+
 static std::string setting(const char *Name) {
   std::optional<std::string> Value = sys::Process::GetEnv(Name);
   return Value ? StringRef(*Value).trim().str() : std::string();
@@ -551,7 +561,7 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
     ModuleFeatures Features(M);
     for (const auto &[Name, V] : Model.Representations)
       if (!Features.append(Name, V, Row)) {
-        R.Reason = "the module's " + Name + " features could not be computed";
+        R.Reason = notComputed(Name);
         warnOnce(R.Reason + "; building with plain -Oz");
         return finish(M, MAM, S, R, std::nullopt, Start);
       }
@@ -743,8 +753,7 @@ public:
       for (std::string &N : featureNames(Name, V))
         Names.push_back(std::move(N));
       if (!Features.append(Name, V, Values)) {
-        errs() << "stitchopt plugin: the module's " << Name
-               << " features could not be computed\n";
+        errs() << "stitchopt plugin: " << notComputed(Name) << "\n";
         return PreservedAnalyses::all();
       }
     }
@@ -764,31 +773,46 @@ public:
 
 /// `print<stitchopt-order>`: the lists in the order the modes try them (as
 /// indices into the model's lists, -1 for -Oz) for the model the plugin reads
-/// (STITCHOPT_MODEL), as JSON on stdout: what jit with K builds is the first
-/// K, for checking against FlagModel.rank in Python.
+/// (STITCHOPT_MODEL), as one line of JSON on stdout (`order` null and `error`
+/// set when it cannot): what jit with K builds is the first K, for checking
+/// against FlagModel.rank in Python.
 class PrintOrderPass : public PassInfoMixin<PrintOrderPass> {
 public:
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    std::string Error;
+    json::Value Order = order(M, Error);
+    if (!Error.empty())
+      warnOnce(Error);
+    // Always one line of JSON, so that a script reading it learns why.
+    outs() << json::Value(json::Object{
+                  {"order", std::move(Order)},
+                  {"error", Error.empty() ? json::Value(nullptr)
+                                          : json::Value(Error)}})
+           << "\n";
+    return PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+
+private:
+  /// Indices into the model's lists (-1: -Oz), or null with `Error` set.
+  static json::Value order(Module &M, std::string &Error) {
     const LoadedModel &Loaded = loadedModel(Settings::read().ModelPath);
     if (!Loaded.Model) {
-      errs() << "stitchopt plugin: " << Loaded.Error << "\n";
-      return PreservedAnalyses::all();
+      Error = Loaded.Error;
+      return nullptr;
     }
     std::vector<double> Row;
     ModuleFeatures Features(M);
     for (const auto &[Name, V] : Loaded.Model->Representations)
       if (!Features.append(Name, V, Row)) {
-        errs() << "stitchopt plugin: the module's " << Name
-               << " features could not be computed\n";
-        return PreservedAnalyses::all();
+        Error = notComputed(Name);
+        return nullptr;
       }
     json::Array Order;
     for (const Ranked &R : Loaded.Model->order(Row))
       Order.push_back(R.List);
-    outs() << json::Value(json::Object{{"order", std::move(Order)}}) << "\n";
-    return PreservedAnalyses::all();
+    return Order;
   }
-  static bool isRequired() { return true; }
 };
 
 
