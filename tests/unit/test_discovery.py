@@ -3,6 +3,7 @@
 import json
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,15 @@ def test_a_remembered_toolchain_is_reused_until_a_tool_changes(tmp_path: Path, m
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "nowhere"))
     with pytest.raises(ToolchainError):
         remembered_toolchain(state)  # the environment is part of the answer
+
+
+def test_the_identity_is_the_same_on_machines_with_other_cpus(toolchain: Toolchain) -> None:
+    """Labels measured on two machines must merge: the version text's `Host CPU:` line names the machine, not
+    what the tools emit; another build (version text) is another identity."""
+    other_machine = toolchain.version_text.replace(
+        next(line for line in toolchain.version_text.splitlines() if "Host CPU:" in line), "  Host CPU: znver4"
+    )
+    assert other_machine != toolchain.version_text
+    assert replace(toolchain, version_text=other_machine).identity == toolchain.identity
+    other_build = replace(toolchain, version_text=toolchain.version_text + "\n  Build config: +assertions")
+    assert other_build.identity != toolchain.identity

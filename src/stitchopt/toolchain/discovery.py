@@ -49,9 +49,13 @@ class Toolchain:
 
     @cached_property
     def identity(self) -> str:
-        """Stable id for cache keys: same binaries and version text give the same id."""
+        """Stable id for cache keys and label stamps: same binaries and version text give the same id on any
+        machine. The version text's `Host CPU:` line is left out: it names the machine, not what the tools emit
+        (their default target CPU is the triple's, never the host's), and with it labels measured on two
+        machines could not be merged."""
         where = ";".join(f"{name}={path}" for name, path in sorted(self.tools.items()))
-        digest = hashlib.sha256((self.version_text + where).encode()).hexdigest()[:16]
+        lines = [line for line in self.version_text.splitlines() if not line.strip().startswith("Host CPU:")]
+        digest = hashlib.sha256(("\n".join(lines) + where).encode()).hexdigest()[:16]
         return f"llvm-{self.version_string}-{digest}"
 
     def tool(self, name: str) -> str:
