@@ -171,29 +171,23 @@ def test_the_plugin_orders_jits_lists_as_python_does(
     orders = []
     for name in UNITS:
         module = _frontend_ir(toolchain, DEMO / f"{name}.c", tmp_path)
-        printed = subprocess.run(
-            [toolchain.tool("opt"), f"-load-pass-plugin={plugin}", "-passes=print<stitchopt-order>", "-disable-output"],
-            input=module.bitcode,
-            capture_output=True,
-            env=env,
-            check=True,
-        )
+        printed = _print_order(toolchain, plugin, module, env)
         assert printed.stderr == b""
         python = [-1 if ranked.passes is None else index[ranked.passes] for ranked in model.rank(toolchain, module)]
         assert json.loads(printed.stdout) == {"order": python, "error": None}, name
         orders.append(tuple(python[:5]))
     assert len(set(orders)) >= 3  # the units' first five lists differ
-    missing = {**env, "STITCHOPT_MODEL": str(tmp_path / "no-model")}
-    printed = subprocess.run(
-        [toolchain.tool("opt"), f"-load-pass-plugin={plugin}", "-passes=print<stitchopt-order>", "-disable-output"],
-        input=module.bitcode,
-        capture_output=True,
-        env=missing,
-        check=True,
-    )
+    printed = _print_order(toolchain, plugin, module, {**env, "STITCHOPT_MODEL": str(tmp_path / "no-model")})
     answer = json.loads(printed.stdout)  # still one line of JSON, saying why there is no order
     assert answer["order"] is None and "stitchopt plugin export MODEL_DIR" in answer["error"]
     assert printed.stderr.decode().startswith(WARNING) and len(printed.stderr.splitlines()) == 1
+
+
+def _print_order(
+    toolchain: Toolchain, plugin: Path, module: IRModule, env: dict[str, str]
+) -> subprocess.CompletedProcess[bytes]:
+    argv = [toolchain.tool("opt"), f"-load-pass-plugin={plugin}", "-passes=print<stitchopt-order>", "-disable-output"]
+    return subprocess.run(argv, input=module.bitcode, capture_output=True, env=env, check=True)
 
 
 def _frontend_ir(toolchain: Toolchain, source: Path, tmp_path: Path) -> IRModule:
