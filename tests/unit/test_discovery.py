@@ -96,10 +96,9 @@ def test_a_remembered_toolchain_is_reused_until_a_tool_changes(tmp_path: Path, m
 def test_the_identity_is_the_same_on_machines_with_other_cpus(toolchain: Toolchain) -> None:
     """Labels measured on two machines must merge: the version text's `Host CPU:` line names the machine, not
     what the tools emit; another build (version text) is another identity."""
-    other_machine = toolchain.version_text.replace(
-        next(line for line in toolchain.version_text.splitlines() if "Host CPU:" in line), "  Host CPU: znver4"
-    )
-    assert other_machine != toolchain.version_text
-    assert replace(toolchain, version_text=other_machine).identity == toolchain.identity
+    base = "\n".join(line for line in toolchain.version_text.splitlines() if "Host CPU:" not in line)
+    machines = [replace(toolchain, version_text=f"{base}\n  Host CPU: {cpu}") for cpu in ("znver4", "rocketlake")]
+    assert machines[0].version_text != machines[1].version_text
+    assert machines[0].identity == machines[1].identity == toolchain.identity
     other_build = replace(toolchain, version_text=toolchain.version_text + "\n  Build config: +assertions")
     assert other_build.identity != toolchain.identity

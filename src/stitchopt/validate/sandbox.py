@@ -318,7 +318,7 @@ def _ends_within(pid: int, seconds: float) -> bool:
     try:
         ready = select.poll()
         ready.register(handle, select.POLLIN)
-        return bool(ready.poll(math.ceil(seconds * 1000)))
+        return bool(ready.poll(min(math.ceil(seconds * 1000), 2**31 - 1)))  # poll takes a C int of milliseconds
     finally:
         os.close(handle)
 

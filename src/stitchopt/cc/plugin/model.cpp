@@ -97,8 +97,9 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
         Buffer.getError(),
         "cannot read the model file " + Path + ": " +
             Buffer.getError().message() +
-            "; point STITCHOPT_MODEL at a directory holding plugin.json "
-            "(`stitchopt plugin export MODEL_DIR` writes one) or unset it");
+            "; set STITCHOPT_MODEL to a directory holding plugin.json "
+            "(`stitchopt plugin export MODEL_DIR` writes one), or reinstall "
+            "stitchopt for the shipped model");
   Expected<json::Value> Parsed = json::parse((*Buffer)->getBuffer());
   if (!Parsed) {
     std::string Why = toString(Parsed.takeError());
@@ -203,9 +204,10 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
       return R.fail("field chooser is an object but not the neighbours' "
                     "chooser");
     if (!Count || !Weight)
-      return R.fail("field chooser lacks neighbors or shrink");
+      return R.fail("field chooser lacks neighbors (a whole number) or shrink");
     if (*Count < 1 || *Count > (1 << 20))
-      return R.fail("field chooser.neighbors is not a count from 1");
+      return R.fail("field chooser.neighbors is " + Twine(*Count) +
+                    ", not a count from 1 to " + Twine(1 << 20));
     G.Neighbors = static_cast<unsigned>(*Count);
     G.Shrink = *Weight;
     Expected<Matrix> F =

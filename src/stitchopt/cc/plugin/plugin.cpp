@@ -786,8 +786,9 @@ public:
     // Always one line of JSON, so that a script reading it learns why.
     outs() << json::Value(json::Object{
                   {"order", std::move(Order)},
-                  {"error", Error.empty() ? json::Value(nullptr)
-                                          : json::Value(Error)}})
+                  {"error", Error.empty()         ? json::Value(nullptr)
+                            : json::isUTF8(Error) ? json::Value(Error)
+                                                  : json::Value(json::fixUTF8(Error))}})
            << "\n";
     return PreservedAnalyses::all();
   }

@@ -104,10 +104,13 @@ class _Worker:
         self.stderr.seek(max(0, size - STDERR_TAIL_CHARS))
         return self.stderr.read().decode(errors="replace")
 
-    def reap(self, timeout: float) -> None:
-        """Wait up to `timeout` for the worker to end (after it went silent), so that its exit status is known."""
-        with self._reaping, suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=timeout)
+    def reap(self, timeout: float) -> str:
+        """Wait up to `timeout` for the worker to end (after it went silent), so that its exit status is known;
+        the end of its stderr (empty once `kill` closed it)."""
+        with self._reaping:
+            with suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=timeout)
+            return "" if self.stderr.closed else self.stderr_tail()
 
     def kill(self) -> None:
         # A reaped worker's pid may be another process group's id by now (the worker forks nothing to kill); the
@@ -266,8 +269,7 @@ class NativeBackend:
     def _failure(self, worker: _Worker, exc: Exception, tool: str) -> tuple[EvalStatus, str]:
         if isinstance(exc, Deadline):
             return EvalStatus.TIMEOUT, f"{tool}: killed after {self.timeout:g} s (native worker)\n"
-        worker.reap(timeout=5)
-        detail = worker.stderr_tail().strip()
+        detail = worker.reap(timeout=5).strip()
         return EvalStatus.CRASH, f"{tool}: native worker died (exit {worker.process.returncode}): {detail}\n"
 
     def worker_pids(self) -> list[int]:
