@@ -18,7 +18,7 @@ from stitchopt.errors import InputError
 from stitchopt.features.base import Standardizer
 from stitchopt.labels.device import DeviceLabels, KernelUnit
 from stitchopt.models.chooser import PENALTIES, SoftmaxChooser
-from stitchopt.models.covering import cover
+from stitchopt.models.covering import cover_order
 from stitchopt.models.device_model import FEATURE_SETS, DeviceModel, device_costs, representation_outputs
 from stitchopt.models.ranker import geomean_change as ranker_geomean
 from stitchopt.toolchain.discovery import Toolchain
@@ -57,8 +57,7 @@ def covering_order(costs: np.ndarray) -> list[int]:
     """One order of the choices (columns of `costs`: lists, then -O3) for every kernel: first the lowest mean
     cost (static's pick), then the lists in `cover`'s order over the kernels, then the rest by mean cost."""
     by_mean = [int(j) for j in np.argsort(costs.mean(axis=0), kind="stable")]
-    chosen = [by_mean[0], *cover(by_mean[0], range(costs.shape[1] - 1), [(1.0, costs)])]
-    return chosen + [j for j in by_mean if j not in chosen]
+    return cover_order(by_mean, [(1.0, costs)], candidates=range(costs.shape[1] - 1))
 
 
 Way = tuple[tuple[str, ...], str | float]  # (representations, BEST_SINGLE_LIST or the chooser's L2 penalty)

@@ -22,7 +22,7 @@ from stitchopt.labels.probed import probed_values
 from stitchopt.learning.fast_margin import fit_fast_margin
 from stitchopt.models.chooser import PENALTIES, SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import DEFAULT_K, Coreset, select_coreset
-from stitchopt.models.covering import cover
+from stitchopt.models.covering import cover_order
 from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.neighbour_chooser import NEIGHBOUR_COUNTS, NEIGHBOUR_SHRINKS, NeighbourChooser, backup_gains
@@ -267,8 +267,7 @@ def constant_order(ratios: np.ndarray) -> np.ndarray:
     `ratios`' programs, then the lists in `cover`'s order over them, then the rest by gain; -Oz last."""
     gains = backup_gains(ratios)
     by_gain = [int(j) for j in np.argsort(gains.mean(axis=0), kind="stable")]
-    tried = [by_gain[0], *cover(by_gain[0], by_gain, [(1.0, gains)])]
-    tried += [j for j in by_gain if j not in tried]
+    tried = cover_order(by_gain, [(1.0, gains)])
     order = np.full(len(by_gain) + 1, np.inf)
     order[tried] = np.arange(len(tried))
     return order

@@ -32,3 +32,11 @@ def cover(first: int, candidates: Sequence[int], parts: Sequence[Part]) -> list[
         for (_, costs), best in zip(parts, bests, strict=True):
             np.minimum(best, costs[:, pick], out=best)
     return chosen
+
+
+def cover_order(ranked: Sequence[int], parts: Sequence[Part], candidates: Sequence[int] | None = None) -> list[int]:
+    """A whole order: `ranked`'s first (static's pick), then the candidates (default: `ranked`'s) in `cover`'s
+    order, then the rest of `ranked` in its own order."""
+    first = ranked[0]
+    tried = [first, *cover(first, ranked if candidates is None else candidates, parts)]
+    return tried + [j for j in ranked if j not in tried]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stitchopt.models.covering import cover
+from stitchopt.models.covering import cover_order
 
 NEIGHBOUR_COUNTS = (5, 10, 20, 40)  # the grids package-grouped cross-validation chooses from
 NEIGHBOUR_SHRINKS = (0.5, 1.0)
@@ -55,9 +55,7 @@ class NeighbourChooser:
         order = np.empty((len(gains), gains.shape[1] + 1))
         for row, (expected, near) in enumerate(zip(gains, nearest, strict=True)):
             by_gain = [int(j) for j in np.argsort(expected, kind="stable")]
-            parts = [(self.shrink, self.train_gains[near]), (1.0 - self.shrink, self.train_gains)]
-            tried = [by_gain[0], *cover(by_gain[0], by_gain, parts)]
-            tried += [j for j in by_gain if j not in tried]
+            tried = cover_order(by_gain, [(self.shrink, self.train_gains[near]), (1.0 - self.shrink, self.train_gains)])
             order[row, tried] = np.arange(len(tried))
             order[row, -1] = -np.inf if expected.min() >= 0 else len(tried)
         return order
