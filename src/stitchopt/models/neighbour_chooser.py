@@ -43,14 +43,14 @@ class NeighbourChooser:
 
     def gains(self, features: np.ndarray) -> np.ndarray:
         """programs x lists: expected log gain over -Oz with the backup (0: none expected)."""
-        return self._gains(self._nearest(features))
+        return self._gains(self.nearest(features))
 
     def order(self, features: np.ndarray) -> np.ndarray:
         """programs x (lists + 1), lowest tried first, -Oz last: the list with the largest expected gain (static's
         choice), then the lists in `cover`'s order over the neighbours (weight `shrink`) and all training
         programs, then the rest by expected gain; -Oz first where no list is expected to gain."""
         assert self.train_gains is not None
-        nearest = self._nearest(features)
+        nearest = self.nearest(features)
         gains = self._gains(nearest)
         order = np.empty((len(gains), gains.shape[1] + 1))
         for row, (expected, near) in enumerate(zip(gains, nearest, strict=True)):
@@ -60,7 +60,7 @@ class NeighbourChooser:
             order[row, -1] = -np.inf if expected.min() >= 0 else len(tried)
         return order
 
-    def _nearest(self, features: np.ndarray) -> np.ndarray:
+    def nearest(self, features: np.ndarray) -> np.ndarray:
         """programs x k: the training programs nearest to each, nearest first (ties: the earlier)."""
         assert self.train_features is not None, "fit the chooser first"
         distances = np.zeros((len(features), len(self.train_features)))
