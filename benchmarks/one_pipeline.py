@@ -31,7 +31,8 @@ from stitchopt.features.base import FeatureCache, Standardizer
 from stitchopt.features.by_name import default_representations
 from stitchopt.labels.labelset import labeled_features
 from stitchopt.labels.shards import load_matrix, load_searches
-from stitchopt.models.neighbour_chooser import NeighbourChooser, backup_gains
+from stitchopt.learning.train import constant_order
+from stitchopt.models.neighbour_chooser import NeighbourChooser, shrunk_mean
 from stitchopt.models.ranker import FAILED_LOG_RATIO, geomean_change
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
@@ -80,7 +81,7 @@ def main() -> None:
     train_r, held_r = ratios[train], ratios[held]
     log_train = np.log(train_r)
     units = np.arange(len(held))
-    single = int(np.argmin(backup_gains(train_r).mean(axis=0)))
+    single = int(np.argmin(constant_order(train_r)))  # the best single list: first in its order
     alone = held_r[:, single]
     rows = [
         [
@@ -96,7 +97,7 @@ def main() -> None:
         gains = chooser.gains(held_x)
         static = gains.argmin(axis=1)
         gains_any = gains.min(axis=1) < 0  # else static keeps -Oz, as the shipped order does
-        expected = shrink * log_train[nearest].mean(axis=1) + (1 - shrink) * log_train.mean(axis=0)
+        expected = shrunk_mean(log_train, nearest, shrink)  # the log ratio without the backup
         unbacked = expected.argmin(axis=1)
         cells = []
         for pick, gate in ((static, gains_any), (unbacked, expected.min(axis=1) < 0)):

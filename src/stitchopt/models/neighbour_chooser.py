@@ -27,6 +27,12 @@ def backup_gains(ratios: np.ndarray) -> np.ndarray:
     return np.asarray(np.log(np.clip(finite, 1e-9, 1.0)), dtype=np.float64)
 
 
+def shrunk_mean(values: np.ndarray, nearest: np.ndarray, shrink: float) -> np.ndarray:
+    """programs x lists: each program's mean of `values` (training programs x lists) over its `nearest` rows,
+    weight `shrink`, and over all training programs, weight 1 - `shrink`."""
+    return np.asarray(shrink * values[nearest].mean(axis=1) + (1.0 - shrink) * values.mean(axis=0))
+
+
 @dataclass
 class NeighbourChooser:
     neighbors: int = 10
@@ -71,8 +77,7 @@ class NeighbourChooser:
 
     def _gains(self, nearest: np.ndarray) -> np.ndarray:
         assert self.train_gains is not None, "fit the chooser first"
-        mean = self.train_gains.mean(axis=0)
-        return np.asarray(self.shrink * self.train_gains[nearest].mean(axis=1) + (1.0 - self.shrink) * mean)
+        return shrunk_mean(self.train_gains, nearest, self.shrink)
 
     def restricted_to(self, keep: list[int]) -> NeighbourChooser:
         """The same chooser over lists `keep` (in that order) and -Oz."""

@@ -781,14 +781,14 @@ public:
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
     std::string Error;
     json::Value Order = order(M, Error);
-    if (!Error.empty())
-      warnOnce(Error);
     // Always one line of JSON, so that a script reading it learns why.
-    outs() << json::Value(json::Object{
-                  {"order", std::move(Order)},
-                  {"error", Error.empty()         ? json::Value(nullptr)
-                            : json::isUTF8(Error) ? json::Value(Error)
-                                                  : json::Value(json::fixUTF8(Error))}})
+    json::Value Why = nullptr;
+    if (!Error.empty()) {
+      warnOnce(Error);
+      Why = json::isUTF8(Error) ? Error : json::fixUTF8(Error);
+    }
+    outs() << json::Value(json::Object{{"order", std::move(Order)},
+                                       {"error", std::move(Why)}})
            << "\n";
     return PreservedAnalyses::all();
   }
