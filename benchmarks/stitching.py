@@ -58,7 +58,7 @@ def main() -> None:
     torch.set_num_threads(1)  # one core, as inference will be; also makes runs repeatable
     start = time.perf_counter()
     toolchain = find_toolchain()
-    lists = FlagModel.from_pretrained(args.model, load_catalogue(toolchain)).lists
+    lists = FlagModel.from_pretrained(args.model, load_catalogue(toolchain)).labelled_lists()
     with EvaluationStore() as store:
         report = run_study(
             toolchain,

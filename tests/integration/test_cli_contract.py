@@ -115,9 +115,15 @@ class Inputs:
 
     @cached_property
     def model(self) -> Path:
-        """A flag-tuning model with a two-list coreset: evaluations and studies of it stay small."""
-        self.made("train", str(self.labels), "-o", str(self.tmp / "model"), "--coreset-size", "2", "--no-validate")
-        return self.tmp / "model"
+        """A flag-tuning model with a two-list coreset: evaluations and studies of it stay small. Its lists end
+        with a finishing pass, which `stitch train` (the stitched model below) leaves out to find their labels."""
+        model = self.tmp / "model"
+        self.made(
+            "train", str(self.labels), "-o", str(model), "--coreset-size", "2", "--no-validate", "--finish", "mergefunc"
+        )
+        config = json.loads((model / "config.json").read_text())
+        assert config["finish"] == ["mergefunc"] and all(passes[-1] == "mergefunc" for passes in config["lists"])
+        return model
 
     @cached_property
     def stitched(self) -> Path:
@@ -426,6 +432,10 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
         (["datasets", "build", "pypi", "--only", "lz4", "--limit", "2"], "--limit only applies without --only"),
         (["labels", "search", "bench://x-v1", "-o", "l", "--strategy", "anneal"], "--strategy 'anneal': use one of"),
         (["train", "l.json", "-o", "m", "--no-validate", "--data-dir", "d"], "--data-dir only applies with validation"),
+        (
+            ["train", "l.json", "-o", "m", "--no-validate", "--finish", "mergefunc,nosuch"],
+            "--finish 'mergefunc,nosuch'",
+        ),
         (
             ["train", "l.json", "-o", "m", "--no-validate", "--validate", "csmith"],
             "--validate only applies with validation",

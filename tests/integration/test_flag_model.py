@@ -20,15 +20,17 @@ from stitchopt.cli.main import exit_status
 from stitchopt.core import Objective
 from stitchopt.datasets.benchmarks import Benchmark, program_path
 from stitchopt.datasets.demo import demo_programs
+from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.labelset import LabelSet
 from stitchopt.labels.pool import broad_lists, build_labels
 from stitchopt.labels.probed import probed_values
 from stitchopt.learning.heldout import FAST, evaluate_model
-from stitchopt.learning.train import train_from_labels
+from stitchopt.learning.train import fast_policy_for_model, train_from_labels
 from stitchopt.learning.warm import warm_caches
 from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.plugin_file import plugin_model
 from stitchopt.models.prediction_cache import KIND as PREDICTION
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.passes.catalogue import Catalogue
@@ -170,6 +172,28 @@ def test_fast_builds_statics_list_only_past_the_margin(
     assert always.fast_choices(raw, ranked) == statics and any(statics)
     with pytest.raises(ValueError, match="no fast margin"):  # the plugin builds static + backup for such a model
         replace(model, fast=None).fast_choices(raw, ranked)
+
+
+def test_finishing_passes_end_every_list_the_model_builds_and_survive_saving(
+    toolchain: Toolchain, catalogue: Catalogue, trained: tuple[LabelSet, FlagModel, Path], tmp_path: Path
+) -> None:
+    labels, model, _ = trained
+    finished = model.with_finish(("mergefunc",))
+    assert finished.labelled_lists() == model.lists and finished.identity != model.identity
+    finished.save_pretrained(tmp_path / "model")
+    loaded = FlagModel.from_pretrained(tmp_path / "model", catalogue)
+    assert loaded.finish == ("mergefunc",) and loaded.lists == tuple((*p, "mergefunc") for p in model.lists)
+    module = load_module(toolchain, sorted(demo_programs().values())[0])
+    assert [e.passes for e in loaded.rank(toolchain, module)] == [
+        None if e.passes is None else (*e.passes, "mergefunc") for e in model.rank(toolchain, module)
+    ]
+    assert all(text.endswith(",mergefunc") for text in plugin_model(loaded, catalogue)["lists"])
+    policy, _ = fast_policy_for_model(loaded, toolchain, labels)  # found in the labels without its finish
+    assert policy == fast_policy_for_model(model, toolchain, labels)[0]
+    config = json.loads((tmp_path / "model" / "config.json").read_text())
+    (tmp_path / "model" / "config.json").write_text(json.dumps({**config, "finish": ["globaldce"]}))
+    with pytest.raises(InputError, match="field finish is not the end of every list"):
+        FlagModel.from_pretrained(tmp_path / "model", catalogue)
 
 
 def test_wrapper_builds_objects_with_the_model_and_keeps_the_compilers_on_failure(

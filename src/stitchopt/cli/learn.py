@@ -43,7 +43,7 @@ from stitchopt.cli.options import (
 )
 from stitchopt.core import IRModule
 from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, program_path
-from stitchopt.errors import InputError
+from stitchopt.errors import InputError, PipelineError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.hotpath.predict import DEFAULT_HOTNESS_SOURCE
 from stitchopt.labels.shards import load_matrix
@@ -54,7 +54,7 @@ from stitchopt.models.list_model import OZ, RankedList
 from stitchopt.models.prediction_cache import cached_rank
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.passes.pipeline import PassNames, split_top_level, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import is_source, load_module
 from stitchopt.toolchain.llvm import passes_option
@@ -81,6 +81,13 @@ def train_command(
             "the module units only, the kind of unit a build compiles."
         ),
     ] = True,
+    finish: Annotated[
+        str,
+        typer.Option(
+            help="Passes every list of the model ends with, comma-separated, e.g. mergefunc: passes that shrink "
+            "some objects after any list and rarely grow one (docs/flag-tuning.md#finishing-passes)."
+        ),
+    ] = "",
     validate: ValidateOption = None,
     validate_limit: ValidateLimitOption = None,
     no_validate: NoValidateOption = False,
@@ -98,6 +105,7 @@ def train_command(
     parsed_objective = parse_objective(objective)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
+    finish_passes = finish_option(finish, catalogue)
     with open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator:
         labels = load_matrix(labels_file)
         if not functions:
@@ -113,6 +121,7 @@ def train_command(
             validation=validation.open(evaluator),
             objective=parsed_objective,
             jobs=evaluator.jobs,
+            finish=finish_passes,
         )
     with_functions = any(FUNCTION_SEPARATOR in program.uri for program in labels.programs)
     model.trained_on["units"] = "modules and functions" if with_functions else "modules"
@@ -129,6 +138,16 @@ def train_command(
         f"size model MAPE (in-sample): {mape}",
         highlight=False,
     )
+
+
+def finish_option(text: str, catalogue: Catalogue) -> PassNames:
+    """`--finish`'s passes, each one this LLVM's catalogue has."""
+    passes = tuple(split_top_level(text))
+    try:
+        tuned_pipeline(passes, catalogue)
+    except PipelineError as exc:
+        raise InputError(f"--finish {text!r}: {exc}; name passes that `stitchopt passes` lists") from exc
+    return passes
 
 
 def _candidates(report: TrainReport) -> str:

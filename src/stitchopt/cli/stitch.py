@@ -90,7 +90,7 @@ def table_command(
     from stitchopt.stitching.study import run_study
 
     toolchain = find_toolchain(llvm)
-    coreset = FlagModel.from_pretrained(model, load_catalogue(toolchain))
+    coreset = FlagModel.from_pretrained(model, load_catalogue(toolchain)).labelled_lists()  # the labels' columns
     extra = []
     if llm_compiler is not None:
         from stitchopt.lifting.llm_compiler import LLMCompiler
@@ -102,7 +102,7 @@ def table_command(
             toolchain,
             load_matrix(labels),
             LabelSet.load(held_out),
-            coreset.lists,
+            coreset,
             TrainConfig(epochs=epochs, seed=seed),
             hidden=hidden,
             cache=FeatureCache(store),
@@ -152,7 +152,7 @@ def train_command(
 
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    lists = FlagModel.from_pretrained(model, catalogue).lists
+    lists = FlagModel.from_pretrained(model, catalogue).labelled_lists()  # the labels' columns
     with open_store(cache_dir) as store:
         trained, grown = train_stitched(
             toolchain,

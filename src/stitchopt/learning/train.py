@@ -39,7 +39,7 @@ from stitchopt.models.ranker import (
 )
 from stitchopt.models.size_model import SizeModel, mape, size_targets
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.tune.acceptance import ListValidation
 
@@ -80,18 +80,19 @@ def train_flag_model(
     accept: Callable[[int], bool] | None = None,
     objective: Objective = SIZE,
     probed: Mapping[str, np.ndarray] | None = None,
+    finish: PassNames = (),
 ) -> tuple[FlagModel, TrainReport]:
     """`features`: raw (unstandardized) rows in `labels.programs` order. `accept(j)` may veto pool list j
     (e.g. run the validator) when the coreset selection would take it. The coreset and the ranker work on
     `objective` relative to -Oz (object size by default); `probed` holds the values of its probed terms
-    (`labels.probed`)."""
+    (`labels.probed`). The model's lists end with the `finish` passes, which the labels did not measure."""
     standardizer = Standardizer.fit(features, log=True)
     x = standardizer.transform(features)
     ratios = labels.objective_values(objective, probed)
     coreset = select_coreset(ratios, k, accept)
     if not coreset.indices:
         raise InputError("no list of the pool beats -Oz on any labeled program: search longer (--pool-budget)")
-    lists = tuple(labels.lists[j] for j in coreset.indices)
+    lists = tuple((*labels.lists[j], *finish) for j in coreset.indices)
     chosen_ratios = ratios[:, list(coreset.indices)]
     targets = log_ratio_targets(chosen_ratios)
     folds = _package_folds([p.package for p in labels.programs])
@@ -133,6 +134,7 @@ def train_flag_model(
         },
         chooser,
         fast,
+        tuple(finish),
     )
     return model, TrainReport(coreset, score, {k: float(v) for k, v in best.items()}, size_mape, candidates)
 
@@ -144,7 +146,8 @@ def fast_policy_for_model(
     choosing, cross-validated on package folds of `labels` (the programs whose IR this machine reproduces;
     skipped ones returned uri -> why), as training now does for new models."""
     columns = {passes: j for j, passes in enumerate(labels.lists)}
-    missing = [",".join(passes) for passes in model.lists if passes not in columns]
+    labelled = model.labelled_lists()
+    missing = [",".join(passes) for passes in labelled if passes not in columns]
     if missing:
         raise InputError(f"{len(missing)} of the model's lists are not in these labels (e.g. {missing[0]})")
     data = labeled_features(
@@ -152,7 +155,7 @@ def fast_policy_for_model(
     )
     if not data.labels.programs:
         raise InputError("no labeled program could be read: build the dataset first (`stitchopt datasets build`)")
-    ratios = data.labels.objective_values(SIZE)[:, [columns[passes] for passes in model.lists]]
+    ratios = data.labels.objective_values(SIZE)[:, [columns[passes] for passes in labelled]]
     x = model.standardizer.transform(data.features)
     ranker = {
         "neighbors": float(model.ranker.neighbors),
@@ -341,9 +344,11 @@ def train_from_labels(
     representations: Sequence[Representation] | None = None,
     objective: Objective = SIZE,
     jobs: int = 1,
+    finish: PassNames = (),
 ) -> tuple[FlagModel, TrainReport, dict[str, str]]:
     """Features for the labeled programs, then `train_flag_model`; with `validation`, every coreset list passed
-    it; a `security` term in `objective` is measured for every (program, list) first, `jobs` at a time.
+    it (with the `finish` passes it ends with); a `security` term in `objective` is measured for every (program,
+    list) first, `jobs` at a time.
     Returns the model, its report and the programs skipped (uri -> why)."""
     if labels.catalogue != catalogue.identity:
         raise InputError(
@@ -356,7 +361,7 @@ def train_from_labels(
         raise InputError("no labeled program could be read: build the dataset first (`stitchopt datasets build`)")
 
     def accept(index: int) -> bool:
-        return validation is None or validation.check(tuned_pipeline(labels.lists[index], catalogue)).passed
+        return validation is None or validation.check(tuned_pipeline((*labels.lists[index], *finish), catalogue)).passed
 
     model, report = train_flag_model(
         data.labels,
@@ -367,5 +372,6 @@ def train_from_labels(
         accept=accept,
         objective=objective,
         probed=probed_values(toolchain, catalogue, data.labels, objective, store, jobs),
+        finish=finish,
     )
     return model, report, data.skipped

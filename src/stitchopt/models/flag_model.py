@@ -4,12 +4,16 @@ A model is a directory: `config.json` (what it was made with and for: package, L
 versions, representations, coreset lists, hyper-parameters, standardization statistics) and `weights.npz`
 (plain arrays, loaded with `allow_pickle=False`). A model made with another LLVM loads with a warning and
 keeps only the lists whose passes this LLVM's catalogue has.
+
+A model's lists are what it builds: with `finish` passes (e.g. `mergefunc`), each coreset list as labelled
+and cross-validated, then those passes, which shrink some objects after any list and rarely grow one
+(docs/flag-tuning.md#finishing-passes); the labels' own columns are the lists without them.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +53,17 @@ class FlagModel(SavedModel):
     chooser: SoftmaxChooser | NeighbourChooser | None = None  # when cross-validation chose one: decides static's
     # list and jit's order
     fast: FastPolicy | None = None  # the plugin's one-pipeline policy, set on held-out folds (older models: None)
+    finish: PassNames = ()  # the passes every list ends with that its labels' column lacks (older models: none)
+
+    def labelled_lists(self) -> tuple[PassNames, ...]:
+        """The lists as the labels measured them: without the finishing passes."""
+        return tuple(passes[: len(passes) - len(self.finish)] for passes in self.lists)
+
+    def with_finish(self, finish: PassNames) -> FlagModel:
+        """The same model with `finish` appended to every list (after any finishing passes it has)."""
+        if not finish:
+            return self
+        return replace(self, lists=tuple((*passes, *finish) for passes in self.lists), finish=(*self.finish, *finish))
 
     def features(self, toolchain: Toolchain, module: IRModule) -> np.ndarray:
         """The raw feature row (1 x d) of one module: every representation, concatenated; computed by the pass
@@ -128,6 +143,7 @@ class FlagModel(SavedModel):
             "trained_on": self.trained_on,
             "chooser": _chooser_config(self.chooser),
             **({} if self.fast is None else {"fast": self.fast.to_dict()}),
+            **({"finish": list(self.finish)} if self.finish else {}),
         }
 
     def _arrays(self) -> dict[str, np.ndarray]:
@@ -163,6 +179,12 @@ class FlagModel(SavedModel):
         }
         chooser = config.get("chooser")
         fast = config.get("fast")
+        check_config({"finish": config.get("finish", [])}, {"finish": [str]}, directory / CONFIG_NAME)
+        finish = tuple(config.get("finish", []))
+        if finish and any(tuple(passes[len(passes) - len(finish) :]) != finish for passes in config["lists"]):
+            raise InputError(
+                f"{directory / CONFIG_NAME}: field finish is not the end of every list; save the model again"
+            )
         if fast is not None:
             check_config({"fast": fast}, {"fast": FAST_POLICY_CONFIG}, directory / CONFIG_NAME)
         if chooser is not None:
@@ -204,6 +226,7 @@ class FlagModel(SavedModel):
             trained_on=config.get("trained_on", {}),
             chooser=None if chooser is None else _read_chooser(chooser, arrays),
             fast=None if fast is None else FastPolicy.from_dict(fast),
+            finish=finish,
         )
         if catalogue is not None and catalogue.identity != model.catalogue:
             model = model.restricted_to(catalogue)
@@ -229,6 +252,7 @@ class FlagModel(SavedModel):
             self.trained_on,
             None if self.chooser is None else self.chooser.restricted_to(keep),
             self.fast,
+            self.finish,
         )
 
 
