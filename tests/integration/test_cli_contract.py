@@ -140,6 +140,8 @@ class Inputs:
             "--hidden",
             "4",
         )
+        config = json.loads((self.tmp / "stitched" / "config.json").read_text())
+        assert all(passes[-1] == "mergefunc" for passes in config["lists"])  # built with the flag model's finish
         return self.tmp / "stitched"
 
     kernels = KERNEL_DIR
@@ -436,6 +438,7 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
             ["train", "l.json", "-o", "m", "--no-validate", "--finish", "mergefunc,nosuch"],
             "--finish 'mergefunc,nosuch'",
         ),
+        (["train", "l.json", "-o", "m", "--no-validate", "--finish", " , "], "--finish ' , ' names no pass"),
         (
             ["train", "l.json", "-o", "m", "--no-validate", "--validate", "csmith"],
             "--validate only applies with validation",

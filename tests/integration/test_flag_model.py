@@ -7,7 +7,7 @@ import math
 import os
 import subprocess
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from stitchopt.passes.pipeline import check_pipeline, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
 from stitchopt.toolchain.frontend import load_module, write_object
+from stitchopt.tune.acceptance import ListValidation, Verified, list_validation
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_thread")]
 DATA = Path(__file__).parents[1] / "data"
@@ -190,10 +191,45 @@ def test_finishing_passes_end_every_list_the_model_builds_and_survive_saving(
     assert all(text.endswith(",mergefunc") for text in plugin_model(loaded, catalogue)["lists"])
     policy, _ = fast_policy_for_model(loaded, toolchain, labels)  # found in the labels without its finish
     assert policy == fast_policy_for_model(model, toolchain, labels)[0]
+    without = replace(catalogue, passes=tuple(p for p in catalogue.passes if p.name != "mergefunc"))
+    with pytest.raises(InputError, match="every list ends with mergefunc, which LLVM"):
+        FlagModel.from_pretrained(tmp_path / "model", without)  # an LLVM without it: no list would be left
     config = json.loads((tmp_path / "model" / "config.json").read_text())
     (tmp_path / "model" / "config.json").write_text(json.dumps({**config, "finish": ["globaldce"]}))
     with pytest.raises(InputError, match="field finish is not the end of every list"):
         FlagModel.from_pretrained(tmp_path / "model", catalogue)
+
+
+@dataclass(frozen=True)
+class _RecordingValidation(ListValidation):
+    """The real validation, remembering which pipelines it was asked about."""
+
+    checked: list[str] = field(default_factory=list)
+
+    def check(self, pipeline: str) -> Verified:
+        self.checked.append(pipeline)
+        return super().check(pipeline)
+
+
+def test_training_validates_each_list_with_its_finish(
+    toolchain: Toolchain, catalogue: Catalogue, trained: tuple[LabelSet, FlagModel, Path]
+) -> None:
+    _, _, work = trained
+    with EvaluationStore(work / "cache.sqlite") as store, Evaluator(toolchain, store, jobs=2) as evaluator:
+        suite = list_validation(evaluator, [str(DATA / "selftest")])
+        validation = _RecordingValidation(suite.validator, suite.suites)
+        model, _, _ = train_from_labels(
+            toolchain,
+            catalogue,
+            LabelSet.load(work / "labels.json.gz"),
+            k=2,
+            store=store,
+            validation=validation,
+            finish=("mergefunc",),
+        )
+    assert model.finish == ("mergefunc",) and all(passes[-1] == "mergefunc" for passes in model.lists)
+    assert validation.checked and all(pipeline.endswith(",mergefunc") for pipeline in validation.checked)
+    assert {tuned_pipeline(passes, catalogue) for passes in model.lists} <= set(validation.checked)
 
 
 def test_wrapper_builds_objects_with_the_model_and_keeps_the_compilers_on_failure(

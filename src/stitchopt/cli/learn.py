@@ -143,6 +143,8 @@ def train_command(
 def finish_option(text: str, catalogue: Catalogue) -> PassNames:
     """`--finish`'s passes, each one this LLVM's catalogue has."""
     passes = tuple(split_top_level(text))
+    if text.strip() and not passes:
+        raise InputError(f"--finish {text!r} names no pass: give passes such as mergefunc, or leave it out")
     try:
         tuned_pipeline(passes, catalogue)
     except PipelineError as exc:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -152,17 +153,18 @@ def train_command(
 
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
-    lists = FlagModel.from_pretrained(model, catalogue).labelled_lists()  # the labels' columns
+    flag = FlagModel.from_pretrained(model, catalogue)
     with open_store(cache_dir) as store:
         trained, grown = train_stitched(
             toolchain,
             catalogue,
             load_matrix(labels),
-            lists,
+            flag.labelled_lists(),  # the labels' columns
             TrainConfig(epochs=epochs, seed=seed),
             hidden=hidden,
             cache=FeatureCache(store),
         )
+    trained = replace(trained, lists=flag.lists)  # built as the flag model builds them: its finish included
     trained.save_pretrained(output)
     for ensemble in grown:
         change = 100 * geomean_change(np.array(ensemble.validation))

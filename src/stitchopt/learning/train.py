@@ -92,7 +92,7 @@ def train_flag_model(
     coreset = select_coreset(ratios, k, accept)
     if not coreset.indices:
         raise InputError("no list of the pool beats -Oz on any labeled program: search longer (--pool-budget)")
-    lists = tuple((*labels.lists[j], *finish) for j in coreset.indices)
+    lists = tuple(labels.lists[j] for j in coreset.indices)
     chosen_ratios = ratios[:, list(coreset.indices)]
     targets = log_ratio_targets(chosen_ratios)
     folds = _package_folds([p.package for p in labels.programs])
@@ -134,8 +134,7 @@ def train_flag_model(
         },
         chooser,
         fast,
-        tuple(finish),
-    )
+    ).with_finish(finish)
     return model, TrainReport(coreset, score, {k: float(v) for k, v in best.items()}, size_mape, candidates)
 
 

@@ -60,7 +60,8 @@ class FlagModel(SavedModel):
         return tuple(passes[: len(passes) - len(self.finish)] for passes in self.lists)
 
     def with_finish(self, finish: PassNames) -> FlagModel:
-        """The same model with `finish` appended to every list (after any finishing passes it has)."""
+        """The same model with `finish` appended to every list (after any finishing passes it has). Nothing is
+        refitted or validated: the choosers, the size model and the fast margin stay as trained without it."""
         if not finish:
             return self
         return replace(self, lists=tuple((*passes, *finish) for passes in self.lists), finish=(*self.finish, *finish))
@@ -229,6 +230,11 @@ class FlagModel(SavedModel):
             finish=finish,
         )
         if catalogue is not None and catalogue.identity != model.catalogue:
+            if missing := [name for name in finish if catalogue.get(name) is None]:
+                raise InputError(
+                    f"{directory}: every list ends with {missing[0]}, which LLVM {catalogue.llvm_version} lacks; "
+                    "retrain the model with `stitchopt train` for this LLVM"
+                )
             model = model.restricted_to(catalogue)
         return model
 

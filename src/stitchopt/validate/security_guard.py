@@ -26,7 +26,8 @@ only when some function asks for a stack protector, from `llc`'s assembly), one 
   `__assert_fail`, `__chk_fail`, `__stack_chk_fail`, `llvm.trap`, `llvm.ubsantrap` or a `__ubsan_handle_*`.
 
 Counts are per site and per module, by kind. A list that inlines less than -Oz (one clear in a helper instead
-of one per caller) can look as if it removed some (a false refusal); and a list that removes one item while
+of one per caller) can look as if it removed some (a false refusal), as can one that merges identical functions
+(`mergefunc`: the clears of the copies run from the one body kept); and a list that removes one item while
 creating another of the same kind elsewhere (inlining a zeroing helper into a second caller) passes: the
 comparison is of totals, not of each site, so it is a strong screen, not a proof.
 """
