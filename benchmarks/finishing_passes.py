@@ -5,7 +5,7 @@ of the PyPI and Debian datasets, and prints the passes that shrink objects again
 list of a model with and without `--finish` on the same units: how often the finish grows or shrinks what the
 list built. docs/flag-tuning.md#finishing-passes has the tables and the command.
 
-    python benchmarks/finishing_passes.py [--units 150] [--after mergefunc] [--finish mergefunc] [--model DIR]
+    python benchmarks/finishing_passes.py [--units 150] [--after mergefunc] [--finish mergefunc] [--model DIR] [--cxx]
 """
 
 from __future__ import annotations
@@ -20,16 +20,30 @@ import numpy as np
 
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.core import IRModule
-from stitchopt.datasets.benchmarks import select_benchmarks
+from stitchopt.datasets.benchmarks import Benchmark, dataset_benchmarks, round_robin
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import PassNames, nest, split_top_level, tuned_pipeline
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import load_module
+from stitchopt.toolchain.frontend import CXX_SUFFIXES, load_module
 
 DATASETS = "bench://pypi-v1,bench://debian-v1"
+
+
+def train_units(max_ir_kb: float, per_package: int, limit: int, cxx: bool) -> list[Benchmark]:
+    """Train units of the datasets, IR up to `max_ir_kb`, round-robin over packages (as `select_benchmarks`);
+    with `cxx`, only units compiled from C++ sources (by the source suffix in the URI)."""
+    chosen = [
+        b
+        for name in DATASETS.split(",")
+        for b in dataset_benchmarks(name)
+        if b.split == "train"
+        and b.path.stat().st_size <= max_ir_kb * 1024
+        and (not cxx or "." + b.uri.rsplit("/", 1)[-1].split("@")[0].rsplit(".", 1)[-1] in CXX_SUFFIXES)
+    ]
+    return round_robin(chosen, per_package)[:limit]
 
 
 def geomean_change(ratios: np.ndarray) -> float:
@@ -101,6 +115,7 @@ def main() -> None:
     parser.add_argument("--units", type=int, default=150, help="train units, round-robin over packages")
     parser.add_argument("--per-package", type=int, default=2)
     parser.add_argument("--max-ir-kb", type=float, default=40.0)
+    parser.add_argument("--cxx", action="store_true", help="only units compiled from C++ sources")
     parser.add_argument("--after", default="", help="passes between -Oz and each scanned pass (a greedy round)")
     parser.add_argument("--finish", default="mergefunc", help="the finish part 2 measures after the model's lists")
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR)
@@ -109,9 +124,7 @@ def main() -> None:
     toolchain = find_toolchain()
     catalogue = load_catalogue(toolchain)
     model = FlagModel.from_pretrained(args.model, catalogue)
-    benchmarks = select_benchmarks(
-        DATASETS, ["train"], max_ir_kb=args.max_ir_kb, per_package=args.per_package, limit=args.units
-    )
+    benchmarks = train_units(args.max_ir_kb, args.per_package, args.units, args.cxx)
     modules = [load_module(toolchain, b.path) for b in benchmarks]
     with Evaluator(toolchain, EvaluationStore(store_path())) as evaluator:
         print(scan_passes(evaluator, catalogue, modules, split_top_level(args.after)))
