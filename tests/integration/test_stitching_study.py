@@ -53,7 +53,7 @@ SPLITS = ("train", "train", "train", "validation", "test", "test")
 def _pool(catalogue: Catalogue) -> tuple[PassNames, ...]:
     """The shipped model's first three lists (searched by the label factory) as the pool: labels measured with
     real LLVM, without a search here (build_labels' search and minimization: test_flag_model's labels)."""
-    return FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue).lists[:3]
+    return FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue).labelled_lists()[:3]
 
 
 def test_study_trains_experts_stitches_every_pair_and_grows_ensembles(
