@@ -13,6 +13,7 @@ and cross-validated, then those passes, which shrink some objects after any list
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -247,18 +248,18 @@ class FlagModel(SavedModel):
             "are usable; retrain with `stitchopt train` for this LLVM",
             stacklevel=2,
         )
-        return FlagModel(
-            self.representations,
-            self.standardizer,
-            tuple(self.lists[i] for i in keep),
-            self.ranker.restricted_to(keep),
-            self.size_model.restricted_to(keep),
-            catalogue.llvm_version,
-            catalogue.identity,
-            self.trained_on,
-            None if self.chooser is None else self.chooser.restricted_to(keep),
-            self.fast,
-            self.finish,
+        return replace(self.keeping(keep), llvm_version=catalogue.llvm_version, catalogue=catalogue.identity)
+
+    def keeping(self, keep: Sequence[int]) -> FlagModel:
+        """The model with lists `keep` only, in that order (e.g. without lists a wider validation turned away):
+        every part restricted to them, nothing refitted."""
+        keep = list(keep)
+        return replace(
+            self,
+            lists=tuple(self.lists[i] for i in keep),
+            ranker=self.ranker.restricted_to(keep),
+            size_model=self.size_model.restricted_to(keep),
+            chooser=None if self.chooser is None else self.chooser.restricted_to(keep),
         )
 
 
