@@ -14,13 +14,13 @@ import argparse
 import math
 import time
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.core import IRModule
-from stitchopt.datasets.benchmarks import Benchmark, dataset_benchmarks, round_robin
+from stitchopt.datasets.benchmarks import Benchmark, round_robin, select_benchmarks
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
@@ -33,17 +33,13 @@ DATASETS = "bench://pypi-v1,bench://debian-v1"
 
 
 def train_units(max_ir_kb: float, per_package: int, limit: int, cxx: bool) -> list[Benchmark]:
-    """Train units of the datasets, IR up to `max_ir_kb`, round-robin over packages (as `select_benchmarks`);
-    with `cxx`, only units compiled from C++ sources (by the source suffix in the URI)."""
-    chosen = [
-        b
-        for name in DATASETS.split(",")
-        for b in dataset_benchmarks(name)
-        if b.split == "train"
-        and b.path.stat().st_size <= max_ir_kb * 1024
-        and (not cxx or "." + b.uri.rsplit("/", 1)[-1].split("@")[0].rsplit(".", 1)[-1] in CXX_SUFFIXES)
-    ]
-    return round_robin(chosen, per_package)[:limit]
+    """Train units of the datasets, IR up to `max_ir_kb`, round-robin over packages; with `cxx`, only units
+    compiled from C++ sources (by the source suffix in the URI)."""
+    if not cxx:
+        return select_benchmarks(DATASETS, ["train"], max_ir_kb=max_ir_kb, per_package=per_package, limit=limit)
+    every = select_benchmarks(DATASETS, ["train"], max_ir_kb=max_ir_kb)
+    sources_in_cxx = [b for b in every if PurePosixPath(b.uri.split("@")[0]).suffix in CXX_SUFFIXES]
+    return round_robin(sources_in_cxx, per_package)[:limit]
 
 
 def geomean_change(ratios: np.ndarray) -> float:

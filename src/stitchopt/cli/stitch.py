@@ -91,7 +91,7 @@ def table_command(
     from stitchopt.stitching.study import run_study
 
     toolchain = find_toolchain(llvm)
-    coreset = FlagModel.from_pretrained(model, load_catalogue(toolchain)).labelled_lists()  # the labels' columns
+    lists = FlagModel.from_pretrained(model, load_catalogue(toolchain)).labelled_lists()  # the labels' columns
     extra = []
     if llm_compiler is not None:
         from stitchopt.lifting.llm_compiler import LLMCompiler
@@ -103,7 +103,7 @@ def table_command(
             toolchain,
             load_matrix(labels),
             LabelSet.load(held_out),
-            coreset,
+            lists,
             TrainConfig(epochs=epochs, seed=seed),
             hidden=hidden,
             cache=FeatureCache(store),

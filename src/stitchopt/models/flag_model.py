@@ -181,8 +181,9 @@ class FlagModel(SavedModel):
         }
         chooser = config.get("chooser")
         fast = config.get("fast")
-        check_config({"finish": config.get("finish", [])}, {"finish": [str]}, directory / CONFIG_NAME)
-        finish = tuple(config.get("finish", []))
+        finish_config = config.get("finish", [])
+        check_config({"finish": finish_config}, {"finish": [str]}, directory / CONFIG_NAME)
+        finish = tuple(finish_config)
         if finish and any(tuple(passes[len(passes) - len(finish) :]) != finish for passes in config["lists"]):
             raise InputError(
                 f"{directory / CONFIG_NAME}: field finish is not the end of every list; save the model again"
