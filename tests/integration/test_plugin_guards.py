@@ -160,6 +160,7 @@ def test_the_plugins_guard_summaries_are_pythons(
         (SECURITY / "cwe14_free.c", (), (SOURCE_PIPELINE, oz)),
         (SECURITY / "cwe14_loop.c", ("-fstack-protector-strong",), (SOURCE_PIPELINE, oz)),
         (SECURITY / "cwe733_checks.c", (), (SOURCE_PIPELINE, oz, removing)),
+        (SECURITY / "cwe14_merged.c", (), (oz, f"{oz},mergefunc")),
         (hardened, HARDENING_FLAGS, (SOURCE_PIPELINE, oz, removing, shipped[2])),
         (hardened, ("-fsanitize=undefined", "-fsanitize-trap=undefined"), (SOURCE_PIPELINE, oz)),
     ]

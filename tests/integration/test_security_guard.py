@@ -34,7 +34,7 @@ from stitchopt.tune.pareto import pareto_front
 from stitchopt.tune.runtime import attach_probes
 from stitchopt.tune.strategies import make_strategy
 from stitchopt.validate.guards import Guard
-from stitchopt.validate.security_guard import HardeningCounts, describe, weakened
+from stitchopt.validate.security_guard import HardeningCounts, describe, optimized_text, weakened
 
 FIXTURES = Path(__file__).parents[1] / "data" / "security"
 REMOVING: PassNames = ("lower-constant-intrinsics", "instcombine<no-verify-fixpoint>", "inline", "dse")
@@ -99,6 +99,16 @@ def test_guard_rejects_the_removing_list_and_passes_one_that_keeps_everything(
     ]
     assert guard.check(tuned_pipeline(KEEPING, catalogue)) == []
     assert guard.check(oz.pipeline) == []
+
+
+def test_merging_identical_functions_that_clear_is_not_a_removal(toolchain: Toolchain, oz: Baseline) -> None:
+    """`mergefunc` (the shipped model's finish) keeps one of two identical clearing functions and turns the other
+    into a call of it: the clear still runs for both, and the guard counts it for both."""
+    guard = Guard(toolchain, load_module(toolchain, FIXTURES / "cwe14_merged.c"), oz.options, oz.pipeline)
+    merged = f"{oz.pipeline},mergefunc"
+    assert _nonzero(guard.reference.hardening) == {"clearing_writes": 2}
+    assert "tail call i32 @md5_final" in optimized_text(toolchain, guard.module, merged, oz.options)
+    assert guard.check(merged) == []
 
 
 def test_weakened_compares_kinds_separately_and_ignores_protected_functions() -> None:

@@ -103,3 +103,26 @@ def test_security_is_an_objective_term_that_labels_score_only_with_measured_valu
     labels = LabelSet("llvm", "cat", "d", (), (), 0.0)
     with pytest.raises(InputError, match="security"):
         labels.objective_values(objective)
+
+
+MERGED = """
+define internal void @wipe_a(ptr %ctx) {
+  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 64, i1 false)
+  ret void
+}
+define internal void @wipe_b(ptr %ctx) {
+  tail call void @wipe_a(ptr %ctx)
+  ret void
+}
+@table = constant [2 x ptr] [ptr @wipe_a, ptr @wipe_b]
+"""
+
+
+def test_a_thunk_counts_the_items_of_the_function_it_calls_when_something_else_uses_it() -> None:
+    assert count_ir(MERGED).clearing_writes == 2  # what mergefunc leaves of two identical wipes
+    only_the_thunk_uses_it = MERGED.replace("[ptr @wipe_a, ptr @wipe_b]", "[ptr @wipe_b, ptr @wipe_b]")
+    assert count_ir(only_the_thunk_uses_it).clearing_writes == 1  # -Oz would have inlined it: counted once
+    not_a_thunk = MERGED.replace(
+        "  tail call void @wipe_a(ptr %ctx)\n", "  tail call void @wipe_a(ptr %ctx)\n  call void @use()\n"
+    )
+    assert count_ir(not_a_thunk).clearing_writes == 1

@@ -25,9 +25,13 @@ only when some function asks for a stack protector, from `llc`'s assembly), one 
 - overflow checks: `llvm.*.with.overflow` calls, and conditional branches to a block that calls `abort`,
   `__assert_fail`, `__chk_fail`, `__stack_chk_fail`, `llvm.trap`, `llvm.ubsantrap` or a `__ubsan_handle_*`.
 
-Counts are per site and per module, by kind. A list that inlines less than -Oz (one clear in a helper instead
-of one per caller) can look as if it removed some (a false refusal), as can one that merges identical functions
-(`mergefunc`: the clears of the copies run from the one body kept); and a list that removes one item while
+Counts are per site and per module, by kind. A function whose body only calls another defined function that
+something besides such functions uses (a thunk: what `mergefunc` leaves of an identical copy, or a wrapper of a
+shared helper) counts that function's items as its own, since calling it runs them: merging identical functions
+or inlining such a wrapper less than -Oz then loses nothing (a callee only thunks use is counted once, where -Oz
+may have inlined it into each: the strict side). A list that inlines a larger helper less than -Oz (one clear in
+the helper instead of one per caller) can still look as if it removed some (a false refusal), as can a merge that
+redirects callers and deletes the copy (an `unnamed_addr` function); and a list that removes one item while
 creating another of the same kind elsewhere (inlining a zeroing helper into a second caller) passes: the
 comparison is of totals, not of each site, so it is a strong screen, not a proof.
 """
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
 
@@ -68,7 +73,7 @@ FREE_FUNCTIONS = frozenset({"free", "cfree", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_Zd
 
 _LOCAL = r"%[-\w.$]+"
 _NAME = r'(?:"[^"]*"|[-\w.$]+)'
-_DEFINE_RE = re.compile(rf"^define\b.*?@{_NAME}\((.*)\)(.*)\{{\s*$")
+_DEFINE_RE = re.compile(rf"^define\b.*?@({_NAME})\((.*)\)(.*)\{{\s*$")
 _ARG_RE = re.compile(rf"({_LOCAL})(?=\s*[,)]|$)")
 _ATTR_GROUP_RE = re.compile(r"^attributes (#\d+) = \{(.*)\}")
 _ATTR_REF_RE = re.compile(r"#\d+")
@@ -170,26 +175,77 @@ def count_ir(ir_text: str) -> HardeningCounts:
     protector_groups = {
         m.group(1) for m in map(_ATTR_GROUP_RE.match, lines) if m and PROTECTOR_ATTRIBUTES & set(m.group(2).split())
     }
-    counts = dict.fromkeys(KINDS, 0)
-    body: list[str] = []
-    arguments: list[str] = []
+    own: dict[str, dict[str, int]] = {}  # function -> the items of its own body
+    body: list[str]
+    arguments: list[str]
+    thunks: dict[str, str] = {}  # function -> the defined or declared function its body only calls
+    protected = 0
+    name, body, arguments = "", [], []  # the function being read
     inside = False
     for line in lines:
         if inside:
             if line.startswith("}"):
-                _count_function(arguments, body, counts)
+                own[name] = dict.fromkeys(KINDS, 0)
+                _count_function(arguments, body, own[name])
+                if (target := _thunk_target(body)) is not None:
+                    thunks[name] = target
                 inside = False
             else:
                 body.append(line.split(";", 1)[0].rstrip() if ";" in line and '"' not in line else line)
             continue
         match = _DEFINE_RE.match(line)
         if match is not None:
-            inside, body = True, []
-            arguments = _ARG_RE.findall(match.group(1))
-            attributes = set(match.group(2).split())
-            if attributes & PROTECTOR_ATTRIBUTES or set(_ATTR_REF_RE.findall(match.group(2))) & protector_groups:
-                counts["protected_functions"] += 1
+            inside, name, body = True, match.group(1), []
+            arguments = _ARG_RE.findall(match.group(2))
+            attributes = set(match.group(3).split())
+            if attributes & PROTECTOR_ATTRIBUTES or set(_ATTR_REF_RE.findall(match.group(3))) & protector_groups:
+                protected += 1
+    callers = Counter(thunks.values())
+    shared = {target for target, n in callers.items() if target in own and _uses(target, ir_text) > n}
+    counts = dict.fromkeys(KINDS, 0)
+    for function, items in own.items():
+        for called in _called_through(function, thunks, shared):
+            for kind in _THUNK_KINDS:
+                counts[kind] += own[called][kind]
+        for kind in KINDS:
+            counts[kind] += items[kind]
+    counts["protected_functions"] = protected
     return HardeningCounts(**counts)
+
+
+# What a thunk takes over from the function it calls: every kind read from a body (a protector attribute stays
+# with the function that has it).
+_THUNK_KINDS = tuple(kind for kind in KINDS if kind not in ("protected_functions", "canary_checks"))
+_CAST_RE = re.compile(rf"^\s*{_LOCAL} = (?:bitcast|addrspacecast|ptrtoint|inttoptr|zext|sext|trunc) ")
+_THUNK_CALL_RE = re.compile(rf"^\s*(?:{_LOCAL} = )?(?:tail |musttail |notail )?call\b")
+
+
+def _thunk_target(body: list[str]) -> str | None:
+    """The function a body only calls (casts and `ret` aside), or None: the shape `mergefunc` gives a merged
+    copy, and a wrapper's."""
+    instructions = [line for line in body if line.strip() and _LABEL_RE.match(line) is None]
+    calls = [line for line in instructions if _THUNK_CALL_RE.match(line)]
+    if len(calls) != 1 or not instructions[-1].lstrip().startswith("ret"):
+        return None
+    if any(not _CAST_RE.match(line) for line in instructions[:-1] if line is not calls[0]):
+        return None
+    callee = _CALLEE_RE.search(calls[0])
+    return callee.group(1) if callee is not None else None
+
+
+def _uses(function: str, ir_text: str) -> int:
+    """How many times the module mentions `function` other than where it is defined: calls and address uses."""
+    return len(re.findall(rf"@{re.escape(function)}(?![-\w.$])", ir_text)) - 1
+
+
+def _called_through(function: str, thunks: Mapping[str, str], shared: set[str]) -> list[str]:
+    """The shared functions a thunk's call reaches, following thunks of thunks (each once: a cycle ends)."""
+    reached: list[str] = []
+    current = thunks.get(function)
+    while current is not None and current in shared and current != function and current not in reached:
+        reached.append(current)
+        current = thunks.get(current)
+    return reached
 
 
 def count_canaries(assembly: str) -> int:
@@ -332,7 +388,7 @@ def module_counts(
 
 
 COUNTS_KIND = "hardening-counts"  # evaluation-store artifacts: counts by (module, toolchain, pipeline, options)
-COUNTS_VERSION = 1  # part of their key: bump when a counting rule changes, so that old counts are not replayed
+COUNTS_VERSION = 2  # part of their key: bump when a counting rule changes, so that old counts are not replayed
 
 
 def cached_counts(

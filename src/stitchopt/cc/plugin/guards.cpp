@@ -278,10 +278,10 @@ bool matchAttributeGroup(StringRef Line, StringRef &Id, StringRef &Body) {
   return true;
 }
 
-/// _DEFINE_RE, `^define\b.*?@NAME\((.*)\)(.*)\{\s*$`: the line ends in `{`,
+/// _DEFINE_RE, `^define\b.*?@(NAME)\((.*)\)(.*)\{\s*$`: the line ends in `{`,
 /// the name is the first `@NAME(`, the arguments run to the last `)` before
 /// that `{` (greedy), the attributes from there to the `{`.
-bool matchSecurityDefine(StringRef Line, StringRef &Arguments,
+bool matchSecurityDefine(StringRef Line, StringRef &Name, StringRef &Arguments,
                          StringRef &Attributes) {
   if (!Line.starts_with("define") || (Line.size() > 6 && isWordChar(Line[6])))
     return false;
@@ -297,6 +297,7 @@ bool matchSecurityDefine(StringRef Line, StringRef &Arguments,
     size_t End = matchName(Line, At + 1);
     if (End != NPos && End < Line.size() && Line[End] == '(') {
       Paren = End;
+      Name = Line.slice(At + 1, End);
       break;
     }
   }
@@ -831,6 +832,114 @@ void countFunction(ArrayRef<StringRef> Arguments, ArrayRef<StringRef> Body,
 }
 
 //===----------------------------------------------------------------------===//
+// security_guard.py: thunks
+//===----------------------------------------------------------------------===//
+
+/// _THUNK_CALL_RE.match, `^\s*(?:LOCAL = )?(?:tail |musttail |notail )?call\b`:
+/// neither optional group can be skipped to match (`%` and `t`, `m`, `n` do
+/// not start what follows them).
+bool isThunkCall(StringRef Line) {
+  size_t Pos = skipSpaces(Line, 0);
+  size_t End = matchLocal(Line, Pos);
+  if (End != NPos && startsWithAt(Line, End, " = "))
+    Pos = End + 3;
+  for (StringRef Kind : {"tail ", "musttail ", "notail "})
+    if (startsWithAt(Line, Pos, Kind)) {
+      Pos += Kind.size();
+      break;
+    }
+  return wordAt(Line, Pos, "call");
+}
+
+/// _CAST_RE.match, `^\s*LOCAL = (?:bitcast|...|trunc) `.
+bool isCast(StringRef Line) {
+  StringRef Name, Value;
+  if (!matchAssign(Line, Name, Value))
+    return false;
+  for (StringRef Cast : {"bitcast ", "addrspacecast ", "ptrtoint ",
+                         "inttoptr ", "zext ", "sext ", "trunc "})
+    if (Value.starts_with(Cast))
+      return true;
+  return false;
+}
+
+/// _thunk_target(body): the function a body only calls (casts and `ret`
+/// aside).
+std::optional<StringRef> thunkTarget(ArrayRef<StringRef> Body) {
+  SmallVector<StringRef, 8> Instructions;
+  for (StringRef Line : Body) {
+    StringRef Label;
+    if (!pyStrip(Line).empty() && !matchLabel(Line, Label))
+      Instructions.push_back(Line);
+  }
+  std::optional<size_t> Call;
+  for (size_t I = 0; I < Instructions.size(); ++I) {
+    if (!isThunkCall(Instructions[I]))
+      continue;
+    if (Call)
+      return std::nullopt;
+    Call = I;
+  }
+  if (!Call)
+    return std::nullopt;
+  StringRef Last = Instructions.back();
+  if (!Last.substr(skipSpaces(Last, 0)).starts_with("ret"))
+    return std::nullopt;
+  for (size_t I = 0; I + 1 < Instructions.size(); ++I)
+    if (I != *Call && !isCast(Instructions[I]))
+      return std::nullopt;
+  return findCallee(Instructions[*Call]);
+}
+
+/// _uses(function, text): the mentions of `@Function` not followed by a name
+/// character (found left to right without overlap, as re.findall does), less
+/// its definition's.
+size_t usesOf(StringRef Function, ArrayRef<StringRef> Lines) {
+  std::string Pattern = ("@" + Function).str();
+  size_t Count = 0;
+  for (StringRef Line : Lines) {
+    size_t At = Line.find(Pattern);
+    while (At != NPos) {
+      size_t End = At + Pattern.size();
+      bool Whole = End == Line.size() || !isNameChar(Line[End]);
+      Count += Whole;
+      At = Line.find(Pattern, Whole ? End : At + 1);
+    }
+  }
+  return Count == 0 ? 0 : Count - 1;
+}
+
+/// _called_through(function, thunks, shared).
+SmallVector<StringRef, 4> calledThrough(StringRef Function,
+                                        const StringMap<StringRef> &Thunks,
+                                        const StringSet<> &Shared) {
+  SmallVector<StringRef, 4> Reached;
+  auto Next = [&](StringRef From) -> std::optional<StringRef> {
+    auto It = Thunks.find(From);
+    if (It == Thunks.end())
+      return std::nullopt;
+    return It->second;
+  };
+  std::optional<StringRef> Current = Next(Function);
+  while (Current && Shared.contains(*Current) && *Current != Function &&
+         !llvm::is_contained(Reached, *Current)) {
+    Reached.push_back(*Current);
+    Current = Next(*Current);
+  }
+  return Reached;
+}
+
+/// Adds the kinds read from a body (_THUNK_KINDS: neither protected functions
+/// nor canary checks).
+void addBodyItems(HardeningCounts &To, const HardeningCounts &From) {
+  To.ClearingWrites += From.ClearingWrites;
+  To.ClearingCalls += From.ClearingCalls;
+  To.VolatileAccesses += From.VolatileAccesses;
+  To.FortifiedCalls += From.FortifiedCalls;
+  To.OverflowChecks += From.OverflowChecks;
+}
+
+//===----------------------------------------------------------------------===//
 // The module's text
 //===----------------------------------------------------------------------===//
 
@@ -895,13 +1004,20 @@ void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
     }
   }
   HardeningCounts &Counts = S.Hardening;
+  StringMap<HardeningCounts> Own; // function -> the items of its own body
+  StringMap<StringRef> Thunks;    // function -> the function it only calls
+  StringRef Name;
   std::vector<StringRef> Body;
   SmallVector<StringRef, 8> Arguments;
   bool Inside = false;
   for (StringRef Line : Lines) {
     if (Inside) {
       if (Line.starts_with("}")) {
-        countFunction(Arguments, Body, Counts);
+        HardeningCounts &Items = Own[Name];
+        Items = HardeningCounts();
+        countFunction(Arguments, Body, Items);
+        if (std::optional<StringRef> Target = thunkTarget(Body))
+          Thunks[Name] = *Target;
         Inside = false;
       } else if (Line.contains(';') && !Line.contains('"')) {
         Body.push_back(pyRstrip(Line.split(';').first));
@@ -911,7 +1027,7 @@ void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
       continue;
     }
     StringRef Args, Attributes;
-    if (!matchSecurityDefine(Line, Args, Attributes))
+    if (!matchSecurityDefine(Line, Name, Args, Attributes))
       continue;
     Inside = true;
     Body.clear();
@@ -923,6 +1039,19 @@ void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
         llvm::any_of(Refs,
                      [&](StringRef R) { return ProtectorGroups.contains(R); }))
       ++Counts.ProtectedFunctions;
+  }
+  StringMap<size_t> Callers;
+  for (const auto &Entry : Thunks)
+    ++Callers[Entry.second];
+  StringSet<> Shared;
+  for (const auto &Entry : Callers)
+    if (Own.count(Entry.getKey()) &&
+        usesOf(Entry.getKey(), Lines) > Entry.second)
+      Shared.insert(Entry.getKey());
+  for (const auto &Entry : Own) {
+    for (StringRef Called : calledThrough(Entry.getKey(), Thunks, Shared))
+      addBodyItems(Counts, Own.find(Called)->second);
+    addBodyItems(Counts, Entry.second);
   }
 }
 
