@@ -19,7 +19,7 @@ from stitchopt.cli.main import exit_status
 from stitchopt.errors import InputError, PipelineError, ToolchainError
 from stitchopt.toolchain.baselines import load_baselines
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.tune.acceptance import default_suites
+from stitchopt.tune.acceptance import default_suites, training_suites
 from stitchopt.validate import csmith
 from stitchopt.validate.builder import ProgramBuilder
 from stitchopt.validate.csmith import csmith_suite
@@ -323,6 +323,18 @@ def test_the_default_suite_says_why_it_is_csmith(tmp_path: Path, monkeypatch: py
     ]
     assert default_suites(tmp_path, notes.append) == ["csmith"]
     assert f"no HumanEval-X data at {tmp_path / 'humaneval_cpp.jsonl.gz'}" in notes[-1]
+
+
+@pytest.mark.usefixtures("fake_csmith")
+def test_training_adds_the_demo_programs_and_validate_knows_them_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo programs caught lists that pass HumanEval-X and break real C: training validates on them too."""
+    assert training_suites(tmp_path) == ["csmith", "demo"]
+    args = ["validate", "-p", "default<Oz>", "--validate", "demo", "--validate-limit", "2", "--json"]
+    assert exit_status([*args, "--cache-dir", str(tmp_path / "cache")]) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["suite"] == "demo_v1" and [v["status"] for v in report["verdicts"]] == ["passed", "passed"]
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,6 +40,7 @@ from stitchopt.cli.options import (
     run_arguments,
     run_option,
     status_console,
+    status_note,
     validation_choice,
 )
 from stitchopt.core import IRModule
@@ -58,6 +60,7 @@ from stitchopt.passes.pipeline import PassNames, split_top_level, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import is_source, load_module
 from stitchopt.toolchain.llvm import passes_option
+from stitchopt.tune.acceptance import training_suites
 
 
 def train_command(
@@ -98,10 +101,13 @@ def train_command(
     address: AddressOption = None,
     llvm: LlvmOption = None,
 ) -> None:
-    """Choose the coreset (each list validated, unless --no-validate), compare the best single list, the ranker and
+    """Choose the coreset (each list validated, unless --no-validate: by default on HumanEval-X, else Csmith, and
+    the demo programs), compare the best single list, the ranker and
     the chooser by package-grouped cross-validation, fit the winner and the size model, and save the model
     directory."""
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
+    if validation.enabled and not validation.suites:
+        validation = replace(validation, suites=training_suites(data_dir, status_note))
     parsed_objective = parse_objective(objective)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)

@@ -133,9 +133,9 @@ ValidateOption = Annotated[
     Optional[list[str]],  # noqa: UP045
     typer.Option(
         "--validate",
-        help="Validation suite: humaneval, csmith, a directory of self-testing programs or a .jsonl(.gz) file "
-        "(repeatable). Where validation is on by default, the default is humaneval when its data is found, else "
-        "csmith; elsewhere giving a suite turns validation on.",
+        help="Validation suite: humaneval, csmith, demo (the 25 built-in programs), a directory of self-testing "
+        "programs or a .jsonl(.gz) file (repeatable). Where validation is on by default, the default is humaneval "
+        "when its data is found, else csmith (train adds demo); elsewhere giving a suite turns validation on.",
     ),
 ]
 ValidateLimitOption = Annotated[
@@ -355,6 +355,11 @@ def destination(output: Path | None, fmt: str | None, formats: Sequence[str], js
     return Destination(output, chosen, json_output)
 
 
+def status_note(text: str) -> None:
+    """A status line on stderr (e.g. which validation suite stands in for HumanEval-X)."""
+    status_console.print(text, highlight=False, soft_wrap=True)
+
+
 @dataclass(frozen=True)
 class ValidationChoice:
     """--validate SUITE..., --validate-limit and --data-dir as one choice: on or off, and on which suites."""
@@ -373,7 +378,7 @@ class ValidationChoice:
             self.suites,
             limit=self.limit,
             data_dir=self.data_dir,
-            note=lambda text: status_console.print(text, highlight=False, soft_wrap=True),
+            note=status_note,
             progress=suite_build_bar(bar) if bar is not None else None,
         )
 

@@ -41,6 +41,7 @@ from stitchopt.errors import InputError, StitchoptError
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import pipeline_from_text
 from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.tune.acceptance import suite_spec
 from stitchopt.validate.runner import Validator
 from stitchopt.validate.sandbox import Limits
 from stitchopt.validate.selection import differential_suite, select_suite
@@ -118,7 +119,7 @@ def validate_command(
             else:
                 chosen_suites = [
                     select_suite(
-                        spec,
+                        suite_spec(spec),
                         validator.builder,
                         limit=validate_limit,
                         seed=seed,

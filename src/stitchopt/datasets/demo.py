@@ -12,13 +12,14 @@ DATASET = "demo"
 VERSION = 1
 
 
-def _directory() -> Path:
+def demo_directory() -> Path:
+    """The programs' directory: also a validation suite every install has (`--validate demo`)."""
     return Path(str(resources.files("stitchopt.datasets").joinpath(f"demo_v{VERSION}")))
 
 
 def demo_programs() -> dict[BenchmarkUri, Path]:
     """Every program of the corpus, by URI, in name order."""
-    return {BenchmarkUri(DATASET, VERSION, path.stem): path for path in sorted(_directory().glob("*.c"))}
+    return {BenchmarkUri(DATASET, VERSION, path.stem): path for path in sorted(demo_directory().glob("*.c"))}
 
 
 def resolve(uri: BenchmarkUri) -> Path:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stitchopt.core import IRModule
+from stitchopt.datasets.demo import demo_directory
 from stitchopt.errors import InputError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.toolchain.frontend import is_source
@@ -124,6 +125,20 @@ class ListValidation:
         return " + ".join(f"{suite.name} ({len(suite.programs)} programs)" for suite in self.suites)
 
 
+DEMO_SUITE = "demo"  # the built-in self-checking C programs (datasets/demo_v1): a suite every install has
+
+
+def suite_spec(spec: str) -> str:
+    """A suite as `validate.selection` reads it: `demo` is the built-in programs' directory."""
+    return str(demo_directory()) if spec == DEMO_SUITE else spec
+
+
+def training_suites(data_dir: Path | None = None, note: Callable[[str], None] | None = None) -> list[str]:
+    """What a model's lists are validated on unless told: `default_suites` and the demo programs, which caught
+    lists that pass HumanEval-X and still break real C (docs/results.md, "Lists that break the demo programs")."""
+    return [*default_suites(data_dir, note), DEMO_SUITE]
+
+
 def default_suites(data_dir: Path | None = None, note: Callable[[str], None] | None = None) -> list[str]:
     """HumanEval-X when its data is found (LLM Compiler's PassListEval), else Csmith when installed; `note` hears
     which suite was chosen instead of HumanEval-X and why (building it takes a while the first time)."""
@@ -160,7 +175,9 @@ def list_validation(
     )
     chosen = list(specs) if specs else default_suites(data_dir, note)
     suites = tuple(
-        select_suite(spec, validator.builder, limit=limit, data_dir=data_dir, jobs=validator.jobs, progress=progress)
+        select_suite(
+            suite_spec(spec), validator.builder, limit=limit, data_dir=data_dir, jobs=validator.jobs, progress=progress
+        )
         for spec in chosen
     )
     return ListValidation(validator, suites)

@@ -189,5 +189,5 @@ def load_suite(spec: str, data_dir: Path | None = None) -> Suite:
     if path.name.endswith((".jsonl", ".jsonl.gz")):
         return jsonl_suite(path)
     if not path.exists():
-        raise InputError(f"{spec}: no such suite (use humaneval, csmith, a directory or a .jsonl file)")
+        raise InputError(f"{spec}: no such suite (use humaneval, csmith, demo, a directory or a .jsonl file)")
     raise InputError(f"{spec}: a suite is a directory of C/C++ programs or a .jsonl(.gz) file")
