@@ -430,7 +430,7 @@ def test_the_plugin_commands(plugin: Path, tmp_path: Path) -> None:
         text=True,
         check=False,
     )
-    assert run.returncode == 0 and run.stdout == "" and "42 lists; fast margin 0.05" in run.stderr
+    assert run.returncode == 0 and run.stdout == "" and "50 lists; fast margin 0.15" in run.stderr
     assert json.loads(exported.read_text()) == json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
     refused = subprocess.run([stitchopt, "plugin", "export", str(tmp_path)], capture_output=True, text=True)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1

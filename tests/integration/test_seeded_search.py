@@ -37,7 +37,7 @@ TINY = """#include <stdio.h>
 static int squares(int n) { int s = 0; for (int i = 0; i < n; i++) s += i * i; return s; }
 int main(int argc, char **argv) { printf("%d\\n", squares(argc * 10)); return 0; }
 """
-PROGRAMS = ("bench://demo-v1/graph_paths", "bench://demo-v1/union_find")  # the shipped model's top list beats -Oz
+PROGRAMS = ("bench://demo-v1/protocol_fsm", "bench://demo-v1/union_find")  # the shipped model's top list beats -Oz
 
 
 @pytest.fixture(scope="module")
