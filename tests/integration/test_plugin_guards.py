@@ -183,6 +183,66 @@ def test_the_plugins_guard_summaries_are_pythons(
     assert any(s["required"] for s in summaries) and not all(s["required"] for s in summaries)
 
 
+# Thunks as the rule reads them: a shared callee with a quoted-name thunk and a thunk of that thunk, a thunk that
+# casts the call's result, a callee only thunks use, and two thunks calling each other.
+THUNKS_LL = """
+define internal void @wipe(ptr %ctx) {
+  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 64, i1 false)
+  ret void
+}
+define internal void @"wipe copy"(ptr %ctx) {
+  tail call void @wipe(ptr %ctx)
+  ret void
+}
+define internal void @chain(ptr %ctx) {
+  tail call void @"wipe copy"(ptr %ctx)
+  ret void
+}
+define internal i32 @count(ptr %ctx) {
+  store volatile i32 1, ptr %ctx, align 4
+  ret i32 1
+}
+define internal i64 @widened(ptr %ctx) {
+  %r = tail call i32 @count(ptr %ctx)
+  %w = zext i32 %r to i64
+  ret i64 %w
+}
+define internal void @only(ptr %ctx) {
+  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 8, i1 false)
+  ret void
+}
+define internal void @first(ptr %ctx) {
+  tail call void @only(ptr %ctx)
+  ret void
+}
+define internal void @second(ptr %ctx) {
+  tail call void @only(ptr %ctx)
+  ret void
+}
+define void @ping(ptr %p) {
+  tail call void @pong(ptr %p)
+  ret void
+}
+define void @pong(ptr %p) {
+  tail call void @ping(ptr %p)
+  ret void
+}
+@table = constant [8 x ptr] [ptr @wipe, ptr @"wipe copy", ptr @chain, ptr @count, ptr @widened, ptr @first,
+                             ptr @second, ptr @ping]
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+"""
+
+
+def test_the_plugin_counts_thunks_as_python_does(toolchain: Toolchain, plugin: Path, tmp_path: Path) -> None:
+    """Each thunk of a shared callee counts its items (the chain through the quoted name too, the cast result
+    too); the callee only thunks use counts once; the two thunks of each other end."""
+    module = tmp_path / "thunks.ll"
+    module.write_text(THUNKS_LL)
+    options = CompileOptions(relocation_model="static", opt_flags=OPT_FLAGS["Oz"])
+    counts = compare(toolchain, plugin, module, options, "verify", "thunks")["hardening"]
+    assert (counts["clearing_writes"], counts["volatile_accesses"]) == (3 + 1, 2)
+
+
 def records(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 

@@ -102,12 +102,9 @@ def train_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Choose the coreset (each list validated, unless --no-validate: by default on HumanEval-X, else Csmith, and
-    the demo programs), compare the best single list, the ranker and
-    the chooser by package-grouped cross-validation, fit the winner and the size model, and save the model
-    directory."""
+    the demo programs), compare the best single list, the ranker and the chooser by package-grouped
+    cross-validation, fit the winner and the size model, and save the model directory."""
     validation = validation_choice(ctx, validate, validate_limit, data_dir, no_validate)
-    if validation.enabled and not validation.suites:
-        validation = replace(validation, suites=training_suites(data_dir, status_note))
     parsed_objective = parse_objective(objective)
     toolchain = find_toolchain(llvm)
     catalogue = load_catalogue(toolchain)
@@ -118,6 +115,8 @@ def train_command(
             labels = labels.subset(lambda program: FUNCTION_SEPARATOR not in program.uri)
             if not labels.programs:
                 raise InputError(f"{labels_file}: no module units to train on: drop --no-functions")
+        if validation.enabled and not validation.suites:  # after every input is read: its note comes last
+            validation = replace(validation, suites=training_suites(data_dir, status_note))
         model, report, skipped = train_from_labels(
             toolchain,
             catalogue,

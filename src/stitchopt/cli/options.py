@@ -133,7 +133,8 @@ ValidateOption = Annotated[
     Optional[list[str]],  # noqa: UP045
     typer.Option(
         "--validate",
-        help="Validation suite: humaneval, csmith, demo (the 25 built-in programs), a directory of self-testing "
+        help="Validation suite: humaneval, csmith, demo (the 25 built-in programs; ./demo names a directory), a "
+        "directory of self-testing "
         "programs or a .jsonl(.gz) file (repeatable). Where validation is on by default, the default is humaneval "
         "when its data is found, else csmith (train adds demo); elsewhere giving a suite turns validation on.",
     ),

@@ -3,8 +3,10 @@
 The plugin is C++ inside the compiler and reads JSON with LLVM's own parser, so this file holds what its
 ranking needs in plain lists: the representations (which the plugin computes itself), the standardizer, the
 coreset lists already spelled as the `-passes=` text the wrapper runs (`tuned_pipeline`), and the ranker's
-and chooser's arrays. Values are the saved model's own (float32 arrays as the doubles Python computes with),
-so the plugin orders the lists as `FlagModel.rank_features` does.
+and chooser's arrays. Values are the saved model's own: the float32 arrays (the neighbours' training rows are
+most of the file) in float32's shortest digits, which the plugin rounds back to float32, so that it computes
+with the very doubles Python does and orders the lists as `FlagModel.rank_features` does, from a file half the
+size of one with every double's 17 digits.
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from stitchopt import __version__
 from stitchopt.models.fast_policy import FastPolicy
@@ -47,16 +52,12 @@ def plugin_model(model: FlagModel, catalogue: Catalogue, fast: FastPolicy | None
             "neighbors": ranker.neighbors,
             "blend": ranker.blend,
             "shrink": ranker.shrink,
-            "weights": arrays["weights"].astype(float).tolist(),
             # The shrinking term exactly as numpy computes it in `ListRanker.predict` (in the arrays' dtype).
             "shrunk_means": ((1.0 - ranker.shrink) * arrays["train_targets"].mean(axis=0)).astype(float).tolist(),
-            **(
-                {
-                    "train_features": arrays["train_features"].astype(float).tolist(),
-                    "train_targets": arrays["train_targets"].astype(float).tolist(),
-                }
-                if ranker.blend != 0
-                else {}
+            **written_arrays(
+                {"weights": arrays["weights"]}
+                if ranker.blend == 0  # the neighbours' part only when it weighs
+                else {name: arrays[name] for name in ("weights", "train_features", "train_targets")}
             ),
         },
         "chooser": _chooser(model),
@@ -76,11 +77,29 @@ def _chooser(model: FlagModel) -> list[list[float]] | dict[str, Any] | None:
             "kind": "neighbours",
             "neighbors": chooser.neighbors,
             "shrink": chooser.shrink,
-            "train_features": chooser.train_features.tolist(),
-            "train_gains": chooser.train_gains.tolist(),
             "means": chooser.train_gains.mean(axis=0).tolist(),  # as numpy sums them in `NeighbourChooser.gains`
+            **written_arrays({"train_features": chooser.train_features, "train_gains": chooser.train_gains}),
         }
     return None if chooser is None or chooser.weights is None else chooser.weights.tolist()
+
+
+def written_arrays(arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """`arrays` as nested lists, and `single`: true when they are written in float32's shortest digits, which the
+    plugin rounds back to float32 (every value a float32, as the saved model's arrays are, and given back by its
+    digits parsed as a double and rounded), else false, each double written in full, as the plugin then takes
+    it."""
+    singles = {name: array.astype(np.float32) for name, array in arrays.items()}
+    short = {
+        name: np.array([float(str(value)) for value in array.ravel()]).reshape(array.shape)
+        for name, array in singles.items()
+    }
+    single = all(
+        np.array_equal(singles[name].astype(float), arrays[name])
+        and np.array_equal(short[name].astype(np.float32), singles[name])
+        for name in arrays
+    )
+    chosen = short if single else {name: array.astype(float) for name, array in arrays.items()}
+    return {"single": single, **{name: chosen[name].tolist() for name in arrays}}
 
 
 def write_plugin_model(model: FlagModel, catalogue: Catalogue, path: Path, fast: FastPolicy | None = None) -> None:

@@ -155,7 +155,7 @@ def default_suites(data_dir: Path | None = None, note: Callable[[str], None] | N
             return ["csmith"]
     raise InputError(
         "no validation suite available: set STITCHOPT_DATA to the HumanEval-X data, install csmith, "
-        "pass --validate DIR|FILE.jsonl, or opt out with --no-validate"
+        "pass --validate demo|DIR|FILE.jsonl, or opt out with --no-validate"
     )
 
 

@@ -26,14 +26,12 @@ only when some function asks for a stack protector, from `llc`'s assembly), one 
   `__assert_fail`, `__chk_fail`, `__stack_chk_fail`, `llvm.trap`, `llvm.ubsantrap` or a `__ubsan_handle_*`.
 
 Counts are per site and per module, by kind. A function whose body only calls another defined function that
-something besides such functions uses (a thunk: what `mergefunc` leaves of an identical copy, or a wrapper of a
-shared helper) counts that function's items as its own, since calling it runs them: merging identical functions
-or inlining such a wrapper less than -Oz then loses nothing (a callee only thunks use is counted once, where -Oz
-may have inlined it into each: the strict side). A list that inlines a larger helper less than -Oz (one clear in
-the helper instead of one per caller) can still look as if it removed some (a false refusal), as can a merge that
-redirects callers and deletes the copy (an `unnamed_addr` function); and a list that removes one item while
-creating another of the same kind elsewhere (inlining a zeroing helper into a second caller) passes: the
-comparison is of totals, not of each site, so it is a strong screen, not a proof.
+something besides such functions uses (a thunk: what `mergefunc` leaves of an identical copy whose address is
+taken, or a wrapper of a shared helper) counts that function's items as its own, since calling it runs them.
+Comparing totals errs both ways (docs/security.md lists the cases): strict where a merge leaves no thunk, where
+only thunks use the callee, or where a list inlines a helper less than -Oz (a false refusal); lenient where a
+list leaves a wrapper as a bare call of a shared helper after removing its other code, or removes one item
+while creating another of the same kind elsewhere: a strong screen, not a proof.
 """
 
 from __future__ import annotations
@@ -201,7 +199,8 @@ def count_ir(ir_text: str) -> HardeningCounts:
             if attributes & PROTECTOR_ATTRIBUTES or set(_ATTR_REF_RE.findall(match.group(3))) & protector_groups:
                 protected += 1
     callers = Counter(thunks.values())
-    shared = {target for target, n in callers.items() if target in own and _uses(target, ir_text) > n}
+    uses = _mentions(ir_text) if thunks else Counter()
+    shared = {target for target, n in callers.items() if target in own and uses[target] - 1 > n}
     counts = dict.fromkeys(KINDS, 0)
     for function, items in own.items():
         for called in _called_through(function, thunks, shared):
@@ -217,6 +216,7 @@ def count_ir(ir_text: str) -> HardeningCounts:
 # with the function that has it).
 _THUNK_KINDS = tuple(kind for kind in KINDS if kind not in ("protected_functions", "canary_checks"))
 _CAST_RE = re.compile(rf"^\s*{_LOCAL} = (?:bitcast|addrspacecast|ptrtoint|inttoptr|zext|sext|trunc) ")
+_GLOBAL_RE = re.compile(rf"@({_NAME})")
 _THUNK_CALL_RE = re.compile(rf"^\s*(?:{_LOCAL} = )?(?:tail |musttail |notail )?call\b")
 
 
@@ -233,9 +233,10 @@ def _thunk_target(body: list[str]) -> str | None:
     return callee.group(1) if callee is not None else None
 
 
-def _uses(function: str, ir_text: str) -> int:
-    """How many times the module mentions `function` other than where it is defined: calls and address uses."""
-    return len(re.findall(rf"@{re.escape(function)}(?![-\w.$])", ir_text)) - 1
+def _mentions(ir_text: str) -> Counter[str]:
+    """How many times the module mentions each global name (`@NAME`): a defined function's definition, calls and
+    address uses."""
+    return Counter(_GLOBAL_RE.findall(ir_text))
 
 
 def _called_through(function: str, thunks: Mapping[str, str], shared: set[str]) -> list[str]:

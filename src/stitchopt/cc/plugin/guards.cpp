@@ -891,22 +891,23 @@ std::optional<StringRef> thunkTarget(ArrayRef<StringRef> Body) {
   return findCallee(Instructions[*Call]);
 }
 
-/// _uses(function, text): the mentions of `@Function` not followed by a name
-/// character (found left to right without overlap, as re.findall does), less
-/// its definition's.
-size_t usesOf(StringRef Function, ArrayRef<StringRef> Lines) {
-  std::string Pattern = ("@" + Function).str();
-  size_t Count = 0;
+/// _mentions(text): how many times each global name (`@NAME`) is mentioned,
+/// found left to right as re.findall does.
+StringMap<size_t> mentions(ArrayRef<StringRef> Lines) {
+  StringMap<size_t> Count;
   for (StringRef Line : Lines) {
-    size_t At = Line.find(Pattern);
+    size_t At = Line.find('@');
     while (At != NPos) {
-      size_t End = At + Pattern.size();
-      bool Whole = End == Line.size() || !isNameChar(Line[End]);
-      Count += Whole;
-      At = Line.find(Pattern, Whole ? End : At + 1);
+      size_t End = matchName(Line, At + 1);
+      if (End == NPos) {
+        At = Line.find('@', At + 1);
+        continue;
+      }
+      ++Count[Line.slice(At + 1, End)];
+      At = Line.find('@', End);
     }
   }
-  return Count == 0 ? 0 : Count - 1;
+  return Count;
 }
 
 /// _called_through(function, thunks, shared).
@@ -1043,10 +1044,13 @@ void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
   StringMap<size_t> Callers;
   for (const auto &Entry : Thunks)
     ++Callers[Entry.second];
-  StringSet<> Shared;
+  StringMap<size_t> Uses;
+  if (!Thunks.empty())
+    Uses = mentions(Lines);
+  StringSet<> Shared; // more uses than its definition and its thunks' calls
   for (const auto &Entry : Callers)
     if (Own.count(Entry.getKey()) &&
-        usesOf(Entry.getKey(), Lines) > Entry.second)
+        Uses.lookup(Entry.getKey()) > Entry.second + 1)
       Shared.insert(Entry.getKey());
   for (const auto &Entry : Own) {
     for (StringRef Called : calledThrough(Entry.getKey(), Thunks, Shared))

@@ -58,8 +58,10 @@ public:
     return Out;
   }
 
+  /// `Single`: the values were written in float32's shortest digits
+  /// (plugin_file.written_arrays), so each is rounded back to float32.
   Expected<Matrix> matrix(const json::Value *V, StringRef Name, size_t Rows,
-                          size_t Cols) const {
+                          size_t Cols, bool Single = false) const {
     const json::Array *A = V ? V->getAsArray() : nullptr;
     if (!A)
       return fail("field " + Name + " is not a matrix");
@@ -79,7 +81,9 @@ public:
       if (R->size() != Cols)
         return fail("field " + Name + " has a row of " + Twine(R->size()) +
                     " values, not " + Twine(Cols));
-      M.Values.insert(M.Values.end(), R->begin(), R->end());
+      for (double X : *R)
+        M.Values.push_back(Single ? static_cast<double>(static_cast<float>(X))
+                                  : X);
     }
     return M;
   }
@@ -172,7 +176,9 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
   M.Neighbors = static_cast<unsigned>(*K);
   M.Blend = *Blend;
   M.Shrink = *Shrink;
-  Expected<Matrix> W = R.matrix(Rk->get("weights"), "weights", D + 1, L);
+  bool RankerSingle = Rk->getBoolean("single").value_or(false);
+  Expected<Matrix> W =
+      R.matrix(Rk->get("weights"), "weights", D + 1, L, RankerSingle);
   if (!W)
     return W.takeError();
   M.Weights = std::move(*W);
@@ -182,13 +188,13 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
     return Means.takeError();
   M.ShrunkMeans = std::move(*Means);
   if (M.Blend != 0.0) { // the neighbours' part: only when it weighs
-    Expected<Matrix> TF =
-        R.matrix(Rk->get("train_features"), "train_features", 0, D);
+    Expected<Matrix> TF = R.matrix(Rk->get("train_features"),
+                                   "train_features", 0, D, RankerSingle);
     if (!TF)
       return TF.takeError();
     M.TrainFeatures = std::move(*TF);
     Expected<Matrix> TT = R.matrix(Rk->get("train_targets"), "train_targets",
-                                   M.TrainFeatures.Rows, L);
+                                   M.TrainFeatures.Rows, L, RankerSingle);
     if (!TT)
       return TT.takeError();
     M.TrainTargets = std::move(*TT);
@@ -210,13 +216,15 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
                     ", not a count from 1 to " + Twine(1 << 20));
     G.Neighbors = static_cast<unsigned>(*Count);
     G.Shrink = *Weight;
-    Expected<Matrix> F =
-        R.matrix(N->get("train_features"), "chooser.train_features", 0, D);
+    bool Single = N->getBoolean("single").value_or(false);
+    Expected<Matrix> F = R.matrix(N->get("train_features"),
+                                  "chooser.train_features", 0, D, Single);
     if (!F)
       return F.takeError();
     G.Features = std::move(*F);
-    Expected<Matrix> Gains = R.matrix(N->get("train_gains"),
-                                      "chooser.train_gains", G.Features.Rows, L);
+    Expected<Matrix> Gains =
+        R.matrix(N->get("train_gains"), "chooser.train_gains",
+                 G.Features.Rows, L, Single);
     if (!Gains)
       return Gains.takeError();
     G.Gains = std::move(*Gains);
