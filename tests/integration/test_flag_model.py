@@ -188,7 +188,7 @@ def test_finishing_passes_end_every_list_the_model_builds_and_survive_saving(
     assert [e.passes for e in loaded.rank(toolchain, module)] == [
         None if e.passes is None else (*e.passes, "mergefunc") for e in model.rank(toolchain, module)
     ]
-    assert all(text.endswith(",mergefunc") for text in plugin_model(loaded, catalogue)["lists"])
+    assert all(text.endswith(",mergefunc") for text in plugin_model(loaded, catalogue).document["lists"])
     policy, _ = fast_policy_for_model(loaded, toolchain, labels)  # found in the labels without its finish
     assert policy == fast_policy_for_model(model, toolchain, labels)[0]
     without = replace(catalogue, passes=tuple(p for p in catalogue.passes if p.name != "mergefunc"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from stitchopt.core import IRModule
 from stitchopt.errors import ToolchainError
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.neighbour_chooser import NeighbourChooser
-from stitchopt.models.plugin_file import PLUGIN_MODEL_NAME, plugin_model
+from stitchopt.models.plugin_file import PLUGIN_MODEL_NAME, plugin_model, write_plugin_model
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
@@ -86,7 +87,9 @@ def test_the_shipped_plugin_model_is_the_shipped_models_export(catalogue: Catalo
     shipped = json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
     fast = shipped["fast"]
     assert shipped["fast_margin"] == fast["margin"] and 0 <= fast["grown"] <= min(fast["built"], 0.1)
-    assert shipped == plugin_model(FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue), catalogue)
+    export = plugin_model(FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue), catalogue)
+    assert shipped == export.document and len(export.rows) > 1_000_000  # the neighbours' rows, as float32
+    assert (DEFAULT_MODEL_DIR / shipped["rows"]["file"]).read_bytes() == export.rows
 
 
 def test_clangs_own_oz_pipeline_as_the_list_is_byte_identical_to_plain_oz(
@@ -148,7 +151,7 @@ def test_the_plugin_orders_with_a_neighbours_chooser_as_python_does(
         model.chooser = NeighbourChooser(neighbors, shrink).fit(x, ratios)
         model_dir = tmp_path / f"model-{neighbors}"
         model_dir.mkdir()
-        (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps(plugin_model(model, catalogue)))
+        write_plugin_model(model, catalogue, model_dir / PLUGIN_MODEL_NAME)
         static = {**env, "STITCHOPT_MODEL": str(model_dir), "STITCHOPT_POLICY": "exact"}
         chosen = []
         for name, module in modules.items():
@@ -181,6 +184,27 @@ def test_the_plugin_orders_jits_lists_as_python_does(
     answer = json.loads(printed.stdout)  # still one line of JSON, saying why there is no order
     assert answer["order"] is None and "stitchopt plugin export MODEL_DIR" in answer["error"]
     assert printed.stderr.decode().startswith(WARNING) and len(printed.stderr.splitlines()) == 1
+
+
+def test_a_model_whose_rows_file_is_cut_short_is_one_warning_and_no_order(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    model_dir = tmp_path / "model"
+    shutil.copytree(DEFAULT_MODEL_DIR, model_dir)
+    rows = model_dir / json.loads((model_dir / PLUGIN_MODEL_NAME).read_text())["rows"]["file"]
+    rows.write_bytes(rows.read_bytes()[:-4])
+    module = _frontend_ir(toolchain, DEMO / f"{UNITS[0]}.c", tmp_path)
+    printed = _print_order(toolchain, plugin, module, {**env, "STITCHOPT_MODEL": str(model_dir)})
+    answer = json.loads(printed.stdout)
+    assert answer["order"] is None and f"its rows file {rows} has" in answer["error"]
+    assert printed.stderr.decode().startswith(WARNING) and len(printed.stderr.splitlines()) == 1
+
+
+def _shipped_document_in(model_dir: Path) -> dict[str, Any]:
+    """The shipped plugin.json's document, its rows file copied into `model_dir` (which gets the document, edited)."""
+    shipped = json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
+    shutil.copy(DEFAULT_MODEL_DIR / shipped["rows"]["file"], model_dir)
+    return dict(shipped)
 
 
 def _print_order(
@@ -234,7 +258,7 @@ def test_anything_wrong_is_one_warning_line_and_plain_oz(
 ) -> None:
     model_dir = tmp_path / "model"
     model_dir.mkdir()
-    shipped = json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
+    shipped = _shipped_document_in(model_dir) if problem != "no model file" else {}
     if problem == "another LLVM":
         (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "llvm": "18.1.8"}))
     elif problem == "not JSON":
@@ -242,7 +266,9 @@ def test_anything_wrong_is_one_warning_line_and_plain_oz(
     elif problem == "a chooser without neighbors":
         (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "chooser": {"shrink": 0.5}}))
     elif problem == "a list LLVM rejects":
-        (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "lists": ["no-such-pass"] * 43}))
+        (model_dir / PLUGIN_MODEL_NAME).write_text(
+            json.dumps({**shipped, "lists": ["no-such-pass"] * len(shipped["lists"])})
+        )
     env = {**env, "STITCHOPT_MODEL": str(model_dir), "STITCHOPT_POLICY": "exact", "STITCHOPT_MODE": "jit"}
     source = DEMO / "bigint.c"
     plain, through = tmp_path / "plain.o", tmp_path / "plugin.o"
@@ -275,11 +301,12 @@ def test_fast_policy_builds_the_choice_only_beyond_the_margin(
 ) -> None:
     """One pipeline and nothing measured: the model's choice where it is predicted to beat -Oz by more than the
     margin, else -Oz; the shipped model carries a margin, so no warning."""
-    shipped = json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
     outcomes = {}
-    for name, margin in (("shipped", shipped["fast_margin"]), ("never", 1e9), ("always", -1e9)):
+    for name, margin in (("shipped", None), ("never", 1e9), ("always", -1e9)):
         model_dir = tmp_path / name
         model_dir.mkdir()
+        shipped = _shipped_document_in(model_dir)
+        margin = shipped["fast_margin"] if margin is None else margin
         (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "fast_margin": margin}))
         fast = {**env, "STITCHOPT_POLICY": "fast", "STITCHOPT_MODEL": str(model_dir)}
         run = compile_unit(toolchain, DEMO / "csv_parser.c", tmp_path / f"{name}.o", fast, plugin)
@@ -431,6 +458,9 @@ def test_the_plugin_commands(plugin: Path, tmp_path: Path) -> None:
         check=False,
     )
     assert run.returncode == 0 and run.stdout == "" and "50 lists; fast margin 0.15" in run.stderr
-    assert json.loads(exported.read_text()) == json.loads((DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME).read_text())
+    written, shipped = (json.loads(path.read_text()) for path in (exported, DEFAULT_MODEL_DIR / PLUGIN_MODEL_NAME))
+    rows = [written.pop("rows")["file"], shipped.pop("rows")["file"]]  # named after each document
+    assert written == shipped and rows[0].startswith("exported-") and rows[0][8:] == rows[1][6:]
+    assert (tmp_path / rows[0]).read_bytes() == (DEFAULT_MODEL_DIR / rows[1]).read_bytes()
     refused = subprocess.run([stitchopt, "plugin", "export", str(tmp_path)], capture_output=True, text=True)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1

@@ -1,21 +1,24 @@
-"""The model as the clang plugin reads it: `plugin.json` in the model directory (`stitchopt plugin export`).
+"""The model as the clang plugin reads it: `plugin.json` in the model directory (`stitchopt plugin export`), and
+beside it the rows file it points into.
 
 The plugin is C++ inside the compiler and reads JSON with LLVM's own parser, so this file holds what its
-ranking needs in plain lists: the representations (which the plugin computes itself), the standardizer, the
-coreset lists already spelled as the `-passes=` text the wrapper runs (`tuned_pipeline`), and the ranker's
-and chooser's arrays. Values are the saved model's own: the float32 arrays (the neighbours' training rows are
-most of the file) in float32's shortest digits, which the plugin rounds back to float32, so that it computes
-with the very doubles Python does and orders the lists as `FlagModel.rank_features` does, from a file half the
-size of one with every double's 17 digits.
+ranking needs: the representations (which the plugin computes itself), the standardizer, the coreset lists
+already spelled as the `-passes=` text the wrapper runs (`tuned_pipeline`), and the ranker's and chooser's
+arrays. The large arrays (the neighbours' training rows) are float32 values in the saved model, so they go to
+`<name>-<hash>.rows` as little-endian float32, which the plugin reads with one copy: every compile loads the
+model, and parsing them as JSON numbers cost 140 ms a compile at 1,925 rows (benchmarks/plugin_model_load.py).
+The values are the saved model's own, so the plugin orders the lists as `FlagModel.rank_features` does.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +32,45 @@ from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
 
 PLUGIN_MODEL_NAME = "plugin.json"
-PLUGIN_FORMAT = 1
+ROWS_SUFFIX = ".rows"
+PLUGIN_FORMAT = 2  # 2: the large arrays in a rows file
 NEVER_MARGIN = 1e9  # a fast margin of infinity (held-out folds said: always -Oz), as a JSON number
 
 
-def plugin_model(model: FlagModel, catalogue: Catalogue, fast: FastPolicy | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PluginExport:
+    """plugin.json's document and the bytes of the rows file it names (`document["rows"]["file"]`; empty when
+    every array is written in the document)."""
+
+    document: dict[str, Any]
+    rows: bytes
+
+
+class RowsFile:
+    """The float32 arrays written so far, in the order written."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.values = 0
+
+    def add(self, array: np.ndarray) -> dict[str, int]:
+        """Where the plugin finds `array` (a float32 matrix) in the file."""
+        where = {"offset": self.values, "rows": int(array.shape[0]), "cols": int(array.shape[1])}
+        self.chunks.append(array.astype("<f4").tobytes())
+        self.values += array.size
+        return where
+
+
+def plugin_model(
+    model: FlagModel, catalogue: Catalogue, fast: FastPolicy | None = None, name: str = PLUGIN_MODEL_NAME
+) -> PluginExport:
     """The plugin's view of `model`, its lists spelled for `catalogue`'s LLVM; `fast` for a model trained before
-    margins were learned (`learning.train.fast_policy_for_model`), else the model's own."""
+    margins were learned (`learning.train.fast_policy_for_model`), else the model's own; `name`: the document's
+    file name, which names the rows file after it."""
     fast = fast or model.fast
     ranker = model.ranker
     arrays = ranker.arrays()
+    rows = RowsFile()
     exported: dict[str, Any] = {
         "format": PLUGIN_FORMAT,
         "stitchopt": __version__,
@@ -57,18 +89,23 @@ def plugin_model(model: FlagModel, catalogue: Catalogue, fast: FastPolicy | None
             **written_arrays(
                 {"weights": arrays["weights"]}
                 if ranker.blend == 0  # the neighbours' part only when it weighs
-                else {name: arrays[name] for name in ("weights", "train_features", "train_targets")}
+                else {field: arrays[field] for field in ("weights", "train_features", "train_targets")},
+                rows,
             ),
         },
-        "chooser": _chooser(model),
+        "chooser": _chooser(model, rows),
     }
     if fast is not None:
         exported["fast_margin"] = NEVER_MARGIN if math.isinf(fast.margin) else fast.margin
         exported["fast"] = fast.to_dict()
-    return exported
+    data = b"".join(rows.chunks)
+    if data:
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        exported["rows"] = {"file": f"{Path(name).stem}-{digest}{ROWS_SUFFIX}", "bytes": len(data)}
+    return PluginExport(exported, data)
 
 
-def _chooser(model: FlagModel) -> list[list[float]] | dict[str, Any] | None:
+def _chooser(model: FlagModel, rows: RowsFile) -> list[list[float]] | dict[str, Any] | None:
     """The softmax chooser as its weight matrix; the neighbours' chooser as an object of its settings and arrays."""
     chooser = model.chooser
     if isinstance(chooser, NeighbourChooser):
@@ -78,37 +115,38 @@ def _chooser(model: FlagModel) -> list[list[float]] | dict[str, Any] | None:
             "neighbors": chooser.neighbors,
             "shrink": chooser.shrink,
             "means": chooser.train_gains.mean(axis=0).tolist(),  # as numpy sums them in `NeighbourChooser.gains`
-            **written_arrays({"train_features": chooser.train_features, "train_gains": chooser.train_gains}),
+            **written_arrays({"train_features": chooser.train_features, "train_gains": chooser.train_gains}, rows),
         }
     return None if chooser is None or chooser.weights is None else chooser.weights.tolist()
 
 
-def written_arrays(arrays: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """`arrays` as nested lists, and `single`: true when they are written in float32's shortest digits, which the
-    plugin rounds back to float32 (every value a float32, as the saved model's arrays are, and given back by its
-    digits parsed as a double and rounded), else false, each double written in full, as the plugin then takes
-    it."""
-    singles = {name: array.astype(np.float32) for name, array in arrays.items()}
-    short = {
-        name: np.array([float(str(value)) for value in array.ravel()]).reshape(array.shape)
-        for name, array in singles.items()
-    }
-    single = all(
-        np.array_equal(singles[name].astype(float), arrays[name])
-        and np.array_equal(short[name].astype(np.float32), singles[name])
-        for name in arrays
-    )
-    chosen = short if single else {name: array.astype(float) for name, array in arrays.items()}
-    return {"single": single, **{name: chosen[name].tolist() for name in arrays}}
+def written_arrays(arrays: Mapping[str, np.ndarray], rows: RowsFile) -> dict[str, Any]:
+    """`arrays` as the document holds them: where they are in `rows` when every value is a float32 (as the saved
+    model's arrays are), else as nested lists of doubles."""
+    if all(np.array_equal(array.astype(np.float32).astype(float), array) for array in arrays.values()):
+        return {name: rows.add(array.astype(np.float32)) for name, array in arrays.items()}
+    return {name: array.astype(float).tolist() for name, array in arrays.items()}
 
 
 def write_plugin_model(model: FlagModel, catalogue: Catalogue, path: Path, fast: FastPolicy | None = None) -> None:
-    """Write atomically: a compile reading it meanwhile sees the old file or the new one."""
+    """Write the rows file, then the document, each atomically: a compile reading them meanwhile sees the old
+    document with its own rows file or the new one with its own (the rows file is named after its contents);
+    then remove the rows files of this document's earlier exports."""
+    export = plugin_model(model, catalogue, fast, path.name)
+    kept = export.document.get("rows", {}).get("file")
+    if kept is not None:
+        _write_atomically(path.parent / kept, export.rows)
+    _write_atomically(path, (json.dumps(export.document, separators=(",", ":")) + "\n").encode())
+    for stale in path.parent.glob(f"{path.stem}-*{ROWS_SUFFIX}"):
+        if stale.name != kept:
+            stale.unlink(missing_ok=True)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(plugin_model(model, catalogue, fast), out, separators=(",", ":"))
-            out.write("\n")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)
     except BaseException:

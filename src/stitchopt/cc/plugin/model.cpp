@@ -4,8 +4,11 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
@@ -17,7 +20,7 @@ using namespace llvm;
 
 namespace stitchopt {
 
-static constexpr int PluginFormat = 1;
+static constexpr int PluginFormat = 2;
 
 namespace {
 /// Reads fields of the model file, remembering the first problem.
@@ -58,10 +61,13 @@ public:
     return Out;
   }
 
-  /// `Single`: the values were written in float32's shortest digits
-  /// (plugin_file.written_arrays), so each is rounded back to float32.
+  /// A matrix written as lists of numbers, or as `{"offset", "rows",
+  /// "cols"}` in the rows file: little-endian float32 values, `offset` the
+  /// first one's index (plugin_file.written_arrays).
   Expected<Matrix> matrix(const json::Value *V, StringRef Name, size_t Rows,
-                          size_t Cols, bool Single = false) const {
+                          size_t Cols) const {
+    if (const json::Object *O = V ? V->getAsObject() : nullptr)
+      return stored(*O, Name, Rows, Cols);
     const json::Array *A = V ? V->getAsArray() : nullptr;
     if (!A)
       return fail("field " + Name + " is not a matrix");
@@ -81,14 +87,44 @@ public:
       if (R->size() != Cols)
         return fail("field " + Name + " has a row of " + Twine(R->size()) +
                     " values, not " + Twine(Cols));
-      for (double X : *R)
-        M.Values.push_back(Single ? static_cast<double>(static_cast<float>(X))
-                                  : X);
+      M.Values.insert(M.Values.end(), R->begin(), R->end());
     }
     return M;
   }
 
+  /// The rows file's bytes (checked against the document's size).
+  StringRef RowsData;
+
 private:
+  Expected<Matrix> stored(const json::Object &O, StringRef Name, size_t Rows,
+                          size_t Cols) const {
+    std::optional<int64_t> Offset = O.getInteger("offset");
+    std::optional<int64_t> Count = O.getInteger("rows");
+    std::optional<int64_t> Width = O.getInteger("cols");
+    if (!Offset || !Count || !Width || *Offset < 0 || *Count < 1 ||
+        *Width < 0)
+      return fail("field " + Name + " lacks offset, rows or cols");
+    if (static_cast<uint64_t>(*Width) != Cols)
+      return fail("field " + Name + " has rows of " + Twine(*Width) +
+                  " values, not " + Twine(Cols));
+    if (Rows && static_cast<uint64_t>(*Count) != Rows)
+      return fail("field " + Name + " has " + Twine(*Count) + " rows where " +
+                  Twine(Rows) + " were expected");
+    uint64_t First = static_cast<uint64_t>(*Offset);
+    uint64_t Values = static_cast<uint64_t>(*Count) * Cols;
+    uint64_t Available = RowsData.size() / sizeof(float);
+    if (First > Available || Values > Available - First)
+      return fail("field " + Name + " reaches past the end of its rows file");
+    Matrix M;
+    M.Rows = static_cast<size_t>(*Count);
+    M.Cols = Cols;
+    M.Values.resize(Values);
+    const char *At = RowsData.data() + First * sizeof(float);
+    for (uint64_t I = 0; I < Values; ++I, At += sizeof(float))
+      M.Values[I] = llvm::bit_cast<float>(support::endian::read32le(At));
+    return M;
+  }
+
   StringRef Path;
 };
 } // namespace
@@ -114,6 +150,30 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
     return R.fail("not a stitchopt plugin model");
   if (Root->getInteger("format") != PluginFormat)
     return R.fail("model format is not " + Twine(PluginFormat));
+
+  // The rows file the document points into (named after its contents, so the
+  // identity below covers it too).
+  std::unique_ptr<MemoryBuffer> RowsBuffer;
+  if (const json::Object *Rows = Root->getObject("rows")) {
+    std::optional<StringRef> File = Rows->getString("file");
+    std::optional<int64_t> Bytes = Rows->getInteger("bytes");
+    if (!File || !Bytes || File->empty() || File->contains('/'))
+      return R.fail("field rows lacks file or bytes");
+    SmallString<256> RowsPath(sys::path::parent_path(Path));
+    sys::path::append(RowsPath, *File);
+    ErrorOr<std::unique_ptr<MemoryBuffer>> Read =
+        MemoryBuffer::getFile(RowsPath, /*IsText=*/false,
+                              /*RequiresNullTerminator=*/false);
+    if (!Read)
+      return R.fail("cannot read its rows file " + RowsPath + ": " +
+                    Read.getError().message());
+    if ((*Read)->getBufferSize() != static_cast<uint64_t>(*Bytes))
+      return R.fail("its rows file " + RowsPath + " has " +
+                    Twine((*Read)->getBufferSize()) + " bytes, not " +
+                    Twine(*Bytes));
+    RowsBuffer = std::move(*Read);
+    R.RowsData = RowsBuffer->getBuffer();
+  }
 
   PluginModel M;
   M.Identity = utohexstr(xxh3_64bits((*Buffer)->getBuffer()), true, 16);
@@ -176,9 +236,7 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
   M.Neighbors = static_cast<unsigned>(*K);
   M.Blend = *Blend;
   M.Shrink = *Shrink;
-  bool RankerSingle = Rk->getBoolean("single").value_or(false);
-  Expected<Matrix> W =
-      R.matrix(Rk->get("weights"), "weights", D + 1, L, RankerSingle);
+  Expected<Matrix> W = R.matrix(Rk->get("weights"), "weights", D + 1, L);
   if (!W)
     return W.takeError();
   M.Weights = std::move(*W);
@@ -188,13 +246,13 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
     return Means.takeError();
   M.ShrunkMeans = std::move(*Means);
   if (M.Blend != 0.0) { // the neighbours' part: only when it weighs
-    Expected<Matrix> TF = R.matrix(Rk->get("train_features"),
-                                   "train_features", 0, D, RankerSingle);
+    Expected<Matrix> TF =
+        R.matrix(Rk->get("train_features"), "train_features", 0, D);
     if (!TF)
       return TF.takeError();
     M.TrainFeatures = std::move(*TF);
     Expected<Matrix> TT = R.matrix(Rk->get("train_targets"), "train_targets",
-                                   M.TrainFeatures.Rows, L, RankerSingle);
+                                   M.TrainFeatures.Rows, L);
     if (!TT)
       return TT.takeError();
     M.TrainTargets = std::move(*TT);
@@ -216,15 +274,13 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
                     ", not a count from 1 to " + Twine(1 << 20));
     G.Neighbors = static_cast<unsigned>(*Count);
     G.Shrink = *Weight;
-    bool Single = N->getBoolean("single").value_or(false);
-    Expected<Matrix> F = R.matrix(N->get("train_features"),
-                                  "chooser.train_features", 0, D, Single);
+    Expected<Matrix> F =
+        R.matrix(N->get("train_features"), "chooser.train_features", 0, D);
     if (!F)
       return F.takeError();
     G.Features = std::move(*F);
-    Expected<Matrix> Gains =
-        R.matrix(N->get("train_gains"), "chooser.train_gains",
-                 G.Features.Rows, L, Single);
+    Expected<Matrix> Gains = R.matrix(
+        N->get("train_gains"), "chooser.train_gains", G.Features.Rows, L);
     if (!Gains)
       return Gains.takeError();
     G.Gains = std::move(*Gains);
