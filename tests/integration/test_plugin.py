@@ -186,18 +186,42 @@ def test_the_plugin_orders_jits_lists_as_python_does(
     assert printed.stderr.decode().startswith(WARNING) and len(printed.stderr.splitlines()) == 1
 
 
-def test_a_model_whose_rows_file_is_cut_short_is_one_warning_and_no_order(
-    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path
+@pytest.mark.parametrize(("damage", "said"), [("cut short", "has 3702996 bytes, not"), ("missing", "(kept beside")])
+def test_a_model_whose_rows_file_is_damaged_is_one_warning_and_no_order(
+    toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path, damage: str, said: str
 ) -> None:
     model_dir = tmp_path / "model"
     shutil.copytree(DEFAULT_MODEL_DIR, model_dir)
     rows = model_dir / json.loads((model_dir / PLUGIN_MODEL_NAME).read_text())["rows"]["file"]
-    rows.write_bytes(rows.read_bytes()[:-4])
+    if damage == "cut short":
+        rows.write_bytes(rows.read_bytes()[:-4])
+    else:
+        rows.unlink()
     module = _frontend_ir(toolchain, DEMO / f"{UNITS[0]}.c", tmp_path)
     printed = _print_order(toolchain, plugin, module, {**env, "STITCHOPT_MODEL": str(model_dir)})
     answer = json.loads(printed.stdout)
-    assert answer["order"] is None and f"its rows file {rows} has" in answer["error"]
+    assert answer["order"] is None and f"its rows file {rows} {said}" in answer["error"], answer["error"]
     assert printed.stderr.decode().startswith(WARNING) and len(printed.stderr.splitlines()) == 1
+
+
+def test_an_export_keeps_the_rows_files_a_reader_may_still_open_and_no_older_ones(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """The replaced document's rows file stays for a compile that read it; an older one of the same document
+    goes; another export's in the same directory (`plugin-m2.json`) is not touched."""
+    model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
+    target = tmp_path / PLUGIN_MODEL_NAME
+    older, replaced, other = (
+        "plugin-0123456789abcdef.rows",
+        "plugin-fedcba9876543210.rows",
+        "plugin-m2-0123456789abcdef.rows",
+    )
+    for name in (older, replaced, other):
+        (tmp_path / name).write_bytes(b"")
+    target.write_text(json.dumps({"rows": {"file": replaced, "bytes": 0}}))
+    write_plugin_model(model, catalogue, target)
+    written = json.loads(target.read_text())["rows"]["file"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([PLUGIN_MODEL_NAME, written, replaced, other])
 
 
 def _shipped_document_in(model_dir: Path) -> dict[str, Any]:

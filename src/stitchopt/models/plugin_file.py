@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -129,17 +130,27 @@ def written_arrays(arrays: Mapping[str, np.ndarray], rows: RowsFile) -> dict[str
 
 
 def write_plugin_model(model: FlagModel, catalogue: Catalogue, path: Path, fast: FastPolicy | None = None) -> None:
-    """Write the rows file, then the document, each atomically: a compile reading them meanwhile sees the old
-    document with its own rows file or the new one with its own (the rows file is named after its contents);
-    then remove the rows files of this document's earlier exports."""
+    """Write the rows file, then the document, each atomically; the rows file is named after its contents. A
+    compile that read the document being replaced still finds that document's rows file, which is kept until
+    the next export; older rows files of this document are removed."""
     export = plugin_model(model, catalogue, fast, path.name)
-    kept = export.document.get("rows", {}).get("file")
-    if kept is not None:
-        _write_atomically(path.parent / kept, export.rows)
+    kept = {_rows_file(path), export.document.get("rows", {}).get("file")}
+    if export.rows:
+        _write_atomically(path.parent / export.document["rows"]["file"], export.rows)
     _write_atomically(path, (json.dumps(export.document, separators=(",", ":")) + "\n").encode())
-    for stale in path.parent.glob(f"{path.stem}-*{ROWS_SUFFIX}"):
-        if stale.name != kept:
+    ours = re.compile(re.escape(path.stem) + r"-[0-9a-f]{16}" + re.escape(ROWS_SUFFIX))
+    for stale in path.parent.iterdir():
+        if ours.fullmatch(stale.name) and stale.name not in kept:
             stale.unlink(missing_ok=True)
+
+
+def _rows_file(path: Path) -> str | None:
+    """The rows file the document at `path` names now (None: none, or no readable document)."""
+    try:
+        rows = json.loads(path.read_text()).get("rows")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return rows.get("file") if isinstance(rows, dict) else None
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

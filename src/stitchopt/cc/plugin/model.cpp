@@ -101,9 +101,11 @@ private:
     std::optional<int64_t> Offset = O.getInteger("offset");
     std::optional<int64_t> Count = O.getInteger("rows");
     std::optional<int64_t> Width = O.getInteger("cols");
-    if (!Offset || !Count || !Width || *Offset < 0 || *Count < 1 ||
+    if (!Offset || !Count || !Width || *Offset < 0 || *Count < 0 ||
         *Width < 0)
       return fail("field " + Name + " lacks offset, rows or cols");
+    if (*Count == 0)
+      return fail("field " + Name + " has no rows");
     if (static_cast<uint64_t>(*Width) != Cols)
       return fail("field " + Name + " has rows of " + Twine(*Width) +
                   " values, not " + Twine(Cols));
@@ -111,17 +113,21 @@ private:
       return fail("field " + Name + " has " + Twine(*Count) + " rows where " +
                   Twine(Rows) + " were expected");
     uint64_t First = static_cast<uint64_t>(*Offset);
-    uint64_t Values = static_cast<uint64_t>(*Count) * Cols;
     uint64_t Available = RowsData.size() / sizeof(float);
-    if (First > Available || Values > Available - First)
+    if (First > Available ||
+        (Cols && static_cast<uint64_t>(*Count) > (Available - First) / Cols))
       return fail("field " + Name + " reaches past the end of its rows file");
+    uint64_t Values = static_cast<uint64_t>(*Count) * Cols;
     Matrix M;
     M.Rows = static_cast<size_t>(*Count);
     M.Cols = Cols;
     M.Values.resize(Values);
     const char *At = RowsData.data() + First * sizeof(float);
-    for (uint64_t I = 0; I < Values; ++I, At += sizeof(float))
+    for (uint64_t I = 0; I < Values; ++I, At += sizeof(float)) {
       M.Values[I] = llvm::bit_cast<float>(support::endian::read32le(At));
+      if (!std::isfinite(M.Values[I]))
+        return fail("field " + Name + " holds a value that is not a number");
+    }
     return M;
   }
 
@@ -157,15 +163,22 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
   if (const json::Object *Rows = Root->getObject("rows")) {
     std::optional<StringRef> File = Rows->getString("file");
     std::optional<int64_t> Bytes = Rows->getInteger("bytes");
-    if (!File || !Bytes || File->empty() || File->contains('/'))
+    if (!File || !Bytes)
       return R.fail("field rows lacks file or bytes");
+    if (File->empty() || sys::path::filename(*File) != *File ||
+        *File == "." || *File == "..")
+      return R.fail("field rows.file must name a file beside plugin.json");
     SmallString<256> RowsPath(sys::path::parent_path(Path));
     sys::path::append(RowsPath, *File);
+    // Read, not mapped: a file rewritten in place while it is read must not
+    // end the compile.
     ErrorOr<std::unique_ptr<MemoryBuffer>> Read =
         MemoryBuffer::getFile(RowsPath, /*IsText=*/false,
-                              /*RequiresNullTerminator=*/false);
+                              /*RequiresNullTerminator=*/false,
+                              /*IsVolatile=*/true);
     if (!Read)
-      return R.fail("cannot read its rows file " + RowsPath + ": " +
+      return R.fail("cannot read its rows file " + RowsPath +
+                    " (kept beside plugin.json): " +
                     Read.getError().message());
     if ((*Read)->getBufferSize() != static_cast<uint64_t>(*Bytes))
       return R.fail("its rows file " + RowsPath + " has " +
