@@ -134,9 +134,9 @@ ValidateOption = Annotated[
     typer.Option(
         "--validate",
         help="Validation suite: humaneval, csmith, demo (the 25 built-in programs; ./demo names a directory), a "
-        "directory of self-testing "
-        "programs or a .jsonl(.gz) file (repeatable). Where validation is on by default, the default is humaneval "
-        "when its data is found, else csmith (train adds demo); elsewhere giving a suite turns validation on.",
+        "directory of self-testing programs or a .jsonl(.gz) file (repeatable). Where validation is on by default, "
+        "the default is humaneval when its data is found, else csmith (train adds demo); elsewhere giving a suite "
+        "turns validation on.",
     ),
 ]
 ValidateLimitOption = Annotated[

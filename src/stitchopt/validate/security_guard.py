@@ -174,11 +174,11 @@ def count_ir(ir_text: str) -> HardeningCounts:
         m.group(1) for m in map(_ATTR_GROUP_RE.match, lines) if m and PROTECTOR_ATTRIBUTES & set(m.group(2).split())
     }
     own: dict[str, dict[str, int]] = {}  # function -> the items of its own body
-    body: list[str]
-    arguments: list[str]
     thunks: dict[str, str] = {}  # function -> the defined or declared function its body only calls
     protected = 0
-    name, body, arguments = "", [], []  # the function being read
+    name = ""  # the function being read, its body and its arguments
+    body: list[str] = []
+    arguments: list[str] = []
     inside = False
     for line in lines:
         if inside:
