@@ -9,13 +9,14 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from stitchopt.cli.main import exit_status
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_expected_output, offload_sources
-from stitchopt.errors import ToolchainError
+from stitchopt.errors import InputError, ToolchainError
 from stitchopt.toolchain.cuda import CudaToolkit
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.llvm import opt_command
@@ -327,6 +328,20 @@ def test_both_builds_run_from_one_path(toolchain: Toolchain, plugin: Path, tmp_p
     )
     check = check_host_list(toolchain, [source], HOISTING, pass_plugins=[plugin])
     assert check.same_output and b"program 1.0" in check.baseline.outcome.stdout
+
+
+def test_a_failed_link_leaves_nothing_in_tmpdir(
+    toolchain: Toolchain, plugin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """clang's linker wrapper leaves its device image object in TMPDIR when a link fails (here: no main)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    module = offload_host_module(toolchain, DATA / "offload.c")
+    with pytest.raises(InputError, match="no main"):
+        build_offload_program(toolchain, [module], HOST_BASELINE, tmp_path / "program")
+    assert list(scratch.iterdir()) == []
 
 
 def test_gpu_transfers_run_on_the_stencil_program(plugin: Path) -> None:

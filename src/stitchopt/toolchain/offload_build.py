@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,7 +125,11 @@ def build_offload_program(
 
 
 def _clang(toolchain: Toolchain, args: Sequence[str]) -> None:
-    run = run_tool([toolchain.tool("clang"), *args], timeout=BUILD_TIMEOUT_S)
+    # clang's linker wrapper leaves its device image object in TMPDIR when the link fails: a scratch TMPDIR
+    # keeps it from piling up in the user's.
+    with tempfile.TemporaryDirectory(prefix="stitchopt-offload-") as scratch:
+        env = {**os.environ, "TMPDIR": scratch}
+        run = run_tool([toolchain.tool("clang"), *args], env=env, timeout=BUILD_TIMEOUT_S)
     if "undefined reference to `main'" in run.stderr_text:
         raise InputError("the program has no main: a run builds and runs a whole program")
     if run.returncode != 0:
