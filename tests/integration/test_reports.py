@@ -177,7 +177,7 @@ def _chromium() -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_each_report_renders_in_a_real_browser(reports: dict[str, Path], kind: str) -> None:
+def test_each_report_renders_in_a_real_browser(reports: dict[str, Path], kind: str, tmp_path: Path) -> None:
     browser, driver_path = _chromium()
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the dev extra")
     options = webdriver.ChromeOptions()
@@ -185,7 +185,9 @@ def test_each_report_renders_in_a_real_browser(reports: dict[str, Path], kind: s
     for flag in BROWSER_FLAGS:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=driver_path), options=options)
+    # Chromium leaves its singleton-socket directory in TMPDIR at quit: one under this test's directory instead.
+    service = webdriver.ChromeService(executable_path=driver_path, env={**os.environ, "TMPDIR": str(tmp_path)})
+    driver = webdriver.Chrome(service=service, options=options)
     try:
         driver.get(reports[kind].as_uri())
         plots = driver.execute_script(
