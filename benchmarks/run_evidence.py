@@ -7,14 +7,17 @@ included, so that the reference is judged by the same rule as the model), groupe
 package with a test suite (TESTS) is then
 
 1. built at -O0 with `--coverage` through its own build system, as the dataset built it (same path, same
-   configure options), and tested: the lines of each unit its tests executed (`llvm-cov gcov`);
+   configure options), and tested: the share of a unit's lines its tests executed, per object compiled from it
+   (`llvm-cov gcov`; a source is often compiled twice, e.g. into the library and into a test program);
 2. built once per pipeline through `stitchopt-cc` with `STITCHOPT_LIST` (every unit gets the list where it beats
    -Oz and passes the guards, -Oz elsewhere: more of the package under the list than the one unit), and tested.
 
-A unit is backed when its build-log entry shows the pipeline chosen, with the object size the evaluation measured
-(the same unit, not a rebuild that differs), the tests pass, and they executed at least half of its lines. Every
-attempt is appended to `<out>/attempts.jsonl` (a rerun skips the (package, pipeline) pairs there, so it resumes
-after any stop); the backed units to `<out>/evidence.jsonl`, the file `flag_tuning.py --verified` reads.
+A unit is backed when the tests pass, no build step failed that the coverage build did not fail too, and some
+object of the unit was built with the pipeline at the size the evaluation measured (the same unit, not a rebuild
+that differs) and had at least half of its lines executed in the coverage build. Every (package, pipeline, unit)
+attempt, with why it was not backed, is appended to `<out>/attempts.jsonl` after its evidence to
+`<out>/evidence.jsonl` (the file `flag_tuning.py --verified` reads); a rerun skips what is there, so it resumes
+after any stop.
 
     python benchmarks/run_evidence.py --evaluation EVAL.json [...] [--packages a,b] [--out DIR] [--work DIR]
         [--jobs 2]
@@ -24,38 +27,33 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import time
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from stitchopt.cache.store import default_cache_dir
 from stitchopt.cc.build_log import BuildEntry, read_log
 from stitchopt.datasets.sources.apt import DebianArchive
-from stitchopt.datasets.sources.debian import (
-    BUILD_CFLAGS,
-    PACKAGES,
-    build_root,
-    build_tree,
-    recipe_of,
-    same_times,
-)
+from stitchopt.datasets.sources.debian import BUILD_CFLAGS, PACKAGES, build_root, build_tree, recipe_of, same_times
 from stitchopt.learning.verification import RunEvidence, pipeline_key
 from stitchopt.toolchain.discovery import find_toolchain
 
 DATASET = "bench://debian-v1/"
 TEST_TIMEOUT_S = 1800.0
+GCOV_TIMEOUT_S = 60.0
 MIN_COVERAGE = 0.5  # of a unit's lines its tests execute: below it, the changed code may never have run
 # Packages of the Debian test split whose own test suites run offline, and the command that runs them (in the
-# directory the build system lives in). The others cannot give evidence: a52dec and libtar have no tests,
-# psmisc's need DejaGnu, twolame's its command-line tool, which needs libsndfile (not built for the dataset).
+# directory the build system lives in).
 TESTS: dict[str, tuple[str, ...]] = {
     "libscrypt": ("make", "check"),
     "libassuan": ("make", "check"),
@@ -76,6 +74,12 @@ TESTS: dict[str, tuple[str, ...]] = {
     "potrace": ("make", "check"),
     "libsrtp2": ("make", "runtest"),
 }
+NO_TESTS = {  # the test split's other packages with large wins, and why they give no evidence
+    "a52dec": "no test suite",
+    "libtar": "no test suite",
+    "psmisc": "its tests need DejaGnu",
+    "twolame": "its tests need the command-line tool, built only with libsndfile (not built for the dataset)",
+}
 _LINES = re.compile(r"Lines executed:\s*([\d.]+)% of (\d+)")
 
 
@@ -91,6 +95,9 @@ class Win:
     pipeline: str
     methods: tuple[str, ...]
     size: int  # the object's allocated bytes with this pipeline, as the evaluation measured them
+
+    def key(self) -> tuple[str, str, str]:
+        return (self.package, pipeline_key(self.pipeline), self.path)
 
 
 def unbacked_wins(evaluations: list[Path], evidence: RunEvidence) -> list[Win]:
@@ -116,13 +123,19 @@ def unbacked_wins(evaluations: list[Path], evidence: RunEvidence) -> list[Win]:
 
 def _run(command: list[str], cwd: Path, env: dict[str, str], log: Path, timeout: float) -> bool:
     with log.open("a") as out:
-        out.write(f"$ {' '.join(command)}\n")
+        out.write(f"$ {shlex.join(command)}\n")
         out.flush()
         try:
             return subprocess.run(command, cwd=cwd, env=env, stdout=out, stderr=out, timeout=timeout).returncode == 0
         except subprocess.TimeoutExpired:
             out.write(f"timed out after {timeout:.0f} s\n")
             return False
+
+
+@dataclass(frozen=True)
+class Built:
+    failed: frozenset[str]  # the build steps that failed, by command ("make -k exited 2")
+    tested: bool
 
 
 class PackageTree:
@@ -139,48 +152,54 @@ class PackageTree:
         self.lock = (build_root() / f"{package}.lock").open("w")
         fcntl.flock(self.lock, fcntl.LOCK_EX)  # a dataset build of this package uses the same path
 
-    def build_and_test(self, env: dict[str, str], log: Path) -> tuple[list[str], bool]:
-        """(the build's failed steps, whether the tests passed) of a fresh copy built with `env`."""
+    def build_and_test(self, env: dict[str, str], log: Path) -> Built:
+        """A fresh copy built with `env`, then tested."""
+        log.unlink(missing_ok=True)
         shutil.rmtree(self.tree, ignore_errors=True)
         shutil.copytree(self.source, self.tree, symlinks=True)
         same_times(self.tree)
         failed = build_tree(self.tree / self.recipe.subdir, self.recipe, env, log)
         tested = _run(list(TESTS[self.package]), self.tree / self.recipe.subdir, env, log, TEST_TIMEOUT_S)
-        return failed, tested
+        return Built(frozenset(step.split(":", 1)[0] for step in failed), tested)
 
-    def coverage(self, relative: str, llvm_cov: str) -> float | None:
-        """The share of `relative`'s lines the tests executed, from the .gcda its object left (None: none)."""
+    def coverage(self, relative: str, llvm_cov: str) -> dict[str, float]:
+        """The share of `relative`'s lines the tests executed, per object compiled from it (the object's path
+        in the tree without its suffix), from the .gcda files the tests left."""
         source = self.tree / relative
-        # Beside the source first (another directory may have a file of the same name), then libtool's names.
-        counts = sorted(
-            source.parents[0].rglob(f"*{source.stem}.gcda"), key=lambda p: (p.parent != source.parent, len(p.name))
-        )
-        counts += [p for p in self.tree.rglob(f"*{source.stem}.gcda") if p not in counts]
-        for gcda in counts:
+        shares = {}
+        for gcda in self.tree.rglob(f"*{source.stem}.gcda"):
             done = subprocess.run(
                 [llvm_cov, "gcov", "-n", "-o", str(gcda.with_suffix("")), str(source)],
                 cwd=gcda.parent,
                 capture_output=True,
                 text=True,
+                timeout=GCOV_TIMEOUT_S,
             )
             for block in done.stdout.split("File '")[1:]:
-                name = block.split("'", 1)[0]  # as compiled: relative to the directory of the compile
+                name = block.split("'", 1)[0]  # as compiled: absolute, or relative to the compile's directory
                 match = _LINES.search(block)
-                if match and _same_file(source, name):
-                    return float(match.group(1)) / 100
-        return None
+                if match and _same_file(source, name, gcda.parent):
+                    shares[str(gcda.with_suffix("").relative_to(self.tree))] = float(match.group(1)) / 100
+        return shares
+
+    def object_key(self, entry: BuildEntry) -> str | None:
+        """The build-log entry's object as `coverage` names it."""
+        if entry.output is None:
+            return None
+        return str((Path(entry.cwd) / entry.output).resolve().with_suffix("").relative_to(self.tree.resolve()))
 
     def close(self) -> None:
         shutil.rmtree(self.tree, ignore_errors=True)
         self.lock.close()
 
 
-def _same_file(path: Path, name: str) -> bool:
-    """Whether gcov's `name` for a file (absolute, or relative to where it was compiled) is `path`."""
-    parts = [part for part in Path(name).parts if part != "."]
-    return (
-        Path(name).is_absolute() and path.resolve() == Path(name).resolve() or path.parts[-len(parts) :] == tuple(parts)
-    )
+def _same_file(path: Path, name: str, directory: Path) -> bool:
+    """Whether gcov's `name` for a file (absolute, relative to the object's directory, or relative to another
+    directory of the compile, e.g. the tree's root) is `path`."""
+    if Path(name).is_absolute() or ".." in Path(name).parts:
+        return (directory / name).resolve() == path.resolve()
+    parts = tuple(part for part in Path(name).parts if part != ".")
+    return path.parts[-len(parts) :] == parts
 
 
 def base_env(jobs: int) -> dict[str, str]:
@@ -193,7 +212,54 @@ def base_env(jobs: int) -> dict[str, str]:
     }
 
 
-def gather(package: str, wins: list[Win], args: argparse.Namespace, done: set[tuple[str, str]]) -> None:
+class Recorder:
+    """The output directory: evidence first, then the attempt, so that a stop between them loses nothing."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        out.mkdir(parents=True, exist_ok=True)
+        self.evidence_file = out / "evidence.jsonl"
+        self.attempts_file = out / "attempts.jsonl"
+        self.done: set[tuple[str, str, str]] = set()
+        if self.attempts_file.is_file():
+            for line in self.attempts_file.read_text().splitlines():
+                record = json.loads(line)
+                self.done.add((record["package"], pipeline_key(record["pipeline"] or ""), record["unit"]))
+
+    def evidence(self) -> RunEvidence:
+        return RunEvidence.load(self.evidence_file) if self.evidence_file.is_file() else RunEvidence()
+
+    def record(self, win: Win, why: str | None, coverage: float | None, **extra: Any) -> None:
+        """`why` it is not backed, or None when it is."""
+        if why is None:
+            backed = {
+                "program": win.uri,
+                "pipeline": win.pipeline,
+                "tests": shlex.join(TESTS[win.package]),
+                "coverage": coverage,
+                "methods": list(win.methods),
+            }
+            _append(self.evidence_file, backed)
+        attempt = {"package": win.package, "pipeline": win.pipeline, "unit": win.path, "methods": list(win.methods)}
+        _append(self.attempts_file, {**attempt, "backed": why is None, "why": why, **extra, "time": time.time()})
+        self.done.add(win.key())
+        status(f"[{win.package}] {win.path}: {why or 'backed'} ({', '.join(win.methods)})")
+
+    def left_out(self, package: str, path: str, why: str) -> None:
+        """A unit no pipeline is built for (its package has no tests that run here, or they barely run it)."""
+        _append(
+            self.attempts_file, {"package": package, "pipeline": None, "unit": path, "why": why, "time": time.time()}
+        )
+        self.done.add((package, "", path))
+        status(f"[{package}] {path}: {why}")
+
+
+def _append(path: Path, record: dict[str, Any]) -> None:
+    with path.open("a") as out:
+        out.write(json.dumps(record) + "\n")
+
+
+def gather(package: str, wins: list[Win], args: argparse.Namespace, recorder: Recorder) -> None:
     toolchain = find_toolchain()
     clang, llvm_cov = toolchain.tool("clang"), str(Path(toolchain.tool("opt")).parent / "llvm-cov")
     logs = args.work / "logs" / package
@@ -203,29 +269,27 @@ def gather(package: str, wins: list[Win], args: argparse.Namespace, done: set[tu
         # In the compiler's name, not CFLAGS: some Makefiles link without CFLAGS and LDFLAGS.
         env = {**base_env(args.jobs), "CC": f"{clang} --coverage", "CXX": f"{clang}++ --coverage"}
         start = time.perf_counter()
-        failed, tested = tree.build_and_test(env, logs / "coverage.log")
+        reference = tree.build_and_test(env, logs / "coverage.log")
         coverage = {w.path: tree.coverage(w.path, llvm_cov) for w in wins}
-        seen = ", ".join(f"{Path(p).name} {_share(c)}" for p, c in coverage.items())
+        seen = ", ".join(f"{Path(p).name} {max(c.values(), default=0):.0%}" for p, c in coverage.items())
         took = time.perf_counter() - start
-        status(f"[{package}] coverage build: tests {'passed' if tested else 'FAILED'} in {took:.0f} s; {seen}")
-        if not tested:
-            _attempt(args, package, None, "the tests fail without any list (coverage build)", [])
+        status(
+            f"[{package}] coverage build: tests {'passed' if reference.tested else 'FAILED'} in {took:.0f} s; {seen}"
+        )
+        if not reference.tested:
+            for path in sorted({w.path for w in wins}):
+                recorder.left_out(package, path, "the tests fail without any list (coverage build)")
             return
-        unexercised = sorted({w.path for w in wins if (coverage[w.path] or 0.0) < MIN_COVERAGE})
-        if unexercised:
-            skipped = (
-                f"the tests execute less than {MIN_COVERAGE:.0%} of {', '.join(unexercised)}: not built with lists"
-            )
-            status(f"[{package}] {skipped}")
-            _attempt(args, package, None, skipped, [])
         by_pipeline: dict[str, list[Win]] = defaultdict(list)
         for win in wins:
-            if win.path not in unexercised:
+            best = max(coverage[win.path].values(), default=0.0)
+            if best >= MIN_COVERAGE:
                 by_pipeline[win.pipeline].append(win)
-        for number, (pipeline, units) in enumerate(sorted(by_pipeline.items()), 1):
-            if (package, pipeline_key(pipeline)) in done:
-                continue
-            build_log = logs / f"list{number}.jsonl"
+            elif (package, "", win.path) not in recorder.done:
+                recorder.left_out(package, win.path, f"the tests execute {best:.0%} of its lines at most")
+        for pipeline, units in sorted(by_pipeline.items()):
+            name = hashlib.sha256(pipeline.encode()).hexdigest()[:12]
+            build_log = logs / f"{name}.jsonl"
             build_log.unlink(missing_ok=True)
             env = {
                 **base_env(args.jobs),
@@ -236,101 +300,76 @@ def gather(package: str, wins: list[Win], args: argparse.Namespace, done: set[tu
                 "STITCHOPT_CACHE_DIR": str(args.work / "cache"),
             }
             start = time.perf_counter()
-            failed, tested = tree.build_and_test(env, logs / f"list{number}.log")
+            built = tree.build_and_test(env, logs / f"{name}.log")
             entries = read_log(build_log) if build_log.is_file() else []
+            seconds = round(time.perf_counter() - start, 1)
             optimized = sum(e.outcome == "optimized" for e in entries)
-            backed = []
+            status(f"[{package}] list {name}: {optimized} of {len(entries)} units built with it, {seconds:.0f} s")
             for win in units:
-                entry = next((e for e in entries if e.unit and e.unit.endswith("/" + win.path)), None)
-                why = _why_not(entry, win, tested, coverage[win.path])
-                if why is None:
-                    backed.append(win)
-                status(f"[{package}] {win.path}: {why or 'backed'} ({', '.join(win.methods)})")
-            seconds = time.perf_counter() - start
-            note = f"{optimized} of {len(entries)} units built with the list; tests {'passed' if tested else 'FAILED'}"
-            _attempt(
-                args,
-                package,
-                pipeline,
-                note,
-                [asdict(w) | {"coverage": coverage[w.path]} for w in backed],
-                seconds=seconds,
-                failed_steps=failed,
-                units=[w.path for w in units],
-            )
-            with (args.out / "evidence.jsonl").open("a") as out:
-                for win in backed:
-                    record = {
-                        "program": win.uri,
-                        "pipeline": win.pipeline,
-                        "tests": " ".join(TESTS[package]),
-                        "coverage": coverage[win.path],
-                        "methods": list(win.methods),
-                    }
-                    out.write(json.dumps(record) + "\n")
-            share = f"{len(backed)} of {len(units)} backed"
-            status(f"[{package}] list {number}/{len(by_pipeline)}: {note}, {share}, {seconds:.0f} s")
+                mine = [e for e in entries if e.unit and Path(e.unit).resolve() == (tree.tree / win.path).resolve()]
+                why, share = _judge(win, mine, built, reference, coverage[win.path], tree)
+                recorder.record(win, why, share, seconds=seconds, tests_passed=built.tested, log=build_log.name)
     finally:
         tree.close()
 
 
-def _share(coverage: float | None) -> str:
-    return "not run" if coverage is None else f"{coverage:.0%}"
-
-
-def _why_not(entry: BuildEntry | None, win: Win, tested: bool, coverage: float | None) -> str | None:
-    """Why a build does not back the unit's win, or None when it does."""
-    if entry is None:
-        return "not in the build log"
-    if entry.outcome != "optimized" or pipeline_key(entry.pipeline or "") != pipeline_key(win.pipeline):
-        return f"built {entry.outcome} ({entry.reason or 'the list did not win or failed a guard'})"
-    if entry.bytes != win.size:
-        return f"{entry.bytes} bytes, the evaluation measured {win.size} (another build of the unit)"
-    if not tested:
-        return "the tests FAILED"
-    if coverage is None:
-        return "the tests do not run it"
-    if coverage < MIN_COVERAGE:
-        return f"the tests execute {coverage:.0%} of its lines ({MIN_COVERAGE:.0%} asked)"
-    return None
-
-
-def _attempt(
-    args: argparse.Namespace, package: str, pipeline: str | None, note: str, backed: list[Any], **extra: Any
-) -> None:
-    record = {"package": package, "pipeline": pipeline, "note": note, "backed": backed, "time": time.time(), **extra}
-    with (args.out / "attempts.jsonl").open("a") as out:
-        out.write(json.dumps(record) + "\n")
+def _judge(
+    win: Win,
+    entries: list[BuildEntry],
+    built: Built,
+    reference: Built,
+    coverage: dict[str, float],
+    tree: PackageTree,
+) -> tuple[str | None, float | None]:
+    """(why the build does not back the unit's win or None, the executed share of the object that backs it)."""
+    if not built.tested:
+        return "the tests FAILED", None
+    if built.failed - reference.failed:
+        return f"build steps failed that the coverage build passed: {', '.join(sorted(built.failed))}", None
+    if not entries:
+        return "not in the build log", None
+    outcomes = []
+    for entry in entries:
+        share = coverage.get(tree.object_key(entry) or "", 0.0)
+        if entry.outcome != "optimized" or pipeline_key(entry.pipeline or "") != pipeline_key(win.pipeline):
+            outcomes.append(
+                f"{entry.output}: built {entry.outcome} ({entry.reason or 'the list lost or failed a guard'})"
+            )
+        elif entry.bytes != win.size:
+            outcomes.append(f"{entry.output}: {entry.bytes} bytes, the evaluation measured {win.size}")
+        elif share < MIN_COVERAGE:
+            outcomes.append(f"{entry.output}: the tests execute {share:.0%} of its lines")
+        else:
+            return None, share
+    return "; ".join(outcomes), None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--evaluation", type=Path, action="append", required=True)
-    parser.add_argument("--packages", default=",".join(TESTS), help="of " + ", ".join(TESTS))
+    parser.add_argument("--packages", default=",".join([*TESTS, *NO_TESTS]), help="of " + ", ".join(TESTS))
     parser.add_argument("--out", type=Path, default=Path("data/heldout/evidence-debian"))
     parser.add_argument("--work", type=Path, default=default_cache_dir() / "run-evidence", help="sources, logs")
     parser.add_argument("--wrapper", type=Path, default=Path(sys.executable).with_name("stitchopt-cc"))
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    evidence_file = args.out / "evidence.jsonl"
-    evidence = RunEvidence.load(evidence_file) if evidence_file.is_file() else RunEvidence()
-    done = set()
-    if (args.out / "attempts.jsonl").is_file():
-        for line in (args.out / "attempts.jsonl").read_text().splitlines():
-            record = json.loads(line)
-            done.add((record["package"], pipeline_key(record["pipeline"] or "")))
-    wins = unbacked_wins(args.evaluation, evidence)
+    recorder = Recorder(args.out)
+    wins = unbacked_wins(args.evaluation, recorder.evidence())
     by_package: dict[str, list[Win]] = defaultdict(list)
     for win in wins:
-        by_package[win.package].append(win)
+        if win.key() not in recorder.done and (win.package, "", win.path) not in recorder.done:
+            by_package[win.package].append(win)
     chosen = [p for p in args.packages.split(",") if p in by_package]
-    status(f"{len(wins)} unbacked wins in {len(by_package)} packages; gathering for {', '.join(chosen) or 'none'}")
+    status(f"{len(wins)} unbacked wins, {sum(map(len, by_package.values()))} not tried; packages: {', '.join(chosen)}")
     for package in chosen:
         if package not in TESTS:
-            status(f"[{package}] no test suite known: skipped")
+            for path in sorted({w.path for w in by_package[package]}):
+                recorder.left_out(package, path, NO_TESTS.get(package, "no test suite known to this script"))
             continue
-        gather(package, by_package[package], args, done)
+        try:
+            gather(package, by_package[package], args, recorder)
+        except Exception as error:  # one package's failure (fetch, build system, llvm-cov) leaves the others
+            status(f"[{package}] FAILED: {type(error).__name__}: {error}")
 
 
 if __name__ == "__main__":
