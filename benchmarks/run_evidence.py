@@ -186,7 +186,10 @@ class PackageTree:
         """The build-log entry's object as `coverage` names it."""
         if entry.output is None:
             return None
-        return str((Path(entry.cwd) / entry.output).resolve().with_suffix("").relative_to(self.tree.resolve()))
+        try:
+            return str((Path(entry.cwd) / entry.output).resolve().with_suffix("").relative_to(self.tree.resolve()))
+        except ValueError:  # an object outside the tree (e.g. a test harness's in a temporary directory)
+            return None
 
     def close(self) -> None:
         shutil.rmtree(self.tree, ignore_errors=True)
@@ -224,6 +227,8 @@ class Recorder:
         if self.attempts_file.is_file():
             for line in self.attempts_file.read_text().splitlines():
                 record = json.loads(line)
+                if record["pipeline"] is None and record.get("tests") != _tests(record["package"]):
+                    continue  # left out under another test command: tried again
                 self.done.add((record["package"], pipeline_key(record["pipeline"] or ""), record["unit"]))
 
     def evidence(self) -> RunEvidence:
@@ -235,7 +240,7 @@ class Recorder:
             backed = {
                 "program": win.uri,
                 "pipeline": win.pipeline,
-                "tests": shlex.join(TESTS[win.package]),
+                "tests": _tests(win.package),
                 "coverage": coverage,
                 "methods": list(win.methods),
             }
@@ -247,11 +252,14 @@ class Recorder:
 
     def left_out(self, package: str, path: str, why: str) -> None:
         """A unit no pipeline is built for (its package has no tests that run here, or they barely run it)."""
-        _append(
-            self.attempts_file, {"package": package, "pipeline": None, "unit": path, "why": why, "time": time.time()}
-        )
+        record = {"package": package, "pipeline": None, "unit": path, "why": why, "tests": _tests(package)}
+        _append(self.attempts_file, {**record, "time": time.time()})
         self.done.add((package, "", path))
         status(f"[{package}] {path}: {why}")
+
+
+def _tests(package: str) -> str | None:
+    return shlex.join(TESTS[package]) if package in TESTS else None
 
 
 def _append(path: Path, record: dict[str, Any]) -> None:
@@ -270,7 +278,7 @@ def gather(package: str, wins: list[Win], args: argparse.Namespace, recorder: Re
         env = {**base_env(args.jobs), "CC": f"{clang} --coverage", "CXX": f"{clang}++ --coverage"}
         start = time.perf_counter()
         reference = tree.build_and_test(env, logs / "coverage.log")
-        coverage = {w.path: tree.coverage(w.path, llvm_cov) for w in wins}
+        coverage = {path: tree.coverage(path, llvm_cov) for path in sorted({w.path for w in wins})}
         seen = ", ".join(f"{Path(p).name} {max(c.values(), default=0):.0%}" for p, c in coverage.items())
         took = time.perf_counter() - start
         status(
@@ -304,11 +312,17 @@ def gather(package: str, wins: list[Win], args: argparse.Namespace, recorder: Re
             entries = read_log(build_log) if build_log.is_file() else []
             seconds = round(time.perf_counter() - start, 1)
             optimized = sum(e.outcome == "optimized" for e in entries)
+            # Units where the list failed (opt crashed, say): the wrapper built them with the real compiler.
+            failed_units = sorted(str(e.unit) for e in entries if e.outcome == "failed")
             status(f"[{package}] list {name}: {optimized} of {len(entries)} units built with it, {seconds:.0f} s")
             for win in units:
-                mine = [e for e in entries if e.unit and Path(e.unit).resolve() == (tree.tree / win.path).resolve()]
+                source = (tree.tree / win.path).resolve()
+                compiled = [e for e in entries if e.unit and Path(e.unit).resolve() == source]
+                # The last compile of each object is the one linked (a later make may build it again).
+                mine = list({tree.object_key(e) or str(i): e for i, e in enumerate(compiled)}.values())
                 why, share = _judge(win, mine, built, reference, coverage[win.path], tree)
-                recorder.record(win, why, share, seconds=seconds, tests_passed=built.tested, log=build_log.name)
+                facts = {"seconds": seconds, "tests_passed": built.tested, "failed_units": failed_units}
+                recorder.record(win, why, share, **facts, log=build_log.name)
     finally:
         tree.close()
 
@@ -325,7 +339,10 @@ def _judge(
     if not built.tested:
         return "the tests FAILED", None
     if built.failed - reference.failed:
-        return f"build steps failed that the coverage build passed: {', '.join(sorted(built.failed))}", None
+        return (
+            f"build steps failed that the coverage build passed: {', '.join(sorted(built.failed - reference.failed))}",
+            None,
+        )
     if not entries:
         return "not in the build log", None
     outcomes = []
@@ -347,7 +364,7 @@ def _judge(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--evaluation", type=Path, action="append", required=True)
-    parser.add_argument("--packages", default=",".join([*TESTS, *NO_TESTS]), help="of " + ", ".join(TESTS))
+    parser.add_argument("--packages", default="", help="only these (default: every package with a win)")
     parser.add_argument("--out", type=Path, default=Path("data/heldout/evidence-debian"))
     parser.add_argument("--work", type=Path, default=default_cache_dir() / "run-evidence", help="sources, logs")
     parser.add_argument("--wrapper", type=Path, default=Path(sys.executable).with_name("stitchopt-cc"))
@@ -359,7 +376,7 @@ def main() -> None:
     for win in wins:
         if win.key() not in recorder.done and (win.package, "", win.path) not in recorder.done:
             by_package[win.package].append(win)
-    chosen = [p for p in args.packages.split(",") if p in by_package]
+    chosen = [p for p in (args.packages.split(",") if args.packages else by_package) if p in by_package]
     status(f"{len(wins)} unbacked wins, {sum(map(len, by_package.values()))} not tried; packages: {', '.join(chosen)}")
     for package in chosen:
         if package not in TESTS:
