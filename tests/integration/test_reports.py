@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -177,7 +178,7 @@ def _chromium() -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_each_report_renders_in_a_real_browser(reports: dict[str, Path], kind: str, tmp_path: Path) -> None:
+def test_each_report_renders_in_a_real_browser(reports: dict[str, Path], kind: str) -> None:
     browser, driver_path = _chromium()
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the dev extra")
     options = webdriver.ChromeOptions()
@@ -185,24 +186,26 @@ def test_each_report_renders_in_a_real_browser(reports: dict[str, Path], kind: s
     for flag in BROWSER_FLAGS:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # Chromium leaves its singleton-socket directory in TMPDIR at quit: one under this test's directory instead.
-    service = webdriver.ChromeService(executable_path=driver_path, env={**os.environ, "TMPDIR": str(tmp_path)})
-    driver = webdriver.Chrome(service=service, options=options)
-    try:
-        driver.get(reports[kind].as_uri())
-        plots = driver.execute_script(
-            "return Array.from(document.querySelectorAll('svg.plot')).map(svg => {"
-            "  const box = svg.getBoundingClientRect();"
-            "  return [box.width, box.height, svg.querySelectorAll('rect, polyline, circle').length]; });"
-        )
-        fetched = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name);")
-        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        height = driver.execute_script("return document.body.scrollHeight;")
-        driver.set_window_size(1200, min(int(height) + 40, 16000))
-        driver.save_screenshot(str(ARTIFACTS / f"report-{kind}.png"))
-    finally:
-        driver.quit()
+    # Chromium leaves its singleton-socket directory in TMPDIR at quit: a TMPDIR of its own, removed after it. Not
+    # tmp_path: under pytest-xdist the socket's path would pass the 108 characters a Unix socket may have.
+    with tempfile.TemporaryDirectory(prefix="stitchopt-chromium-") as scratch:
+        service = webdriver.ChromeService(executable_path=driver_path, env={**os.environ, "TMPDIR": scratch})
+        driver = webdriver.Chrome(service=service, options=options)
+        try:
+            driver.get(reports[kind].as_uri())
+            plots = driver.execute_script(
+                "return Array.from(document.querySelectorAll('svg.plot')).map(svg => {"
+                "  const box = svg.getBoundingClientRect();"
+                "  return [box.width, box.height, svg.querySelectorAll('rect, polyline, circle').length]; });"
+            )
+            fetched = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name);")
+            errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            height = driver.execute_script("return document.body.scrollHeight;")
+            driver.set_window_size(1200, min(int(height) + 40, 16000))
+            driver.save_screenshot(str(ARTIFACTS / f"report-{kind}.png"))
+        finally:
+            driver.quit()
     assert not errors, errors
     assert not fetched, fetched
     assert plots and all(width > 100 and height > 100 and marks > 0 for width, height, marks in plots), plots
