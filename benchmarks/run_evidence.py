@@ -268,8 +268,8 @@ def _append(path: Path, record: dict[str, Any]) -> None:
 
 
 def gather(package: str, wins: list[Win], args: argparse.Namespace, recorder: Recorder) -> None:
-    toolchain = find_toolchain()
-    clang, llvm_cov = toolchain.tool("clang"), str(Path(toolchain.tool("opt")).parent / "llvm-cov")
+    """The coverage build of `package`, then one build per pipeline of its exercised wins."""
+    clang, llvm_cov = args.clang, args.llvm_cov
     logs = args.work / "logs" / package
     logs.mkdir(parents=True, exist_ok=True)
     tree = PackageTree(package, args.work)
@@ -285,7 +285,7 @@ def gather(package: str, wins: list[Win], args: argparse.Namespace, recorder: Re
             f"[{package}] coverage build: tests {'passed' if reference.tested else 'FAILED'} in {took:.0f} s; {seen}"
         )
         if not reference.tested:
-            for path in sorted({w.path for w in wins}):
+            for path in coverage:
                 recorder.left_out(package, path, "the tests fail without any list (coverage build)")
             return
         by_pipeline: dict[str, list[Win]] = defaultdict(list)
@@ -296,35 +296,49 @@ def gather(package: str, wins: list[Win], args: argparse.Namespace, recorder: Re
             elif (package, "", win.path) not in recorder.done:
                 recorder.left_out(package, win.path, f"the tests execute {best:.0%} of its lines at most")
         for pipeline, units in sorted(by_pipeline.items()):
-            name = hashlib.sha256(pipeline.encode()).hexdigest()[:12]
-            build_log = logs / f"{name}.jsonl"
-            build_log.unlink(missing_ok=True)
-            env = {
-                **base_env(args.jobs),
-                "CC": str(args.wrapper),
-                "CXX": str(args.wrapper.with_name("stitchopt-c++")),
-                "STITCHOPT_LIST": pipeline,
-                "STITCHOPT_BUILD_LOG": str(build_log),
-                "STITCHOPT_CACHE_DIR": str(args.work / "cache"),
-            }
-            start = time.perf_counter()
-            built = tree.build_and_test(env, logs / f"{name}.log")
-            entries = read_log(build_log) if build_log.is_file() else []
-            seconds = round(time.perf_counter() - start, 1)
-            optimized = sum(e.outcome == "optimized" for e in entries)
-            # Units where the list failed (opt crashed, say): the wrapper built them with the real compiler.
-            failed_units = sorted(str(e.unit) for e in entries if e.outcome == "failed")
-            status(f"[{package}] list {name}: {optimized} of {len(entries)} units built with it, {seconds:.0f} s")
-            for win in units:
-                source = (tree.tree / win.path).resolve()
-                compiled = [e for e in entries if e.unit and Path(e.unit).resolve() == source]
-                # The last compile of each object is the one linked (a later make may build it again).
-                mine = list({tree.object_key(e) or str(i): e for i, e in enumerate(compiled)}.values())
-                why, share = _judge(win, mine, built, reference, coverage[win.path], tree)
-                facts = {"seconds": seconds, "tests_passed": built.tested, "failed_units": failed_units}
-                recorder.record(win, why, share, **facts, log=build_log.name)
+            _list_build(tree, pipeline, units, reference, coverage, args, recorder)
     finally:
         tree.close()
+
+
+def _list_build(
+    tree: PackageTree,
+    pipeline: str,
+    units: list[Win],
+    reference: Built,
+    coverage: dict[str, dict[str, float]],
+    args: argparse.Namespace,
+    recorder: Recorder,
+) -> None:
+    """The package built with `pipeline` through the wrapper and tested; each unit's win judged and recorded."""
+    name = hashlib.sha256(pipeline.encode()).hexdigest()[:12]
+    logs = args.work / "logs" / tree.package
+    build_log = logs / f"{name}.jsonl"
+    build_log.unlink(missing_ok=True)
+    env = {
+        **base_env(args.jobs),
+        "CC": str(args.wrapper),
+        "CXX": str(args.wrapper.with_name("stitchopt-c++")),
+        "STITCHOPT_LIST": pipeline,
+        "STITCHOPT_BUILD_LOG": str(build_log),
+        "STITCHOPT_CACHE_DIR": str(args.work / "cache"),
+    }
+    start = time.perf_counter()
+    built = tree.build_and_test(env, logs / f"{name}.log")
+    entries = read_log(build_log) if build_log.is_file() else []
+    seconds = round(time.perf_counter() - start, 1)
+    optimized = sum(e.outcome == "optimized" for e in entries)
+    # Units where the list failed (opt crashed, say): the wrapper built them with the real compiler.
+    failed_units = sorted(str(e.unit) for e in entries if e.outcome == "failed")
+    status(f"[{tree.package}] list {name}: {optimized} of {len(entries)} units built with it, {seconds:.0f} s")
+    for win in units:
+        source = (tree.tree / win.path).resolve()
+        compiled = [e for e in entries if e.unit and Path(e.unit).resolve() == source]
+        # The last compile of each object is the one linked (a later make may build it again).
+        mine = list({tree.object_key(e) or str(i): e for i, e in enumerate(compiled)}.values())
+        why, share = _judge(win, mine, built, reference, coverage[win.path], tree)
+        facts = {"seconds": seconds, "tests_passed": built.tested, "failed_units": failed_units}
+        recorder.record(win, why, share, **facts, log=build_log.name)
 
 
 def _judge(
@@ -370,6 +384,8 @@ def main() -> None:
     parser.add_argument("--wrapper", type=Path, default=Path(sys.executable).with_name("stitchopt-cc"))
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
+    toolchain = find_toolchain()
+    args.clang, args.llvm_cov = toolchain.tool("clang"), str(Path(toolchain.tool("opt")).parent / "llvm-cov")
     recorder = Recorder(args.out)
     wins = unbacked_wins(args.evaluation, recorder.evidence())
     by_package: dict[str, list[Win]] = defaultdict(list)
