@@ -32,7 +32,14 @@ from stitchopt.toolchain.frontend import compile_source, disassemble, load_modul
 from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.guards import summarize
-from stitchopt.validate.security_guard import KINDS, SOURCE_PIPELINE, counts_of_text, needs_codegen
+from stitchopt.validate.security_guard import (
+    KINDS,
+    SOURCE_PIPELINE,
+    HardeningCounts,
+    ModuleHardening,
+    counts_of_text,
+    needs_codegen,
+)
 
 ROOT = Path(__file__).parents[2]
 DEMO = ROOT / "src" / "stitchopt" / "datasets" / "demo_v1"
@@ -178,7 +185,7 @@ def test_the_plugins_guard_summaries_are_pythons(
     assert len(summaries) >= 40
     # Not vacuous: every kind of security-relevant code, and every other guard's facts, occur somewhere.
     for kind in KINDS:
-        assert any(s["hardening"][kind] for s in summaries), f"no module had {kind}"
+        assert any(s["hardening"]["own"][kind] for s in summaries), f"no module had {kind}"
     assert any(s["ub_markers"] for s in summaries) and any(s["unreachable_bodies"] for s in summaries)
     assert any(s["required"] for s in summaries) and not all(s["required"] for s in summaries)
 
@@ -234,13 +241,23 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 
 def test_the_plugin_counts_thunks_as_python_does(toolchain: Toolchain, plugin: Path, tmp_path: Path) -> None:
-    """Each thunk of a shared callee counts its items (the chain through the quoted name too, the cast result
-    too); the callee only thunks use counts once; the two thunks of each other end."""
+    """Each thunk of a shared callee takes over its items (the chain through the quoted name too, the cast result
+    too) where the reference did not call it from there; the callee only thunks use counts once; the two thunks
+    of each other end."""
     module = tmp_path / "thunks.ll"
     module.write_text(THUNKS_LL)
     options = CompileOptions(relocation_model="static", opt_flags=OPT_FLAGS["Oz"])
-    counts = compare(toolchain, plugin, module, options, "verify", "thunks")["hardening"]
-    assert (counts["clearing_writes"], counts["volatile_accesses"]) == (3 + 1, 2)
+    counts = ModuleHardening.from_dict(compare(toolchain, plugin, module, options, "verify", "thunks")["hardening"])
+    assert {(t.function, t.callee) for t in counts.thunks} == {
+        ('"wipe copy"', "wipe"),
+        ("chain", '"wipe copy"'),
+        ("widened", "count"),
+        ("pong", "ping"),
+    }
+    merged = counts.against(ModuleHardening(HardeningCounts()))  # a reference where no function called another
+    assert (merged.clearing_writes, merged.volatile_accesses) == (3 + 1, 2)
+    itself = counts.against(counts)  # every thunk called its callee in the reference: none credited
+    assert (itself.clearing_writes, itself.volatile_accesses) == (2, 1)
 
 
 def records(log: Path) -> list[dict[str, Any]]:

@@ -85,8 +85,8 @@ def test_counts_of_each_fixture_and_what_oz_removes(
 ) -> None:
     guard = Guard(toolchain, load_module(toolchain, FIXTURES / fixture, flags), oz.options, oz.pipeline)
     expected_oz = source if at_oz is None else at_oz
-    assert _nonzero(guard.source.hardening) == source
-    assert _nonzero(guard.reference.hardening) == expected_oz
+    assert _nonzero(guard.source.hardening.own) == source
+    assert _nonzero(guard.reference.hardening.own) == expected_oz
     assert guard.oz_removed == {k: n - expected_oz.get(k, 0) for k, n in source.items() if n > expected_oz.get(k, 0)}
 
 
@@ -106,7 +106,7 @@ def test_merging_identical_functions_that_clear_is_not_a_removal(toolchain: Tool
     into a call of it: the clear still runs for both, and the guard counts it for both."""
     guard = Guard(toolchain, load_module(toolchain, FIXTURES / "cwe14_merged.c"), oz.options, oz.pipeline)
     merged = f"{oz.pipeline},mergefunc"
-    assert _nonzero(guard.reference.hardening) == {"clearing_writes": 2}
+    assert _nonzero(guard.reference.hardening.own) == {"clearing_writes": 2}
     assert "tail call i32 @md5_final" in optimized_text(toolchain, guard.module, merged, oz.options)
     assert guard.check(merged) == []
 

@@ -9,7 +9,7 @@ import pytest
 from stitchopt.core import EvalResult, EvalStatus, Objective
 from stitchopt.errors import InputError
 from stitchopt.labels.labelset import LabelSet
-from stitchopt.validate.security_guard import count_canaries, count_ir, needs_codegen
+from stitchopt.validate.security_guard import count_canaries, needs_codegen, read_counts
 
 CLEAR_THEN_RETURN = """
 define i32 @f(i32 %n) #0 {
@@ -25,14 +25,14 @@ attributes #0 = { nounwind sspstrong }
 
 
 def test_a_zero_write_into_a_local_that_is_not_read_again_is_a_clearing_write() -> None:
-    counts = count_ir(CLEAR_THEN_RETURN)
+    counts = read_counts(CLEAR_THEN_RETURN).own
     assert counts.clearing_writes == 1 and counts.protected_functions == 1
     assert needs_codegen(CLEAR_THEN_RETURN)
 
 
 def test_a_zero_write_read_afterwards_is_an_initialization() -> None:
     text = CLEAR_THEN_RETURN.replace("  ret i32 %r", "  %again = call i32 @use(ptr %p)\n  ret i32 %r")
-    assert count_ir(text).clearing_writes == 0
+    assert read_counts(text).own.clearing_writes == 0
 
 
 def test_zero_writes_to_globals_and_loaded_pointers_are_not_clearing() -> None:
@@ -44,7 +44,7 @@ define void @g(ptr %slot) {
   ret void
 }
 """
-    assert count_ir(text).clearing_writes == 0
+    assert read_counts(text).own.clearing_writes == 0
 
 
 def test_heap_memory_cleared_before_free_and_through_a_local_holding_its_pointer() -> None:
@@ -60,7 +60,7 @@ define void @h() {
   ret void
 }
 """
-    counts = count_ir(text)
+    counts = read_counts(text).own
     assert counts.clearing_writes == 1 and counts.volatile_accesses == 1
 
 
@@ -82,7 +82,7 @@ ok:
   ret i32 %v
 }
 """
-    counts = count_ir(text)
+    counts = read_counts(text).own
     assert (counts.clearing_calls, counts.fortified_calls, counts.overflow_checks) == (1, 1, 2)
     assert not needs_codegen(text)
 
@@ -105,6 +105,18 @@ def test_security_is_an_objective_term_that_labels_score_only_with_measured_valu
         labels.objective_values(objective)
 
 
+# Two identical wipes, as -Oz leaves them, and what `mergefunc` makes of them: one body and a thunk.
+COPIES = """
+define internal void @wipe_a(ptr %ctx) {
+  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 64, i1 false)
+  ret void
+}
+define internal void @wipe_b(ptr %ctx) {
+  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 64, i1 false)
+  ret void
+}
+@table = constant [2 x ptr] [ptr @wipe_a, ptr @wipe_b]
+"""
 MERGED = """
 define internal void @wipe_a(ptr %ctx) {
   call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 64, i1 false)
@@ -119,10 +131,39 @@ define internal void @wipe_b(ptr %ctx) {
 
 
 def test_a_thunk_counts_the_items_of_the_function_it_calls_when_something_else_uses_it() -> None:
-    assert count_ir(MERGED).clearing_writes == 2  # what mergefunc leaves of two identical wipes
+    reference = read_counts(COPIES)
+    assert reference.own.clearing_writes == 2
+    assert read_counts(MERGED).against(reference).clearing_writes == 2  # the merge removed nothing
+    assert read_counts(MERGED).own.clearing_writes == 1  # counted per body it would look like a removal
     only_the_thunk_uses_it = MERGED.replace("[ptr @wipe_a, ptr @wipe_b]", "[ptr @wipe_b, ptr @wipe_b]")
-    assert count_ir(only_the_thunk_uses_it).clearing_writes == 1  # -Oz would have inlined it: counted once
+    assert read_counts(only_the_thunk_uses_it).against(reference).clearing_writes == 1  # -Oz would have inlined it
     not_a_thunk = MERGED.replace(
         "  tail call void @wipe_a(ptr %ctx)\n", "  tail call void @wipe_a(ptr %ctx)\n  call void @use()\n"
     )
-    assert count_ir(not_a_thunk).clearing_writes == 1
+    assert read_counts(not_a_thunk).against(reference).clearing_writes == 1
+
+
+# A wrapper that clears its buffer and calls a shared helper (-Oz's output), and a list's output that proved the
+# clear dead: what is left of the wrapper is a bare call, the shape of a thunk.
+WRAPPER = """
+define void @helper(ptr %ctx) {
+  call void @llvm.memset.p0.i64(ptr %ctx, i8 0, i64 64, i1 false)
+  ret void
+}
+define void @wrapper(ptr %ctx, ptr %key) {
+  call void @llvm.memset.p0.i64(ptr %key, i8 0, i64 16, i1 false)
+  tail call void @helper(ptr %ctx)
+  ret void
+}
+@hooks = constant [1 x ptr] [ptr @helper]
+"""
+WRAPPER_STRIPPED = WRAPPER.replace("  call void @llvm.memset.p0.i64(ptr %key, i8 0, i64 16, i1 false)\n", "")
+
+
+def test_a_wrapper_left_as_a_bare_call_of_what_it_called_is_no_thunk() -> None:
+    reference = read_counts(WRAPPER)
+    assert reference.own.clearing_writes == 2
+    stripped = read_counts(WRAPPER_STRIPPED)
+    assert [(t.function, t.callee) for t in stripped.thunks] == [("wrapper", "helper")]  # it has a thunk's shape
+    assert stripped.against(reference).clearing_writes == 1  # but the wrapper called the helper before: one lost
+    assert stripped.against(read_counts(COPIES)).clearing_writes == 2  # a reference without that call credits it

@@ -21,11 +21,12 @@ from stitchopt.validate.security_guard import (
     COUNTS_VERSION,
     HardeningCounts,
     HardeningError,
-    count_ir,
+    ModuleHardening,
     counts_of_text,
     describe,
     needs_codegen,
     optimized_text,
+    read_counts,
     weakened,
 )
 
@@ -47,7 +48,7 @@ class ModuleSummary:
     exported: frozenset[str]  # every definition visible outside the module
     unreachable_bodies: frozenset[str]  # defined functions whose whole body is `unreachable`
     ub_markers: int  # stores to null or poison: how LLVM marks code it proved undefined
-    hardening: HardeningCounts = HardeningCounts()  # canary checks only when read from assembly (Guard does)
+    hardening: ModuleHardening = ModuleHardening(HardeningCounts())  # canaries only from assembly (Guard reads it)
 
 
 def summarize(ir_text: str) -> ModuleSummary:
@@ -79,7 +80,7 @@ def summarize(ir_text: str) -> ModuleSummary:
             if not linkage & _DECLARATION_LINKAGES:
                 _classify(name, linkage, required, exported)
     return ModuleSummary(
-        frozenset(required), frozenset(exported), frozenset(unreachable), ub_markers, count_ir(ir_text)
+        frozenset(required), frozenset(exported), frozenset(unreachable), ub_markers, read_counts(ir_text)
     )
 
 
@@ -104,7 +105,7 @@ def suspicious_changes(source: ModuleSummary, reference: ModuleSummary, candidat
         reasons.append(
             f"{candidate.ub_markers} stores to null/poison (code proven undefined), -Oz has {reference.ub_markers}"
         )
-    removed = weakened(reference.hardening, candidate.hardening)
+    removed = weakened(reference.hardening.own, candidate.hardening.against(reference.hardening))
     if removed:
         reasons.append(f"security-relevant code removed relative to -Oz: {describe(removed)}")
     return reasons
@@ -137,7 +138,7 @@ class Guard:
             self.reference = self._summary(oz_pipeline)
         except HardeningError as exc:
             raise InputError(f"{module.name}: cannot read the module for the guards: {exc}") from exc
-        self.oz_removed = weakened(self.source.hardening, self.reference.hardening)
+        self.oz_removed = weakened(self.source.hardening.own, self.reference.hardening.against(self.source.hardening))
 
     def check(self, pipeline: str) -> list[str]:
         """Reasons to distrust `pipeline` on this program; empty when every guard holds."""

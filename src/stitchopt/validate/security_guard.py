@@ -25,13 +25,15 @@ only when some function asks for a stack protector, from `llc`'s assembly), one 
 - overflow checks: `llvm.*.with.overflow` calls, and conditional branches to a block that calls `abort`,
   `__assert_fail`, `__chk_fail`, `__stack_chk_fail`, `llvm.trap`, `llvm.ubsantrap` or a `__ubsan_handle_*`.
 
-Counts are per site and per module, by kind. A function whose body only calls another defined function that
-something besides such functions uses (a thunk: what `mergefunc` leaves of an identical copy whose address is
-taken, or a wrapper of a shared helper) counts that function's items as its own, since calling it runs them.
-Comparing totals errs both ways (docs/security.md lists the cases): strict where a merge leaves no thunk, where
-only thunks use the callee, or where a list inlines a helper less than -Oz (a false refusal); lenient where a
-list leaves a wrapper as a bare call of a shared helper after removing its other code, or removes one item
-while creating another of the same kind elsewhere: a strong screen, not a proof.
+Counts are per site and per module, by kind, and a list's are compared with a reference's (-Oz's, or the
+unoptimized module's). A function whose body only calls another defined function that something besides such
+functions uses (a thunk: what `mergefunc` leaves of an identical copy whose address is taken) counts that
+function's items as its own, since calling it runs them, unless the same function called it in the reference:
+then it was a wrapper whose other code the list removed, not a copy merged away, and crediting it would hide
+what went. Comparing totals still errs both ways (docs/security.md lists the cases): strict where a merge
+leaves no thunk, where only thunks use the callee, or where a list inlines a helper less than -Oz (a false
+refusal); lenient where a list removes one item while creating another of the same kind elsewhere: a strong
+screen, not a proof.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import CompileOptions, EvalResult, IRModule
@@ -122,8 +125,60 @@ class HardeningCounts:
     def from_dict(cls, data: Mapping[str, int]) -> HardeningCounts:
         return cls(**{f.name: int(data.get(f.name, 0)) for f in fields(cls)})
 
+    def plus(self, other: HardeningCounts) -> HardeningCounts:
+        return HardeningCounts(**{kind: getattr(self, kind) + getattr(other, kind) for kind in KINDS})
+
 
 KINDS = tuple(f.name for f in fields(HardeningCounts))
+
+
+@dataclass(frozen=True)
+class ThunkCredit:
+    """What a thunk takes over from the shared functions its call reaches (thunks of thunks followed)."""
+
+    function: str
+    callee: str  # the function its body calls
+    items: HardeningCounts
+
+
+@dataclass(frozen=True)
+class ModuleHardening:
+    """One module's counts as a comparison needs them: every item in the function that holds it (`own`), what
+    each thunk would take over, and which defined functions call which (for when this module is the reference)."""
+
+    own: HardeningCounts
+    thunks: tuple[ThunkCredit, ...] = ()  # sorted by function
+    calls: frozenset[tuple[str, str]] = frozenset()  # (caller, defined callee)
+
+    def against(self, reference: ModuleHardening) -> HardeningCounts:
+        """The counts to compare with `reference.own`: each thunk credited with its callee's items unless its
+        function called that callee in the reference (a wrapper left as a bare call: what it lost stays lost).
+        Against itself, every thunk called its callee: `own`."""
+        total = self.own
+        for thunk in self.thunks:
+            if (thunk.function, thunk.callee) not in reference.calls:
+                total = total.plus(thunk.items)
+        return total
+
+    def with_canaries(self, canaries: int) -> ModuleHardening:
+        return replace(self, own=replace(self.own, canary_checks=canaries))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "own": self.own.to_dict(),
+            "thunks": [[t.function, t.callee, t.items.to_dict()] for t in self.thunks],
+            "calls": sorted(map(list, self.calls)),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ModuleHardening:
+        return cls(
+            HardeningCounts.from_dict(data["own"]),
+            tuple(ThunkCredit(f, c, HardeningCounts.from_dict(i)) for f, c, i in data["thunks"]),
+            frozenset((caller, callee) for caller, callee in data["calls"]),
+        )
+
+
 _SINGULAR = {
     "clearing_writes": "clearing write",
     "clearing_calls": "clearing call",
@@ -167,13 +222,14 @@ def needs_codegen(ir_text: str) -> bool:
     )
 
 
-def count_ir(ir_text: str) -> HardeningCounts:
+def read_counts(ir_text: str) -> ModuleHardening:
     """Every kind but canary checks, from textual IR."""
     lines = ir_text.splitlines()
     protector_groups = {
         m.group(1) for m in map(_ATTR_GROUP_RE.match, lines) if m and PROTECTOR_ATTRIBUTES & set(m.group(2).split())
     }
     own: dict[str, dict[str, int]] = {}  # function -> the items of its own body
+    called: dict[str, set[str]] = {}  # function -> what its body calls
     thunks: dict[str, str] = {}  # function -> the defined or declared function its body only calls
     protected = 0
     name = ""  # the function being read, its body and its arguments
@@ -184,7 +240,7 @@ def count_ir(ir_text: str) -> HardeningCounts:
         if inside:
             if line.startswith("}"):
                 own[name] = dict.fromkeys(KINDS, 0)
-                _count_function(arguments, body, own[name])
+                called[name] = _count_function(arguments, body, own[name])
                 if (target := _thunk_target(body)) is not None:
                     thunks[name] = target
                 inside = False
@@ -202,14 +258,17 @@ def count_ir(ir_text: str) -> HardeningCounts:
     uses = _mentions(ir_text) if thunks else Counter()
     shared = {target for target, n in callers.items() if target in own and uses[target] - 1 > n}
     counts = dict.fromkeys(KINDS, 0)
+    credits: list[ThunkCredit] = []
     for function, items in own.items():
-        for called in _called_through(function, thunks, shared):
-            for kind in _THUNK_KINDS:
-                counts[kind] += own[called][kind]
+        reached = _called_through(function, thunks, shared)
+        if reached:
+            taken = {kind: sum(own[r][kind] for r in reached) if kind in _THUNK_KINDS else 0 for kind in KINDS}
+            credits.append(ThunkCredit(function, thunks[function], HardeningCounts(**taken)))
         for kind in KINDS:
             counts[kind] += items[kind]
     counts["protected_functions"] = protected
-    return HardeningCounts(**counts)
+    calls = frozenset((caller, callee) for caller, callees in called.items() for callee in callees if callee in own)
+    return ModuleHardening(HardeningCounts(**counts), tuple(sorted(credits, key=lambda c: c.function)), calls)
 
 
 # What a thunk takes over from the function it calls: every kind read from a body (a protector attribute stays
@@ -254,7 +313,8 @@ def count_canaries(assembly: str) -> int:
     return sum(1 for line in assembly.splitlines() if _CANARY_RE.match(line) and not line.lstrip().startswith("."))
 
 
-def _count_function(arguments: list[str], body: list[str], counts: dict[str, int]) -> None:
+def _count_function(arguments: list[str], body: list[str], counts: dict[str, int]) -> set[str]:
+    """Add the body's items to `counts`; return the functions it calls."""
     roots: dict[str, str] = {}
     merges: dict[str, list[str]] = {}  # a select or phi of pointers -> the names it chooses from
     slots: dict[str, str | None] = {}  # a local holding a pointer -> the one pointer stored there (None: several)
@@ -301,6 +361,7 @@ def _count_function(arguments: list[str], body: list[str], counts: dict[str, int
             root = _root(target, roots)
             if root in limited and not _read_later(root, roots, body[index + 1 :], callees[index + 1 :]):
                 counts["clearing_writes"] += 1
+    return {callee for callee in callees if callee is not None}
 
 
 def _zero_write(line: str) -> str | None:
@@ -339,17 +400,16 @@ class HardeningError(Exception):
 
 def counts_of_text(
     toolchain: Toolchain, ir_text: str, options: CompileOptions, timeout: float = DEFAULT_TIMEOUT_S
-) -> HardeningCounts:
+) -> ModuleHardening:
     """The counts of an optimized module's text; `llc` runs only when some function has a stack protector."""
-    counts = count_ir(ir_text)
+    counts = read_counts(ir_text)
     if not needs_codegen(ir_text):
         return counts
     argv = llc_command(toolchain.tool("llc"), flags=options.llc_flags(), filetype="asm")
     run = run_tool(argv, stdin=ir_text.encode(), timeout=timeout)
     if run.timed_out or run.returncode != 0:
         raise HardeningError(f"llc failed: {telling_line(run.stderr_text)}")
-    canaries = count_canaries(run.stdout.decode(errors="replace"))
-    return HardeningCounts(**{**counts.to_dict(), "canary_checks": canaries})
+    return counts.with_canaries(count_canaries(run.stdout.decode(errors="replace")))
 
 
 # What the unoptimized module is counted after: the front end's locals promoted to registers, so that a pointer
@@ -382,14 +442,14 @@ def module_counts(
     pipeline: str | None,
     options: CompileOptions,
     timeout: float = DEFAULT_TIMEOUT_S,
-) -> HardeningCounts:
+) -> ModuleHardening:
     """The counts of `module` after `pipeline` (None: the unoptimized module): one `opt -S`, plus `llc` only
     when some function has a stack protector."""
     return counts_of_text(toolchain, optimized_text(toolchain, module, pipeline, options, timeout), options, timeout)
 
 
 COUNTS_KIND = "hardening-counts"  # evaluation-store artifacts: counts by (module, toolchain, pipeline, options)
-COUNTS_VERSION = 2  # part of their key: bump when a counting rule changes, so that old counts are not replayed
+COUNTS_VERSION = 3  # part of their key: bump when a counting rule changes, so that old counts are not replayed
 
 
 def cached_counts(
@@ -399,12 +459,12 @@ def cached_counts(
     pipeline: str | None,
     options: CompileOptions,
     timeout: float = DEFAULT_TIMEOUT_S,
-) -> HardeningCounts:
+) -> ModuleHardening:
     """`module_counts`, remembered in the evaluation store (tuning asks for the same lists again)."""
     key = (module.sha256, toolchain.identity, pipeline or SOURCE_PIPELINE, options.key(), str(COUNTS_VERSION))
     stored = store.get_artifact(COUNTS_KIND, *key) if store is not None else None
     if stored is not None:
-        return HardeningCounts.from_dict(json.loads(stored))
+        return ModuleHardening.from_dict(json.loads(stored))
     counts = module_counts(toolchain, module, pipeline, options, timeout)
     if store is not None:
         store.put_artifact(COUNTS_KIND, json.dumps(counts.to_dict()).encode(), *key)
@@ -443,21 +503,23 @@ class SecurityMeter:
             counts = cached_counts(self.toolchain, self.store, self.module, pipeline, self.options, self.timeout)
         except HardeningError:
             return None
-        return 1.0 + lost(self.source, counts)
+        return 1.0 + lost(self.source.own, counts.against(self.source))
 
 
 @dataclass(frozen=True)
 class SecurityComparison:
-    """A list's counts beside -Oz's and the unoptimized module's (what `stitchopt eval` shows)."""
+    """A list's counts beside -Oz's and the unoptimized module's (what `stitchopt eval` shows), each as compared:
+    the list's against -Oz's, -Oz's against the source's (`oz_from_source`, thunks credited)."""
 
     source: HardeningCounts
     oz: HardeningCounts
     passes: HardeningCounts
+    oz_from_source: HardeningCounts
 
     @property
     def removed_by_oz(self) -> dict[str, int]:
         """What -Oz itself removes from the source: a warning, since the guard only holds lists to -Oz."""
-        return weakened(self.source, self.oz)
+        return weakened(self.source, self.oz_from_source)
 
     @property
     def removed_vs_oz(self) -> dict[str, int]:
@@ -483,7 +545,8 @@ def compare_security(
     pipeline: str,
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> SecurityComparison:
-    def counts(chosen: str | None) -> HardeningCounts:
+    def counts(chosen: str | None) -> ModuleHardening:
         return cached_counts(toolchain, store, module, chosen, options, timeout)
 
-    return SecurityComparison(counts(None), counts(oz_pipeline), counts(pipeline))
+    source, oz, passes = counts(None), counts(oz_pipeline), counts(pipeline)
+    return SecurityComparison(source.own, oz.own, passes.against(oz), oz.against(source))

@@ -736,9 +736,10 @@ bool readLater(const StringSet<> &Derived, ArrayRef<StringRef> Lines,
   return false;
 }
 
-/// _count_function.
+/// _count_function: adds the body's items to `Counts`, and the functions it
+/// calls to `Called`.
 void countFunction(ArrayRef<StringRef> Arguments, ArrayRef<StringRef> Body,
-                   HardeningCounts &Counts) {
+                   HardeningCounts &Counts, StringSet<> &Called) {
   Roots R;
   std::map<StringRef, SmallVector<StringRef, 2>> Merges;
   StringMap<std::optional<StringRef>> Slots;
@@ -752,6 +753,8 @@ void countFunction(ArrayRef<StringRef> Arguments, ArrayRef<StringRef> Body,
       Label = ("%" + Found).str();
     std::optional<StringRef> Callee = findCallee(Line);
     Callees.push_back(Callee);
+    if (Callee)
+      Called.insert(*Callee);
     if (Callee && (isOneOf(Callee, TrapFunctions) ||
                    Callee->starts_with("__ubsan_handle_")))
       TrapBlocks.insert(Label);
@@ -1006,6 +1009,7 @@ void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
   }
   HardeningCounts &Counts = S.Hardening;
   StringMap<HardeningCounts> Own; // function -> the items of its own body
+  StringMap<StringSet<>> Called;  // function -> what its body calls
   StringMap<StringRef> Thunks;    // function -> the function it only calls
   StringRef Name;
   std::vector<StringRef> Body;
@@ -1016,7 +1020,7 @@ void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
       if (Line.starts_with("}")) {
         HardeningCounts &Items = Own[Name];
         Items = HardeningCounts();
-        countFunction(Arguments, Body, Items);
+        countFunction(Arguments, Body, Items, Called[Name]);
         if (std::optional<StringRef> Target = thunkTarget(Body))
           Thunks[Name] = *Target;
         Inside = false;
@@ -1053,10 +1057,36 @@ void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
         Uses.lookup(Entry.getKey()) > Entry.second + 1)
       Shared.insert(Entry.getKey());
   for (const auto &Entry : Own) {
-    for (StringRef Called : calledThrough(Entry.getKey(), Thunks, Shared))
-      addBodyItems(Counts, Own.find(Called)->second);
+    SmallVector<StringRef, 4> Reached =
+        calledThrough(Entry.getKey(), Thunks, Shared);
+    if (!Reached.empty()) {
+      ThunkCredit Credit{Entry.getKey().str(),
+                         Thunks.find(Entry.getKey())->second.str(),
+                         HardeningCounts()};
+      for (StringRef Function : Reached)
+        addBodyItems(Credit.Items, Own.find(Function)->second);
+      S.Thunks.push_back(std::move(Credit));
+    }
     addBodyItems(Counts, Entry.second);
   }
+  llvm::sort(S.Thunks, [](const ThunkCredit &A, const ThunkCredit &B) {
+    return A.Function < B.Function;
+  });
+  for (const auto &Entry : Called)
+    for (const auto &Callee : Entry.second)
+      if (Own.count(Callee.getKey()))
+        S.Calls.emplace(Entry.getKey().str(), Callee.getKey().str());
+}
+
+/// ModuleHardening.against: `S`'s counts with each thunk credited whose
+/// function did not call its callee in `Reference`.
+HardeningCounts against(const ModuleSummary &S,
+                        const ModuleSummary &Reference) {
+  HardeningCounts Total = S.Hardening;
+  for (const ThunkCredit &Thunk : S.Thunks)
+    if (!Reference.Calls.count({Thunk.Function, Thunk.Callee}))
+      addBodyItems(Total, Thunk.Items);
+  return Total;
 }
 
 std::string names(const std::vector<std::string> &Names, size_t Shown = 5) {
@@ -1178,11 +1208,12 @@ std::vector<std::string> suspiciousChanges(const ModuleSummary &Source,
                       "has " +
                       std::to_string(Reference.UBMarkers));
   std::string Removed;
+  HardeningCounts Credited = against(Candidate, Reference);
   for (const Kind &K : Kinds) {
     if (K.Count == &HardeningCounts::ProtectedFunctions)
       continue; // shown, not compared (security_guard.COMPARED_KINDS)
     uint64_t Ref = Reference.Hardening.*K.Count;
-    uint64_t Cand = Candidate.Hardening.*K.Count;
+    uint64_t Cand = Credited.*K.Count;
     if (Cand >= Ref)
       continue;
     uint64_t Fewer = Ref - Cand;
@@ -1202,9 +1233,20 @@ json::Value toJSON(const ModuleSummary &S) {
       Out.push_back(N);
     return Out;
   };
-  json::Object Hardening;
-  for (const Kind &K : Kinds)
-    Hardening[K.Field] = S.Hardening.*K.Count;
+  auto Counts = [](const HardeningCounts &C) {
+    json::Object Out;
+    for (const Kind &K : Kinds)
+      Out[K.Field] = C.*K.Count;
+    return Out;
+  };
+  json::Array Thunks, Calls;
+  for (const ThunkCredit &T : S.Thunks)
+    Thunks.push_back(json::Array{T.Function, T.Callee, Counts(T.Items)});
+  for (const auto &[Caller, Callee] : S.Calls)
+    Calls.push_back(json::Array{Caller, Callee});
+  json::Object Hardening{{"own", Counts(S.Hardening)},
+                         {"thunks", std::move(Thunks)},
+                         {"calls", std::move(Calls)}};
   return json::Object{{"required", List(S.Required)},
                       {"exported", List(S.Exported)},
                       {"unreachable_bodies", List(S.UnreachableBodies)},

@@ -27,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stitchopt {
@@ -42,14 +43,25 @@ struct HardeningCounts {
   uint64_t OverflowChecks = 0;
 };
 
-/// guards.ModuleSummary, and whether its canary checks need code generation
-/// (security_guard.needs_codegen).
+/// security_guard.ThunkCredit: what a thunk takes over from the shared
+/// functions its call reaches.
+struct ThunkCredit {
+  std::string Function;
+  std::string Callee; // the function its body calls
+  HardeningCounts Items;
+};
+
+/// guards.ModuleSummary, with its security_guard.ModuleHardening spread over
+/// `Hardening` (`own`), `Thunks` and `Calls`, and whether its canary checks
+/// need code generation (security_guard.needs_codegen).
 struct ModuleSummary {
   std::set<std::string> Required; // externally visible, not discardable
   std::set<std::string> Exported; // visible outside the module
   std::set<std::string> UnreachableBodies; // bodies that are `unreachable`
   uint64_t UBMarkers = 0;                  // stores to null or poison
-  HardeningCounts Hardening;
+  HardeningCounts Hardening; // every item in the function that holds it
+  std::vector<ThunkCredit> Thunks; // sorted by function
+  std::set<std::pair<std::string, std::string>> Calls; // (caller, defined)
   bool NeedsCodegen = false; // some function asks for a stack protector
 };
 
