@@ -23,6 +23,7 @@ from pathlib import Path
 
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.datasets.benchmarks import select_benchmarks
+from stitchopt.errors import DatasetError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.learning.heldout import SEARCH_KS, Evaluation, evaluate_dataset, restricted, without_packages
 from stitchopt.learning.kinds import load_model
@@ -83,6 +84,9 @@ def main() -> None:
     parser.add_argument(
         "--exclude-package", action="append", default=[], help="also print the table without this package (repeatable)"
     )
+    parser.add_argument(
+        "--package", action="append", default=[], help="evaluate only this package's units (repeatable)"
+    )
     parser.add_argument("--curve", action="store_true", help="also seeded search's gain against compilations")
     parser.add_argument("--curve-ks", default="1,5,10,50", help="seeded search's k values on the curve")
     parser.add_argument("--curve-budgets", default="0,10,25,50,100,300", help="evaluations the curve is read at")
@@ -92,19 +96,23 @@ def main() -> None:
     start = time.perf_counter()
     toolchain = find_toolchain()
     with Evaluator(toolchain, EvaluationStore(store_path())) as evaluator:
-        evaluation, title = evaluate_dataset(
-            evaluator,
-            args.dataset,
-            args.model,
-            split=args.split,
-            programs=args.programs,
-            max_ir_kb=args.max_ir_kb,
-            per_package=args.per_package or None,
-            ks=tuple(int(k) for k in args.ks.split(",") if k),
-            search_ks=_numbers(args.search_ks),
-            autotuner=args.autotuner,
-            verified=args.verified,
-        )
+        try:
+            evaluation, title = evaluate_dataset(
+                evaluator,
+                args.dataset,
+                args.model,
+                split=args.split,
+                programs=args.programs,
+                max_ir_kb=args.max_ir_kb,
+                per_package=args.per_package or None,
+                ks=tuple(int(k) for k in args.ks.split(",") if k),
+                search_ks=_numbers(args.search_ks),
+                autotuner=args.autotuner,
+                verified=args.verified,
+                packages=args.package,
+            )
+        except DatasetError as exc:  # e.g. a --package with no units in the split
+            parser.error(str(exc))
         curve = search_curve(evaluator, args, evaluation) if args.curve else None
     print_tables(evaluation, title)
     packages = sorted({o.package for o in evaluation.programs})

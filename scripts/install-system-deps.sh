@@ -31,7 +31,8 @@ test_only=(chromium chromium-driver)
 datasets_only=(dpkg-dev make cmake meson ninja-build autoconf automake libtool libtool-bin autopoint bison flex gperf
   texinfo pkg-config zlib1g-dev libncurses-dev libevent-dev libssl-dev libgmp-dev libmpfr-dev libxml2-dev libgpg-error-dev
   libassuan-dev libksba-dev libnpth0-dev libgcrypt20-dev libpcre2-dev libmnl-dev libreadline-dev libpcap-dev
-  liblzo2-dev libmd-dev libnl-3-dev libnl-genl-3-dev libcap-dev libcap-ng-dev libpopt-dev libexpat1-dev)
+  liblzo2-dev libmd-dev libnl-3-dev libnl-genl-3-dev libcap-dev libcap-ng-dev libpopt-dev libexpat1-dev
+  libbrotli-dev libeigen3-dev libgflags-dev uuid-dev libutfcpp-dev)
 # With --gpu, also when possible: libomp-19-dev, whose libomptarget-nvptx-sm_XX.bc is the device runtime of
 # OpenMP target offload (`stitchopt doctor` reports it), and libomptarget, which runs offload programs with the
 # host CPU as the device (`stitchopt gpu transfers --run`; `make test` installs it for tests/integration/

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -29,6 +29,7 @@ from stitchopt.apply.modes import SEARCH_K
 from stitchopt.apply.search import search_ranked
 from stitchopt.core import EvalResult, IRModule
 from stitchopt.datasets.benchmarks import Benchmark, select_benchmarks
+from stitchopt.errors import DatasetError
 from stitchopt.evaluation.comparison import geomean
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.labels.measure import distrust_suspicious
@@ -383,9 +384,16 @@ def evaluate_dataset(
     autotuner: Path | None = None,
     llm_compiler: Path | None = None,
     verified: Path | None = None,
+    packages: Collection[str] = (),
 ) -> tuple[Evaluation, str]:
-    """`evaluate_model` on one split of a built dataset (round-robin over packages); returns a title too."""
-    chosen = select_benchmarks(dataset, [split], max_ir_kb=max_ir_kb, per_package=per_package, limit=programs or None)
+    """`evaluate_model` on one split of a built dataset (round-robin over packages; only `packages` when given);
+    returns a title too."""
+    chosen = select_benchmarks(dataset, [split], max_ir_kb=max_ir_kb, per_package=per_package)
+    if packages:
+        chosen = [b for b in chosen if b.package in packages]
+        if missing := set(packages) - {b.package for b in chosen}:
+            raise DatasetError(f"no {split}-split units of {', '.join(sorted(missing))} in {dataset} (built here?)")
+    chosen = chosen[: programs or None]
     evaluation = evaluate_benchmarks(
         evaluator,
         chosen,
@@ -396,8 +404,9 @@ def evaluate_dataset(
         llm_compiler=llm_compiler,
         verified=verified,
     )
-    packages = len({b.package for b in chosen})
-    title = f"{dataset} split={split}: {len(evaluation.programs)} programs from {packages} packages"
+    title = (
+        f"{dataset} split={split}: {len(evaluation.programs)} programs from {len({b.package for b in chosen})} packages"
+    )
     return replace(evaluation, sources={**evaluation.sources, "dataset": title}), title
 
 
