@@ -269,8 +269,9 @@ def records(log: Path) -> list[dict[str, Any]]:
     [
         ("cwe14_fortified.c", (), REMOVING),
         ("cwe14_fortified.c", ("-fstack-protector-strong",), "internalize,globaldce"),
+        ("cwe14_wrapper.c", (), (*REMOVING, "instcombine<no-verify-fixpoint>")),
     ],
-    ids=["removes-a-clear", "removes-exports-and-a-canary"],
+    ids=["removes-a-clear", "removes-exports-and-a-canary", "leaves-a-wrapper-as-a-bare-call"],
 )
 def test_clang_with_the_plugin_keeps_oz_where_pythons_guard_rejects_the_list(
     toolchain: Toolchain,

@@ -2,7 +2,8 @@
 
 `cwe14_fortified.c` is the known removing case: -Oz keeps its checked clear (`__memset_chk(key, 0, len, 32)`),
 while `lower-constant-intrinsics,instcombine,inline,dse` lowers the object size before inlining, turns the
-clear into a plain memset and deletes it (44% smaller than -Oz).
+clear into a plain memset and deletes it (44% smaller than -Oz). `cwe14_wrapper.c` is the same removal in a
+wrapper that then only calls a shared helper.
 """
 
 from __future__ import annotations
@@ -109,6 +110,22 @@ def test_merging_identical_functions_that_clear_is_not_a_removal(toolchain: Tool
     assert _nonzero(guard.reference.hardening.own) == {"clearing_writes": 2}
     assert "tail call i32 @md5_final" in optimized_text(toolchain, guard.module, merged, oz.options)
     assert guard.check(merged) == []
+
+
+def test_a_wrapper_left_as_a_bare_call_of_a_shared_helper_is_a_removal(
+    toolchain: Toolchain, oz: Baseline, catalogue: Catalogue
+) -> None:
+    """The list removes `finish`'s own checked clear and leaves a bare call of `scrub`, the shape of a merged copy;
+    under -Oz `finish` called `scrub` too, so `scrub`'s clear is not credited to it (before the twentieth session
+    it was, and the guard passed the list)."""
+    guard = Guard(toolchain, load_module(toolchain, FIXTURES / "cwe14_wrapper.c"), oz.options, oz.pipeline)
+    stripping = tuned_pipeline((*REMOVING, "instcombine<no-verify-fixpoint>"), catalogue)
+    candidate = optimized_text(toolchain, guard.module, stripping, oz.options)
+    assert "@__memset_chk" not in candidate.split("define dso_local void @finish")[1].split("}")[0]
+    assert _nonzero(guard.reference.hardening.own) == {"clearing_writes": 2, "fortified_calls": 2}
+    assert guard.check(stripping) == [
+        "security-relevant code removed relative to -Oz: 1 clearing write, 1 fortified call"
+    ]
 
 
 def test_weakened_compares_kinds_separately_and_ignores_protected_functions() -> None:

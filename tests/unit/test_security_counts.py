@@ -167,3 +167,7 @@ def test_a_wrapper_left_as_a_bare_call_of_what_it_called_is_no_thunk() -> None:
     assert [(t.function, t.callee) for t in stripped.thunks] == [("wrapper", "helper")]  # it has a thunk's shape
     assert stripped.against(reference).clearing_writes == 1  # but the wrapper called the helper before: one lost
     assert stripped.against(read_counts(COPIES)).clearing_writes == 2  # a reference without that call credits it
+    through_a_thunk = WRAPPER.replace("tail call void @helper(ptr %ctx)", "tail call void @middle(ptr %ctx)") + (
+        "define internal void @middle(ptr %ctx) {\n  tail call void @helper(ptr %ctx)\n  ret void\n}\n"
+    )
+    assert stripped.against(read_counts(through_a_thunk)).clearing_writes == 1  # it reached the helper before too

@@ -28,12 +28,12 @@ only when some function asks for a stack protector, from `llc`'s assembly), one 
 Counts are per site and per module, by kind, and a list's are compared with a reference's (-Oz's, or the
 unoptimized module's). A function whose body only calls another defined function that something besides such
 functions uses (a thunk: what `mergefunc` leaves of an identical copy whose address is taken) counts that
-function's items as its own, since calling it runs them, unless the same function called it in the reference:
-then it was a wrapper whose other code the list removed, not a copy merged away, and crediting it would hide
-what went. Comparing totals still errs both ways (docs/security.md lists the cases): strict where a merge
-leaves no thunk, where only thunks use the callee, or where a list inlines a helper less than -Oz (a false
-refusal); lenient where a list removes one item while creating another of the same kind elsewhere: a strong
-screen, not a proof.
+function's items as its own, since calling it runs them, unless the same function called it in the reference
+(directly or through thunks): then it was a wrapper whose other code the list removed, not a copy merged away,
+and crediting it would hide what went. Comparing totals still errs both ways (docs/security.md lists the
+cases): strict where a merge leaves no thunk, where only thunks use the callee, or where a list inlines a helper
+less than -Oz (a false refusal); lenient where a list removes one item while creating another of the same kind
+elsewhere: a strong screen, not a proof.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ class ModuleHardening:
 
     own: HardeningCounts
     thunks: tuple[ThunkCredit, ...] = ()  # sorted by function
-    calls: frozenset[tuple[str, str]] = frozenset()  # (caller, defined callee)
+    calls: frozenset[tuple[str, str]] = frozenset()  # (caller, defined function it calls, directly or through thunks)
 
     def against(self, reference: ModuleHardening) -> HardeningCounts:
         """The counts to compare with `reference.own`: each thunk credited with its callee's items unless its
@@ -267,7 +267,12 @@ def read_counts(ir_text: str) -> ModuleHardening:
         for kind in KINDS:
             counts[kind] += items[kind]
     counts["protected_functions"] = protected
-    calls = frozenset((caller, callee) for caller, callees in called.items() for callee in callees if callee in own)
+    calls = frozenset(
+        (caller, reached)
+        for caller, callees in called.items()
+        for callee in callees
+        for reached in _through_thunks(callee, thunks, own)
+    )
     return ModuleHardening(HardeningCounts(**counts), tuple(sorted(credits, key=lambda c: c.function)), calls)
 
 
@@ -296,6 +301,16 @@ def _mentions(ir_text: str) -> Counter[str]:
     """How many times the module mentions each global name (`@NAME`): a defined function's definition, calls and
     address uses."""
     return Counter(_GLOBAL_RE.findall(ir_text))
+
+
+def _through_thunks(callee: str, thunks: Mapping[str, str], defined: Mapping[str, object]) -> list[str]:
+    """The defined functions a call of `callee` runs: it and the functions its thunks call, followed (each once)."""
+    reached: list[str] = []
+    current: str | None = callee
+    while current is not None and current in defined and current not in reached:
+        reached.append(current)
+        current = thunks.get(current)
+    return reached
 
 
 def _called_through(function: str, thunks: Mapping[str, str], shared: set[str]) -> list[str]:

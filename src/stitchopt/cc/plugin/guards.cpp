@@ -913,6 +913,22 @@ StringMap<size_t> mentions(ArrayRef<StringRef> Lines) {
   return Count;
 }
 
+/// _through_thunks(callee, thunks, defined).
+SmallVector<StringRef, 4>
+throughThunks(StringRef Callee, const StringMap<StringRef> &Thunks,
+              const StringMap<HardeningCounts> &Defined) {
+  SmallVector<StringRef, 4> Reached;
+  std::optional<StringRef> Current = Callee;
+  while (Current && Defined.count(*Current) &&
+         !llvm::is_contained(Reached, *Current)) {
+    Reached.push_back(*Current);
+    auto It = Thunks.find(*Current);
+    Current = It == Thunks.end() ? std::nullopt
+                                 : std::optional<StringRef>(It->second);
+  }
+  return Reached;
+}
+
 /// _called_through(function, thunks, shared).
 SmallVector<StringRef, 4> calledThrough(StringRef Function,
                                         const StringMap<StringRef> &Thunks,
@@ -996,7 +1012,7 @@ void summarizeLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
   }
 }
 
-/// count_ir(text), canary checks aside; and needs_codegen(text).
+/// read_counts(text), canary checks aside; and needs_codegen(text).
 void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
   StringSet<> ProtectorGroups;
   for (StringRef Line : Lines) {
@@ -1074,8 +1090,8 @@ void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
   });
   for (const auto &Entry : Called)
     for (const auto &Callee : Entry.second)
-      if (Own.count(Callee.getKey()))
-        S.Calls.emplace(Entry.getKey().str(), Callee.getKey().str());
+      for (StringRef Reached : throughThunks(Callee.getKey(), Thunks, Own))
+        S.Calls.emplace(Entry.getKey().str(), Reached.str());
 }
 
 /// ModuleHardening.against: `S`'s counts with each thunk credited whose

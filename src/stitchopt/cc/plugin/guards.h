@@ -6,7 +6,7 @@
 // more stores to null/poison, and no security-relevant code (clearing writes
 // and calls, volatile accesses, stack canary checks, fortified calls,
 // overflow checks) fewer than -Oz keeps. Each summary must equal Python's
-// `summarize(text)` with its `HardeningCounts` on the same module: it is read
+// `summarize(text)` with its `ModuleHardening` on the same module: it is read
 // from the same text (the module printed as `opt -S` prints it) by hand-written
 // equivalents of the Python regular expressions, and canary checks are
 // counted in the assembly of the module, as Python counts them in `llc`'s.
@@ -61,11 +61,12 @@ struct ModuleSummary {
   uint64_t UBMarkers = 0;                  // stores to null or poison
   HardeningCounts Hardening; // every item in the function that holds it
   std::vector<ThunkCredit> Thunks; // sorted by function
-  std::set<std::pair<std::string, std::string>> Calls; // (caller, defined)
+  // (caller, defined function it calls, directly or through thunks)
+  std::set<std::pair<std::string, std::string>> Calls;
   bool NeedsCodegen = false; // some function asks for a stack protector
 };
 
-/// summarize(text) and count_ir(text) of a module's text: every field but
+/// summarize(text) and read_counts(text) of a module's text: every field but
 /// the canary checks (0).
 ModuleSummary summarizeText(llvm::StringRef Text);
 
@@ -95,8 +96,9 @@ std::vector<std::string> suspiciousChanges(const ModuleSummary &Source,
                                            const ModuleSummary &Reference,
                                            const ModuleSummary &Candidate);
 
-/// The summary as JSON: sorted name lists, the counts by Python's field
-/// names, and needs_codegen.
+/// The summary as JSON: sorted name lists, the counts as
+/// ModuleHardening.to_dict gives them (`own`, `thunks`, `calls`), and
+/// needs_codegen.
 llvm::json::Value toJSON(const ModuleSummary &S);
 
 /// validate.guards.Guard for one unit inside the compiler: the summaries of
