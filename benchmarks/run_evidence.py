@@ -73,12 +73,18 @@ TESTS: dict[str, tuple[str, ...]] = {
     "m4": ("sh", "-c", "rm -f checks/198.sysval && make -C checks check"),
     "potrace": ("make", "check"),
     "libsrtp2": ("make", "runtest"),
+    # CMake packages: their tests are CTest's, in build_tree's build directory. glog's package-config tests
+    # configure and build a project against an installed glog, which these builds do not install.
+    "google-glog": ("sh", "-c", "cd _stitchopt_build && ctest --output-on-failure -E cmake_package_config"),
+    "muparser": ("sh", "-c", "cd _stitchopt_build && ctest --output-on-failure"),
 }
 NO_TESTS = {  # the test split's other packages with large wins, and why they give no evidence
     "a52dec": "no test suite",
     "libtar": "no test suite",
     "psmisc": "its tests need DejaGnu",
     "twolame": "its tests need the command-line tool, built only with libsndfile (not built for the dataset)",
+    "orocos-kdl": "its tests need CppUnit and ENABLE_TESTS (not built for the dataset)",
+    "woff2": "no test suite",
 }
 _LINES = re.compile(r"Lines executed:\s*([\d.]+)% of (\d+)")
 
@@ -167,7 +173,9 @@ class PackageTree:
         in the tree without its suffix), from the .gcda files the tests left."""
         source = self.tree / relative
         shares = {}
-        for gcda in self.tree.rglob(f"*{source.stem}.gcda"):
+        # Make's objects are named foo.o (foo.gcda), CMake's foo.c.o (foo.c.gcda).
+        found = {*self.tree.rglob(f"*{source.stem}.gcda"), *self.tree.rglob(f"*{source.name}.gcda")}
+        for gcda in sorted(found):
             done = subprocess.run(
                 [llvm_cov, "gcov", "-n", "-o", str(gcda.with_suffix("")), str(source)],
                 cwd=gcda.parent,
