@@ -35,6 +35,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -170,7 +171,15 @@ class PackageTree:
         shutil.copytree(self.source, self.tree, symlinks=True)
         same_times(self.tree)
         failed = build_tree(self.tree / self.recipe.subdir, self.recipe, env, log)
-        tested = _run(list(TESTS[self.package]), self.tree / self.recipe.subdir, env, log, TEST_TIMEOUT_S)
+        # A TMPDIR of their own: some suites leave files there (glog's log files).
+        with tempfile.TemporaryDirectory(prefix="run-evidence-") as scratch:
+            tested = _run(
+                list(TESTS[self.package]),
+                self.tree / self.recipe.subdir,
+                {**env, "TMPDIR": scratch},
+                log,
+                TEST_TIMEOUT_S,
+            )
         return Built(frozenset(step.split(":", 1)[0] for step in failed), tested)
 
     def coverage(self, relative: str, llvm_cov: str) -> dict[str, float]:
