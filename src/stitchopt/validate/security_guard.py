@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -260,7 +260,8 @@ def read_counts(ir_text: str) -> ModuleHardening:
     counts = dict.fromkeys(KINDS, 0)
     credits: list[ThunkCredit] = []
     for function, items in own.items():
-        reached = _called_through(function, thunks, shared)
+        # The shared functions a thunk's call reaches, thunks of thunks followed, not back to the thunk itself.
+        reached = _thunk_chain(thunks[function], thunks, shared - {function}) if function in thunks else []
         if reached:
             taken = {kind: sum(own[r][kind] for r in reached) if kind in _THUNK_KINDS else 0 for kind in KINDS}
             credits.append(ThunkCredit(function, thunks[function], HardeningCounts(**taken)))
@@ -271,7 +272,7 @@ def read_counts(ir_text: str) -> ModuleHardening:
         (caller, reached)
         for caller, callees in called.items()
         for callee in callees
-        for reached in _through_thunks(callee, thunks, own)
+        for reached in _thunk_chain(callee, thunks, own)  # the defined functions a call of it runs
     )
     return ModuleHardening(HardeningCounts(**counts), tuple(sorted(credits, key=lambda c: c.function)), calls)
 
@@ -303,21 +304,11 @@ def _mentions(ir_text: str) -> Counter[str]:
     return Counter(_GLOBAL_RE.findall(ir_text))
 
 
-def _through_thunks(callee: str, thunks: Mapping[str, str], defined: Mapping[str, object]) -> list[str]:
-    """The defined functions a call of `callee` runs: it and the functions its thunks call, followed (each once)."""
+def _thunk_chain(start: str | None, thunks: Mapping[str, str], within: Container[str]) -> list[str]:
+    """`start` and the functions its thunks call, followed while they are `within` (each once: a cycle ends)."""
     reached: list[str] = []
-    current: str | None = callee
-    while current is not None and current in defined and current not in reached:
-        reached.append(current)
-        current = thunks.get(current)
-    return reached
-
-
-def _called_through(function: str, thunks: Mapping[str, str], shared: set[str]) -> list[str]:
-    """The shared functions a thunk's call reaches, following thunks of thunks (each once: a cycle ends)."""
-    reached: list[str] = []
-    current = thunks.get(function)
-    while current is not None and current in shared and current != function and current not in reached:
+    current = start
+    while current is not None and current in within and current not in reached:
         reached.append(current)
         current = thunks.get(current)
     return reached

@@ -913,38 +913,19 @@ StringMap<size_t> mentions(ArrayRef<StringRef> Lines) {
   return Count;
 }
 
-/// _through_thunks(callee, thunks, defined).
-SmallVector<StringRef, 4>
-throughThunks(StringRef Callee, const StringMap<StringRef> &Thunks,
-              const StringMap<HardeningCounts> &Defined) {
+/// _thunk_chain(start, thunks, within): `Start` and the functions its thunks
+/// call, followed while `Within` holds (each once: a cycle ends).
+SmallVector<StringRef, 4> thunkChain(std::optional<StringRef> Start,
+                                     const StringMap<StringRef> &Thunks,
+                                     function_ref<bool(StringRef)> Within) {
   SmallVector<StringRef, 4> Reached;
-  std::optional<StringRef> Current = Callee;
-  while (Current && Defined.count(*Current) &&
+  std::optional<StringRef> Current = Start;
+  while (Current && Within(*Current) &&
          !llvm::is_contained(Reached, *Current)) {
     Reached.push_back(*Current);
     auto It = Thunks.find(*Current);
     Current = It == Thunks.end() ? std::nullopt
                                  : std::optional<StringRef>(It->second);
-  }
-  return Reached;
-}
-
-/// _called_through(function, thunks, shared).
-SmallVector<StringRef, 4> calledThrough(StringRef Function,
-                                        const StringMap<StringRef> &Thunks,
-                                        const StringSet<> &Shared) {
-  SmallVector<StringRef, 4> Reached;
-  auto Next = [&](StringRef From) -> std::optional<StringRef> {
-    auto It = Thunks.find(From);
-    if (It == Thunks.end())
-      return std::nullopt;
-    return It->second;
-  };
-  std::optional<StringRef> Current = Next(Function);
-  while (Current && Shared.contains(*Current) && *Current != Function &&
-         !llvm::is_contained(Reached, *Current)) {
-    Reached.push_back(*Current);
-    Current = Next(*Current);
   }
   return Reached;
 }
@@ -1073,14 +1054,20 @@ void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
         Uses.lookup(Entry.getKey()) > Entry.second + 1)
       Shared.insert(Entry.getKey());
   for (const auto &Entry : Own) {
-    SmallVector<StringRef, 4> Reached =
-        calledThrough(Entry.getKey(), Thunks, Shared);
+    // The shared functions a thunk's call reaches, thunks of thunks
+    // followed, not back to the thunk itself.
+    StringRef Function = Entry.getKey();
+    auto Target = Thunks.find(Function);
+    SmallVector<StringRef, 4> Reached;
+    if (Target != Thunks.end())
+      Reached = thunkChain(Target->second, Thunks, [&](StringRef F) {
+        return F != Function && Shared.contains(F);
+      });
     if (!Reached.empty()) {
-      ThunkCredit Credit{Entry.getKey().str(),
-                         Thunks.find(Entry.getKey())->second.str(),
+      ThunkCredit Credit{Function.str(), Target->second.str(),
                          HardeningCounts()};
-      for (StringRef Function : Reached)
-        addBodyItems(Credit.Items, Own.find(Function)->second);
+      for (StringRef Callee : Reached)
+        addBodyItems(Credit.Items, Own.find(Callee)->second);
       S.Thunks.push_back(std::move(Credit));
     }
     addBodyItems(Counts, Entry.second);
@@ -1090,7 +1077,9 @@ void countLines(ArrayRef<StringRef> Lines, ModuleSummary &S) {
   });
   for (const auto &Entry : Called)
     for (const auto &Callee : Entry.second)
-      for (StringRef Reached : throughThunks(Callee.getKey(), Thunks, Own))
+      for (StringRef Reached :
+           thunkChain(Callee.getKey(), Thunks,
+                      [&](StringRef F) { return Own.count(F) > 0; }))
         S.Calls.emplace(Entry.getKey().str(), Reached.str());
 }
 
