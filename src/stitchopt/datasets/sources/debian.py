@@ -23,17 +23,16 @@ name (`filed`), so that one library never sits in two splits.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.cache.store import default_cache_dir
 from stitchopt.datasets.sources.apt import DebianArchive
 from stitchopt.datasets.sources.base import BuiltIR
+from stitchopt.datasets.sources.fixed_path import fixed_tree
 from stitchopt.datasets.sources.recorded import placement, recorded_modules, recording_env
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.discovery import Toolchain
@@ -832,19 +831,10 @@ class DebianSource:
         if package is None:
             raise DatasetError(f"debian: {unit} is not on the curated list")
         fetched = self.archive.fetch(package.name, package.version, scratch / "fetch", package.dsc_sha256)
-        root = build_root()
-        with (root / f"{unit}.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # two builds of one package would share its fixed path
-            tree = root / unit
-            shutil.rmtree(tree, ignore_errors=True)
-            if tree.exists():
-                raise DatasetError(f"{tree}: cannot remove the previous build; remove it by hand")
+        with fixed_tree(BUILD_ROOT, unit) as tree:
             shutil.copytree(fetched, tree, symlinks=True)
             same_times(tree)
-            try:
-                return _record(unit, tree, toolchain, scratch)
-            finally:
-                shutil.rmtree(tree, ignore_errors=True)
+            return _record(unit, tree, toolchain, scratch)
 
 
 def _record(unit: str, tree: Path, toolchain: Toolchain, scratch: Path) -> list[BuiltIR]:
@@ -861,18 +851,6 @@ def _record(unit: str, tree: Path, toolchain: Toolchain, scratch: Path) -> list[
     if not (records / "records.jsonl").is_file() and failed:
         raise DatasetError(f"nothing compiled: {failed[0]}")
     return recorded_modules(records, tree, placement(unit, recipe.dropped, recipe.filed), unit)
-
-
-def build_root() -> Path:
-    """BUILD_ROOT, private (0700) to this user; one that is a symlink or another user's is refused, since
-    builds there may run as root and the tree in it is deleted before each build."""
-    BUILD_ROOT.mkdir(mode=0o700, exist_ok=True)
-    found = BUILD_ROOT.lstat()
-    if stat.S_ISLNK(found.st_mode) or not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
-        raise DatasetError(f"{BUILD_ROOT} is a symlink or not this user's: remove it, then build again")
-    if found.st_mode & 0o077:
-        BUILD_ROOT.chmod(0o700)
-    return BUILD_ROOT
 
 
 def same_times(tree: Path) -> None:

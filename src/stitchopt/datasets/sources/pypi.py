@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stitchopt.datasets.sources.base import BuiltIR
+from stitchopt.datasets.sources.fixed_path import fixed_tree
 from stitchopt.datasets.sources.recorded import placement, recorded_modules, recording_env
 from stitchopt.datasets.sources.sdist import fetch_sdist
 from stitchopt.errors import DatasetError
@@ -23,6 +24,9 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
 
 DOWNLOAD_TIMEOUT_S = 600.0
+# Builds happen at one fixed path: setuptools compiles some packages by absolute path, which clang writes into the
+# IR (`fixed_path`); under a random scratch directory their IR hash changed with every build.
+BUILD_ROOT = Path("/tmp/stitchopt-pypi-v1")
 BUILD_TIMEOUT_S = 1800.0
 
 
@@ -124,16 +128,16 @@ class PypiSource:
         package = self.packages.get(unit)
         if package is None:
             raise DatasetError(f"pypi: {unit} is not on the curated list")
-        tree = _download(package, scratch)
-        records = scratch / "records"
-        _build_wheel(toolchain, tree, scratch / "wheel", records)
-        return _recorded(package, tree, records)
+        archive = fetch_sdist(package.name, package.version, scratch / "sdist", timeout=DOWNLOAD_TIMEOUT_S)
+        with fixed_tree(BUILD_ROOT, unit) as unpacked:
+            tree = _unpack_sdist(archive, unpacked)
+            records = scratch / "records"
+            _build_wheel(toolchain, tree, scratch / "wheel", records)
+            return _recorded(package, tree, records)
 
 
-def _download(package: PypiPackage, scratch: Path) -> Path:
-    """The unpacked sdist of `package`."""
-    archive = fetch_sdist(package.name, package.version, scratch / "sdist", timeout=DOWNLOAD_TIMEOUT_S)
-    unpacked = scratch / "src"
+def _unpack_sdist(archive: Path, unpacked: Path) -> Path:
+    """The source tree of the sdist `archive`, unpacked into `unpacked`."""
     _unpack(archive, unpacked)
     roots = [p for p in unpacked.iterdir() if p.is_dir()]
     return roots[0] if len(roots) == 1 else unpacked
