@@ -9,6 +9,7 @@ ispell, gsm, rsynth, bzip2) or any published benchmark suite is on the list.
 
 from __future__ import annotations
 
+import re
 import sys
 import tarfile
 import zipfile
@@ -28,6 +29,7 @@ DOWNLOAD_TIMEOUT_S = 600.0
 # IR (`fixed_path`); under a random scratch directory their IR hash changed with every build.
 BUILD_ROOT = Path("/tmp/stitchopt-pypi-v1")
 BUILD_TIMEOUT_S = 1800.0
+_MESON_BACKEND_RE = re.compile(r"""^\s*build-backend\s*=\s*["']mesonpy["']""", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ class PypiSource:
         with fixed_tree(BUILD_ROOT, unit) as unpacked:
             tree = _unpack_sdist(archive, unpacked)
             records = scratch / "records"
-            _build_wheel(toolchain, tree, scratch / "wheel", records)
+            _build_wheel(toolchain, tree, scratch, records)
             return _recorded(package, tree, records)
 
 
@@ -156,15 +158,30 @@ def _unpack(archive: Path, destination: Path) -> None:
         raise DatasetError(f"{archive.name}: not a readable sdist ({exc})") from exc
 
 
-def _build_wheel(toolchain: Toolchain, tree: Path, wheel_dir: Path, records: Path) -> None:
+def _build_wheel(toolchain: Toolchain, tree: Path, scratch: Path, records: Path) -> None:
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(tree), "-w", str(scratch / "wheel")]
+    if _builds_with_meson(tree):
+        # meson-python's default build directory is `.mesonpy-<random>` in the tree, and the sources it
+        # generates there would be named after it: one fixed name keeps them the same on every build.
+        command += ["--config-settings", "build-dir=build"]
     run = run_tool(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(tree), "-w", str(wheel_dir)],
+        command,
         timeout=BUILD_TIMEOUT_S,
-        env=recording_env(toolchain, records, tree.parent / "launchers"),
+        env=recording_env(toolchain, records, scratch / "launchers"),
         cwd=str(tree),
     )
     if run.returncode != 0 and not (records / "records.jsonl").is_file():
         raise DatasetError(f"build failed: {_pip_error(run.stderr_text)}")
+
+
+def _builds_with_meson(tree: Path) -> bool:
+    """Whether the sdist's pyproject.toml names meson-python as its build backend (a line match: tomllib is
+    not in Python 3.10)."""
+    try:
+        text = (tree / "pyproject.toml").read_text(errors="replace")
+    except OSError:
+        return False
+    return _MESON_BACKEND_RE.search(text) is not None
 
 
 def _pip_error(stderr: str) -> str:
