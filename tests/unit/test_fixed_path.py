@@ -31,8 +31,14 @@ def test_a_tree_left_by_an_interrupted_build_is_removed_first(tmp_path: Path) ->
         assert not tree.exists()
 
 
-def test_a_root_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "root").symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(DatasetError, match="symlink"), fixed_tree(tmp_path / "root", "deflate"):
+@pytest.mark.parametrize("kind", ["symlink", "dangling symlink", "file"])
+def test_a_root_that_is_not_a_directory_of_ours_is_refused(tmp_path: Path, kind: str) -> None:
+    root = tmp_path / "root"
+    if kind == "file":
+        root.write_text("")
+    else:
+        if kind == "symlink":
+            (tmp_path / "elsewhere").mkdir()
+        root.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(DatasetError, match="symlink or not this user's"), fixed_tree(root, "deflate"):
         pass

@@ -9,7 +9,7 @@ import os
 import shutil
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from stitchopt.errors import DatasetError
@@ -18,7 +18,8 @@ from stitchopt.errors import DatasetError
 def private_root(root: Path) -> Path:
     """`root`, private (0700) to this user; one that is a symlink or another user's is refused, since builds
     there may run as root and the trees in it are deleted before each build."""
-    root.mkdir(mode=0o700, exist_ok=True)
+    with suppress(FileExistsError):  # a file or a dangling symlink: refused below
+        root.mkdir(mode=0o700, exist_ok=True)
     found = root.lstat()
     if stat.S_ISLNK(found.st_mode) or not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
         raise DatasetError(f"{root} is a symlink or not this user's: remove it, then build again")
