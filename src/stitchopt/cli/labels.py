@@ -42,6 +42,7 @@ from stitchopt.cli.options import (
     validation_choice,
 )
 from stitchopt.datasets.benchmarks import select_benchmarks
+from stitchopt.datasets.manifest import file_sha256
 from stitchopt.datasets.uri import is_under
 from stitchopt.errors import InputError
 from stitchopt.labels.commit import shard_committer
@@ -371,7 +372,7 @@ def info_command(
     queue = []
     if dataset is not None:
         chosen = select_benchmarks(dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None)
-        queue = [(b.uri, b.package, b.split, functions) for b in chosen]
+        queue = [(b.uri, file_sha256(b.path) or "", b.package, b.split, functions) for b in chosen]
     summary = summarize_directory(directory, queue)
     groups = load_groups(directory)
     grouped = {

@@ -298,6 +298,9 @@ class MatrixSummary:
     cpu_hours: float
 
 
+QueuedUnit = tuple[str, str, str, str, int]  # URI, its IR file's sha256, package, split, functions to search
+
+
 @dataclass(frozen=True)
 class PackageSummary:
     package: str
@@ -327,10 +330,10 @@ class DirectorySummary:
     queued_units: int
 
 
-def summarize_directory(directory: Path, queue: Sequence[tuple[str, str, str, int]] = ()) -> DirectorySummary:
-    """What `directory` holds; `queue`: (URI, package, split, functions) of every unit a search of it is to
-    cover, so that each package's units still to do are counted (functions: at most that many, a unit may have
-    fewer)."""
+def summarize_directory(directory: Path, queue: Sequence[QueuedUnit] = ()) -> DirectorySummary:
+    """What `directory` holds; `queue`: (URI, IR file sha256, package, split, functions) of every unit a search
+    of it is to cover, so that each package's units still to do are counted (functions: at most that many, a unit
+    may have fewer)."""
 
     if not directory.is_dir():
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
@@ -372,7 +375,7 @@ def summarize_directory(directory: Path, queue: Sequence[tuple[str, str, str, in
 
 
 def _per_package(
-    units: Sequence[SearchedUnit], queue: Sequence[tuple[str, str, str, int]]
+    units: Sequence[SearchedUnit], queue: Sequence[QueuedUnit]
 ) -> tuple[PackageSummary, ...]:
     """Per package: the searched units (those whose -Oz failed count as done, never as searched) and the
     queue's units not in any shard."""
@@ -380,16 +383,17 @@ def _per_package(
     searched = [u for u in units if not u.failed]
     for unit in searched:
         by_package.setdefault(unit.package, []).append(unit)
-    uris = {u.uri for u in units}
+    keys = {u.key for u in units}
     parts: dict[str, int] = {}
-    for uri in uris:
+    for uri in {u.uri for u in units}:
         if FUNCTION_SEPARATOR in uri:
             module = uri.partition(FUNCTION_SEPARATOR)[0]
             parts[module] = parts.get(module, 0) + 1
     queued: dict[str, int] = {}
     splits = {u.package: u.split for u in units}
-    for uri, package, split, functions in queue:
-        missing = (uri not in uris) + max(0, functions - parts.get(uri, 0))
+    for uri, ir_sha256, package, split, functions in queue:
+        # Keyed as the search skips units: one whose IR has changed since (another build) is searched again.
+        missing = ((uri, ir_sha256) not in keys) + max(0, functions - parts.get(uri, 0))
         queued[package] = queued.get(package, 0) + missing
         by_package.setdefault(package, [])
         splits.setdefault(package, split)
