@@ -374,9 +374,7 @@ def summarize_directory(directory: Path, queue: Sequence[QueuedUnit] = ()) -> Di
     )
 
 
-def _per_package(
-    units: Sequence[SearchedUnit], queue: Sequence[QueuedUnit]
-) -> tuple[PackageSummary, ...]:
+def _per_package(units: Sequence[SearchedUnit], queue: Sequence[QueuedUnit]) -> tuple[PackageSummary, ...]:
     """Per package: the searched units (those whose -Oz failed count as done, never as searched) and the
     queue's units not in any shard."""
     by_package: dict[str, list[SearchedUnit]] = {}
