@@ -42,7 +42,6 @@ from stitchopt.cli.options import (
     validation_choice,
 )
 from stitchopt.datasets.benchmarks import select_benchmarks
-from stitchopt.datasets.manifest import file_sha256
 from stitchopt.datasets.uri import is_under
 from stitchopt.errors import InputError
 from stitchopt.labels.commit import shard_committer
@@ -60,7 +59,7 @@ from stitchopt.labels.labelset import LabelSet
 from stitchopt.labels.matrix import DEFAULT_MATRIX_UNITS, DEFAULT_POOL, broadcast, plan_broadcast
 from stitchopt.labels.pool import build_labels
 from stitchopt.labels.search import DEFAULT_SHARD_UNITS, search_benchmarks
-from stitchopt.labels.shards import SearchSettings, load_matrix, load_searches, summarize_directory
+from stitchopt.labels.shards import SearchSettings, benchmark_key, load_matrix, load_searches, summarize_directory
 from stitchopt.labels.verdicts import VERDICTS_DIR, judged_lists, pool_lists, validate_lists
 from stitchopt.models.coreset import select_coreset
 from stitchopt.passes.catalogue import load_catalogue
@@ -372,7 +371,7 @@ def info_command(
     queue = []
     if dataset is not None:
         chosen = select_benchmarks(dataset, split.split(","), max_ir_kb=max_ir_kb, per_package=per_package or None)
-        queue = [(b.uri, file_sha256(b.path) or "", b.package, b.split, functions) for b in chosen]
+        queue = [(*benchmark_key(b), b.package, b.split, functions) for b in chosen]
     summary = summarize_directory(directory, queue)
     groups = load_groups(directory)
     grouped = {

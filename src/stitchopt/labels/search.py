@@ -23,11 +23,10 @@ from typing import Any
 
 from stitchopt.core import EvalStatus, IRModule, Objective
 from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, Benchmark
-from stitchopt.datasets.manifest import file_sha256
 from stitchopt.errors import StitchoptError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.measure import Program, load_programs
-from stitchopt.labels.shards import SearchedUnit, SearchSettings, SearchShard, load_searches
+from stitchopt.labels.shards import SearchedUnit, SearchSettings, SearchShard, benchmark_key, load_searches
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
@@ -215,7 +214,7 @@ def search_benchmarks(
     toolchain = evaluator.toolchain
     done = _searched_keys(directory, toolchain, catalogue, settings)
     parts = Counter(uri.partition(FUNCTION_SEPARATOR)[0] for uri, _ in done if FUNCTION_SEPARATOR in uri)
-    module_done = {b.uri: (b.uri, file_sha256(b.path)) in done for b in benchmarks}
+    module_done = {b.uri: benchmark_key(b) in done for b in benchmarks}
     pending = [b for b in benchmarks if not (module_done[b.uri] and parts[b.uri] >= functions)]
 
     def loaded() -> Iterator[Program]:

@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, Benchmark
+from stitchopt.datasets.manifest import file_sha256
 from stitchopt.errors import InputError
 from stitchopt.labels.labelset import LabelSet, read_gzip_json, write_gzip_json
 from stitchopt.models.ranker import geomean_change
@@ -299,6 +300,12 @@ class MatrixSummary:
 
 
 QueuedUnit = tuple[str, str, str, str, int]  # URI, its IR file's sha256, package, split, functions to search
+
+
+def benchmark_key(benchmark: Benchmark) -> tuple[str, str]:
+    """The `SearchedUnit.key` a dataset's unit has, read without loading it: a built dataset's bitcode file is
+    loaded as it is, so its bytes' hash is the searched module's ("" for a missing file: never searched)."""
+    return (benchmark.uri, file_sha256(benchmark.path) or "")
 
 
 @dataclass(frozen=True)
