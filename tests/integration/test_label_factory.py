@@ -353,6 +353,8 @@ def test_broadcast_grows_a_matrix_with_units_no_search_reached(
     assert (summary.programs, summary.searched, summary.functions) == (3, 1, 0)
     assert plan_broadcast(directory, toolchain, catalogue, 1, unsearched=unsearched, unsearched_limit=0).extra == ()
     assert plan_broadcast(directory, toolchain, catalogue, 1, first_unit, unsearched=unsearched).extra == ()  # --units
+    rebuilt = replace(unsearched[1], path=unsearched[0].path)  # bit_tricks built again since its search, other IR
+    assert plan_broadcast(directory, toolchain, catalogue, 1, unsearched=[rebuilt, unsearched[1]]).extra == (rebuilt,)
     with pytest.raises(InputError, match="not a matrix directory of"):
         plan_broadcast(directory, toolchain, catalogue, matrix=directory)
     elsewhere = tmp_path / "other" / first.directory.name

@@ -162,7 +162,9 @@ def broadcast_command(
     ] = None,
     unsearched: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option(help="Also measure the units of these datasets that no search reached (comma-separated)."),
+        typer.Option(
+            help="Also measure the units of these datasets that no search reached at their IR now (comma-separated)."
+        ),
     ] = None,
     split: SplitOption = "train",
     programs: Annotated[

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, Benchmark, benchmark_module
+from stitchopt.datasets.benchmarks import Benchmark, benchmark_module
 from stitchopt.datasets.manifest import file_sha256
 from stitchopt.datasets.uri import is_under
 from stitchopt.errors import DatasetError, InputError
@@ -33,6 +33,7 @@ from stitchopt.labels.measure import KnownRow, Program, label_programs, list_mea
 from stitchopt.labels.shards import (
     MATRIX_PREFIX,
     SearchedUnit,
+    benchmark_key,
     load_searches,
     matrix_directories,
     matrix_directory,
@@ -153,6 +154,7 @@ def label_matrix(
             labeled += len(row)
             failed += not row
             rows.extend(row)
+            done.add((program.uri, program.module.sha256))  # an extra that is also a searched unit: measured once
             if on_unit is not None:
                 on_unit(index + 1, len(todo) + len(extra_todo))
             if len(rows) >= shard_units:
@@ -220,8 +222,8 @@ def plan_broadcast(
     bests, then the best of every group of train units), or the lists of an existing `matrix` (which grows
     with new units while the searches' pool moves on), and its units (those under `units` when given, see
     `is_under`: the pool is the same, so a later broadcast without them resumes the matrix), then the first
-    `unsearched_limit` of `unsearched` that no search reached; read before any evaluator starts. An InputError
-    says why there is nothing to broadcast."""
+    `unsearched_limit` of `unsearched` that no search reached with their IR now (`benchmark_key`); read before
+    any evaluator starts. An InputError says why there is nothing to broadcast."""
     if not directory.is_dir():
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     searched = load_searches(directory, toolchain.identity, catalogue.identity)
@@ -239,8 +241,8 @@ def plan_broadcast(
         )
     roots = tuple(units)
     measured = tuple(u for u in searched if not u.failed and (not roots or is_under(u.uri, roots)))
-    reached = {u.uri for u in searched} | {u.uri.partition(FUNCTION_SEPARATOR)[0] for u in searched}
-    extra = [b for b in unsearched if b.uri not in reached and (not roots or is_under(b.uri, roots))]
+    reached = {u.key for u in searched}  # a unit rebuilt with other IR since its search is measured anew
+    extra = [b for b in unsearched if benchmark_key(b) not in reached and (not roots or is_under(b.uri, roots))]
     if not measured and not extra:
         raise InputError(f"{directory}: no unit under {', '.join(roots)} to broadcast on")
     return BroadcastPlan(searched_dataset(directory), lists, measured, tuple(extra[:unsearched_limit]))
