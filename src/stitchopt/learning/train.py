@@ -95,7 +95,7 @@ def train_flag_model(
     lists = tuple(labels.lists[j] for j in coreset.indices)
     chosen_ratios = ratios[:, list(coreset.indices)]
     targets = log_ratio_targets(chosen_ratios)
-    folds = _package_folds([p.package for p in labels.programs])
+    folds = package_folds([p.package for p in labels.programs])
     best, score = _choose_hyper_parameters(x, targets, chosen_ratios, folds)
     ranker = ListRanker(int(best["neighbors"]), best["ridge"], best["blend"], best["shrink"]).fit(x, targets)
     candidates, held_out = _compare_choosers(x, targets, chosen_ratios, folds, best)
@@ -162,7 +162,7 @@ def fast_policy_for_model(
         "blend": model.ranker.blend,
         "shrink": model.ranker.shrink,
     }
-    folds = _package_folds([p.package for p in data.labels.programs])
+    folds = package_folds([p.package for p in data.labels.programs])
     candidates, held_out = _compare_choosers(x, log_ratio_targets(ratios), ratios, folds, ranker)
     kind, setting = _kind_and_setting(model.chooser)
     own = next((c for c in candidates if (c.kind, c.setting) == (kind, setting)), None)
@@ -301,7 +301,7 @@ def size_values(labels: LabelSet, coreset: Coreset) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64)
 
 
-def _package_folds(packages: Sequence[str]) -> np.ndarray:
+def package_folds(packages: Sequence[str]) -> np.ndarray:
     """Fold index per program from a hash of its package: near-duplicates never straddle folds."""
     return np.array([int(hashlib.sha256(p.encode()).hexdigest(), 16) % FOLDS for p in packages])
 

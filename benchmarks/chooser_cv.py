@@ -1,0 +1,121 @@
+"""How much the features tell the static chooser: the shipped way of choosing (each list's mean gain over the
+nearest training units) against the same means without features, with random features, and with neighbours kept
+within the unit's language (C or C++), on the package-grouped folds training cross-validates on.
+
+Reads a broadcast matrix's module units (train and validation splits: nothing of the test split) and a model's
+lists (the shipped model's by default), so no compilation is needed: each held-out unit's size under a list is
+its matrix row. Shares are of the pool's ceiling on the same units (each unit's best list of the model's, with
+-Oz as backup), per language too; static + backup builds the top choice and -Oz, jit k=10 the first ten.
+
+    python benchmarks/chooser_cv.py --matrix data/labels/searched/matrix-<pool> [--model DIR] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from stitchopt.cache.store import EvaluationStore, store_path
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
+from stitchopt.features.base import FeatureCache, Standardizer
+from stitchopt.labels.labelset import labeled_features
+from stitchopt.labels.shards import load_matrix
+from stitchopt.learning.train import JIT_K, SIZE, package_folds
+from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.neighbour_chooser import NEIGHBOUR_COUNTS, NEIGHBOUR_SHRINKS, NeighbourChooser
+from stitchopt.models.ranker import geomean_change
+from stitchopt.reports.tables import Rows, to_markdown
+from stitchopt.toolchain.discovery import find_toolchain
+from stitchopt.toolchain.frontend import CXX_SUFFIXES
+
+SHIPPED_MODEL = Path(__file__).resolve().parents[1] / "src" / "stitchopt" / "models" / "default"
+APART = 1e3  # a language column this large after standardizing: no unit has a neighbour of the other language
+
+
+def held_out_orders(x: np.ndarray, ratios: np.ndarray, folds: np.ndarray, count: int, shrink: float) -> np.ndarray:
+    """Each unit's order over the lists and -Oz from a chooser fitted on the other folds."""
+    order = np.zeros((len(x), ratios.shape[1] + 1))
+    for fold in np.unique(folds):
+        test = folds == fold
+        order[test] = NeighbourChooser(count, shrink).fit(x[~test], ratios[~test]).order(x[test])
+    return order
+
+
+def shares(order: np.ndarray, ratios: np.ndarray, groups: dict[str, np.ndarray]) -> dict[str, float]:
+    """Static + backup and jit k=10 (geomean change, and share of the ceiling) over all units and each group."""
+    built = np.hstack([np.where(np.isfinite(ratios), ratios, 2.0), np.ones((len(ratios), 1))])
+    ranked = np.argsort(order, axis=1, kind="stable")
+    static = np.minimum(built[np.arange(len(built)), ranked[:, 0]], 1.0)
+    jit = np.minimum(np.take_along_axis(built, ranked[:, :JIT_K], axis=1).min(axis=1), 1.0)
+    ceiling = np.minimum(built.min(axis=1), 1.0)
+    result: dict[str, float] = {}
+    for name, rows in groups.items():
+        reach = geomean_change(ceiling[rows])
+        result[f"{name} static+backup"] = geomean_change(static[rows])
+        result[f"{name} static+backup share"] = geomean_change(static[rows]) / reach
+        result[f"{name} jit share"] = geomean_change(jit[rows]) / reach
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--matrix", type=Path, required=True, help="a broadcast matrix directory (matrix-<pool>)")
+    parser.add_argument("--model", type=Path, default=SHIPPED_MODEL, help="whose lists and representations")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args()
+    started = time.monotonic()
+    toolchain = find_toolchain(None)
+    model = FlagModel.from_pretrained(args.model)
+    labels = load_matrix(args.matrix).subset(lambda p: FUNCTION_SEPARATOR not in p.uri)
+    cache = FeatureCache(EvaluationStore(store_path(None)))
+    data = labeled_features(toolchain, labels, model.representations, cache)
+    columns = {passes: j for j, passes in enumerate(data.labels.lists)}
+    ratios = data.labels.objective_values(SIZE)[:, [columns[passes] for passes in model.labelled_lists()]]
+    programs = data.labels.programs
+    folds = package_folds([p.package for p in programs])
+    cxx = np.array([Path(p.uri.partition(FUNCTION_SEPARATOR)[0]).suffix in CXX_SUFFIXES for p in programs])
+    groups = {"all": np.ones(len(programs), dtype=bool), "C": ~cxx, "C++": cxx}
+    x = Standardizer.fit(data.features, log=True).transform(data.features)
+    random_x = np.random.default_rng(0).normal(size=x.shape)
+    by_language = np.hstack([x, APART * cxx[:, None]])
+    ways: dict[str, Callable[[int, float], np.ndarray]] = {
+        "neighbours (the shipped features)": lambda k, s: held_out_orders(x, ratios, folds, k, s),
+        "neighbours within the unit's language": lambda k, s: held_out_orders(by_language, ratios, folds, k, s),
+        "neighbours by random features": lambda k, s: held_out_orders(random_x, ratios, folds, k, s),
+    }
+    results: list[tuple[str, str, dict[str, float]]] = [
+        ("no features (each list's mean gain)", "", shares(held_out_orders(x, ratios, folds, 1, 0.0), ratios, groups))
+    ]
+    for name, orders in ways.items():
+        for count in NEIGHBOUR_COUNTS:
+            for shrink in NEIGHBOUR_SHRINKS:
+                setting = f"k={count} shrink={shrink:g}"
+                results.append((name, setting, shares(orders(count, shrink), ratios, groups)))
+    title = (
+        f"{len(programs)} module units ({int(cxx.sum())} C++) of {len({p.package for p in programs})} packages, "
+        f"{ratios.shape[1]} lists of {args.model}"
+    )
+    print(
+        f"{title}; {len(data.skipped)} skipped (IR differs here or not built); {time.monotonic() - started:.0f} s",
+        file=sys.stderr,
+    )
+    keys = list(results[0][2])
+    table = [
+        [name, setting, *(f"{100 * v[k]:.0f}%" if "share" in k else f"{100 * v[k]:+.2f}%" for k in keys)]
+        for name, setting, v in results
+    ]
+    print(to_markdown(Rows(title, ["way of choosing", "setting", *keys], table)))
+    if args.json:
+        document = [{"way": name, "setting": setting, **v} for name, setting, v in results]
+        args.json.write_text(json.dumps(document, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
