@@ -1,11 +1,13 @@
 """How much the features tell the static chooser: the shipped way of choosing (each list's mean gain over the
-nearest training units) against the same means without features, with random features, and with neighbours kept
-within the unit's language (C or C++), on the package-grouped folds training cross-validates on.
+nearest training units) against the same means without features, with random features, and with a chooser per
+language (C or C++, by the source file's suffix: neighbours and the means they are shrunk toward taken among
+units of the unit's language), on the package-grouped folds training cross-validates on.
 
 Reads a broadcast matrix's module units (train and validation splits: nothing of the test split) and a model's
 lists (the shipped model's by default), so no compilation is needed: each held-out unit's size under a list is
 its matrix row. Shares are of the pool's ceiling on the same units (each unit's best list of the model's, with
--Oz as backup), per language too; static + backup builds the top choice and -Oz, jit k=10 the first ten.
+-Oz as backup; printed as `ceiling`), per language too; static + backup builds the top choice and -Oz, jit
+k=10 the first ten.
 
     python benchmarks/chooser_cv.py --matrix data/labels/searched/matrix-<pool> [--model DIR] [--json F]
 """
@@ -17,7 +19,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -26,7 +28,7 @@ from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
 from stitchopt.features.base import FeatureCache, Standardizer
 from stitchopt.labels.labelset import labeled_features
 from stitchopt.labels.shards import load_matrix
-from stitchopt.learning.train import JIT_K, SIZE, package_folds
+from stitchopt.learning.train import JIT_K, SIZE, constant_order, package_folds
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.neighbour_chooser import NEIGHBOUR_COUNTS, NEIGHBOUR_SHRINKS, NeighbourChooser
 from stitchopt.models.ranker import geomean_change
@@ -35,15 +37,34 @@ from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import CXX_SUFFIXES
 
 SHIPPED_MODEL = Path(__file__).resolve().parents[1] / "src" / "stitchopt" / "models" / "default"
-APART = 1e3  # a language column this large after standardizing: no unit has a neighbour of the other language
 
 
-def held_out_orders(x: np.ndarray, ratios: np.ndarray, folds: np.ndarray, count: int, shrink: float) -> np.ndarray:
-    """Each unit's order over the lists and -Oz from a chooser fitted on the other folds."""
+def held_out_orders(
+    x: np.ndarray, ratios: np.ndarray, folds: np.ndarray, count: int, shrink: float, kinds: np.ndarray | None = None
+) -> np.ndarray:
+    """Each unit's order over the lists and -Oz from a chooser fitted on the other folds; with `kinds`, on the
+    other folds' units of the unit's kind only (its neighbours and the means they are shrunk toward)."""
+    kinds = np.zeros(len(x), dtype=bool) if kinds is None else kinds
     order = np.zeros((len(x), ratios.shape[1] + 1))
     for fold in np.unique(folds):
-        test = folds == fold
-        order[test] = NeighbourChooser(count, shrink).fit(x[~test], ratios[~test]).order(x[test])
+        for kind in np.unique(kinds):
+            test = (folds == fold) & (kinds == kind)
+            train = (folds != fold) & (kinds == kind)
+            if test.any():
+                order[test] = NeighbourChooser(count, shrink).fit(x[train], ratios[train]).order(x[test])
+    return order
+
+
+def featureless_orders(ratios: np.ndarray, folds: np.ndarray, kinds: np.ndarray | None = None) -> np.ndarray:
+    """Each unit's order from the other folds' mean gains alone (training's "best single list"); with `kinds`,
+    from those of the units of its kind."""
+    kinds = np.zeros(len(ratios), dtype=bool) if kinds is None else kinds
+    order = np.zeros((len(ratios), ratios.shape[1] + 1))
+    for fold in np.unique(folds):
+        for kind in np.unique(kinds):
+            test = (folds == fold) & (kinds == kind)
+            if test.any():
+                order[test] = constant_order(ratios[(folds != fold) & (kinds == kind)])
     return order
 
 
@@ -57,6 +78,7 @@ def shares(order: np.ndarray, ratios: np.ndarray, groups: dict[str, np.ndarray])
     result: dict[str, float] = {}
     for name, rows in groups.items():
         reach = geomean_change(ceiling[rows])
+        result[f"{name} ceiling"] = reach
         result[f"{name} static+backup"] = geomean_change(static[rows])
         result[f"{name} static+backup share"] = geomean_change(static[rows]) / reach
         result[f"{name} jit share"] = geomean_change(jit[rows]) / reach
@@ -79,18 +101,18 @@ def main() -> int:
     ratios = data.labels.objective_values(SIZE)[:, [columns[passes] for passes in model.labelled_lists()]]
     programs = data.labels.programs
     folds = package_folds([p.package for p in programs])
-    cxx = np.array([Path(p.uri.partition(FUNCTION_SEPARATOR)[0]).suffix in CXX_SUFFIXES for p in programs])
+    cxx = np.array([PurePosixPath(p.uri.split("@")[0]).suffix in CXX_SUFFIXES for p in programs])
     groups = {"all": np.ones(len(programs), dtype=bool), "C": ~cxx, "C++": cxx}
     x = Standardizer.fit(data.features, log=True).transform(data.features)
     random_x = np.random.default_rng(0).normal(size=x.shape)
-    by_language = np.hstack([x, APART * cxx[:, None]])
     ways: dict[str, Callable[[int, float], np.ndarray]] = {
         "neighbours (the shipped features)": lambda k, s: held_out_orders(x, ratios, folds, k, s),
-        "neighbours within the unit's language": lambda k, s: held_out_orders(by_language, ratios, folds, k, s),
+        "a chooser per language": lambda k, s: held_out_orders(x, ratios, folds, k, s, cxx),
         "neighbours by random features": lambda k, s: held_out_orders(random_x, ratios, folds, k, s),
     }
     results: list[tuple[str, str, dict[str, float]]] = [
-        ("no features (each list's mean gain)", "", shares(held_out_orders(x, ratios, folds, 1, 0.0), ratios, groups))
+        ("no features (each list's mean gain)", "", shares(featureless_orders(ratios, folds), ratios, groups)),
+        ("no features, per language", "", shares(featureless_orders(ratios, folds, cxx), ratios, groups)),
     ]
     for name, orders in ways.items():
         for count in NEIGHBOUR_COUNTS:

@@ -39,12 +39,13 @@ from stitchopt.labels.matrix import (
     plan_broadcast,
     searched_programs,
 )
-from stitchopt.labels.measure import Program
+from stitchopt.labels.measure import Program, load_programs
 from stitchopt.labels.search import function_units, search_benchmarks, search_units
 from stitchopt.labels.shards import (
     SEARCHES_DIR,
     SearchSettings,
     SearchShard,
+    benchmark_key,
     load_matrix,
     load_searches,
     summarize_directory,
@@ -321,8 +322,9 @@ def test_a_group_search_finds_one_list_for_its_units(
 def test_broadcast_grows_a_matrix_with_units_no_search_reached(
     toolchain: Toolchain, catalogue: Catalogue, searched: Searched, tmp_path: Path
 ) -> None:
-    """--unsearched: the pool measured on dataset units no search reached (a searched one is not measured twice),
-    recognized by their file's hash on a rerun; --matrix keeps that matrix's lists whatever the pool now is."""
+    """--unsearched: the pool measured on dataset units no search reached at their IR now (a searched one is not
+    measured twice, one rebuilt since its search is), recognized by their file's hash on a rerun; --matrix keeps
+    that matrix's lists whatever the pool now is."""
     directory = tmp_path / "labels"
     shutil.copytree(searched.directory, directory)
     unsearched = []
@@ -354,7 +356,21 @@ def test_broadcast_grows_a_matrix_with_units_no_search_reached(
     assert plan_broadcast(directory, toolchain, catalogue, 1, unsearched=unsearched, unsearched_limit=0).extra == ()
     assert plan_broadcast(directory, toolchain, catalogue, 1, first_unit, unsearched=unsearched).extra == ()  # --units
     rebuilt = replace(unsearched[1], path=unsearched[0].path)  # bit_tricks built again since its search, other IR
-    assert plan_broadcast(directory, toolchain, catalogue, 1, unsearched=[rebuilt, unsearched[1]]).extra == (rebuilt,)
+    as_text = tmp_path / "first.ll"  # a unit whose file changes on loading, given loaded and as an extra too
+    as_text.write_text(disassemble(toolchain, searched.units[0].module.bitcode, "first"))
+    twin = Benchmark(first_unit[0], as_text, searched.units[0].package, "train")
+    with Evaluator(toolchain, searched.store, jobs=2) as evaluator:
+        plan = plan_broadcast(
+            directory, toolchain, catalogue, 1, matrix=first.directory, unsearched=[rebuilt, unsearched[1]]
+        )
+        assert plan.extra == (rebuilt,)
+        broadcast(evaluator, catalogue, plan, directory)
+        assert benchmark_key(rebuilt) in {(p.uri, p.ir_sha256) for p in load_matrix(first.directory).programs}
+        (loaded,) = load_programs(toolchain, [twin])
+        once = label_matrix(evaluator, catalogue, [loaded], plan.lists, tmp_path / "twin", dataset="d", extra=[twin])
+        assert (once.labeled, once.skipped) == (1, 1)  # measured once, then recognized by its IR when loaded
+    (summary,) = summarize_directory(directory).matrices
+    assert summary.programs - summary.searched == 3  # avl_tree, bigint and the rebuilt unit: broadcast only
     with pytest.raises(InputError, match="not a matrix directory of"):
         plan_broadcast(directory, toolchain, catalogue, matrix=directory)
     elsewhere = tmp_path / "other" / first.directory.name

@@ -222,8 +222,9 @@ def plan_broadcast(
     bests, then the best of every group of train units), or the lists of an existing `matrix` (which grows
     with new units while the searches' pool moves on), and its units (those under `units` when given, see
     `is_under`: the pool is the same, so a later broadcast without them resumes the matrix), then the first
-    `unsearched_limit` of `unsearched` that no search reached with their IR now (`benchmark_key`); read before
-    any evaluator starts. An InputError says why there is nothing to broadcast."""
+    `unsearched_limit` of `unsearched` that no search reached with their IR now (`benchmark_key`: by file hash;
+    a unit whose file changes on loading is checked by its module's in `label_matrix`); read before any
+    evaluator starts. An InputError says why there is nothing to broadcast."""
     if not directory.is_dir():
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     searched = load_searches(directory, toolchain.identity, catalogue.identity)

@@ -346,19 +346,19 @@ def summarize_directory(directory: Path, queue: Sequence[QueuedUnit] = ()) -> Di
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     units = load_searches(directory)
     searched = [u for u in units if not u.failed]
-    searched_uris = {u.uri for u in searched}
+    searched_keys = {u.key for u in searched}  # a row of a unit rebuilt since its search is broadcast only
     matrices = []
     for pool in matrix_directories(directory):
         shards = matrix_shards(pool)
         lists = len(shards[0].lists) if shards else 0
         hours = sum(s.cpu_seconds for s in shards) / 3600
-        rows = [p.uri for s in shards for p in s.programs]
+        rows = [(p.uri, p.ir_sha256) for s in shards for p in s.programs]
         matrices.append(
             MatrixSummary(
                 name=pool.name,
                 programs=len(rows),
-                searched=sum(uri in searched_uris for uri in rows),
-                functions=sum(FUNCTION_SEPARATOR in uri for uri in rows),
+                searched=sum(key in searched_keys for key in rows),
+                functions=sum(FUNCTION_SEPARATOR in uri for uri, _ in rows),
                 lists=lists,
                 cpu_hours=hours,
             )
