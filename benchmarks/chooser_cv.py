@@ -19,12 +19,12 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import numpy as np
 
 from stitchopt.cache.store import EvaluationStore, store_path
-from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, is_cxx_unit
 from stitchopt.features.base import FeatureCache, Standardizer
 from stitchopt.labels.labelset import labeled_features
 from stitchopt.labels.shards import load_matrix
@@ -32,39 +32,22 @@ from stitchopt.learning.train import JIT_K, SIZE, constant_order, package_folds
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.neighbour_chooser import NEIGHBOUR_COUNTS, NEIGHBOUR_SHRINKS, NeighbourChooser
 from stitchopt.models.ranker import geomean_change
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import CXX_SUFFIXES
-
-SHIPPED_MODEL = Path(__file__).resolve().parents[1] / "src" / "stitchopt" / "models" / "default"
 
 
 def held_out_orders(
-    x: np.ndarray, ratios: np.ndarray, folds: np.ndarray, count: int, shrink: float, kinds: np.ndarray | None = None
+    ratios: np.ndarray, folds: np.ndarray, kinds: np.ndarray, fit: Callable[[np.ndarray, np.ndarray], np.ndarray]
 ) -> np.ndarray:
-    """Each unit's order over the lists and -Oz from a chooser fitted on the other folds; with `kinds`, on the
-    other folds' units of the unit's kind only (its neighbours and the means they are shrunk toward)."""
-    kinds = np.zeros(len(x), dtype=bool) if kinds is None else kinds
-    order = np.zeros((len(x), ratios.shape[1] + 1))
-    for fold in np.unique(folds):
-        for kind in np.unique(kinds):
-            test = (folds == fold) & (kinds == kind)
-            train = (folds != fold) & (kinds == kind)
-            if test.any():
-                order[test] = NeighbourChooser(count, shrink).fit(x[train], ratios[train]).order(x[test])
-    return order
-
-
-def featureless_orders(ratios: np.ndarray, folds: np.ndarray, kinds: np.ndarray | None = None) -> np.ndarray:
-    """Each unit's order from the other folds' mean gains alone (training's "best single list"); with `kinds`,
-    from those of the units of its kind."""
-    kinds = np.zeros(len(ratios), dtype=bool) if kinds is None else kinds
+    """Each unit's order over the lists and -Oz from `fit(train, test)` (row masks) on the other folds' units of
+    its kind (one kind: all of them)."""
     order = np.zeros((len(ratios), ratios.shape[1] + 1))
     for fold in np.unique(folds):
         for kind in np.unique(kinds):
             test = (folds == fold) & (kinds == kind)
             if test.any():
-                order[test] = constant_order(ratios[(folds != fold) & (kinds == kind)])
+                order[test] = fit((folds != fold) & (kinds == kind), test)
     return order
 
 
@@ -88,7 +71,7 @@ def shares(order: np.ndarray, ratios: np.ndarray, groups: dict[str, np.ndarray])
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--matrix", type=Path, required=True, help="a broadcast matrix directory (matrix-<pool>)")
-    parser.add_argument("--model", type=Path, default=SHIPPED_MODEL, help="whose lists and representations")
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR, help="whose lists and representations")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
     started = time.monotonic()
@@ -101,18 +84,32 @@ def main() -> int:
     ratios = data.labels.objective_values(SIZE)[:, [columns[passes] for passes in model.labelled_lists()]]
     programs = data.labels.programs
     folds = package_folds([p.package for p in programs])
-    cxx = np.array([PurePosixPath(p.uri.split("@")[0]).suffix in CXX_SUFFIXES for p in programs])
+    cxx = np.array([is_cxx_unit(p.uri) for p in programs])
     groups = {"all": np.ones(len(programs), dtype=bool), "C": ~cxx, "C++": cxx}
     x = Standardizer.fit(data.features, log=True).transform(data.features)
-    random_x = np.random.default_rng(0).normal(size=x.shape)
-    ways: dict[str, Callable[[int, float], np.ndarray]] = {
-        "neighbours (the shipped features)": lambda k, s: held_out_orders(x, ratios, folds, k, s),
-        "a chooser per language": lambda k, s: held_out_orders(x, ratios, folds, k, s, cxx),
-        "neighbours by random features": lambda k, s: held_out_orders(random_x, ratios, folds, k, s),
+    everyone = np.zeros(len(programs), dtype=bool)
+
+    def neighbours(features: np.ndarray, kinds: np.ndarray) -> Callable[[int, float], np.ndarray]:
+        def orders(count: int, shrink: float) -> np.ndarray:
+            def fit(train: np.ndarray, test: np.ndarray) -> np.ndarray:
+                chooser = NeighbourChooser(count, shrink).fit(features[train], ratios[train])
+                return chooser.order(features[test])
+
+            return held_out_orders(ratios, folds, kinds, fit)
+
+        return orders
+
+    def featureless(kinds: np.ndarray) -> np.ndarray:
+        return held_out_orders(ratios, folds, kinds, lambda train, test: constant_order(ratios[train]))
+
+    ways = {
+        "neighbours (the shipped features)": neighbours(x, everyone),
+        "a chooser per language": neighbours(x, cxx),
+        "neighbours by random features": neighbours(np.random.default_rng(0).normal(size=x.shape), everyone),
     }
     results: list[tuple[str, str, dict[str, float]]] = [
-        ("no features (each list's mean gain)", "", shares(featureless_orders(ratios, folds), ratios, groups)),
-        ("no features, per language", "", shares(featureless_orders(ratios, folds, cxx), ratios, groups)),
+        ("no features (each list's mean gain)", "", shares(featureless(everyone), ratios, groups)),
+        ("no features, per language", "", shares(featureless(cxx), ratios, groups)),
     ]
     for name, orders in ways.items():
         for count in NEIGHBOUR_COUNTS:

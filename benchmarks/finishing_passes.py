@@ -14,20 +14,20 @@ import argparse
 import math
 import time
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import numpy as np
 
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.core import IRModule
-from stitchopt.datasets.benchmarks import Benchmark, round_robin, select_benchmarks
+from stitchopt.datasets.benchmarks import Benchmark, is_cxx_unit, round_robin, select_benchmarks
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import PassNames, nest, split_top_level, tuned_pipeline
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import CXX_SUFFIXES, load_module
+from stitchopt.toolchain.frontend import load_module
 
 DATASETS = "bench://pypi-v1,bench://debian-v1"
 
@@ -38,7 +38,7 @@ def train_units(max_ir_kb: float, per_package: int, limit: int, cxx: bool) -> li
     if not cxx:
         return select_benchmarks(DATASETS, ["train"], max_ir_kb=max_ir_kb, per_package=per_package, limit=limit)
     every = select_benchmarks(DATASETS, ["train"], max_ir_kb=max_ir_kb)
-    sources_in_cxx = [b for b in every if PurePosixPath(b.uri.split("@")[0]).suffix in CXX_SUFFIXES]
+    sources_in_cxx = [b for b in every if is_cxx_unit(b.uri)]
     return round_robin(sources_in_cxx, per_package)[:limit]
 
 

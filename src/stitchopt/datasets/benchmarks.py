@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 from stitchopt.core import IRModule
@@ -28,7 +28,7 @@ from stitchopt.datasets.uri import SCHEME, BenchmarkUri, is_benchmark_uri
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.device import is_device_triple, kernel_unit
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import load_module
+from stitchopt.toolchain.frontend import CXX_SUFFIXES, load_module
 from stitchopt.toolchain.split import extract_function
 from stitchopt.validate.suites import humaneval_path
 
@@ -126,6 +126,12 @@ def _is_entry(text: str, root: Path | None) -> bool:
 def is_dataset_uri(text: str) -> bool:
     """`bench://<dataset>-v<N>` with no program name: a whole dataset."""
     return is_benchmark_uri(text) and "/" not in text.removeprefix(SCHEME).split("?")[0].rstrip("/")
+
+
+def is_cxx_unit(uri: str) -> bool:
+    """Whether a dataset unit (or one of its functions) was compiled from C++, by its source's suffix: a variant's
+    name ends in `@<hash>` after it (`datasets.build`)."""
+    return PurePosixPath(uri.partition(FUNCTION_SEPARATOR)[0].split("@")[0]).suffix in CXX_SUFFIXES
 
 
 @dataclass(frozen=True)
