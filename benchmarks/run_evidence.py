@@ -45,7 +45,8 @@ from typing import Any
 from stitchopt.cache.store import default_cache_dir
 from stitchopt.cc.build_log import BuildEntry, read_log
 from stitchopt.datasets.sources.apt import DebianArchive
-from stitchopt.datasets.sources.debian import BUILD_CFLAGS, PACKAGES, build_root, build_tree, recipe_of, same_times
+from stitchopt.datasets.sources.debian import BUILD_CFLAGS, BUILD_ROOT, PACKAGES, build_tree, recipe_of, same_times
+from stitchopt.datasets.sources.fixed_path import private_root
 from stitchopt.learning.verification import RunEvidence, pipeline_key
 from stitchopt.toolchain.discovery import find_toolchain
 
@@ -160,8 +161,8 @@ class PackageTree:
         pinned = next(p for p in PACKAGES if p.name == package)
         archive = DebianArchive(default_cache_dir() / "debian-apt")
         self.source = archive.fetch(pinned.name, pinned.version, work / "fetch" / package, pinned.dsc_sha256)
-        self.tree = build_root() / package
-        self.lock = (build_root() / f"{package}.lock").open("w")
+        self.tree = private_root(BUILD_ROOT) / package
+        self.lock = (private_root(BUILD_ROOT) / f"{package}.lock").open("w")
         fcntl.flock(self.lock, fcntl.LOCK_EX)  # a dataset build of this package uses the same path
 
     def build_and_test(self, env: dict[str, str], log: Path) -> Built:

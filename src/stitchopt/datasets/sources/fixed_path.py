@@ -15,7 +15,7 @@ from pathlib import Path
 from stitchopt.errors import DatasetError
 
 
-def _private_root(root: Path) -> Path:
+def private_root(root: Path) -> Path:
     """`root`, private (0700) to this user; one that is a symlink or another user's is refused, since builds
     there may run as root and the trees in it are deleted before each build."""
     with suppress(FileExistsError):  # a file or a dangling symlink: refused below
@@ -32,7 +32,7 @@ def _private_root(root: Path) -> Path:
 def fixed_tree(root: Path, unit: str) -> Iterator[Path]:
     """`root/unit`, absent (the caller creates it), this build's alone while the context lasts (two builds of one
     unit would share the path: the second waits), and removed after."""
-    base = _private_root(root)
+    base = private_root(root)
     with (base / f"{unit}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         tree = base / unit
