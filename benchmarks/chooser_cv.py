@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from stitchopt.cache.store import EvaluationStore, store_path
-from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, is_cxx_unit
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, unit_language
 from stitchopt.features.base import FeatureCache, Standardizer
 from stitchopt.labels.labelset import labeled_features
 from stitchopt.labels.shards import load_matrix
@@ -84,18 +84,20 @@ def main() -> int:
     ratios = data.labels.objective_values(SIZE)[:, [columns[passes] for passes in model.labelled_lists()]]
     programs = data.labels.programs
     folds = package_folds([p.package for p in programs])
-    cxx = np.array([is_cxx_unit(p.uri) for p in programs])
+    languages = [unit_language(p.uri) for p in programs]
+    cxx = np.array([language == "c++" for language in languages])
     groups = {"all": np.ones(len(programs), dtype=bool), "C": ~cxx, "C++": cxx}
     x = Standardizer.fit(data.features, log=True).transform(data.features)
     everyone = np.zeros(len(programs), dtype=bool)
 
-    def neighbours(features: np.ndarray, kinds: np.ndarray) -> Callable[[int, float], np.ndarray]:
+    def neighbours(features: np.ndarray, per_language: bool) -> Callable[[int, float], np.ndarray]:
         def orders(count: int, shrink: float) -> np.ndarray:
             def fit(train: np.ndarray, test: np.ndarray) -> np.ndarray:
-                chooser = NeighbourChooser(count, shrink).fit(features[train], ratios[train])
-                return chooser.order(features[test])
+                trained = [languages[i] for i in np.flatnonzero(train)] if per_language else None
+                chooser = NeighbourChooser(count, shrink).fit(features[train], ratios[train], trained)
+                return chooser.order(features[test], [languages[i] for i in np.flatnonzero(test)])
 
-            return held_out_orders(ratios, folds, kinds, fit)
+            return held_out_orders(ratios, folds, everyone, fit)
 
         return orders
 
@@ -103,9 +105,9 @@ def main() -> int:
         return held_out_orders(ratios, folds, kinds, lambda train, test: constant_order(ratios[train]))
 
     ways = {
-        "neighbours (the shipped features)": neighbours(x, everyone),
-        "a chooser per language": neighbours(x, cxx),
-        "neighbours by random features": neighbours(np.random.default_rng(0).normal(size=x.shape), everyone),
+        "neighbours (the shipped features)": neighbours(x, False),
+        "a chooser per language": neighbours(x, True),
+        "neighbours by random features": neighbours(np.random.default_rng(0).normal(size=x.shape), False),
     }
     results: list[tuple[str, str, dict[str, float]]] = [
         ("no features (each list's mean gain)", "", shares(featureless(everyone), ratios, groups)),

@@ -20,7 +20,7 @@ import numpy as np
 
 from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.core import IRModule
-from stitchopt.datasets.benchmarks import Benchmark, is_cxx_unit, round_robin, select_benchmarks
+from stitchopt.datasets.benchmarks import Benchmark, round_robin, select_benchmarks, unit_language
 from stitchopt.evaluation.evaluator import EvalRequest, Evaluator
 from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
@@ -38,7 +38,7 @@ def train_units(max_ir_kb: float, per_package: int, limit: int, cxx: bool) -> li
     if not cxx:
         return select_benchmarks(DATASETS, ["train"], max_ir_kb=max_ir_kb, per_package=per_package, limit=limit)
     every = select_benchmarks(DATASETS, ["train"], max_ir_kb=max_ir_kb)
-    sources_in_cxx = [b for b in every if is_cxx_unit(b.uri)]
+    sources_in_cxx = [b for b in every if unit_language(b.uri) == "c++"]
     return round_robin(sources_in_cxx, per_package)[:limit]
 
 

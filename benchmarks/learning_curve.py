@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from stitchopt.cache.store import EvaluationStore, store_path
-from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, benchmark_module
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, benchmark_module, unit_language
 from stitchopt.features.base import FeatureCache, extract_all
 from stitchopt.features.by_name import default_representations
 from stitchopt.features.module import FeatureModule
@@ -162,7 +162,7 @@ def score(
     )
     model, report = train_flag_model(subset, features[train], default_representations(), llvm_version=llvm_version)
     column = {passes: j for j, passes in enumerate(labels.lists)}
-    ranked = model.rank_features(features[held])
+    ranked = model.rank_features(features[held], [unit_language(labels.programs[i].uri) for i in held])
     answers = model.fast_choices(features[held], ranked)
     top: list[float] = []
     fast: list[float] = []

@@ -127,6 +127,7 @@ class IRModule:
     name: str
     bitcode: bytes
     triple: str
+    source_filename: str = ""  # as the IR names its source (clang: the file compiled); "": unknown
 
     @cached_property
     def sha256(self) -> str:

@@ -27,12 +27,13 @@ from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.baselines import clang_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
-from stitchopt.toolchain.frontend import module_from_bitcode
+from stitchopt.toolchain.frontend import module_from_bitcode, source_language
 from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command
 from stitchopt.toolchain.plugin_library import plugin_path
 
 DEMO = Path(__file__).parents[2] / "src" / "stitchopt" / "datasets" / "demo_v1"
-PROGRAM = Path(__file__).parents[1] / "data" / "plugin_program"
+DATA = Path(__file__).parents[1] / "data"
+PROGRAM = DATA / "plugin_program"
 BIN = Path(sys.executable).parent
 WARNING = "stitchopt plugin: warning: "
 # Units whose shipped-model choice differs (some keep -Oz, some beat it), a handful for the slower comparisons.
@@ -162,6 +163,38 @@ def test_the_plugin_orders_with_a_neighbours_chooser_as_python_does(
             assert records(env)[-1]["choice"] == chosen[-1], (name, neighbors)
         assert len(set(chosen)) >= 3  # the units' choices differ
         assert (chosen[1] is None) == (neighbors == 1)
+
+
+def test_the_plugin_answers_from_the_units_language_with_a_chooser_per_language(
+    toolchain: Toolchain, plugin: Path, catalogue: Catalogue, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A chooser per language, saved, loaded and exported: the plugin reads each unit's language from its
+    source file name, as Python does, and orders every list as `FlagModel.rank` does; C++ units, which gain
+    most from list 0 where the C units gain from list 1, are answered from the C++ units."""
+    model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
+    sources = [*(DEMO / f"{name}.c" for name in UNITS), DATA / "shapes.cpp", DATA / "selftest" / "running_balance.cpp"]
+    modules = [_frontend_ir(toolchain, source, tmp_path) for source in sources]
+    languages = [source_language(module.source_filename) for module in modules]
+    assert languages == ["c"] * len(UNITS) + ["c++"] * 2
+    x = model.standardizer.transform(np.vstack([model.features(toolchain, m) for m in modules]))
+    ratios = np.random.default_rng(6).uniform(0.97, 1.03, size=(len(modules), len(model.lists)))
+    cxx = np.array([language == "c++" for language in languages])
+    ratios[cxx, 0], ratios[~cxx, 1] = 0.8, 0.9
+    index = {passes: i for i, passes in enumerate(model.lists)}
+    for neighbors, shrink in ((3, 0.0), (2, 0.5)):
+        model.chooser = NeighbourChooser(neighbors, shrink).fit(x, ratios, languages)
+        model_dir = tmp_path / f"per-language-{neighbors}"
+        model.save_pretrained(model_dir)
+        loaded = FlagModel.from_pretrained(model_dir, catalogue)
+        write_plugin_model(loaded, catalogue, model_dir / PLUGIN_MODEL_NAME)
+        ordered = {**env, "STITCHOPT_MODEL": str(model_dir)}
+        for source, module, in_cxx in zip(sources, modules, cxx, strict=True):
+            python = [-1 if r.passes is None else index[r.passes] for r in loaded.rank(toolchain, module)]
+            printed = _print_order(toolchain, plugin, module, ordered)
+            assert json.loads(printed.stdout) == {"order": python, "error": None}, (source.name, neighbors)
+            assert python[0] == (0 if in_cxx else 1), source.name
+    everyone = NeighbourChooser(3, 0.0).fit(x, ratios).order(x[cxx])  # over all units: the C units' list
+    assert (np.argsort(everyone, axis=1, kind="stable")[:, 0] == 1).all()
 
 
 def test_the_plugin_orders_jits_lists_as_python_does(

@@ -16,6 +16,7 @@ import pytest
 
 from stitchopt.errors import InputError
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.neighbour_chooser import NeighbourChooser
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 
 DATA = Path(__file__).parent.parent / "data"
@@ -38,6 +39,8 @@ CHANGES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("chooser k", lambda c: c.update(chooser=_neighbours(0)), "field chooser.neighbors must be 1 or more"),
     ("chooser shrink", lambda c: c.update(chooser={**_neighbours(3), "shrink": 2}), "chooser.shrink between 0 and 1"),
     ("chooser kind", lambda c: c.update(chooser={**_neighbours(3), "kind": "nearest"}), "chooser.kind is 'nearest'"),
+    ("languages", lambda c: c.update(chooser={**_neighbours(3), "languages": "c"}), "languages must be a list"),
+    ("language rows", lambda c: c.update(chooser={**_neighbours(3), "languages": ["c"]}), "train_languages is missing"),
 ]
 
 
@@ -89,3 +92,34 @@ def test_a_neighbours_chooser_without_its_training_rows_is_one_line(tmp_path: Pa
     np.savez(directory / "weights.npz", **arrays, **empty)
     with pytest.raises(InputError, match="array chooser.train_features has no rows"):
         FlagModel.from_pretrained(directory)
+
+
+@pytest.mark.parametrize(
+    ("languages", "code", "message"),
+    [
+        (["c", "c++"], 1, ""),
+        (["c", "c++"], 2, "does not index"),  # a program of a third language
+        (["c", "c"], 0, "does not index"),  # a language named twice
+    ],
+)
+def test_a_chooser_per_languages_programs_index_its_languages(
+    tmp_path: Path, languages: list[str], code: int, message: str
+) -> None:
+    directory = tmp_path / "per-language"
+    shutil.copytree(DEFAULT_MODEL_DIR, directory)
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(
+        json.dumps({**config, "chooser": {**config["chooser"], "languages": languages}})
+    )
+    with np.load(directory / "weights.npz") as stored:
+        arrays = dict(stored.items())
+    codes = np.full(len(arrays["chooser.train_features"]), -1, dtype=np.int8)
+    codes[::2] = code
+    np.savez(directory / "weights.npz", **arrays, **{"chooser.train_languages": codes})
+    if message:
+        with pytest.raises(InputError, match=message):
+            FlagModel.from_pretrained(directory)
+    else:
+        chooser = FlagModel.from_pretrained(directory).chooser
+        assert isinstance(chooser, NeighbourChooser) and chooser.languages == tuple(languages)
+        assert chooser.train_languages is not None and chooser.train_languages.tolist() == codes.tolist()

@@ -11,7 +11,7 @@ from stitchopt.errors import InputError
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
 from stitchopt.labels.measure import list_measures
 from stitchopt.learning.fast_margin import fit_fast_margin
-from stitchopt.learning.train import constant_order, train_flag_model
+from stitchopt.learning.train import PER_LANGUAGE, constant_order, train_flag_model
 from stitchopt.learning.warm import common_lists
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import select_coreset
@@ -213,6 +213,62 @@ def test_the_neighbours_order_tries_a_list_that_helps_other_neighbours_before_a_
     assert (np.argsort(chooser.gains(x), axis=1)[:, :3] == [0, 1, 2]).all()
     assert (np.argsort(chooser.order(x), axis=1, kind="stable") == [0, 2, 1, 3]).all()  # -Oz last
     assert np.argsort(constant_order(ratios), kind="stable").tolist() == [0, 2, 1, 3]  # the best single list's too
+
+
+def test_a_chooser_per_language_answers_each_program_from_its_languages_programs() -> None:
+    """Four in five programs are C, which list 0 shrinks by 5%; list 1 shrinks the C++ ones by 10%, and the
+    features cannot tell them apart. Over all programs the means (shrink 0) pick list 0 for everyone; per
+    language each language gets its own list, and a program of a language the chooser has no programs of gets
+    the all-program answer."""
+    rng = np.random.default_rng(7)
+    languages: list[str | None] = ["c"] * 40 + ["c++"] * 10
+    cxx = np.array([language == "c++" for language in languages])
+    x = rng.normal(size=(50, 3))
+    ratios = np.column_stack([np.where(cxx, 1.0, 0.95), np.where(cxx, 0.9, 1.0)])
+
+    def first(chooser: NeighbourChooser, asked: list[str | None] | None) -> np.ndarray:
+        return np.argsort(chooser.order(x, asked), axis=1, kind="stable")[:, 0]
+
+    for neighbors, shrink in ((5, 0.0), (5, 0.5)):
+        everyone = NeighbourChooser(neighbors, shrink).fit(x, ratios)
+        assert (first(everyone, languages) == first(everyone, None)).all()  # no languages fitted: ignored
+        assert (first(everyone, None) == 0).sum() >= (45 if shrink else 50)
+        own = NeighbourChooser(neighbors, shrink).fit(x, ratios, languages)
+        assert own.languages == ("c", "c++")
+        assert (first(own, languages) == np.where(cxx, 1, 0)).all()
+        assert (first(own, None) == first(everyone, None)).all()
+        assert (first(own, [None] * 25 + ["fortran"] * 25) == first(everyone, None)).all()
+        assert (own.restricted_to([1]).order(x, languages)[:, 0] == 0).all()  # the one list kept comes first
+        assert (first(own.restricted_to([1]), languages)[~cxx] == 1).all()  # C: -Oz, list 1 gains it nothing
+
+
+def test_training_chooses_a_chooser_per_language_where_the_language_decides_the_list() -> None:
+    """C units gain from list a, C++ units from list b, and the features are noise: only a chooser per
+    language (read from the units' source suffixes) finds each unit's list on held-out packages."""
+    rng = np.random.default_rng(8)
+    programs = []
+    for index in range(100):
+        suffix = ".cpp" if index % 2 else ".c"
+        programs.append(
+            LabeledProgram(
+                f"bench://t-v1/p{index % 10}/u{index}{suffix}",
+                f"{index}",
+                f"p{index % 10}",
+                "train",
+                {"O0": 3000, "Oz": 1000, "O3": 1500},
+                {"O0": 300, "Oz": 100, "O3": 150},
+                (1040, 950) if index % 2 else (950, 1040),
+                (100, 100),
+            )
+        )
+    labels = LabelSet("llvm", "catalogue", "t", (("a",), ("b",)), tuple(programs), 1.0)
+    model, report = train_flag_model(labels, rng.normal(size=(100, 4)) + 5.0, (), llvm_version="19", k=2)
+    assert report.candidates[0].kind == PER_LANGUAGE and report.cross_validated == pytest.approx(-0.05)
+    everyone = [c for c in report.candidates if c.kind == "neighbours"]
+    assert max(c.static_backup for c in everyone) > -0.04  # without the language, no way of choosing finds it
+    assert isinstance(model.chooser, NeighbourChooser) and model.chooser.languages == ("c", "c++")
+    ranked = model.rank_features(rng.normal(size=(2, 4)) + 5.0, ["c", "c++"])
+    assert [r[0].passes for r in ranked] == [("a",), ("b",)]
 
 
 def test_cross_validation_finds_per_program_choices_where_programs_differ_in_which_list_helps() -> None:

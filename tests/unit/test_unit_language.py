@@ -1,20 +1,30 @@
-"""A dataset unit's language, read from its URI: what per-language studies split the units by."""
+"""A unit's language, read from its source's suffix: what the chooser per language and per-language studies
+split units by."""
 
 import pytest
 
-from stitchopt.datasets.benchmarks import is_cxx_unit
+from stitchopt.datasets.benchmarks import unit_language
+from stitchopt.toolchain.frontend import source_language
 
 
 @pytest.mark.parametrize(
-    ("uri", "cxx"),
+    ("uri", "language"),
     [
-        ("bench://debian-v1/box2d/src/collision/b2_distance.cpp", True),
-        ("bench://debian-v1/woff2/src/font.cc@1a2b3c4d", True),  # a variant: the suffix is before its hash
-        ("bench://debian-v1/leveldb/db/db_impl.cc#_ZN7leveldb6DBImpl5WriteE", True),  # one of its functions
-        ("bench://debian-v1/sed/lib/localeinfo.c", False),
-        ("bench://pypi-v1/lupa/lupa/lua54.c@9f8e7d6c", False),
-        ("bench://demo-v1/avl_tree", False),
+        ("bench://debian-v1/box2d/src/collision/b2_distance.cpp", "c++"),
+        ("bench://debian-v1/woff2/src/font.cc@1a2b3c4d", "c++"),  # a variant: the suffix is before its hash
+        ("bench://debian-v1/leveldb/db/db_impl.cc#_ZN7leveldb6DBImpl5WriteE", "c++"),  # one of its functions
+        ("bench://debian-v1/sed/lib/localeinfo.c", "c"),
+        ("bench://pypi-v1/lupa/lupa/lua54.c@9f8e7d6c", "c"),
+        ("bench://demo-v1/avl_tree", None),
     ],
 )
-def test_a_unit_is_cxx_by_its_source_suffix(uri: str, cxx: bool) -> None:
-    assert is_cxx_unit(uri) is cxx
+def test_a_units_language_is_its_source_suffixs(uri: str, language: str | None) -> None:
+    assert unit_language(uri) == language
+
+
+@pytest.mark.parametrize(
+    ("source", "language"),
+    [("/tmp/x/src/a.C", "c++"), ("lib/b.c", "c"), ("a.ll", None), ("<stdin>", None), ("", None), ("a.c.orig", None)],
+)
+def test_a_source_files_language(source: str, language: str | None) -> None:
+    assert source_language(source) == language

@@ -54,7 +54,9 @@ def choose_device_list(
         raise InputError(f"{module.name}: no kernel in this device code: nothing to choose a list for")
     units = [(kernel, kernel_unit(toolchain, module.bitcode, kernel, text)) for kernel in kernels]
     features = [
-        kernel_features(toolchain, IRModule(f"{module.name}#{kernel}", unit, module.triple), model.features)
+        kernel_features(
+            toolchain, IRModule(f"{module.name}#{kernel}", unit, module.triple, module.source_filename), model.features
+        )
         for kernel, unit in units
     ]
     order = model.order_module(features)

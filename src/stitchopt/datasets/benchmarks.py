@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TypeVar
 
 from stitchopt.core import IRModule
@@ -28,7 +28,7 @@ from stitchopt.datasets.uri import SCHEME, BenchmarkUri, is_benchmark_uri
 from stitchopt.errors import DatasetError
 from stitchopt.toolchain.device import is_device_triple, kernel_unit
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import CXX_SUFFIXES, load_module
+from stitchopt.toolchain.frontend import load_module, source_language
 from stitchopt.toolchain.split import extract_function
 from stitchopt.validate.suites import humaneval_path
 
@@ -111,7 +111,7 @@ def benchmark_module(toolchain: Toolchain, text: str, root: Path | None = None) 
             bitcode = kernel_unit(toolchain, whole.bitcode, function)
         else:
             bitcode = extract_function(toolchain, whole.bitcode, function)
-        return IRModule(f"{whole.name}{FUNCTION_SEPARATOR}{function}", bitcode, whole.triple)
+        return IRModule(f"{whole.name}{FUNCTION_SEPARATOR}{function}", bitcode, whole.triple, whole.source_filename)
     return load_module(toolchain, program_path(text, toolchain, root))
 
 
@@ -128,10 +128,10 @@ def is_dataset_uri(text: str) -> bool:
     return is_benchmark_uri(text) and "/" not in text.removeprefix(SCHEME).split("?")[0].rstrip("/")
 
 
-def is_cxx_unit(uri: str) -> bool:
-    """Whether a dataset unit (or one of its functions) was compiled from C++, by its source's suffix: a variant's
-    name ends in `@<hash>` after it (`datasets.build`)."""
-    return PurePosixPath(uri.partition(FUNCTION_SEPARATOR)[0].split("@")[0]).suffix in CXX_SUFFIXES
+def unit_language(uri: str) -> str | None:
+    """The language a dataset unit (or one of its functions) was compiled from, by its source's suffix
+    (`source_language`): a variant's name ends in `@<hash>` after it (`datasets.build`)."""
+    return source_language(uri.partition(FUNCTION_SEPARATOR)[0].split("@")[0])
 
 
 @dataclass(frozen=True)

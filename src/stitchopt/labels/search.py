@@ -118,6 +118,7 @@ def function_units(toolchain: Toolchain, program: Program, limit: int) -> list[P
                 f"{program.module.name}{FUNCTION_SEPARATOR}{name}",
                 extract_function(toolchain, program.module.bitcode, name),
                 program.module.triple,
+                program.module.source_filename,
             ),
         )
         for name, _ in largest

@@ -14,6 +14,7 @@ import numpy as np
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import Objective
+from stitchopt.datasets.benchmarks import unit_language
 from stitchopt.errors import InputError
 from stitchopt.features.base import FeatureCache, Representation, Standardizer
 from stitchopt.features.by_name import default_representations
@@ -44,6 +45,7 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.tune.acceptance import ListValidation
 
 JIT_K = 10  # the jit budget whose ordering breaks ties between hyper-parameters
+PER_LANGUAGE = "neighbours per language"  # the kind of a chooser per language (`NeighbourChooser.fit`'s languages)
 FOLDS = 5
 SIZE = Objective()
 
@@ -57,7 +59,7 @@ class Candidate:
     static_backup: float  # the top-1 list with the -Oz backup: what chooses the model
     jit: float  # the top JIT_K lists and -Oz
     regressed: float  # share of programs the top-1 list alone makes larger than -Oz
-    kind: str  # "best single list", "regression ranker", "chooser" or "neighbours"
+    kind: str  # "best single list", "regression ranker", "chooser", "neighbours" or "neighbours per language"
     setting: tuple[float, ...]  # the chooser's (penalty,), the neighbours' (count, shrink)
 
 
@@ -98,7 +100,8 @@ def train_flag_model(
     folds = package_folds([p.package for p in labels.programs])
     best, score = _choose_hyper_parameters(x, targets, chosen_ratios, folds)
     ranker = ListRanker(int(best["neighbors"]), best["ridge"], best["blend"], best["shrink"]).fit(x, targets)
-    candidates, held_out = _compare_choosers(x, targets, chosen_ratios, folds, best)
+    languages = [unit_language(p.uri) for p in labels.programs]
+    candidates, held_out = _compare_choosers(x, targets, chosen_ratios, folds, best, languages)
     winner = candidates[0]
     fast = held_out.fast_policy(winner, chosen_ratios)
     chooser: SoftmaxChooser | NeighbourChooser | None = None
@@ -106,9 +109,11 @@ def train_flag_model(
         (penalty,) = winner.setting
         chooser = SoftmaxChooser(penalty).fit(x, decision_costs(chosen_ratios))
         best = {**best, "chooser_penalty": penalty}
-    elif winner.kind == "neighbours":
+    elif winner.kind in ("neighbours", PER_LANGUAGE):
         count, shrink = winner.setting
-        chooser = NeighbourChooser(int(count), shrink).fit(x, chosen_ratios)
+        chooser = NeighbourChooser(int(count), shrink).fit(
+            x, chosen_ratios, languages if winner.kind == PER_LANGUAGE else None
+        )
         best = {**best, "chooser_neighbors": int(count), "chooser_shrink": shrink}
     elif winner.kind == "best single list":
         chooser = SoftmaxChooser.constant(-constant_order(chosen_ratios), x.shape[1])
@@ -163,7 +168,8 @@ def fast_policy_for_model(
         "shrink": model.ranker.shrink,
     }
     folds = package_folds([p.package for p in data.labels.programs])
-    candidates, held_out = _compare_choosers(x, log_ratio_targets(ratios), ratios, folds, ranker)
+    languages = [unit_language(p.uri) for p in data.labels.programs]
+    candidates, held_out = _compare_choosers(x, log_ratio_targets(ratios), ratios, folds, ranker, languages)
     kind, setting = _kind_and_setting(model.chooser)
     own = next((c for c in candidates if (c.kind, c.setting) == (kind, setting)), None)
     if own is None:
@@ -179,7 +185,8 @@ def _kind_and_setting(chooser: SoftmaxChooser | NeighbourChooser | None) -> tupl
     if chooser is None:
         return "regression ranker", ()
     if isinstance(chooser, NeighbourChooser):
-        return "neighbours", (float(chooser.neighbors), chooser.shrink)
+        kind = "neighbours" if chooser.train_languages is None else PER_LANGUAGE
+        return kind, (float(chooser.neighbors), chooser.shrink)
     return ("chooser", (chooser.penalty,)) if chooser.penalty else ("best single list", ())
 
 
@@ -202,20 +209,27 @@ class HeldOut:
 
 
 def _compare_choosers(
-    x: np.ndarray, targets: np.ndarray, ratios: np.ndarray, folds: np.ndarray, ranker: dict[str, float]
+    x: np.ndarray,
+    targets: np.ndarray,
+    ratios: np.ndarray,
+    folds: np.ndarray,
+    ranker: dict[str, float],
+    languages: Sequence[str | None],
 ) -> tuple[tuple[Candidate, ...], HeldOut]:
     """The best single list, the regression ranker chosen by `_choose_hyper_parameters`, the softmax chooser at
-    each penalty and the neighbours' gains at each count and shrink, on the same held-out folds; the best static
-    + backup first (ties: the better jit, then the simpler model). Each gives every program an order over the
-    lists and -Oz (the last column), read the way the modes read a ranking: static builds the first, jit the
-    first JIT_K (with -Oz always built)."""
+    each penalty and the neighbours' gains at each count and shrink, over all programs and (when the programs
+    are of more than one of `languages`) per language, on the same held-out folds; the best static + backup
+    first (ties: the better jit, then the simpler model). Each gives every program an order over the lists and
+    -Oz (the last column), read the way the modes read a ranking: static builds the first, jit the first JIT_K
+    (with -Oz always built)."""
     oz = ratios.shape[1]
     neighbours = [(float(count), shrink) for count in NEIGHBOUR_COUNTS for shrink in NEIGHBOUR_SHRINKS]
+    kinds = ["neighbours", PER_LANGUAGE] if len({lang for lang in languages if lang}) > 1 else ["neighbours"]
     orders: dict[tuple[str, tuple[float, ...]], np.ndarray] = {
         ("best single list", ()): np.zeros((len(ratios), oz + 1)),
         ("regression ranker", ()): np.zeros((len(ratios), oz + 1)),
         **{("chooser", (penalty,)): np.zeros((len(ratios), oz + 1)) for penalty in PENALTIES},
-        **{("neighbours", setting): np.zeros((len(ratios), oz + 1)) for setting in neighbours},
+        **{(kind, setting): np.zeros((len(ratios), oz + 1)) for kind in kinds for setting in neighbours},
     }
     for order in orders.values():
         order[:, :oz] = np.inf  # a program alone in its fold keeps -Oz, as in `_choose_hyper_parameters`
@@ -231,9 +245,12 @@ def _compare_choosers(
         static_predictions[test] = fitted.predict(x[test])
         for weight in PENALTIES:
             orders["chooser", (weight,)][test] = SoftmaxChooser(weight).fit(x[~test], costs[~test]).order(x[test])
-        for count, shrink in neighbours:
-            chooser = NeighbourChooser(int(count), shrink).fit(x[~test], ratios[~test])
-            orders["neighbours", (count, shrink)][test] = chooser.order(x[test])
+        for kind, (count, shrink) in itertools.product(kinds, neighbours):
+            by_language = kind == PER_LANGUAGE
+            train = [lang for lang, held in zip(languages, test, strict=True) if not held] if by_language else None
+            chooser = NeighbourChooser(int(count), shrink).fit(x[~test], ratios[~test], train)
+            tested = [lang for lang, held in zip(languages, test, strict=True) if held]
+            orders[kind, (count, shrink)][test] = chooser.order(x[test], tested)
     with_oz = np.hstack([ratios, np.ones((len(ratios), 1))])
     candidates = []
     for (kind, setting), order in orders.items():
@@ -259,8 +276,8 @@ def _compare_choosers(
 def _candidate_name(kind: str, setting: tuple[float, ...]) -> str:
     if kind == "chooser":
         return f"chooser penalty={setting[0]:g}"
-    if kind == "neighbours":
-        return f"neighbours k={setting[0]:g} shrink={setting[1]:g}"
+    if kind in ("neighbours", PER_LANGUAGE):
+        return f"{kind} k={setting[0]:g} shrink={setting[1]:g}"
     return kind
 
 

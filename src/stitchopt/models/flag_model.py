@@ -37,6 +37,7 @@ from stitchopt.models.size_model import SizeModel
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import source_language
 
 MODEL_FORMAT = 1
 
@@ -85,16 +86,18 @@ class FlagModel(SavedModel):
 
     def rank(self, toolchain: Toolchain, module: IRModule) -> list[RankedList]:
         """Every coreset list and -Oz, in the order the modes try them (static builds the first)."""
-        return self.rank_features(self.features(toolchain, module))[0]
+        return self.rank_features(self.features(toolchain, module), [source_language(module.source_filename)])[0]
 
     def predict_sizes(self, raw: np.ndarray) -> np.ndarray:
         """programs x size-model targets (`size_model.size_targets`) from raw feature rows."""
         return self.size_model.predict(self.standardizer.transform(raw), raw)
 
-    def rank_features(self, raw: np.ndarray) -> list[list[RankedList]]:
-        """For raw feature rows: every coreset list and -Oz per program, in the order the modes try them.
+    def rank_features(self, raw: np.ndarray, languages: Sequence[str | None] | None = None) -> list[list[RankedList]]:
+        """For raw feature rows (of programs in `languages`, `source_language`'s names; None: unknown): every
+        coreset list and -Oz per program, in the order the modes try them.
 
-        With a chooser, it orders them (the first is static's choice, -Oz included). Without
+        With a chooser, it orders them (the first is static's choice, -Oz included; a chooser per language
+        answers a program of a language it knows from that language's programs). Without
         one, the first is the shrunk prediction's best (or -Oz when no list is predicted to beat it), then the
         rest in order of the program's own (unshrunk) predictions. Predicted ratios and sizes come from the
         regression either way."""
@@ -102,7 +105,10 @@ class FlagModel(SavedModel):
         ratios = np.exp(self.ranker.predict(standardized, shrink=1.0))
         sizes = self.size_model.predict(standardized, raw)
         oz_size = sizes[:, self.size_model.targets.index("size:Oz")]
-        order = (self.chooser or self.ranker).order(standardized)  # lists, then -Oz
+        if isinstance(self.chooser, NeighbourChooser):
+            order = self.chooser.order(standardized, languages)  # lists, then -Oz
+        else:
+            order = (self.chooser or self.ranker).order(standardized)
         ranked = []
         for row, positions, oz in zip(ratios, order, oz_size, strict=True):
             entries = [RankedList(passes, float(r), float(r * oz)) for passes, r in zip(self.lists, row, strict=True)]
@@ -160,6 +166,8 @@ class FlagModel(SavedModel):
             assert self.chooser.train_features is not None and self.chooser.train_gains is not None
             arrays["chooser.train_features"] = self.chooser.train_features.astype(np.float32)
             arrays["chooser.train_gains"] = self.chooser.train_gains.astype(np.float32)
+            if self.chooser.train_languages is not None:
+                arrays["chooser.train_languages"] = self.chooser.train_languages.astype(np.int8)
         return arrays
 
     @classmethod
@@ -203,6 +211,8 @@ class FlagModel(SavedModel):
                 if not len(arrays["chooser.train_features"]):
                     raise InputError(f"{weights}: array chooser.train_features has no rows; save the model again")
                 shapes["chooser.train_gains"] = (len(arrays["chooser.train_features"]), lists)
+                if "languages" in chooser:  # a chooser per language
+                    _check_languages(chooser, arrays, directory)
             else:
                 shapes["chooser.weights"] = (features + 1, lists + 1)
         check_arrays(arrays, shapes, weights)
@@ -266,7 +276,8 @@ class FlagModel(SavedModel):
 
 def _chooser_config(chooser: SoftmaxChooser | NeighbourChooser | None) -> dict[str, Any] | None:
     if isinstance(chooser, NeighbourChooser):
-        return {"kind": "neighbours", "neighbors": chooser.neighbors, "shrink": chooser.shrink}
+        languages = {"languages": list(chooser.languages)} if chooser.train_languages is not None else {}
+        return {"kind": "neighbours", "neighbors": chooser.neighbors, "shrink": chooser.shrink, **languages}
     return None if chooser is None else {"kind": "softmax", "penalty": chooser.penalty, "scale": chooser.scale}
 
 
@@ -291,10 +302,26 @@ def _chooser_schema(kind: str) -> dict[str, Any]:
 
 def _read_chooser(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> SoftmaxChooser | NeighbourChooser:
     if config.get("kind") == "neighbours":
+        per_language = "languages" in config
         return NeighbourChooser(
             config["neighbors"],
             float(config["shrink"]),
             arrays["chooser.train_features"].astype(np.float64),
             arrays["chooser.train_gains"].astype(np.float64),
+            tuple(config["languages"]) if per_language else (),
+            arrays["chooser.train_languages"].astype(np.int8) if per_language else None,
         )
     return SoftmaxChooser(config["penalty"], arrays["chooser.weights"].astype(np.float64), config["scale"])
+
+
+def _check_languages(chooser: dict[str, Any], arrays: dict[str, np.ndarray], directory: Path) -> None:
+    """A chooser per language's saved languages: distinct names, and each training program's index into them."""
+    check_config({"chooser": chooser}, {"chooser": {"languages": [str]}}, directory / CONFIG_NAME)
+    languages, weights = chooser["languages"], directory / WEIGHTS_NAME
+    check_arrays(arrays, {"chooser.train_languages": (len(arrays["chooser.train_features"]),)}, weights)
+    codes = arrays["chooser.train_languages"]
+    if len(set(languages)) != len(languages) or not np.isin(codes, np.arange(-1, len(languages))).all():
+        raise InputError(
+            f"{weights}: array chooser.train_languages does not index {directory / CONFIG_NAME}'s chooser.languages;"
+            " save the model again"
+        )

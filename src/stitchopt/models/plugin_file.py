@@ -31,6 +31,7 @@ from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.neighbour_chooser import NeighbourChooser
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import tuned_pipeline
+from stitchopt.toolchain.frontend import LANGUAGE_SUFFIXES
 
 PLUGIN_MODEL_NAME = "plugin.json"
 ROWS_SUFFIX = ".rows"
@@ -107,18 +108,38 @@ def plugin_model(
 
 
 def _chooser(model: FlagModel, rows: RowsFile) -> list[list[float]] | dict[str, Any] | None:
-    """The softmax chooser as its weight matrix; the neighbours' chooser as an object of its settings and arrays."""
+    """The softmax chooser as its weight matrix; the neighbours' chooser as an object of its settings and arrays,
+    and a chooser per language with each language's source suffixes (which the plugin reads the module's
+    source file name by, as `source_language` does) and means."""
     chooser = model.chooser
     if isinstance(chooser, NeighbourChooser):
         assert chooser.train_features is not None and chooser.train_gains is not None
-        return {
+        exported = {
             "kind": "neighbours",
             "neighbors": chooser.neighbors,
             "shrink": chooser.shrink,
             "means": chooser.train_gains.mean(axis=0).tolist(),  # as numpy sums them in `NeighbourChooser.gains`
             **written_arrays({"train_features": chooser.train_features, "train_gains": chooser.train_gains}, rows),
         }
+        if chooser.train_languages is not None:
+            exported["languages"] = [
+                {
+                    "name": language,
+                    "suffixes": sorted(LANGUAGE_SUFFIXES.get(language, ())),
+                    "means": _language_means(chooser, code),
+                }
+                for code, language in enumerate(chooser.languages)
+            ]
+            exported["train_languages"] = rows.add(chooser.train_languages.astype(np.float32)[:, None])
+        return exported
     return None if chooser is None or chooser.weights is None else chooser.weights.tolist()
+
+
+def _language_means(chooser: NeighbourChooser, code: int) -> list[float]:
+    """Each list's mean gain over one language's training programs, as numpy sums them in its chooser."""
+    gains = chooser.for_language(code).train_gains
+    assert gains is not None
+    return list(gains.mean(axis=0).tolist())
 
 
 def written_arrays(arrays: Mapping[str, np.ndarray], rows: RowsFile) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stitchopt.core import Objective
+from stitchopt.datasets.benchmarks import unit_language
 from stitchopt.features.base import Representation
 from stitchopt.labels.labelset import LabelSet
 from stitchopt.learning.train import train_flag_model
@@ -58,7 +59,8 @@ def objective_grid(
         )
         values = validation.objective_values(objective)
         chosen_size, chosen_time, changed = [], [], 0
-        for i, ranked in enumerate(model.rank_features(features[rows[~in_train]])):
+        languages = [unit_language(p.uri) for p in validation.programs]
+        for i, ranked in enumerate(model.rank_features(features[rows[~in_train]], languages)):
             j = None if ranked[0].passes is None else labels.lists.index(ranked[0].passes)
             if j is None or not values[i, j] <= 1.0:  # the -Oz backup, judged by the objective
                 chosen_size.append(1.0)

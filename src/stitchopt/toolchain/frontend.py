@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from stitchopt.core import CompileOptions, IRModule
 from stitchopt.diagnostics import first_error
@@ -25,10 +25,21 @@ IR_SUFFIXES = frozenset({".ll", ".bc"})
 FRONTEND_TIMEOUT_S = 300.0
 _LOCATION_RE = re.compile(r"<stdin>:(\d+):(\d+): error: (.*)")
 _TRIPLE_RE = re.compile(r'^target triple = "([^"]*)"', re.MULTILINE)
+_SOURCE_FILENAME_RE = re.compile(r'^source_filename = "((?:[^"\\]|\\.)*)"', re.MULTILINE)
 _PRODUCER_RE = re.compile(r"Producer: 'LLVM(\d+)")  # what LLVM's bitcode reader adds to an error
 _CLANG_VERSION_RE = re.compile(r"clang version (\d+)\.")  # in the `!llvm.ident` of IR written by clang
 _BARE_WORD_RE = re.compile(r"[a-z_][a-z0-9_]*\b")
 _DATALAYOUT_RE = re.compile(r"^target datalayout = ", re.MULTILINE)
+
+
+LANGUAGE_SUFFIXES = {"c": C_SUFFIXES, "c++": CXX_SUFFIXES}  # what `source_language` reads a suffix as
+
+
+def source_language(path: str) -> str | None:
+    """The language a source file is written in by its suffix (a key of `LANGUAGE_SUFFIXES`), None when the
+    suffix says neither (IR, stdin, none)."""
+    suffix = PurePosixPath(path).suffix
+    return next((language for language, suffixes in LANGUAGE_SUFFIXES.items() if suffix in suffixes), None)
 
 
 def supported_suffixes() -> list[str]:
@@ -166,9 +177,16 @@ def module_from_bitcode(toolchain: Toolchain, bitcode: bytes, name: str) -> IRMo
 
 
 def module_from_text(toolchain: Toolchain, bitcode: bytes, text: str, name: str) -> IRModule:
-    """The module of `bitcode` whose disassembly `text` the caller already has (its triple is read there)."""
+    """The module of `bitcode` whose disassembly `text` the caller already has (its triple and source file name
+    are read there)."""
     match = _TRIPLE_RE.search(text)
-    return IRModule(name=name, bitcode=bitcode, triple=match.group(1) if match else toolchain.default_triple)
+    source = _SOURCE_FILENAME_RE.search(text)
+    return IRModule(
+        name=name,
+        bitcode=bitcode,
+        triple=match.group(1) if match else toolchain.default_triple,
+        source_filename=source.group(1) if source else "",
+    )
 
 
 def write_object(toolchain: Toolchain, module: IRModule, pipeline: str, options: CompileOptions, output: Path) -> None:

@@ -135,6 +135,53 @@ private:
 };
 } // namespace
 
+/// A chooser per language's languages (`{"name", "suffixes", "means"}` each)
+/// and the training programs of each, from `Codes`: one index into them per
+/// program, -1 for none.
+static Expected<std::vector<ChooserLanguage>>
+readLanguages(const Reader &R, const json::Value &Entries,
+              const json::Value *Codes, size_t Programs, size_t Lists) {
+  const json::Array *A = Entries.getAsArray();
+  if (!A)
+    return R.fail("field chooser.languages is not a list");
+  std::vector<ChooserLanguage> Out;
+  for (const json::Value &E : *A) {
+    const json::Object *O = E.getAsObject();
+    const json::Array *Suffixes = O ? O->getArray("suffixes") : nullptr;
+    if (!Suffixes)
+      return R.fail("field chooser.languages holds an entry without "
+                    "suffixes");
+    ChooserLanguage Lang;
+    for (const json::Value &S : *Suffixes) {
+      std::optional<StringRef> Text = S.getAsString();
+      if (!Text)
+        return R.fail("field chooser.languages holds a suffix that is not "
+                      "text");
+      Lang.Suffixes.push_back(Text->str());
+    }
+    Expected<std::vector<double>> Means =
+        R.perList(O->get("means"), "chooser.languages.means", Lists);
+    if (!Means)
+      return Means.takeError();
+    Lang.Means = std::move(*Means);
+    Out.push_back(std::move(Lang));
+  }
+  Expected<Matrix> Index =
+      R.matrix(Codes, "chooser.train_languages", Programs, 1);
+  if (!Index)
+    return Index.takeError();
+  for (size_t Row = 0; Row < Programs; ++Row) {
+    double Code = Index->at(Row, 0);
+    if (Code != std::floor(Code) || Code < -1 ||
+        Code >= static_cast<double>(Out.size()))
+      return R.fail("field chooser.train_languages holds a value that is "
+                    "not the index of one of chooser.languages, nor -1");
+    if (Code >= 0)
+      Out[static_cast<size_t>(Code)].Rows.push_back(Row);
+  }
+  return Out;
+}
+
 Expected<PluginModel> PluginModel::load(StringRef Path) {
   Reader R(Path);
   ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer = MemoryBuffer::getFile(Path);
@@ -302,6 +349,16 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
     if (!Means)
       return Means.takeError();
     G.Means = std::move(*Means);
+    if (const json::Value *Languages = N->get("languages")) {
+      Expected<std::vector<ChooserLanguage>> Read =
+          readLanguages(R, *Languages, N->get("train_languages"),
+                        G.Features.Rows, L);
+      if (!Read)
+        return Read.takeError();
+      G.Languages = std::move(*Read);
+    }
+    M.AllRows.resize(G.Features.Rows);
+    std::iota(M.AllRows.begin(), M.AllRows.end(), 0);
     M.Nearest = std::move(G);
   } else if (C && !C->getAsNull()) {
     Expected<Matrix> CW = R.matrix(C, "chooser", D + 1, L + 1);
@@ -380,15 +437,27 @@ PluginModel::neighbours(const std::vector<double> &X) const {
   return Out;
 }
 
-std::vector<size_t>
-PluginModel::nearestRows(const std::vector<double> &X) const {
+// The programs of the language whose suffix `SourceFile` has (as Python's
+// `source_language` reads it), else all of them.
+PluginModel::Pool PluginModel::poolFor(StringRef SourceFile) const {
   const NearestGains &G = *Nearest;
-  size_t Rows = G.Features.Rows;
+  StringRef Suffix = sys::path::extension(SourceFile, sys::path::Style::posix);
+  for (const ChooserLanguage &Lang : G.Languages)
+    if (!Lang.Rows.empty() && !Suffix.empty() &&
+        llvm::is_contained(Lang.Suffixes, Suffix))
+      return {Lang.Rows, Lang.Means};
+  return {AllRows, G.Means};
+}
+
+std::vector<size_t> PluginModel::nearestRows(const std::vector<double> &X,
+                                             const Pool &P) const {
+  const NearestGains &G = *Nearest;
+  size_t Rows = P.Rows.size();
   // Squared distances summed feature by feature, as NeighbourChooser does.
   std::vector<double> Distance(Rows, 0.0);
   for (size_t I = 0; I < X.size(); ++I)
     for (size_t R = 0; R < Rows; ++R) {
-      double Diff = X[I] - G.Features.at(R, I);
+      double Diff = X[I] - G.Features.at(P.Rows[R], I);
       Distance[R] += Diff * Diff;
     }
   size_t K = std::min<size_t>(G.Neighbors, Rows);
@@ -401,11 +470,13 @@ PluginModel::nearestRows(const std::vector<double> &X) const {
                              (Distance[A] == Distance[B] && A < B);
                     });
   Index.resize(K);
+  for (size_t &R : Index)
+    R = P.Rows[R];
   return Index;
 }
 
-std::vector<double>
-PluginModel::nearestGains(const std::vector<size_t> &Near) const {
+std::vector<double> PluginModel::nearestGains(const std::vector<size_t> &Near,
+                                              const Pool &P) const {
   const NearestGains &G = *Nearest;
   size_t L = Lists.size();
   std::vector<double> Out(L, 0.0);
@@ -414,27 +485,26 @@ PluginModel::nearestGains(const std::vector<size_t> &Near) const {
       Out[J] += G.Gains.at(R, J);
   for (size_t J = 0; J < L; ++J)
     Out[J] = G.Shrink * (Out[J] / static_cast<double>(Near.size())) +
-             (1.0 - G.Shrink) * G.Means[J];
+             (1.0 - G.Shrink) * P.Means[J];
   return Out;
 }
 
 // The lists in the order models/covering.py's `cover` gives them after
 // `First`: the one that most lowers the mean best gain of the neighbours
-// (weight Shrink) and of all training programs (weight 1 - Shrink), while one
-// does; equal values go to the earlier of `Candidates`. Sums run over rows in
-// order, as numpy's do.
+// (weight Shrink) and of the pool's training programs (weight 1 - Shrink),
+// while one does; equal values go to the earlier of `Candidates`. Sums run
+// over rows in order, as numpy's do.
 std::vector<size_t>
 PluginModel::cover(size_t First, const std::vector<size_t> &Candidates,
-                   const std::vector<size_t> &Near) const {
+                   const std::vector<size_t> &Near,
+                   const Pool &Within) const {
   const NearestGains &G = *Nearest;
-  std::vector<size_t> AllRows(G.Gains.Rows);
-  std::iota(AllRows.begin(), AllRows.end(), 0);
   struct Part {
     double Weight;
     const std::vector<size_t> &Rows;
     std::vector<double> Best;
   };
-  Part Parts[] = {{G.Shrink, Near, {}}, {1.0 - G.Shrink, AllRows, {}}};
+  Part Parts[] = {{G.Shrink, Near, {}}, {1.0 - G.Shrink, Within.Rows, {}}};
   for (Part &P : Parts)
     for (size_t R : P.Rows)
       P.Best.push_back(G.Gains.at(R, First));
@@ -478,7 +548,8 @@ PluginModel::cover(size_t First, const std::vector<size_t> &Candidates,
   return Chosen;
 }
 
-std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw) const {
+std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw,
+                                       StringRef SourceFile) const {
   std::vector<double> X = standardize(Raw);
   std::vector<double> Own = linear(X);
   if (Blend != 0.0) {
@@ -508,14 +579,15 @@ std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw) const {
     for (size_t J = 0; J <= L; ++J)
       Position[J] = -(Logits[J] / Total);
   } else if (Nearest) {
-    std::vector<size_t> Near = nearestRows(X);
-    std::vector<double> Gains = nearestGains(Near);
+    Pool Within = poolFor(SourceFile);
+    std::vector<size_t> Near = nearestRows(X, Within);
+    std::vector<double> Gains = nearestGains(Near, Within);
     std::vector<size_t> ByGain(L);
     std::iota(ByGain.begin(), ByGain.end(), 0);
     std::stable_sort(ByGain.begin(), ByGain.end(),
                      [&](size_t A, size_t B) { return Gains[A] < Gains[B]; });
     std::vector<size_t> Tried = {ByGain[0]};
-    llvm::append_range(Tried, cover(ByGain[0], ByGain, Near));
+    llvm::append_range(Tried, cover(ByGain[0], ByGain, Near, Within));
     for (size_t J : ByGain)
       if (!llvm::is_contained(Tried, J))
         Tried.push_back(J);

@@ -34,14 +34,24 @@ struct Ranked {
   double PredictedLogRatio = 0.0; // the static (shrunk) prediction: < 0 beats -Oz
 };
 
+/// One language of a chooser per language: the source suffixes it is known
+/// by, its training programs and each list's mean gain over them.
+struct ChooserLanguage {
+  std::vector<std::string> Suffixes;
+  std::vector<size_t> Rows;
+  std::vector<double> Means;
+};
+
 class PluginModel {
 public:
   /// Reads and checks a model file; the error says what is wrong in one line.
   static llvm::Expected<PluginModel> load(llvm::StringRef Path);
 
   /// Every list and -Oz, in the order the modes try them (static's choice
-  /// first), for one raw feature row.
-  std::vector<Ranked> order(const std::vector<double> &Raw) const;
+  /// first), for one raw feature row of a module compiled from `SourceFile`
+  /// (a chooser per language answers from that language's programs).
+  std::vector<Ranked> order(const std::vector<double> &Raw,
+                            llvm::StringRef SourceFile) const;
 
   /// How many raw features a row holds.
   size_t features() const { return Mean.size(); }
@@ -58,10 +68,15 @@ private:
   std::vector<double> standardize(const std::vector<double> &Raw) const;
   std::vector<double> linear(const std::vector<double> &X) const;
   std::vector<double> neighbours(const std::vector<double> &X) const;
-  std::vector<size_t> nearestRows(const std::vector<double> &X) const;
-  std::vector<double> nearestGains(const std::vector<size_t> &Near) const;
+  struct Pool;
+  Pool poolFor(llvm::StringRef SourceFile) const;
+  std::vector<size_t> nearestRows(const std::vector<double> &X,
+                                  const Pool &P) const;
+  std::vector<double> nearestGains(const std::vector<size_t> &Near,
+                                   const Pool &P) const;
   std::vector<size_t> cover(size_t First, const std::vector<size_t> &Candidates,
-                            const std::vector<size_t> &Near) const;
+                            const std::vector<size_t> &Near,
+                            const Pool &P) const;
 
   bool Log = true;
   std::vector<double> Mean, Std;
@@ -72,14 +87,23 @@ private:
   std::optional<Matrix> Chooser; // (d + 1) x (lists + 1), -Oz last
 
   /// The neighbours' chooser (NeighbourChooser in Python): the mean gain over
-  /// -Oz of the nearest training programs, shrunk toward each list's mean.
+  /// -Oz of the nearest training programs, shrunk toward each list's mean;
+  /// per language, both over the module's language's programs only.
   struct NearestGains {
     unsigned Neighbors = 0;
     double Shrink = 1.0;
     Matrix Features, Gains;     // training programs x d, x lists
     std::vector<double> Means;  // each list's mean gain over them (as exported)
+    std::vector<ChooserLanguage> Languages; // none: one over all programs
   };
   std::optional<NearestGains> Nearest;
+
+  /// The training programs a module is answered from, and their means.
+  struct Pool {
+    const std::vector<size_t> &Rows;
+    const std::vector<double> &Means;
+  };
+  std::vector<size_t> AllRows; // 0 .. Nearest's programs - 1
 };
 
 } // namespace stitchopt

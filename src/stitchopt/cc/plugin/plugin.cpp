@@ -567,7 +567,7 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
       }
     R.Phases["features"] = secondsSince(Began);
     Began = Clock::now();
-    std::vector<Ranked> Order = Model.order(Row);
+    std::vector<Ranked> Order = Model.order(Row, M.getSourceFileName());
     R.Phases["model"] = secondsSince(Began);
     unsigned Tried = S.Jit ? S.K : 1;
     for (unsigned I = 0; I < Tried && I < Order.size(); ++I)
@@ -810,7 +810,7 @@ private:
         return nullptr;
       }
     json::Array Order;
-    for (const Ranked &R : Loaded.Model->order(Row))
+    for (const Ranked &R : Loaded.Model->order(Row, M.getSourceFileName()))
       Order.push_back(R.List);
     return Order;
   }
