@@ -261,6 +261,9 @@ static thread_local bool BuildingOwnPipeline = false;
 /// passes clang runs after PipelineStart that are not required ones, so the
 /// plugin's veto would drop them (as the wrapper, it passes them through).
 /// Both the driver's and cc1's spellings: in-process cc1 keeps the driver's.
+/// The directories coverage mapping records are no instrumentation (that is
+/// -fcoverage-mapping): the driver gives every cc1 it runs as a process of
+/// its own -fcoverage-compilation-dir=, e.g. to each source of `clang a.c b.c`.
 static std::string leftToClang() {
   static const char *const Prefixes[] = {
       "-flto", "-emit-llvm", "-fsanitize", "--coverage", "-coverage",
@@ -271,7 +274,9 @@ static std::string leftToClang() {
   std::string Word;
   while (std::getline(In, Word, '\0')) {
     StringRef W(Word);
-    if (W.starts_with("-fno-") || W.starts_with("-flto-jobs"))
+    if (W.starts_with("-fno-") || W.starts_with("-flto-jobs") ||
+        W.starts_with("-fcoverage-compilation-dir") ||
+        W.starts_with("-fcoverage-prefix-map"))
       continue;
     for (const char *Prefix : Prefixes)
       if (W.starts_with(Prefix))
