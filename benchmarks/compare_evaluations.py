@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from stitchopt.learning.verification import counted
+from stitchopt.models.ranker import geomean_change
 from stitchopt.reports.tables import Rows, to_markdown
 
 REFERENCE = "autotuner"
@@ -36,8 +37,10 @@ def counted_ratios(path: Path) -> dict[str, tuple[str, dict[str, float]]]:
 
 
 def share(ratios: np.ndarray, reference: np.ndarray) -> float:
-    """A method's geomean change below -Oz (the -Oz backup is in its ratios) over the reference's."""
-    return float(np.expm1(np.log(ratios).mean()) / np.expm1(np.log(reference).mean()))
+    """A method's geomean change below -Oz (the -Oz backup is in its ratios) over the reference's (NaN where
+    the reference gains nothing)."""
+    gained = geomean_change(reference)
+    return geomean_change(ratios) / gained if gained else float("nan")
 
 
 def compare(
@@ -66,7 +69,7 @@ def compare(
         old, new = values(before, method), values(after, method)
         difference = share(new, new_reference) - share(old, old_reference)
         spread = [share(new[d], new_reference[d]) - share(old[d], old_reference[d]) for d in draws]
-        low, high = np.percentile(spread, [5, 95])
+        low, high = np.nanpercentile(spread, [5, 95])
         rows.append(
             [
                 method,

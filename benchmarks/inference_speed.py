@@ -31,7 +31,7 @@ from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import load_module
+from stitchopt.toolchain.frontend import load_module, source_language
 
 Features = Callable[[IRModule], np.ndarray]
 
@@ -40,7 +40,7 @@ def timed(model: FlagModel, features: Features, module: IRModule) -> tuple[float
     """(wall ms, CPU ms with children, the feature row) of one inference."""
     wall, cpu = time.perf_counter(), os.times()
     row = features(module)
-    model.rank_features(row[None, :])
+    model.rank_features(row[None, :], [source_language(module.source_filename)])
     after = os.times()
     spent = sum(after[i] - cpu[i] for i in range(4))  # user, system, children's user and system
     return 1000 * (time.perf_counter() - wall), 1000 * spent, row

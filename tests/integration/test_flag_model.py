@@ -333,13 +333,13 @@ def test_predict_shows_the_measured_oz_size_and_what_the_order_is(
     subprocess.run([toolchain.tool("clang"), "-Oz", "-c", str(program), "-o", str(tmp_path / "oz.o")], check=True)
     oz_size = object_sizes((tmp_path / "oz.o").read_bytes()).size_bytes
     status, ranking = _cli_json(["predict", str(program), "--top", "100"], capsys)
-    assert status == 0 and ranking["oz_size_bytes"] == oz_size
+    assert status == 0 and ranking["oz_size_bytes"] == oz_size and ranking["language"] == "c"
     for row in ranking["ranked"]:
         assert row["predicted_size_bytes"] == pytest.approx((1 + row["predicted_change_vs_oz"]) * oz_size)
     assert next(row for row in ranking["ranked"] if row["passes"] == "-Oz")["predicted_size_bytes"] == oz_size
     assert exit_status(["predict", str(program), "--top", "100"]) == 0
     table = capsys.readouterr().out
-    assert f"(-Oz measured: {oz_size:,} B)" in table and f"  {oz_size:,} B  -Oz\n" in table
+    assert f"(-Oz measured: {oz_size:,} B), a C source:" in table and f"  {oz_size:,} B  -Oz\n" in table
     changes = [row["predicted_change_vs_oz"] for row in ranking["ranked"]]
     assert ("#1 is the model's choice" in table) == (changes[0] > min(changes))
 

@@ -27,7 +27,7 @@ from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.baselines import clang_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
-from stitchopt.toolchain.frontend import module_from_bitcode, source_language
+from stitchopt.toolchain.frontend import assemble, disassemble, module_from_bitcode, source_language
 from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command
 from stitchopt.toolchain.plugin_library import plugin_path
 
@@ -171,12 +171,17 @@ def test_the_plugin_answers_from_the_units_language_with_a_chooser_per_language(
 ) -> None:
     """A chooser per language, saved, loaded and exported: the plugin reads each unit's language from its
     source file name, as Python does, and orders every list as `FlagModel.rank` does; C++ units, which gain
-    most from list 0 where the C units gain from list 1, are answered from the C++ units."""
+    most from list 0 where the C units gain from list 1, are answered from the C++ units, and a unit whose IR
+    names no C or C++ source from all units."""
     model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
     sources = [*(DEMO / f"{name}.c" for name in UNITS), DATA / "shapes.cpp", DATA / "selftest" / "running_balance.cpp"]
     modules = [_frontend_ir(toolchain, source, tmp_path) for source in sources]
     languages = [source_language(module.source_filename) for module in modules]
     assert languages == ["c"] * len(UNITS) + ["c++"] * 2
+    text = disassemble(toolchain, modules[-1].bitcode, "relabelled")
+    relabelled = text.replace(f'source_filename = "{modules[-1].source_filename}"', 'source_filename = "unit.ll"')
+    unknown = module_from_bitcode(toolchain, assemble(toolchain, relabelled.encode(), "relabelled"), "unknown")
+    assert unknown.source_filename == "unit.ll" and source_language(unknown.source_filename) is None
     x = model.standardizer.transform(np.vstack([model.features(toolchain, m) for m in modules]))
     ratios = np.random.default_rng(6).uniform(0.97, 1.03, size=(len(modules), len(model.lists)))
     cxx = np.array([language == "c++" for language in languages])
@@ -188,12 +193,17 @@ def test_the_plugin_answers_from_the_units_language_with_a_chooser_per_language(
         model.save_pretrained(model_dir)
         loaded = FlagModel.from_pretrained(model_dir, catalogue)
         write_plugin_model(loaded, catalogue, model_dir / PLUGIN_MODEL_NAME)
+        assert json.loads((model_dir / PLUGIN_MODEL_NAME).read_text())["format"] == 3  # older plugins refuse it
         ordered = {**env, "STITCHOPT_MODEL": str(model_dir)}
         for source, module, in_cxx in zip(sources, modules, cxx, strict=True):
             python = [-1 if r.passes is None else index[r.passes] for r in loaded.rank(toolchain, module)]
             printed = _print_order(toolchain, plugin, module, ordered)
             assert json.loads(printed.stdout) == {"order": python, "error": None}, (source.name, neighbors)
             assert python[0] == (0 if in_cxx else 1), source.name
+        python = [-1 if r.passes is None else index[r.passes] for r in loaded.rank(toolchain, unknown)]
+        assert json.loads(_print_order(toolchain, plugin, unknown, ordered).stdout)["order"] == python
+        if not shrink:  # the means over all units: the C units' list, not the C++ units' list 0
+            assert python[0] == 1
     everyone = NeighbourChooser(3, 0.0).fit(x, ratios).order(x[cxx])  # over all units: the C units' list
     assert (np.argsort(everyone, axis=1, kind="stable")[:, 0] == 1).all()
 

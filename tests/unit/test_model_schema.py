@@ -40,7 +40,7 @@ CHANGES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("chooser shrink", lambda c: c.update(chooser={**_neighbours(3), "shrink": 2}), "chooser.shrink between 0 and 1"),
     ("chooser kind", lambda c: c.update(chooser={**_neighbours(3), "kind": "nearest"}), "chooser.kind is 'nearest'"),
     ("languages", lambda c: c.update(chooser={**_neighbours(3), "languages": "c"}), "languages must be a list"),
-    ("language rows", lambda c: c["chooser"].update(languages=["c"]), "train_languages does not index"),
+    ("language rows", lambda c: c["chooser"].update(languages=["c"]), "train_languages does not give each"),
 ]
 
 
@@ -98,8 +98,10 @@ def test_a_neighbours_chooser_without_its_training_rows_is_one_line(tmp_path: Pa
     ("languages", "code", "message"),
     [
         (["c", "c++"], 1, ""),
-        (["c", "c++"], 2, "does not index"),  # a program of a third language
-        (["c", "c"], 0, "does not index"),  # a language named twice
+        (["c", "c++"], 2, "or names others"),  # a program of a third language
+        (["c", "c++", "fortran"], 1, "does not give each"),  # a language without programs
+        (["c", "c"], 0, "each language once"),
+        (["c++", "c"], 1, "in order"),  # the codes would answer C++ units from the C units
     ],
 )
 def test_a_chooser_per_languages_programs_index_its_languages(
@@ -113,8 +115,8 @@ def test_a_chooser_per_languages_programs_index_its_languages(
     )
     with np.load(directory / "weights.npz") as stored:
         arrays = {name: array for name, array in stored.items() if name != "chooser.train_languages"}
-    codes = np.full(len(arrays["chooser.train_features"]), -1, dtype=np.int8)
-    codes[::2] = code
+    codes = np.zeros(len(arrays["chooser.train_features"]), dtype=np.int8)
+    codes[::2], codes[1::3] = code, -1
     np.savez(directory / "weights.npz", **arrays, **{"chooser.train_languages": codes})
     if message:
         with pytest.raises(InputError, match=message):

@@ -24,7 +24,19 @@ def test_a_units_language_is_its_source_suffixs(uri: str, language: str | None) 
 
 @pytest.mark.parametrize(
     ("source", "language"),
-    [("/tmp/x/src/a.C", "c++"), ("lib/b.c", "c"), ("a.ll", None), ("<stdin>", None), ("", None), ("a.c.orig", None)],
+    [
+        ("/tmp/x/src/a.C", "c++"),
+        ("lib/b.c", "c"),
+        ("a.ll", None),
+        ("<stdin>", None),
+        ("", None),
+        ("a.c.orig", None),
+        ("lib/.c", "c"),  # as LLVM's sys::path::extension, hence clang and the plugin, read it
+        ("lib.c/", None),
+        ("lib.c/..", None),
+    ],
 )
 def test_a_source_files_language(source: str, language: str | None) -> None:
+    """The suffix read the same way in Python and the clang plugin (`sys::path::extension`), where pathlib
+    differs (it gives a dot file no suffix)."""
     assert source_language(source) == language

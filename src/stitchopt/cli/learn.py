@@ -58,7 +58,7 @@ from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import PassNames, split_top_level, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
-from stitchopt.toolchain.frontend import is_source, load_module
+from stitchopt.toolchain.frontend import is_source, load_module, source_language
 from stitchopt.toolchain.llvm import passes_option
 from stitchopt.tune.acceptance import training_suites
 
@@ -188,7 +188,8 @@ def predict_command(
         ranked = cached_rank(model, toolchain, module, store)
         elapsed_ms = 1000 * (time.perf_counter() - start)
         oz_size = _measured_oz_size(toolchain, module, store)
-    print_ranking(program, ranked[:top], catalogue, elapsed_ms, json_output, oz_size)
+    language = source_language(module.source_filename)
+    print_ranking(program, ranked[:top], catalogue, elapsed_ms, json_output, oz_size, language)
 
 
 def _measured_oz_size(toolchain: Toolchain, module: IRModule, store: EvaluationStore) -> int | None:
@@ -210,10 +211,12 @@ def print_ranking(
     elapsed_ms: float,
     json_output: bool,
     oz_size: int | None = None,
+    language: str | None = None,
 ) -> None:
     """Ranked lists as `-passes=` strings with predicted changes, and the sizes they predict from the measured
     -Oz size when there is one. The order is the one the modes try, which need not be that of the predictions:
-    the table says so where they differ."""
+    the table says so where they differ. `language`: the source's, which a chooser per language answers from
+    (None: no C or C++ source named, so all training units)."""
     rows = [
         {
             "rank": i + 1,
@@ -224,11 +227,20 @@ def print_ranking(
         for i, e in enumerate(ranked)
     ]
     if json_output:
-        document = {"program": program, "inference_ms": elapsed_ms, "oz_size_bytes": oz_size, "ranked": rows}
+        document = {
+            "program": program,
+            "language": language,
+            "inference_ms": elapsed_ms,
+            "oz_size_bytes": oz_size,
+            "ranked": rows,
+        }
         print(json.dumps(document, indent=1))
         return
     measured = "" if oz_size is None else f" (-Oz measured: {oz_size:,} B)"
-    console.print(f"{program}{measured}: lists in the order optimize tries them", highlight=False, soft_wrap=True)
+    source = f", a {language.upper()} source" if language else ", no C or C++ source named in its IR"
+    console.print(
+        f"{program}{measured}{source}: lists in the order optimize tries them", highlight=False, soft_wrap=True
+    )
     size_column = "" if oz_size is None else f"  {'predicted size':>14}"
     console.print(f"[dim]{'#':>3}  {'predicted vs -Oz':>16}{size_column}  pass list[/dim]")
     for i, e in enumerate(ranked):

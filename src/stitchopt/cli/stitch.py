@@ -40,7 +40,7 @@ from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, lo
 from stitchopt.reports.stitching_html import stitching_report
 from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import load_module
+from stitchopt.toolchain.frontend import load_module, source_language
 
 TABLE_FORMATS = ("json", "md")
 stitch_app = typer.Typer(
@@ -190,7 +190,9 @@ def predict_command(
     module = load_module(toolchain, program_path(program, toolchain))
     start = time.perf_counter()
     ranked = loaded.rank(toolchain, module)
-    print_ranking(program, ranked[:top], catalogue, 1000 * (time.perf_counter() - start), json_output)
+    elapsed_ms = 1000 * (time.perf_counter() - start)
+    language = source_language(module.source_filename)
+    print_ranking(program, ranked[:top], catalogue, elapsed_ms, json_output, language=language)
 
 
 @stitch_app.command("inspect")

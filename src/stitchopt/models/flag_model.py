@@ -315,13 +315,20 @@ def _read_chooser(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> Soft
 
 
 def _check_languages(chooser: dict[str, Any], arrays: dict[str, np.ndarray], directory: Path) -> None:
-    """A chooser per language's saved languages: distinct names, and each training program's index into them."""
-    check_config({"chooser": chooser}, {"chooser": {"languages": [str]}}, directory / CONFIG_NAME)
-    languages, weights = chooser["languages"], directory / WEIGHTS_NAME
+    """A chooser per language's saved languages: distinct names in order (as training saves them), and each
+    training program's index into them, every language with programs of its own."""
+    config, weights = directory / CONFIG_NAME, directory / WEIGHTS_NAME
+    check_config({"chooser": chooser}, {"chooser": {"languages": [str]}}, config)
+    languages = chooser["languages"]
+    if languages != sorted(set(languages)):
+        raise InputError(
+            f"{config}: field chooser.languages must name each language once, in order, as training saves them; "
+            "restore the file or train the model again (`stitchopt train`)"
+        )
     check_arrays(arrays, {"chooser.train_languages": (len(arrays["chooser.train_features"]),)}, weights)
     codes = arrays["chooser.train_languages"]
-    if len(set(languages)) != len(languages) or not np.isin(codes, np.arange(-1, len(languages))).all():
+    if not np.isin(codes, np.arange(-1, len(languages))).all() or not np.isin(np.arange(len(languages)), codes).all():
         raise InputError(
-            f"{weights}: array chooser.train_languages does not index {directory / CONFIG_NAME}'s chooser.languages;"
-            " save the model again"
+            f"{weights}: array chooser.train_languages does not give each of {config}'s chooser.languages "
+            "training programs, or names others; restore the file or train the model again (`stitchopt train`)"
         )

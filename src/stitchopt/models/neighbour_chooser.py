@@ -56,15 +56,18 @@ class NeighbourChooser:
         alone (C++ and C units gain from different lists), any other from all."""
         self.train_features = features.astype(np.float32).astype(np.float64)
         self.train_gains = backup_gains(ratios).astype(np.float32).astype(np.float64)
+        self.languages, self.train_languages = (), None
         if languages is not None:
-            self.languages = tuple(sorted({language for language in languages if language is not None}))
-            self.train_languages = self.language_codes(languages)
+            self.languages = tuple(sorted({language for language in languages if language}))
+            self.train_languages = self.language_codes(languages, len(features))
         return self
 
-    def language_codes(self, languages: Sequence[str | None] | None, count: int = 0) -> np.ndarray:
-        """Each language's index in `languages` (-1: none of them); `count` times -1 without languages."""
+    def language_codes(self, languages: Sequence[str | None] | None, count: int) -> np.ndarray:
+        """Each of `count` programs' language as its index in `languages` (-1: none of them, or no languages)."""
         if languages is None:
             return np.full(count, -1, dtype=np.int8)
+        if len(languages) != count:
+            raise ValueError(f"{len(languages)} languages for {count} programs")
         index = {language: code for code, language in enumerate(self.languages)}
         return np.array([index.get(language, -1) if language else -1 for language in languages], dtype=np.int8)
 

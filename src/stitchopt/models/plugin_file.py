@@ -36,6 +36,7 @@ from stitchopt.toolchain.frontend import LANGUAGE_SUFFIXES
 PLUGIN_MODEL_NAME = "plugin.json"
 ROWS_SUFFIX = ".rows"
 PLUGIN_FORMAT = 2  # 2: the large arrays in a rows file
+PER_LANGUAGE_FORMAT = 3  # a chooser per language, which a reader of format 2 would take for one over all programs
 NEVER_MARGIN = 1e9  # a fast margin of infinity (held-out folds said: always -Oz), as a JSON number
 
 
@@ -73,8 +74,23 @@ def plugin_model(
     ranker = model.ranker
     arrays = ranker.arrays()
     rows = RowsFile()
+    ranked = {
+        "neighbors": ranker.neighbors,
+        "blend": ranker.blend,
+        "shrink": ranker.shrink,
+        # The shrinking term exactly as numpy computes it in `ListRanker.predict` (in the arrays' dtype).
+        "shrunk_means": ((1.0 - ranker.shrink) * arrays["train_targets"].mean(axis=0)).astype(float).tolist(),
+        **written_arrays(
+            {"weights": arrays["weights"]}
+            if ranker.blend == 0  # the neighbours' part only when it weighs
+            else {field: arrays[field] for field in ("weights", "train_features", "train_targets")},
+            rows,
+        ),
+    }
+    chooser = _chooser(model, rows)
+    per_language = isinstance(chooser, dict) and "languages" in chooser
     exported: dict[str, Any] = {
-        "format": PLUGIN_FORMAT,
+        "format": PER_LANGUAGE_FORMAT if per_language else PLUGIN_FORMAT,
         "stitchopt": __version__,
         "llvm": model.llvm_version,
         "catalogue": model.catalogue,
@@ -82,20 +98,8 @@ def plugin_model(
         "representations": [[r.name, r.version] for r in model.representations],
         "standardizer": model.standardizer.to_dict(),
         "lists": [tuned_pipeline(passes, catalogue) for passes in model.lists],
-        "ranker": {
-            "neighbors": ranker.neighbors,
-            "blend": ranker.blend,
-            "shrink": ranker.shrink,
-            # The shrinking term exactly as numpy computes it in `ListRanker.predict` (in the arrays' dtype).
-            "shrunk_means": ((1.0 - ranker.shrink) * arrays["train_targets"].mean(axis=0)).astype(float).tolist(),
-            **written_arrays(
-                {"weights": arrays["weights"]}
-                if ranker.blend == 0  # the neighbours' part only when it weighs
-                else {field: arrays[field] for field in ("weights", "train_features", "train_targets")},
-                rows,
-            ),
-        },
-        "chooser": _chooser(model, rows),
+        "ranker": ranked,
+        "chooser": chooser,
     }
     if fast is not None:
         exported["fast_margin"] = NEVER_MARGIN if math.isinf(fast.margin) else fast.margin
@@ -122,10 +126,11 @@ def _chooser(model: FlagModel, rows: RowsFile) -> list[list[float]] | dict[str, 
             **written_arrays({"train_features": chooser.train_features, "train_gains": chooser.train_gains}, rows),
         }
         if chooser.train_languages is not None:
+            suffixes = {str(name): sorted(found) for name, found in LANGUAGE_SUFFIXES.items()}
             exported["languages"] = [
                 {
                     "name": language,
-                    "suffixes": sorted(LANGUAGE_SUFFIXES.get(language, ())),
+                    "suffixes": suffixes.get(language, []),  # a language this stitchopt lacks: no file matches
                     "means": _language_means(chooser, code),
                 }
                 for code, language in enumerate(chooser.languages)

@@ -52,6 +52,7 @@ def objective_grid(
     in_train = np.array([p.split == "train" for p in labels.programs])
     train, validation = labels.subset(lambda p: p.split == "train"), labels.subset(lambda p: p.split == "validation")
     sizes, seconds = _ratios(validation)
+    languages = [unit_language(p.uri) for p in validation.programs]
     points = []
     for objective in objectives:
         model, _ = train_flag_model(
@@ -59,7 +60,6 @@ def objective_grid(
         )
         values = validation.objective_values(objective)
         chosen_size, chosen_time, changed = [], [], 0
-        languages = [unit_language(p.uri) for p in validation.programs]
         for i, ranked in enumerate(model.rank_features(features[rows[~in_train]], languages)):
             j = None if ranked[0].passes is None else labels.lists.index(ranked[0].passes)
             if j is None or not values[i, j] <= 1.0:  # the -Oz backup, judged by the objective

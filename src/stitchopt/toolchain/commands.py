@@ -11,15 +11,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Literal
 
+from stitchopt.toolchain.frontend import Language, source_language
 from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command
 
 IR_TIMEOUT_S = 300.0
 CXX_DRIVER = "--driver-mode=g++"
 
-Language = Literal["c", "c++"]
-_EXTENSIONS: dict[str, Language] = {".c": "c", ".cc": "c++", ".cpp": "c++", ".cxx": "c++", ".c++": "c++", ".C": "c++"}
 _COMPILER_RE = re.compile(r"(?:[\w.]+-)*(?:cc|gcc|clang|c\+\+|g\+\+|clang\+\+)(?:-\d+(?:\.\d+)*)?")
 # Options whose value is the next argument: kept (they shape the IR) or dropped (outputs, linking).
 _KEEP_WITH_VALUE = frozenset(
@@ -246,7 +244,7 @@ def language_of(arg: str, forced: str | None, cxx_driver: bool) -> Language | No
         return None
     if forced not in (None, "none"):
         return "c" if forced == "c" else "c++" if forced == "c++" else None
-    language = _EXTENSIONS.get(os.path.splitext(arg)[1])
+    language = source_language(arg)
     return "c++" if language == "c" and cxx_driver else language
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from typing import Literal
 
 from stitchopt.core import CompileOptions, IRModule
 from stitchopt.diagnostics import first_error
@@ -32,13 +33,17 @@ _BARE_WORD_RE = re.compile(r"[a-z_][a-z0-9_]*\b")
 _DATALAYOUT_RE = re.compile(r"^target datalayout = ", re.MULTILINE)
 
 
-LANGUAGE_SUFFIXES = {"c": C_SUFFIXES, "c++": CXX_SUFFIXES}  # what `source_language` reads a suffix as
+Language = Literal["c", "c++"]
+LANGUAGE_SUFFIXES: dict[Language, frozenset[str]] = {"c": C_SUFFIXES, "c++": CXX_SUFFIXES}
 
 
-def source_language(path: str) -> str | None:
-    """The language a source file is written in by its suffix (a key of `LANGUAGE_SUFFIXES`), None when the
-    suffix says neither (IR, stdin, none)."""
-    suffix = PurePosixPath(path).suffix
+def source_language(path: str) -> Language | None:
+    """The language a source file is written in by its suffix, None when the suffix says neither (IR, stdin,
+    none). The suffix as LLVM's `sys::path::extension` reads it, which clang and the pass plugin use: from the
+    last `.` of the name after the last `/` (`.c` alone is C; `.` and `..` have none)."""
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    suffix = "" if dot < 0 or name in (".", "..") else name[dot:]
     return next((language for language, suffixes in LANGUAGE_SUFFIXES.items() if suffix in suffixes), None)
 
 

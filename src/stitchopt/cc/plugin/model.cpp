@@ -20,7 +20,9 @@ using namespace llvm;
 
 namespace stitchopt {
 
-static constexpr int PluginFormat = 2;
+// 2: the large arrays in a rows file; 3: a chooser per language, which a
+// reader of 2 would take for one over all programs.
+static constexpr int PluginFormats[] = {2, 3};
 
 namespace {
 /// Reads fields of the model file, remembering the first problem.
@@ -179,6 +181,9 @@ readLanguages(const Reader &R, const json::Value &Entries,
     if (Code >= 0)
       Out[static_cast<size_t>(Code)].Rows.push_back(Row);
   }
+  if (llvm::any_of(Out, [](const ChooserLanguage &L) { return L.Rows.empty(); }))
+    return R.fail("field chooser.train_languages gives a language of "
+                  "chooser.languages no training programs");
   return Out;
 }
 
@@ -201,8 +206,9 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
   const json::Object *Root = Parsed->getAsObject();
   if (!Root)
     return R.fail("not a stitchopt plugin model");
-  if (Root->getInteger("format") != PluginFormat)
-    return R.fail("model format is not " + Twine(PluginFormat));
+  std::optional<int64_t> Format = Root->getInteger("format");
+  if (!Format || !llvm::is_contained(PluginFormats, *Format))
+    return R.fail("model format is not 2 or 3");
 
   // The rows file the document points into (named after its contents, so the
   // identity below covers it too).
@@ -443,8 +449,7 @@ PluginModel::Pool PluginModel::poolFor(StringRef SourceFile) const {
   const NearestGains &G = *Nearest;
   StringRef Suffix = sys::path::extension(SourceFile, sys::path::Style::posix);
   for (const ChooserLanguage &Lang : G.Languages)
-    if (!Lang.Rows.empty() && !Suffix.empty() &&
-        llvm::is_contained(Lang.Suffixes, Suffix))
+    if (!Suffix.empty() && llvm::is_contained(Lang.Suffixes, Suffix))
       return {Lang.Rows, Lang.Means};
   return {AllRows, G.Means};
 }
