@@ -242,25 +242,26 @@ def test_a_chooser_per_language_answers_each_program_from_its_languages_programs
         assert (first(own.restricted_to([1]), languages)[~cxx] == 1).all()  # C: -Oz, list 1 gains it nothing
 
 
+def _helped_by_one_list(index: int, suffix: str, first: bool) -> LabeledProgram:
+    """Program `index` of package p<index % 10>: the first of two lists shrinks it by 5% and the second grows it
+    by 4%, or the other way round."""
+    return LabeledProgram(
+        f"bench://t-v1/p{index % 10}/u{index}{suffix}",
+        f"{index}",
+        f"p{index % 10}",
+        "train",
+        {"O0": 3000, "Oz": 1000, "O3": 1500},
+        {"O0": 300, "Oz": 100, "O3": 150},
+        (950, 1040) if first else (1040, 950),
+        (100, 100),
+    )
+
+
 def test_training_chooses_a_chooser_per_language_where_the_language_decides_the_list() -> None:
     """C units gain from list a, C++ units from list b, and the features are noise: only a chooser per
     language (read from the units' source suffixes) finds each unit's list on held-out packages."""
     rng = np.random.default_rng(8)
-    programs = []
-    for index in range(100):
-        suffix = ".cpp" if index % 2 else ".c"
-        programs.append(
-            LabeledProgram(
-                f"bench://t-v1/p{index % 10}/u{index}{suffix}",
-                f"{index}",
-                f"p{index % 10}",
-                "train",
-                {"O0": 3000, "Oz": 1000, "O3": 1500},
-                {"O0": 300, "Oz": 100, "O3": 150},
-                (1040, 950) if index % 2 else (950, 1040),
-                (100, 100),
-            )
-        )
+    programs = [_helped_by_one_list(index, ".cpp" if index % 2 else ".c", index % 2 == 0) for index in range(100)]
     labels = LabelSet("llvm", "catalogue", "t", (("a",), ("b",)), tuple(programs), 1.0)
     model, report = train_flag_model(labels, rng.normal(size=(100, 4)) + 5.0, (), llvm_version="19", k=2)
     assert report.candidates[0].kind == PER_LANGUAGE and report.cross_validated == pytest.approx(-0.05)
@@ -276,20 +277,8 @@ def test_cross_validation_finds_per_program_choices_where_programs_differ_in_whi
     programs, features = [], []
     for index in range(120):
         helped = index % 2 == 0  # list 0 helps even programs, list 1 odd ones; both cost 4% elsewhere
-        sizes = (950, 1040) if helped else (1040, 950)
         features.append([1.0 if helped else 0.0, *rng.normal(size=3)])
-        programs.append(
-            LabeledProgram(
-                f"bench://t-v1/p{index % 10}/{index}",
-                f"{index}",
-                f"p{index % 10}",
-                "train",
-                {"O0": 3000, "Oz": 1000, "O3": 1500},
-                {"O0": 300, "Oz": 100, "O3": 150},
-                sizes,
-                (100, 100),
-            )
-        )
+        programs.append(_helped_by_one_list(index, "", helped))
     labels = LabelSet("llvm", "catalogue", "t", (("a",), ("b",)), tuple(programs), 1.0)
     model, report = train_flag_model(labels, np.array(features) + 5.0, (), llvm_version="19", k=2)
     best_single = next(c for c in report.candidates if c.kind == "best single list")
