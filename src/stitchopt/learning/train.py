@@ -218,10 +218,10 @@ def _compare_choosers(
 ) -> tuple[tuple[Candidate, ...], HeldOut]:
     """The best single list, the regression ranker chosen by `_choose_hyper_parameters`, the softmax chooser at
     each penalty and the neighbours' gains at each count and shrink, over all programs and (when some program's
-    language is known) per language, on the same held-out folds; the best static + backup
-    first (ties: the better jit, then the simpler model). Each gives every program an order over the lists and
-    -Oz (the last column), read the way the modes read a ranking: static builds the first, jit the first JIT_K
-    (with -Oz always built)."""
+    language is known) per language, on the same held-out folds; the best static + backup first (ties: the
+    better jit, then the simpler model). Each gives every program an order over the lists and -Oz (the last
+    column), read the way the modes read a ranking: static builds the first, jit the first JIT_K (with -Oz
+    always built)."""
     oz = ratios.shape[1]
     neighbours = [(float(count), shrink) for count in NEIGHBOUR_COUNTS for shrink in NEIGHBOUR_SHRINKS]
     kinds = ["neighbours", PER_LANGUAGE] if any(languages) else ["neighbours"]

@@ -181,7 +181,8 @@ readLanguages(const Reader &R, const json::Value &Entries,
     if (Code >= 0)
       Out[static_cast<size_t>(Code)].Rows.push_back(Row);
   }
-  if (llvm::any_of(Out, [](const ChooserLanguage &L) { return L.Rows.empty(); }))
+  if (llvm::any_of(Out,
+                   [](const ChooserLanguage &L) { return L.Rows.empty(); }))
     return R.fail("field chooser.train_languages gives a language of "
                   "chooser.languages no training programs");
   return Out;
