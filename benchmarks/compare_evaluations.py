@@ -1,6 +1,7 @@
 """Whether one model's held-out evaluation beats another's by more than the units' spread: each method's share of
 the autotuner in two `benchmarks/flag_tuning.py --json` files on the same units, and the difference's interval
-from a paired bootstrap over packages (a package's units are drawn together, as training's folds keep them).
+from a paired bootstrap over packages (a package's units are drawn together, as training's folds keep them;
+`stitching.results.paired_difference` draws single programs, which units of one package are not).
 Wins without run evidence count as -Oz, as in the evaluation's tables.
 
     python benchmarks/compare_evaluations.py BEFORE.json AFTER.json [--methods "static + backup,jit k=10"]

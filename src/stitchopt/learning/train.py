@@ -245,11 +245,12 @@ def _compare_choosers(
         static_predictions[test] = fitted.predict(x[test])
         for weight in PENALTIES:
             orders["chooser", (weight,)][test] = SoftmaxChooser(weight).fit(x[~test], costs[~test]).order(x[test])
+        trained = [language for language, held in zip(languages, test, strict=True) if not held]
+        tested = [language for language, held in zip(languages, test, strict=True) if held]
         for kind, (count, shrink) in itertools.product(kinds, neighbours):
-            by_language = kind == PER_LANGUAGE
-            train = [lang for lang, held in zip(languages, test, strict=True) if not held] if by_language else None
-            chooser = NeighbourChooser(int(count), shrink).fit(x[~test], ratios[~test], train)
-            tested = [lang for lang, held in zip(languages, test, strict=True) if held]
+            chooser = NeighbourChooser(int(count), shrink).fit(
+                x[~test], ratios[~test], trained if kind == PER_LANGUAGE else None
+            )
             orders[kind, (count, shrink)][test] = chooser.order(x[test], tested)
     with_oz = np.hstack([ratios, np.ones((len(ratios), 1))])
     candidates = []
