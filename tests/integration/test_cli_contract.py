@@ -422,6 +422,7 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
         (["labels", "broadcast", "l", "--programs", "9"], "--programs only applies with --unsearched"),
         (["labels", "broadcast", "l", "--unsearched", "", "--programs", "9"], "--unsearched '': name a dataset"),
         (["labels", "broadcast", "l", "--matrix", "l/m", "--pool", "9"], "--pool only applies without --matrix"),
+        (["labels", "broadcast", "l", "--add-groups"], "--add-groups only applies with --matrix"),
         (
             ["labels", "broadcast", "l", "--unsearched", "bench://x-v1", "--split", "tarin"],
             "--split 'tarin': use train",

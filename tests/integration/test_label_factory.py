@@ -311,12 +311,45 @@ def test_a_group_search_finds_one_list_for_its_units(
     plan = plan_broadcast(directory, toolchain, catalogue, pool=1)
     assert plan.lists[-1] == group.best and len(plan.lists) <= 2  # the pool's bests, then the groups'
     gone = replace(found[0], uri="bench://demo-v1/not_built_here")  # its package's build here lacks the file
-    with pytest.warns(UserWarning, match="1 searched units have other IR now or are not built"):
+    with pytest.warns(UserWarning, match="1 units have other IR now or are not built"):
         assert [p.uri for p in searched_programs(toolchain, [gone, found[0]])] == [found[0].uri]
     (only,) = plan_broadcast(directory, toolchain, catalogue, pool=1, units=(searched.units[0].uri,)).units
     assert only.uri == searched.units[0].uri  # --units: the same pool, on these units
     with pytest.raises(InputError, match="no unit under bench://demo-v1/nothing to broadcast on"):
         plan_broadcast(directory, toolchain, catalogue, pool=1, units=("bench://demo-v1/nothing",))
+
+
+def test_add_groups_gives_a_matrixs_units_the_groups_lists(
+    toolchain: Toolchain, catalogue: Catalogue, searched: Searched, tmp_path: Path
+) -> None:
+    """--matrix M --add-groups: M's lists, then the groups' lists it lacks, on M's own units (its function units
+    left out with --no-functions) in a new matrix whose old columns are M's rows read back."""
+    directory = tmp_path / "labels"
+    shutil.copytree(searched.directory, directory)
+    found = load_searches(directory)
+    keys = tuple(GroupMemberKey(p.uri, p.module.sha256, p.package) for p in searched.units)
+    function = function_units(toolchain, searched.units[0], 1)
+    old_list = ("sroa", "instcombine")
+    with Evaluator(toolchain, searched.store, jobs=2) as evaluator:
+        search_groups(evaluator, catalogue, [keys], found, directory, GroupSettings(3, 1, 16, 0))
+        (group,) = load_groups(directory, toolchain.identity, catalogue.identity)
+        assert group.best is not None and group.best != old_list
+        old = label_matrix(
+            evaluator, catalogue, [*searched.units, *function], [old_list], directory, dataset="bench://demo-v1"
+        )
+        with pytest.raises(InputError, match="--add-groups adds lists to a matrix: name it with --matrix"):
+            plan_broadcast(directory, toolchain, catalogue, add_groups=True)
+        assert len(plan_broadcast(directory, toolchain, catalogue, matrix=old.directory, add_groups=True).units) == 4
+        plan = plan_broadcast(directory, toolchain, catalogue, matrix=old.directory, add_groups=True, functions=False)
+        assert plan.lists == (old_list, group.best)
+        assert sorted(u.uri for u in plan.units) == sorted(p.uri for p in searched.units)  # the function left out
+        grown = broadcast(evaluator, catalogue, plan, directory)
+    assert grown.directory != old.directory and grown.labeled == len(searched.units)
+    before = {p.uri: p.sizes for p in load_matrix(old.directory).programs}
+    for row in load_matrix(grown.directory).programs:
+        assert row.sizes[0] == before[row.uri][0] and row.sizes[1] is not None
+    with pytest.raises(InputError, match="already measures every group's list; nothing to add"):
+        plan_broadcast(directory, toolchain, catalogue, matrix=grown.directory, add_groups=True)
 
 
 def test_broadcast_grows_a_matrix_with_units_no_search_reached(

@@ -160,6 +160,20 @@ def broadcast_command(
         Optional[Path],  # noqa: UP045
         typer.Option(help="Measure this matrix's lists (grow it with new units) instead of the searches' pool now."),
     ] = None,
+    add_groups: Annotated[
+        bool,
+        typer.Option(
+            help="With --matrix: that matrix's lists and the groups' lists it lacks, on its units, in a new matrix "
+            "(only the new lists are measured)."
+        ),
+    ] = False,
+    functions: Annotated[
+        bool,
+        typer.Option(
+            help="Measure function units (`<uri>#<function>`) too; --no-functions keeps to module units (what "
+            "`train --no-functions` reads), and a later run without it adds the functions."
+        ),
+    ] = True,
     unsearched: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
@@ -179,13 +193,16 @@ def broadcast_command(
     llvm: LlvmOption = None,
 ) -> None:
     """Measure the searches' best lists on every searched unit (the matrix models learn from), and with
-    --unsearched on units no search reached too, then print the coreset's coverage curve against K."""
+    --unsearched on units no search reached too, then print the coreset's coverage curve against K. --matrix M
+    --add-groups gives M's units the groups' lists searched since M was made."""
     if unsearched is not None and not unsearched.strip(", "):
         raise InputError("--unsearched '': name a dataset, e.g. --unsearched bench://pypi-v1")
     if not unsearched:
         refuse_ignored(ctx, ("split", "programs", "max_ir_kb"), "with --unsearched")
     if matrix is not None:
         refuse_ignored(ctx, ("pool",), "without --matrix (the matrix's lists are measured)")
+    else:
+        refuse_ignored(ctx, ("add_groups",), "with --matrix (it adds the groups' lists to that matrix)")
     splits = [s.strip() for s in split.split(",") if s.strip()]
     if "test" in splits:
         raise InputError("--split test: models train on the matrix, so test units stay out; use train or validation")
@@ -202,6 +219,8 @@ def broadcast_command(
         pool,
         _roots(units),
         matrix=matrix,
+        add_groups=add_groups,
+        functions=functions,
         unsearched=more,
         unsearched_limit=programs or None,
     )

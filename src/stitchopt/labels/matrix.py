@@ -21,8 +21,9 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from stitchopt.datasets.benchmarks import Benchmark, benchmark_module
+from stitchopt.datasets.benchmarks import FUNCTION_SEPARATOR, Benchmark, benchmark_module
 from stitchopt.datasets.manifest import file_sha256
 from stitchopt.datasets.uri import is_under
 from stitchopt.errors import DatasetError, InputError
@@ -71,10 +72,23 @@ def broadcast_pool(units: Sequence[SearchedUnit], size: int = DEFAULT_POOL) -> t
     return tuple(p.passes for p in best_lists(units)[:size])
 
 
-def searched_programs(toolchain: Toolchain, units: Sequence[SearchedUnit]) -> list[Program]:
-    """The searched units' IR, rebuilt from the dataset; a unit whose IR differs from the searched one, or that
-    this machine's build of its package does not produce, is left out with a warning, never measured under the
-    old unit's name."""
+class UnitKey(Protocol):
+    """A unit named by a search or a matrix row: what rebuilding its IR needs."""
+
+    @property
+    def uri(self) -> str: ...
+    @property
+    def ir_sha256(self) -> str: ...
+    @property
+    def package(self) -> str: ...
+    @property
+    def split(self) -> str: ...
+
+
+def searched_programs(toolchain: Toolchain, units: Sequence[UnitKey]) -> list[Program]:
+    """The units' IR, rebuilt from the dataset; a unit whose IR differs from the searched (or measured) one, or
+    that this machine's build of its package does not produce, is left out with a warning, never measured under
+    the old unit's name."""
     kept = []
     for unit in units:
         try:
@@ -86,7 +100,7 @@ def searched_programs(toolchain: Toolchain, units: Sequence[SearchedUnit]) -> li
     if len(kept) < len(units):
         lost = len(units) - len(kept)
         warnings.warn(
-            f"{lost} searched units have other IR now or are not built by this machine's build of their package; "
+            f"{lost} units have other IR now or are not built by this machine's build of their package; "
             "they are left out",
             stacklevel=2,
         )
@@ -198,12 +212,12 @@ def rows_measured_before(directory: Path, stamps: tuple[str, str]) -> dict[tuple
 
 @dataclass(frozen=True)
 class BroadcastPlan:
-    """What `broadcast` measures: a pool of lists, a label directory's searched units (those whose -Oz built)
-    and units no search reached (`extra`, in this order after them)."""
+    """What `broadcast` measures: a pool of lists, a label directory's searched units (those whose -Oz built) or
+    a matrix's units, and units no search reached (`extra`, in this order after them)."""
 
     dataset: str
     lists: tuple[PassNames, ...]
-    units: tuple[SearchedUnit, ...]
+    units: tuple[UnitKey, ...]
     extra: tuple[Benchmark, ...] = ()
 
 
@@ -215,25 +229,40 @@ def plan_broadcast(
     units: Sequence[str] = (),
     *,
     matrix: Path | None = None,
+    add_groups: bool = False,
+    functions: bool = True,
     unsearched: Sequence[Benchmark] = (),
     unsearched_limit: int | None = None,
 ) -> BroadcastPlan:
     """The pool of `directory`'s searches made with this toolchain and catalogue (the first `pool` of their
     bests, then the best of every group of train units), or the lists of an existing `matrix` (which grows
     with new units while the searches' pool moves on), and its units (those under `units` when given, see
-    `is_under`: the pool is the same, so a later broadcast without them resumes the matrix), then the first
-    `unsearched_limit` of `unsearched` that no search reached with their IR now (`benchmark_key`: by file hash;
-    a unit whose file changes on loading is checked by its module's in `label_matrix`); read before any
-    evaluator starts. An InputError says why there is nothing to broadcast."""
+    `is_under`, and with `functions` off only module units: the pool is the same, so a later broadcast without
+    them resumes the matrix), then the first `unsearched_limit` of `unsearched` that no search reached with
+    their IR now (`benchmark_key`: by file hash; a unit whose file changes on loading is checked by its module's
+    in `label_matrix`); read before any evaluator starts. With `add_groups`, the `matrix`'s lists and then the
+    groups' lists it lacks, on the matrix's own units: a new matrix whose old columns come from the old rows
+    (`rows_measured_before`), so only the new lists are measured. An InputError says why there is nothing to
+    broadcast."""
     if not directory.is_dir():
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     searched = load_searches(directory, toolchain.identity, catalogue.identity)
     if not searched:
         raise InputError(f"{directory}: no search shards for this LLVM: run `stitchopt labels search` first")
+    stamps = (toolchain.identity, catalogue.identity)
+    groups = group_lists(train_groups(load_groups(directory, *stamps), searched))
+    candidates: Sequence[UnitKey] = [u for u in searched if not u.failed]
     if matrix is not None:
-        lists = _matrix_lists(directory, matrix, (toolchain.identity, catalogue.identity))
+        shards = _matrix_shards(directory, matrix, stamps)
+        lists = shards[0].lists
+        if add_groups:
+            lists = tuple(dict.fromkeys([*lists, *groups]))
+            if len(lists) == len(shards[0].lists):
+                raise InputError(f"--add-groups: {matrix} already measures every group's list; nothing to add")
+            candidates = list({(p.uri, p.ir_sha256): p for s in shards for p in s.programs}.values())
+    elif add_groups:
+        raise InputError("--add-groups adds lists to a matrix: name it with --matrix")
     else:
-        groups = group_lists(train_groups(load_groups(directory, toolchain.identity, catalogue.identity), searched))
         lists = tuple(dict.fromkeys([*broadcast_pool(searched, pool), *groups]))
     if not lists:
         raise InputError(
@@ -241,16 +270,21 @@ def plan_broadcast(
             " --budget"
         )
     roots = tuple(units)
-    measured = tuple(u for u in searched if not u.failed and (not roots or is_under(u.uri, roots)))
+    measured = tuple(
+        u
+        for u in candidates
+        if (not roots or is_under(u.uri, roots)) and (functions or FUNCTION_SEPARATOR not in u.uri)
+    )
     reached = {u.key for u in searched}  # a unit rebuilt with other IR since its search is measured anew
     extra = [b for b in unsearched if benchmark_key(b) not in reached and (not roots or is_under(b.uri, roots))]
     if not measured and not extra:
-        raise InputError(f"{directory}: no unit under {', '.join(roots)} to broadcast on")
+        kind = "module unit" if not functions else "unit"
+        raise InputError(f"{directory}: no {kind} under {', '.join(roots) or directory} to broadcast on")
     return BroadcastPlan(searched_dataset(directory), lists, measured, tuple(extra[:unsearched_limit]))
 
 
-def _matrix_lists(directory: Path, matrix: Path, stamps: tuple[str, str]) -> tuple[PassNames, ...]:
-    """The lists of one of `directory`'s matrices (`matrix-<pool>`), measured with these stamps (toolchain,
+def _matrix_shards(directory: Path, matrix: Path, stamps: tuple[str, str]) -> list[LabelSet]:
+    """The shards of one of `directory`'s matrices (`matrix-<pool>`) measured with these stamps (toolchain,
     catalogue): rows of other stamps could not be merged with the new ones."""
     if not (
         matrix.is_dir() and matrix.name.startswith(MATRIX_PREFIX) and matrix.resolve().parent == directory.resolve()
@@ -259,7 +293,7 @@ def _matrix_lists(directory: Path, matrix: Path, stamps: tuple[str, str]) -> tup
     shards = [s for s in matrix_shards(matrix) if (s.toolchain, s.catalogue) == stamps]
     if not shards:
         raise InputError(f"--matrix {matrix}: no shards measured with this LLVM and catalogue, so no lists to grow")
-    return shards[0].lists
+    return shards
 
 
 def broadcast(
