@@ -159,6 +159,7 @@ def test_compile_and_link_commands_are_split_into_optimized_units_and_linked(
     assert subprocess.run([str(unit_dir / "prog")], capture_output=True, text=True).stdout == "42\n"
     entries = _log(unit_dir)
     assert [Path(str(entry["unit"])).name for entry in entries] == ["main.c", "util.c"]
+    assert [entry["language"] for entry in entries] == ["c", "c"]  # what the model read the units as
     assert all(entry["candidates"] == 2 and entry["output"] is None for entry in entries)
     assert all(int(str(entry["bytes"])) <= int(str(entry["oz_bytes"])) for entry in entries)
 

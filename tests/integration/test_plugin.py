@@ -204,6 +204,9 @@ def test_the_plugin_answers_from_the_units_language_with_a_chooser_per_language(
         assert json.loads(_print_order(toolchain, plugin, unknown, ordered).stdout)["order"] == python
         if not shrink:  # the means over all units: the C units' list, not the C++ units' list 0
             assert python[0] == 1
+    for source, language in ((sources[0], "c"), (sources[-2], "c++")):  # the build log names the language
+        run = compile_unit(toolchain, source, tmp_path / "unit.o", ordered, plugin)
+        assert run.returncode == 0 and records(env)[-1]["language"] == language, run.stderr
     everyone = NeighbourChooser(3, 0.0).fit(x, ratios).order(x[cxx])  # over all units: the C units' list
     assert (np.argsort(everyone, axis=1, kind="stable")[:, 0] == 1).all()
 

@@ -22,7 +22,9 @@ class BuildEntry:
     """`outcome`: optimized (a list beat -Oz), oz (-Oz was smallest), passed_through (the compiler's own object,
     for `reason`), failed (the compiler's own object after an error, `reason` its first line); an optimized or
     oz unit with a `reason` is one whose search failed (built with the model's choice or -Oz).
-    `plain_seconds`: the part a plain -Oz compile also pays (front end and the -Oz object), None on a cache hit."""
+    `plain_seconds`: the part a plain -Oz compile also pays (front end and the -Oz object), None on a cache hit.
+    `language`: the source language the model reads from the unit's name (`source_language`: c, c++; None for
+    neither, or from the plugin with a model whose chooser does not answer per language)."""
 
     unit: str | None
     outcome: str
@@ -36,6 +38,7 @@ class BuildEntry:
     reason: str | None = None
     seconds: float = 0.0
     plain_seconds: float | None = None
+    language: str | None = None
     cwd: str = ""
     time: float = 0.0
 

@@ -40,7 +40,7 @@ from stitchopt.toolchain.baselines import OPT_FLAGS, clang_pipeline
 from stitchopt.toolchain.commands import CXX_DRIVER, IR_TIMEOUT_S, is_cxx_driver
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
-from stitchopt.toolchain.frontend import disassemble, module_from_text
+from stitchopt.toolchain.frontend import disassemble, module_from_text, source_language
 from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.guards import GUARDS_VERSION, Guard
@@ -98,9 +98,7 @@ def model_build(
         return None
     if isinstance(plan, PassThrough):
         for source in plan.sources:
-            entry = BuildEntry(
-                os.path.abspath(source), "passed_through", settings.mode, plan.output, reason=plan.reason
-            )
+            entry = _entry(source, "passed_through", settings.mode, plan.output, reason=plan.reason)
             _log(settings, entry)
         return None
     try:
@@ -116,8 +114,7 @@ def model_build(
         print(f"stitchopt: {exception_line(error)}; building as asked", file=sys.stderr)
         for unit in plan.units:
             output = str(unit.output) if unit.output is not None else None
-            entry = BuildEntry(os.path.abspath(unit.source.path), "failed", settings.mode, output)
-            _log(settings, replace(entry, reason=exception_line(error)))
+            _log(settings, _entry(unit.source.path, "failed", settings.mode, output, reason=exception_line(error)))
         return None
 
 
@@ -138,8 +135,7 @@ def _run_plan(plan: CompilePlan, settings: BuildSettings, linker: str, start: fl
             except Exception as error:
                 cause = error if isinstance(error, UnitFailed) else UnitFailed(exception_line(error))
                 output = str(unit.output) if unit.output is not None else None
-                where = os.path.abspath(unit.source.path)
-                failed = BuildEntry(where, "failed", settings.mode, output, reason=str(cause))
+                failed = _entry(unit.source.path, "failed", settings.mode, output, reason=str(cause))
                 raise _PlanFailed(replace(failed, seconds=time.perf_counter() - start), cause) from error
             entries.append(replace(entry, seconds=time.perf_counter() - start))
             diagnostics.append(printed)
@@ -189,7 +185,7 @@ def _build_unit(
         CHOICE_RULES_VERSION,
     )
     output = str(unit.output) if unit.output is not None else None  # None: an object for the link
-    entry = BuildEntry(os.path.abspath(unit.source.path), "oz", settings.mode, output)
+    entry = _entry(unit.source.path, "oz", settings.mode, output)
     cached = store.get_artifact(OBJECT_KIND, *key)
     if cached is not None:
         header, _, data = cached.partition(b"\n")
@@ -214,6 +210,11 @@ def _build_unit(
         _with_choice(entry, choice, cache="miss"), reason=fallback, plain_seconds=frontend_seconds + oz.seconds
     )
     return entry, frontend.stderr_text + best.stderr
+
+
+def _entry(source: str, outcome: str, mode: str, output: str | None, reason: str | None = None) -> BuildEntry:
+    """A unit's log entry before its build: the source by absolute path, with the language the model reads."""
+    return BuildEntry(os.path.abspath(source), outcome, mode, output, reason=reason, language=source_language(source))
 
 
 def _with_choice(entry: BuildEntry, choice: dict[str, Any], cache: str) -> BuildEntry:

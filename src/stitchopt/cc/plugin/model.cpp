@@ -154,6 +154,8 @@ readLanguages(const Reader &R, const json::Value &Entries,
       return R.fail("field chooser.languages holds an entry without "
                     "suffixes");
     ChooserLanguage Lang;
+    if (std::optional<StringRef> Name = O->getString("name"))
+      Lang.Name = Name->str();
     for (const json::Value &S : *Suffixes) {
       std::optional<StringRef> Text = S.getAsString();
       if (!Text)
@@ -444,15 +446,28 @@ PluginModel::neighbours(const std::vector<double> &X) const {
   return Out;
 }
 
-// The programs of the language whose suffix `SourceFile` has (as Python's
-// `source_language` reads it), else all of them.
-PluginModel::Pool PluginModel::poolFor(StringRef SourceFile) const {
-  const NearestGains &G = *Nearest;
+// The language whose suffix `SourceFile` has (as Python's `source_language`
+// reads it), null when no chooser per language knows it.
+const ChooserLanguage *PluginModel::languageFor(StringRef SourceFile) const {
+  if (!Nearest)
+    return nullptr;
   StringRef Suffix = sys::path::extension(SourceFile, sys::path::Style::posix);
-  for (const ChooserLanguage &Lang : G.Languages)
+  for (const ChooserLanguage &Lang : Nearest->Languages)
     if (!Suffix.empty() && llvm::is_contained(Lang.Suffixes, Suffix))
-      return {Lang.Rows, Lang.Means};
-  return {AllRows, G.Means};
+      return &Lang;
+  return nullptr;
+}
+
+StringRef PluginModel::language(StringRef SourceFile) const {
+  const ChooserLanguage *Lang = languageFor(SourceFile);
+  return Lang ? StringRef(Lang->Name) : StringRef();
+}
+
+// The programs of the module's language, else all of them.
+PluginModel::Pool PluginModel::poolFor(StringRef SourceFile) const {
+  if (const ChooserLanguage *Lang = languageFor(SourceFile))
+    return {Lang->Rows, Lang->Means};
+  return {AllRows, Nearest->Means};
 }
 
 std::vector<size_t> PluginModel::nearestRows(const std::vector<double> &X,

@@ -37,6 +37,7 @@ struct Ranked {
 /// One language of a chooser per language: the source suffixes it is known
 /// by, its training programs and each list's mean gain over them.
 struct ChooserLanguage {
+  std::string Name;
   std::vector<std::string> Suffixes;
   std::vector<size_t> Rows;
   std::vector<double> Means;
@@ -52,6 +53,10 @@ public:
   /// (a chooser per language answers from that language's programs).
   std::vector<Ranked> order(const std::vector<double> &Raw,
                             llvm::StringRef SourceFile) const;
+
+  /// The language of a chooser per language that answers a module compiled
+  /// from `SourceFile`, empty when none does (all programs answer).
+  llvm::StringRef language(llvm::StringRef SourceFile) const;
 
   /// How many raw features a row holds.
   size_t features() const { return Mean.size(); }
@@ -69,6 +74,7 @@ private:
   std::vector<double> linear(const std::vector<double> &X) const;
   std::vector<double> neighbours(const std::vector<double> &X) const;
   struct Pool;
+  const ChooserLanguage *languageFor(llvm::StringRef SourceFile) const;
   Pool poolFor(llvm::StringRef SourceFile) const;
   std::vector<size_t> nearestRows(const std::vector<double> &X,
                                   const Pool &P) const;

@@ -297,6 +297,7 @@ struct Record {
   std::string Outcome = "oz";
   std::string Model; // the plugin file's digest
   std::string Choice; // the model's first choice, empty for -Oz
+  std::string Language; // the chooser's language for the unit, if any
   std::string Pipeline;
   std::optional<uint64_t> OzBytes, Bytes;
   unsigned Candidates = 0;
@@ -334,6 +335,8 @@ static void writeRecord(const Settings &S, const Module &M, const Record &R,
       {"choice", R.Choice.empty() ? json::Value(nullptr)
                                   : json::Value(R.Choice)},
       {"model", R.Model.empty() ? json::Value(nullptr) : json::Value(R.Model)},
+      {"language", R.Language.empty() ? json::Value(nullptr)
+                                      : json::Value(R.Language)},
       {"via", "plugin"},
       {"policy", S.Fast ? "fast" : "exact"},
       {"phases", json::Object(R.Phases)},
@@ -573,6 +576,7 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
     R.Phases["features"] = secondsSince(Began);
     Began = Clock::now();
     std::vector<Ranked> Order = Model.order(Row, M.getSourceFileName());
+    R.Language = Model.language(M.getSourceFileName()).str();
     R.Phases["model"] = secondsSince(Began);
     unsigned Tried = S.Jit ? S.K : 1;
     for (unsigned I = 0; I < Tried && I < Order.size(); ++I)
