@@ -666,6 +666,23 @@ def test_ctrl_c_is_one_line_and_status_130(capsys: pytest.CaptureFixture[str], m
     assert capsys.readouterr().err == "stitchopt: interrupted\n"
 
 
+def test_an_error_raised_while_ctrl_c_unwinds_is_the_interrupt(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signal that lands inside a lock's handling can make the cleanup fail (`release unlocked lock`): that
+    is still the user's Ctrl-C or SIGTERM (130, one line), not an internal error."""
+
+    def interrupted_cleanup(*_args: object, **_kw: object) -> None:
+        try:
+            raise KeyboardInterrupt
+        finally:
+            raise RuntimeError("release unlocked lock")
+
+    monkeypatch.setattr("stitchopt.cli.report.build_report", interrupted_cleanup)
+    assert exit_status(["report", "run", "r.json"]) == 130
+    assert capsys.readouterr().err == "stitchopt: interrupted\n"
+
+
 def test_ctrl_c_while_the_commands_load_is_the_same_line_and_status(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

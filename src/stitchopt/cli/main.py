@@ -140,8 +140,13 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 def _run(args: Sequence[str] | None) -> int:
     """The command run, its outcome as an exit status (what `exit_status` says)."""
     try:
-        # Not standalone: click raises usage errors (printed here as one line) and returns typer.Exit's status.
-        returned = app(args=args, prog_name="stitchopt", standalone_mode=False)
+        try:
+            # Not standalone: click raises usage errors (printed here as one line) and returns typer.Exit's status.
+            returned = app(args=args, prog_name="stitchopt", standalone_mode=False)
+        except Exception as exc:
+            if _raised_unwinding_an_interrupt(exc):
+                raise KeyboardInterrupt from exc
+            raise
         status = returned if isinstance(returned, int) else SUCCESS
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else SUCCESS if exc.code is None else NEGATIVE
@@ -163,6 +168,19 @@ def _run(args: Sequence[str] | None) -> int:
     if status == INTERRUPTED:  # typer ends a Ctrl-C with this status, silently
         print(INTERRUPTED_LINE, file=sys.stderr)
     return status
+
+
+def _raised_unwinding_an_interrupt(exc: BaseException) -> bool:
+    """An error raised while a Ctrl-C (or SIGTERM) unwinds the command is the interrupt's: e.g. the signal
+    landed inside a queue's lock handling, whose cleanup then fails with "release unlocked lock"."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc.__context__
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__context__
+    return False
 
 
 def _usage_line(exc: typer.TyperException) -> str:
