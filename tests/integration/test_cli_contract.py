@@ -424,6 +424,10 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
         (["labels", "broadcast", "l", "--matrix", "l/m", "--pool", "9"], "--pool only applies without --matrix"),
         (["labels", "broadcast", "l", "--add-groups"], "--add-groups only applies with --matrix"),
         (
+            ["labels", "broadcast", "l", "--matrix", "l/m", "--add-groups", "--unsearched", "bench://x-v1"],
+            "--unsearched only applies without --add-groups",
+        ),
+        (
             ["labels", "broadcast", "l", "--unsearched", "bench://x-v1", "--split", "tarin"],
             "--split 'tarin': use train",
         ),

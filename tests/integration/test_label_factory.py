@@ -337,7 +337,7 @@ def test_add_groups_gives_a_matrixs_units_the_groups_lists(
         old = label_matrix(
             evaluator, catalogue, [*searched.units, *function], [old_list], directory, dataset="bench://demo-v1"
         )
-        with pytest.raises(InputError, match="--add-groups adds lists to a matrix: name it with --matrix"):
+        with pytest.raises(InputError, match="--add-groups adds lists to the units of a matrix: name it with"):
             plan_broadcast(directory, toolchain, catalogue, add_groups=True)
         assert len(plan_broadcast(directory, toolchain, catalogue, matrix=old.directory, add_groups=True).units) == 4
         plan = plan_broadcast(directory, toolchain, catalogue, matrix=old.directory, add_groups=True, functions=False)
@@ -345,9 +345,10 @@ def test_add_groups_gives_a_matrixs_units_the_groups_lists(
         assert sorted(u.uri for u in plan.units) == sorted(p.uri for p in searched.units)  # the function left out
         grown = broadcast(evaluator, catalogue, plan, directory)
     assert grown.directory != old.directory and grown.labeled == len(searched.units)
-    before = {p.uri: p.sizes for p in load_matrix(old.directory).programs}
-    for row in load_matrix(grown.directory).programs:
-        assert row.sizes[0] == before[row.uri][0] and row.sizes[1] is not None
+    before = {p.uri: p for p in load_matrix(old.directory).programs}
+    for row in load_matrix(grown.directory).programs:  # the old column read back: its compile seconds too
+        assert (row.sizes[0], row.seconds[0]) == (before[row.uri].sizes[0], before[row.uri].seconds[0])
+        assert row.sizes[1] is not None
     with pytest.raises(InputError, match="already measures every group's list; nothing to add"):
         plan_broadcast(directory, toolchain, catalogue, matrix=grown.directory, add_groups=True)
 

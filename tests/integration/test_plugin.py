@@ -325,7 +325,15 @@ def test_minus_oz_measured_in_memory_is_clangs_object_under_the_users_flags(
 
 
 @pytest.mark.parametrize(
-    "problem", ["no model file", "another LLVM", "not JSON", "a list LLVM rejects", "a chooser without neighbors"]
+    "problem",
+    [
+        "no model file",
+        "another LLVM",
+        "not JSON",
+        "a list LLVM rejects",
+        "a chooser without neighbors",
+        "a language without a name",
+    ],
 )
 def test_anything_wrong_is_one_warning_line_and_plain_oz(
     toolchain: Toolchain, plugin: Path, env: dict[str, str], tmp_path: Path, problem: str
@@ -339,6 +347,10 @@ def test_anything_wrong_is_one_warning_line_and_plain_oz(
         (model_dir / PLUGIN_MODEL_NAME).write_text('{"format": 1, "lists": [')
     elif problem == "a chooser without neighbors":
         (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "chooser": {"shrink": 0.5}}))
+    elif problem == "a language without a name":
+        languages = [{k: v for k, v in language.items() if k != "name"} for language in shipped["chooser"]["languages"]]
+        chooser = {**shipped["chooser"], "languages": languages}
+        (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "chooser": chooser}))
     elif problem == "a list LLVM rejects":
         (model_dir / PLUGIN_MODEL_NAME).write_text(
             json.dumps({**shipped, "lists": ["no-such-pass"] * len(shipped["lists"])})

@@ -158,13 +158,17 @@ def broadcast_command(
     units: UnitsOption = None,
     matrix: Annotated[
         Optional[Path],  # noqa: UP045
-        typer.Option(help="Measure this matrix's lists (grow it with new units) instead of the searches' pool now."),
+        typer.Option(
+            help="Measure this matrix's lists (grow it with new units) instead of the searches' pool now; with "
+            "--add-groups, its units and lists are the start of a new matrix."
+        ),
     ] = None,
     add_groups: Annotated[
         bool,
         typer.Option(
-            help="With --matrix: that matrix's lists and the groups' lists it lacks, on its units, in a new matrix "
-            "(only the new lists are measured)."
+            "--add-groups",
+            help="With --matrix: that matrix's lists and the groups' lists it lacks, on its units (those whose IR "
+            "rebuilds here), in a new matrix; what the matrix measured is read back, not measured again.",
         ),
     ] = False,
     functions: Annotated[
@@ -194,7 +198,7 @@ def broadcast_command(
 ) -> None:
     """Measure the searches' best lists on every searched unit (the matrix models learn from), and with
     --unsearched on units no search reached too, then print the coreset's coverage curve against K. --matrix M
-    --add-groups gives M's units the groups' lists searched since M was made."""
+    --add-groups gives M's units the groups' lists M lacks."""
     if unsearched is not None and not unsearched.strip(", "):
         raise InputError("--unsearched '': name a dataset, e.g. --unsearched bench://pypi-v1")
     if not unsearched:
@@ -203,6 +207,8 @@ def broadcast_command(
         refuse_ignored(ctx, ("pool",), "without --matrix (the matrix's lists are measured)")
     else:
         refuse_ignored(ctx, ("add_groups",), "with --matrix (it adds the groups' lists to that matrix)")
+    if add_groups:
+        refuse_ignored(ctx, ("unsearched",), "without --add-groups (which keeps to the matrix's units)")
     splits = [s.strip() for s in split.split(",") if s.strip()]
     if "test" in splits:
         raise InputError("--split test: models train on the matrix, so test units stay out; use train or validation")

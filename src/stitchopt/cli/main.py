@@ -144,9 +144,11 @@ def _run(args: Sequence[str] | None) -> int:
             # Not standalone: click raises usage errors (printed here as one line) and returns typer.Exit's status.
             returned = app(args=args, prog_name="stitchopt", standalone_mode=False)
         except Exception as exc:
-            if _raised_unwinding_an_interrupt(exc):
-                raise KeyboardInterrupt from exc
-            raise
+            if not _raised_unwinding_an_interrupt(exc):
+                raise
+            if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+                traceback.print_exception(exc)  # a cleanup that fails under a signal may still be a bug
+            raise KeyboardInterrupt from exc
         status = returned if isinstance(returned, int) else SUCCESS
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else SUCCESS if exc.code is None else NEGATIVE
@@ -173,12 +175,10 @@ def _run(args: Sequence[str] | None) -> int:
 def _raised_unwinding_an_interrupt(exc: BaseException) -> bool:
     """An error raised while a Ctrl-C (or SIGTERM) unwinds the command is the interrupt's: e.g. the signal
     landed inside a queue's lock handling, whose cleanup then fails with "release unlocked lock"."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc.__context__
-    while cause is not None and id(cause) not in seen:
+    cause = exc.__context__
+    while cause is not None:  # Python keeps the chain free of cycles
         if isinstance(cause, KeyboardInterrupt):
             return True
-        seen.add(id(cause))
         cause = cause.__context__
     return False
 

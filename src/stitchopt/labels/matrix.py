@@ -250,20 +250,21 @@ def plan_broadcast(
     if not searched:
         raise InputError(f"{directory}: no search shards for this LLVM: run `stitchopt labels search` first")
     stamps = (toolchain.identity, catalogue.identity)
-    groups = group_lists(train_groups(load_groups(directory, *stamps), searched))
     candidates: Sequence[UnitKey] = [u for u in searched if not u.failed]
+    if add_groups and (matrix is None or unsearched):
+        raise InputError(
+            "--add-groups adds lists to the units of a matrix: name it with --matrix, without --unsearched"
+        )
     if matrix is not None:
         shards = _matrix_shards(directory, matrix, stamps)
         lists = shards[0].lists
         if add_groups:
-            lists = tuple(dict.fromkeys([*lists, *groups]))
+            lists = tuple(dict.fromkeys([*lists, *_group_lists(directory, stamps, searched)]))
             if len(lists) == len(shards[0].lists):
                 raise InputError(f"--add-groups: {matrix} already measures every group's list; nothing to add")
             candidates = list({(p.uri, p.ir_sha256): p for s in shards for p in s.programs}.values())
-    elif add_groups:
-        raise InputError("--add-groups adds lists to a matrix: name it with --matrix")
     else:
-        lists = tuple(dict.fromkeys([*broadcast_pool(searched, pool), *groups]))
+        lists = tuple(dict.fromkeys([*broadcast_pool(searched, pool), *_group_lists(directory, stamps, searched)]))
     if not lists:
         raise InputError(
             f"{directory}: no search beat -Oz, so there is nothing to broadcast: search more units or with a larger"
@@ -278,9 +279,15 @@ def plan_broadcast(
     reached = {u.key for u in searched}  # a unit rebuilt with other IR since its search is measured anew
     extra = [b for b in unsearched if benchmark_key(b) not in reached and (not roots or is_under(b.uri, roots))]
     if not measured and not extra:
-        kind = "module unit" if not functions else "unit"
-        raise InputError(f"{directory}: no {kind} under {', '.join(roots) or directory} to broadcast on")
+        kind = "unit" if functions else "module unit"
+        where = f"under {', '.join(roots)}" if roots else f"in {matrix}" if add_groups else "searched"
+        raise InputError(f"{directory}: no {kind} {where} to broadcast on")
     return BroadcastPlan(searched_dataset(directory), lists, measured, tuple(extra[:unsearched_limit]))
+
+
+def _group_lists(directory: Path, stamps: tuple[str, str], searched: Sequence[SearchedUnit]) -> tuple[PassNames, ...]:
+    """The best lists of the directory's groups of train units (those that passed validation)."""
+    return group_lists(train_groups(load_groups(directory, *stamps), searched))
 
 
 def _matrix_shards(directory: Path, matrix: Path, stamps: tuple[str, str]) -> list[LabelSet]:

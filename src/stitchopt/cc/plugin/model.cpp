@@ -153,9 +153,11 @@ readLanguages(const Reader &R, const json::Value &Entries,
     if (!Suffixes)
       return R.fail("field chooser.languages holds an entry without "
                     "suffixes");
+    std::optional<StringRef> Name = O->getString("name");
+    if (!Name)
+      return R.fail("field chooser.languages holds an entry without a name");
     ChooserLanguage Lang;
-    if (std::optional<StringRef> Name = O->getString("name"))
-      Lang.Name = Name->str();
+    Lang.Name = Name->str();
     for (const json::Value &S : *Suffixes) {
       std::optional<StringRef> Text = S.getAsString();
       if (!Text)
