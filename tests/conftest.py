@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -46,6 +47,14 @@ def compile_servers_of_this_run(tmp_path_factory: pytest.TempPathFactory) -> Ite
     os.environ.pop(SERVER_DIR_ENV, None)
     yield
     stop_server(server_paths(create=False))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def interruptible_children() -> None:
+    """Tests send Ctrl-C to the commands they start, which inherit an ignored SIGINT (as a suite started as a
+    background job of a script has it) and would not stop; a handler here leaves them the default."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_report_header() -> str:
