@@ -146,7 +146,7 @@ def _run(args: Sequence[str] | None) -> int:
         except Exception as exc:
             if not _raised_unwinding_an_interrupt(exc):
                 raise
-            if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            if _debugging():
                 traceback.print_exception(exc)  # a cleanup that fails under a signal may still be a bug
             raise KeyboardInterrupt from exc
         status = returned if isinstance(returned, int) else SUCCESS
@@ -200,7 +200,12 @@ def _internal_error(exc: Exception) -> int:
 
 def _error(exc: BaseException, line: str, status: int) -> int:
     """One line on stderr; the traceback before it only when debugging."""
-    if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+    if _debugging():
         traceback.print_exception(exc)
     print(line, file=sys.stderr)
     return status
+
+
+def _debugging() -> bool:
+    """--debug or STITCHOPT_DEBUG set: tracebacks are shown."""
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")

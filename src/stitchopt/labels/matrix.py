@@ -242,8 +242,8 @@ def plan_broadcast(
     their IR now (`benchmark_key`: by file hash; a unit whose file changes on loading is checked by its module's
     in `label_matrix`); read before any evaluator starts. With `add_groups`, the `matrix`'s lists and then the
     groups' lists it lacks, on the matrix's own units: a new matrix whose old columns come from the old rows
-    (`rows_measured_before`), so only the new lists are measured. An InputError says why there is nothing to
-    broadcast."""
+    (`rows_measured_before`), so what the matrix measured is not measured again. An InputError says why there
+    is nothing to broadcast."""
     if not directory.is_dir():
         raise InputError(f"{directory}: no such label directory (make one with `stitchopt labels search -o DIR`)")
     searched = load_searches(directory, toolchain.identity, catalogue.identity)
