@@ -128,6 +128,7 @@ class IRModule:
     bitcode: bytes
     triple: str
     source_filename: str = ""  # as the IR names its source (clang: the file compiled); "": unknown
+    language: str | None = None  # the source language the compile named (`-x c++`, a C++ driver); None: unknown
 
     @cached_property
     def sha256(self) -> str:

@@ -26,6 +26,7 @@ from stitchopt.labels.labelset import LabelSet
 from stitchopt.labels.pool import broad_lists, build_labels
 from stitchopt.labels.probed import probed_values
 from stitchopt.learning.heldout import FAST, evaluate_model
+from stitchopt.learning.kinds import load_model
 from stitchopt.learning.train import fast_policy_for_model, train_from_labels
 from stitchopt.learning.warm import warm_caches
 from stitchopt.models.fast_policy import FastPolicy
@@ -33,6 +34,7 @@ from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.plugin_file import plugin_model
 from stitchopt.models.prediction_cache import KIND as PREDICTION
 from stitchopt.models.prediction_cache import cached_rank
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import check_pipeline, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain
@@ -97,7 +99,7 @@ def test_rankings_are_cached_per_model_and_ir_and_survive_a_bad_row(
     module = load_module(toolchain, sorted(demo_programs().values())[1])
     with EvaluationStore(tmp_path / "cache.sqlite") as store:
         first = cached_rank(model, toolchain, module, store)
-        key = (model.identity, toolchain.identity, module.sha256)
+        key = (model.identity, toolchain.identity, module.sha256, "c")
         assert store.get_artifact(PREDICTION, *key) is not None
         assert cached_rank(loaded, toolchain, module, store) == first
         store.put_artifact(PREDICTION, b"not json", *key)
@@ -105,6 +107,20 @@ def test_rankings_are_cached_per_model_and_ir_and_survive_a_bad_row(
     loaded.ranker.shrink = 1.0 - loaded.ranker.shrink
     del loaded.identity  # the cached property: a changed model is another model
     assert loaded.identity != model.identity
+
+
+def test_a_ranking_is_the_language_the_unit_is_compiled_as_and_cached_per_language(
+    toolchain: Toolchain, catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """The build wrapper knows `clang -x c++ foo.c` is C++ where the IR's file name says C: the shipped model's
+    chooser per language answers it as C++, and the cache does not hand it the C answer of the same IR."""
+    shipped = load_model(DEFAULT_MODEL_DIR, catalogue)
+    as_named = load_module(toolchain, sorted(demo_programs().values())[0])
+    as_cxx = replace(as_named, language="c++")
+    with EvaluationStore(tmp_path / "cache.sqlite") as store:
+        named, cxx = cached_rank(shipped, toolchain, as_named, store), cached_rank(shipped, toolchain, as_cxx, store)
+    assert named == shipped.rank(toolchain, replace(as_named, language="c"))
+    assert cxx == shipped.rank(toolchain, as_cxx) and cxx[0] != named[0]
 
 
 def test_optimize_is_never_larger_than_oz_and_writes_that_object(

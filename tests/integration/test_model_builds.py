@@ -160,6 +160,9 @@ def test_compile_and_link_commands_are_split_into_optimized_units_and_linked(
     entries = _log(unit_dir)
     assert [Path(str(entry["unit"])).name for entry in entries] == ["main.c", "util.c"]
     assert [entry["language"] for entry in entries] == ["c", "c"]  # what the model read the units as
+    done = _run([_cc(unit_dir), "-c", "-x", "c++", "util.c", "-o", "util_cxx.o"], unit_dir, env)
+    assert done.returncode == 0, done.stderr
+    assert _log(unit_dir)[-1]["language"] == "c++"  # answered as what it is compiled as, not by its suffix
     assert all(entry["candidates"] == 2 and entry["output"] is None for entry in entries)
     assert all(int(str(entry["bytes"])) <= int(str(entry["oz_bytes"])) for entry in entries)
 

@@ -37,18 +37,19 @@ from stitchopt.diagnostics import exception_line, first_error
 from stitchopt.errors import InputError
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.toolchain.baselines import OPT_FLAGS, clang_pipeline
-from stitchopt.toolchain.commands import CXX_DRIVER, IR_TIMEOUT_S, is_cxx_driver
+from stitchopt.toolchain.commands import CXX_DRIVER, IR_TIMEOUT_S, Source, is_cxx_driver
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
-from stitchopt.toolchain.frontend import disassemble, module_from_text, source_language
+from stitchopt.toolchain.frontend import disassemble, module_from_text
 from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.guards import GUARDS_VERSION, Guard
 
 OBJECT_KIND = "object"  # artifacts of the evaluation store: bounded and evicted with it
 # Part of an object's cache key: bumped when the rules that choose a unit's object change, so that an object
-# cached under the old rules (e.g. a user's list opt rejects, once silently -Oz) is built again.
-CHOICE_RULES_VERSION = "2"
+# cached under the old rules (e.g. a user's list opt rejects, once silently -Oz; C++ compiled from a `.c` file,
+# once answered as C) is built again.
+CHOICE_RULES_VERSION = "3"
 
 
 class UnitFailed(Exception):
@@ -114,7 +115,7 @@ def model_build(
         print(f"stitchopt: {exception_line(error)}; building as asked", file=sys.stderr)
         for unit in plan.units:
             output = str(unit.output) if unit.output is not None else None
-            _log(settings, _entry(unit.source.path, "failed", settings.mode, output, reason=exception_line(error)))
+            _log(settings, _entry(unit.source, "failed", settings.mode, output, reason=exception_line(error)))
         return None
 
 
@@ -135,7 +136,7 @@ def _run_plan(plan: CompilePlan, settings: BuildSettings, linker: str, start: fl
             except Exception as error:
                 cause = error if isinstance(error, UnitFailed) else UnitFailed(exception_line(error))
                 output = str(unit.output) if unit.output is not None else None
-                failed = _entry(unit.source.path, "failed", settings.mode, output, reason=str(cause))
+                failed = _entry(unit.source, "failed", settings.mode, output, reason=str(cause))
                 raise _PlanFailed(replace(failed, seconds=time.perf_counter() - start), cause) from error
             entries.append(replace(entry, seconds=time.perf_counter() - start))
             diagnostics.append(printed)
@@ -185,7 +186,7 @@ def _build_unit(
         CHOICE_RULES_VERSION,
     )
     output = str(unit.output) if unit.output is not None else None  # None: an object for the link
-    entry = _entry(unit.source.path, "oz", settings.mode, output)
+    entry = _entry(unit.source, "oz", settings.mode, output)
     cached = store.get_artifact(OBJECT_KIND, *key)
     if cached is not None:
         header, _, data = cached.partition(b"\n")
@@ -212,9 +213,10 @@ def _build_unit(
     return entry, frontend.stderr_text + best.stderr
 
 
-def _entry(source: str, outcome: str, mode: str, output: str | None, reason: str | None = None) -> BuildEntry:
-    """A unit's log entry before its build: the source by absolute path, with the language the model reads."""
-    return BuildEntry(os.path.abspath(source), outcome, mode, output, reason=reason, language=source_language(source))
+def _entry(source: Source, outcome: str, mode: str, output: str | None, reason: str | None = None) -> BuildEntry:
+    """A unit's log entry before its build: the source by absolute path, with the language it is compiled as
+    (what the model reads it as)."""
+    return BuildEntry(os.path.abspath(source.path), outcome, mode, output, reason=reason, language=source.language)
 
 
 def _with_choice(entry: BuildEntry, choice: dict[str, Any], cache: str) -> BuildEntry:
@@ -246,7 +248,7 @@ def _build_candidates(
     from stitchopt.passes.catalogue import load_catalogue
 
     text = disassemble(toolchain, bitcode_bytes, unit.source.path)
-    module = module_from_text(toolchain, bitcode_bytes, text, Path(unit.source.path).name)
+    module = module_from_text(toolchain, bitcode_bytes, text, Path(unit.source.path).name, unit.source.language)
     options = opt_options(plan, text)
     opt = toolchain.tool("opt")
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:

@@ -34,7 +34,7 @@ class PassThrough:
     """The command is left to the real compiler; `reason` is what the build log counts."""
 
     reason: str
-    sources: tuple[str, ...]
+    sources: tuple[Source, ...]
     output: str | None = None
 
 
@@ -142,7 +142,7 @@ def plan_command(
         args, sources, other_inputs, output, objects_only, dependency, forced, real_compiler_is_clang
     )
     if reason is not None:
-        return PassThrough(reason, tuple(source.path for source in sources), output)
+        return PassThrough(reason, tuple(sources), output)
     if LEVEL not in flags:
         flags.insert(0, LEVEL)
     driver = (clang, CXX_DRIVER) if cxx_driver or any(s.language == "c++" for s in sources) else (clang,)

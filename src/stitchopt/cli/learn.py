@@ -58,7 +58,7 @@ from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import PassNames, split_top_level, tuned_pipeline
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
-from stitchopt.toolchain.frontend import is_source, load_module, source_language
+from stitchopt.toolchain.frontend import is_source, load_module, module_language
 from stitchopt.toolchain.llvm import passes_option
 from stitchopt.tune.acceptance import training_suites
 
@@ -188,7 +188,7 @@ def predict_command(
         ranked = cached_rank(model, toolchain, module, store)
         elapsed_ms = 1000 * (time.perf_counter() - start)
         oz_size = _measured_oz_size(toolchain, module, store)
-    language = source_language(module.source_filename)
+    language = module_language(module)
     print_ranking(program, ranked[:top], catalogue, elapsed_ms, json_output, oz_size, language)
 
 

@@ -40,7 +40,7 @@ from stitchopt.reports.stitching import comparisons, curve_rows, expert_rows, lo
 from stitchopt.reports.stitching_html import stitching_report
 from stitchopt.reports.tables import to_markdown, to_rich
 from stitchopt.toolchain.discovery import find_toolchain
-from stitchopt.toolchain.frontend import load_module, source_language
+from stitchopt.toolchain.frontend import load_module, module_language
 
 TABLE_FORMATS = ("json", "md")
 stitch_app = typer.Typer(
@@ -191,7 +191,7 @@ def predict_command(
     start = time.perf_counter()
     ranked = loaded.rank(toolchain, module)
     elapsed_ms = 1000 * (time.perf_counter() - start)
-    language = source_language(module.source_filename)
+    language = module_language(module)
     print_ranking(program, ranked[:top], catalogue, elapsed_ms, json_output, language=language)
 
 

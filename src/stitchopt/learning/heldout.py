@@ -40,7 +40,7 @@ from stitchopt.models.list_model import Proposer, RankedList
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.baselines import load_baselines
-from stitchopt.toolchain.frontend import load_module, source_language
+from stitchopt.toolchain.frontend import load_module, module_language
 from stitchopt.tune.record import RunRecord
 
 DEFAULT_KS = (5, 10)
@@ -125,7 +125,7 @@ def evaluate_model(
         module = load_module(evaluator.toolchain, benchmark.path)
         start = time.perf_counter()
         features = model.features(evaluator.toolchain, module)
-        ranked = model.rank_features(features, [source_language(module.source_filename)])[0]
+        ranked = model.rank_features(features, [module_language(module)])[0]
         inference_ms = 1000 * (time.perf_counter() - start)
         requests = [EvalRequest(module, b.pipeline, b.options) for b in baselines]
         requests += [EvalRequest(module, p, options) for p in pipelines]

@@ -37,7 +37,7 @@ from stitchopt.models.size_model import SizeModel
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import source_language
+from stitchopt.toolchain.frontend import module_language
 
 MODEL_FORMAT = 1
 
@@ -86,7 +86,7 @@ class FlagModel(SavedModel):
 
     def rank(self, toolchain: Toolchain, module: IRModule) -> list[RankedList]:
         """Every coreset list and -Oz, in the order the modes try them (static builds the first)."""
-        return self.rank_features(self.features(toolchain, module), [source_language(module.source_filename)])[0]
+        return self.rank_features(self.features(toolchain, module), [module_language(module)])[0]
 
     def predict_sizes(self, raw: np.ndarray) -> np.ndarray:
         """programs x size-model targets (`size_model.size_targets`) from raw feature rows."""

@@ -1,5 +1,5 @@
-"""Rankings kept by (model identity, LLVM, IR hash), so that a rebuild, or a second `optimize` or `predict` of
-the same translation unit, skips feature extraction (nearly all of the inference time).
+"""Rankings kept by (model identity, LLVM, IR hash, source language), so that a rebuild, or a second
+`optimize` or `predict` of the same translation unit, skips feature extraction (nearly all of the inference time).
 
 Rows live in the evaluation store's artifact table, which evicts the least recently used rows once the file
 passes its size bound; a row that cannot be read back is recomputed and overwritten.
@@ -13,6 +13,7 @@ from stitchopt.cache.store import EvaluationStore
 from stitchopt.core import IRModule
 from stitchopt.models.list_model import ListModel, RankedList
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import module_language
 
 KIND = "prediction"
 
@@ -23,7 +24,7 @@ def cached_rank(
     """`model.rank`, through `store` when there is one."""
     if store is None:
         return model.rank(toolchain, module)
-    key = (model.identity, toolchain.identity, module.sha256)
+    key = (model.identity, toolchain.identity, module.sha256, str(module_language(module)))
     data = store.get_artifact(KIND, *key)
     if data is not None:
         try:

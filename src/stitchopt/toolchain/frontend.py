@@ -47,6 +47,14 @@ def source_language(path: str) -> Language | None:
     return next((language for language, suffixes in LANGUAGE_SUFFIXES.items() if suffix in suffixes), None)
 
 
+def module_language(module: IRModule) -> Language | None:
+    """The language a module was compiled from: what its compile named (`clang -x c++ foo.c`), else what its
+    source file's suffix says."""
+    if module.language in LANGUAGE_SUFFIXES:
+        return module.language
+    return source_language(module.source_filename)
+
+
 def supported_suffixes() -> list[str]:
     return sorted(C_SUFFIXES | CXX_SUFFIXES | IR_SUFFIXES)
 
@@ -181,9 +189,11 @@ def module_from_bitcode(toolchain: Toolchain, bitcode: bytes, name: str) -> IRMo
     return module_from_text(toolchain, bitcode, disassemble(toolchain, bitcode, name), name)
 
 
-def module_from_text(toolchain: Toolchain, bitcode: bytes, text: str, name: str) -> IRModule:
+def module_from_text(
+    toolchain: Toolchain, bitcode: bytes, text: str, name: str, language: str | None = None
+) -> IRModule:
     """The module of `bitcode` whose disassembly `text` the caller already has (its triple and source file name
-    are read there)."""
+    are read there), compiled as `language` when its compile named one."""
     match = _TRIPLE_RE.search(text)
     source = _SOURCE_FILENAME_RE.search(text)
     return IRModule(
@@ -191,6 +201,7 @@ def module_from_text(toolchain: Toolchain, bitcode: bytes, text: str, name: str)
         bitcode=bitcode,
         triple=match.group(1) if match else toolchain.default_triple,
         source_filename=source.group(1) if source else "",
+        language=language,
     )
 
 
