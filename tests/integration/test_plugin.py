@@ -172,7 +172,8 @@ def test_the_plugin_answers_from_the_units_language_with_a_chooser_per_language(
     """A chooser per language, saved, loaded and exported: the plugin reads each unit's language from its
     source file name, as Python does, and orders every list as `FlagModel.rank` does; C++ units, which gain
     most from list 0 where the C units gain from list 1, are answered from the C++ units, and a unit whose IR
-    names no C or C++ source from all units."""
+    names no C or C++ source from all units. Tuned per language, each language's own neighbours and shrink
+    (here: C from its means alone, C++ from its one nearest unit) answer its units in both."""
     model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
     sources = [*(DEMO / f"{name}.c" for name in UNITS), DATA / "shapes.cpp", DATA / "selftest" / "running_balance.cpp"]
     modules = [_frontend_ir(toolchain, source, tmp_path) for source in sources]
@@ -187,13 +188,18 @@ def test_the_plugin_answers_from_the_units_language_with_a_chooser_per_language(
     cxx = np.array([language == "c++" for language in languages])
     ratios[cxx, 0], ratios[~cxx, 1] = 0.8, 0.9
     index = {passes: i for i, passes in enumerate(model.lists)}
-    for neighbors, shrink in ((3, 0.0), (2, 0.5)):
+    tunings: list[tuple[tuple[int, float], ...]] = [(), (), ((3, 0.0), (1, 1.0))]
+    for case, (neighbors, shrink, tuned) in enumerate(zip((3, 2, 2), (0.0, 0.5, 0.5), tunings, strict=True)):
         model.chooser = NeighbourChooser(neighbors, shrink).fit(x, ratios, languages)
-        model_dir = tmp_path / f"per-language-{neighbors}"
+        if tuned:
+            model.chooser = model.chooser.tuned_per_language(tuned)
+        model_dir = tmp_path / f"per-language-{case}"
         model.save_pretrained(model_dir)
         loaded = FlagModel.from_pretrained(model_dir, catalogue)
+        assert isinstance(loaded.chooser, NeighbourChooser) and loaded.chooser.language_settings == tuned
         write_plugin_model(loaded, catalogue, model_dir / PLUGIN_MODEL_NAME)
-        assert json.loads((model_dir / PLUGIN_MODEL_NAME).read_text())["format"] == 3  # older plugins refuse it
+        exported = json.loads((model_dir / PLUGIN_MODEL_NAME).read_text())
+        assert exported["format"] == (4 if tuned else 3)  # older plugins refuse it
         ordered = {**env, "STITCHOPT_MODEL": str(model_dir)}
         for source, module, in_cxx in zip(sources, modules, cxx, strict=True):
             python = [-1 if r.passes is None else index[r.passes] for r in loaded.rank(toolchain, module)]
@@ -333,6 +339,7 @@ def test_minus_oz_measured_in_memory_is_clangs_object_under_the_users_flags(
         "a list LLVM rejects",
         "a chooser without neighbors",
         "a language without a name",
+        "a language with no neighbours",
     ],
 )
 def test_anything_wrong_is_one_warning_line_and_plain_oz(
@@ -351,6 +358,10 @@ def test_anything_wrong_is_one_warning_line_and_plain_oz(
         languages = [{k: v for k, v in language.items() if k != "name"} for language in shipped["chooser"]["languages"]]
         chooser = {**shipped["chooser"], "languages": languages}
         (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "chooser": chooser}))
+    elif problem == "a language with no neighbours":
+        languages = [{**language, "neighbors": 0, "shrink": 0.5} for language in shipped["chooser"]["languages"]]
+        chooser = {**shipped["chooser"], "languages": languages}
+        (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "format": 4, "chooser": chooser}))
     elif problem == "a list LLVM rejects":
         (model_dir / PLUGIN_MODEL_NAME).write_text(
             json.dumps({**shipped, "lists": ["no-such-pass"] * len(shipped["lists"])})

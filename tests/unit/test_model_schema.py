@@ -125,3 +125,40 @@ def test_a_chooser_per_languages_programs_index_its_languages(
         chooser = FlagModel.from_pretrained(directory).chooser
         assert isinstance(chooser, NeighbourChooser) and chooser.languages == tuple(languages)
         assert chooser.train_languages is not None and chooser.train_languages.tolist() == codes.tolist()
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ([[5, 0.5], [20, 1]], ""),
+        ([[5, 0.5]], "must give each of chooser.languages"),  # a language without its own
+        ([[0, 0.5], [20, 1]], "must give each of chooser.languages"),
+        ([[5, 1.5], [20, 1]], "must give each of chooser.languages"),
+        ([[True, 0.5], [20, 1]], "must give each of chooser.languages"),
+        ({"c": [5, 0.5]}, "must give each of chooser.languages"),
+    ],
+)
+def test_a_chooser_tuned_per_language_gives_each_language_its_setting(
+    tmp_path: Path, settings: Any, message: str
+) -> None:
+    directory = tmp_path / "tuned"
+    shutil.copytree(DEFAULT_MODEL_DIR, directory)
+    config = json.loads((directory / "config.json").read_text())
+    assert config["chooser"]["languages"] == ["c", "c++"]
+    tuned = {**config, "format": 2, "chooser": {**config["chooser"], "language_settings": settings}}
+    (directory / "config.json").write_text(json.dumps(tuned))
+    if message:
+        with pytest.raises(InputError, match=message):
+            FlagModel.from_pretrained(directory)
+        return
+    chooser = FlagModel.from_pretrained(directory).chooser
+    assert isinstance(chooser, NeighbourChooser) and chooser.language_settings == ((5, 0.5), (20, 1.0))
+    for_cxx = chooser.for_language(1)
+    assert (for_cxx.neighbors, for_cxx.shrink) == (20, 1.0)
+    languageless = {k: v for k, v in tuned["chooser"].items() if k != "languages"}
+    (directory / "config.json").write_text(json.dumps({**tuned, "chooser": languageless}))
+    with pytest.raises(InputError, match="chooser.languages is missing"):
+        FlagModel.from_pretrained(directory)
+    (directory / "config.json").write_text(json.dumps({**tuned, "format": 3}))
+    with pytest.raises(InputError, match="model format 3, this stitchopt reads 1 and 2"):
+        FlagModel.from_pretrained(directory)

@@ -11,11 +11,12 @@ from stitchopt.errors import InputError
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
 from stitchopt.labels.measure import list_measures
 from stitchopt.learning.fast_margin import fit_fast_margin
-from stitchopt.learning.train import PER_LANGUAGE, constant_order, train_flag_model
+from stitchopt.learning.train import PER_LANGUAGE, PER_LANGUAGE_TUNED, constant_order, train_flag_model
 from stitchopt.learning.warm import common_lists
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import select_coreset
 from stitchopt.models.fast_policy import FastPolicy
+from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.neighbour_chooser import NEIGHBOUR_COUNTS, NEIGHBOUR_SHRINKS, NeighbourChooser, backup_gains
 from stitchopt.models.ranker import FAILED_LOG_RATIO, ListRanker, jit_change, log_ratio_targets, static_change
 from stitchopt.models.size_model import SizeModel, list_target, mape
@@ -242,6 +243,29 @@ def test_a_chooser_per_language_answers_each_program_from_its_languages_programs
         assert (first(own.restricted_to([1]), languages)[~cxx] == 1).all()  # C: -Oz, list 1 gains it nothing
 
 
+def test_a_chooser_tuned_per_language_answers_each_language_with_its_own_setting() -> None:
+    rng = np.random.default_rng(9)
+    languages: list[str | None] = ["c"] * 30 + ["c++"] * 20
+    x, ratios = rng.normal(size=(50, 3)), rng.uniform(0.9, 1.1, size=(50, 4))
+    asked: list[str | None] = ["c"] * 5 + ["c++"] * 5
+    queries = rng.normal(size=(10, 3))
+    tuned = NeighbourChooser(10, 0.5).fit(x, ratios, languages).tuned_per_language([(20, 1.0), (3, 0.5)])
+    alone = {
+        "c": NeighbourChooser(20, 1.0).fit(x[:30], ratios[:30]),
+        "c++": NeighbourChooser(3, 0.5).fit(x[30:], ratios[30:]),
+    }
+    assert np.array_equal(tuned.order(queries[:5], asked[:5]), alone["c"].order(queries[:5]))
+    assert np.array_equal(tuned.order(queries[5:], asked[5:]), alone["c++"].order(queries[5:]))
+    untuned = NeighbourChooser(10, 0.5).fit(x, ratios, languages)
+    assert np.array_equal(tuned.order(queries, None), untuned.order(queries, None))  # no language: the chooser's
+    assert not np.array_equal(tuned.order(queries, asked), untuned.order(queries, asked))
+    for wrong in ([(20, 1.0)], [(0, 0.5), (3, 0.5)], [(5, 1.5), (3, 0.5)]):
+        with pytest.raises(ValueError):
+            untuned.tuned_per_language(wrong)
+    with pytest.raises(ValueError):  # a chooser over all programs has no languages to tune
+        NeighbourChooser(10, 0.5).fit(x, ratios).tuned_per_language([(20, 1.0), (3, 0.5)])
+
+
 def _helped_by_one_list(index: int, suffix: str, first: bool) -> LabeledProgram:
     """Program `index` of package p<index % 10>: the first of two lists shrinks it by 5% and the second grows it
     by 4%, or the other way round."""
@@ -270,6 +294,46 @@ def test_training_chooses_a_chooser_per_language_where_the_language_decides_the_
     assert isinstance(model.chooser, NeighbourChooser) and model.chooser.languages == ("c", "c++")
     ranked = model.rank_features(rng.normal(size=(2, 4)) + 5.0, ["c", "c++"])
     assert [r[0].passes for r in ranked] == [("a",), ("b",)]
+
+
+def _unit(index: int, suffix: str, sizes: tuple[int, ...]) -> LabeledProgram:
+    return replace(_helped_by_one_list(index, suffix, True), sizes=sizes, instructions=(100,) * len(sizes))
+
+
+def test_training_tunes_the_neighbours_per_language_where_the_languages_want_different_counts(
+    tmp_path: Path,
+) -> None:
+    """C units: list a shrinks those with a positive first feature and list b the others, with 30% of them the
+    other way round, so many neighbours choose best; C++ units, among them: four tight clusters of 10 on a
+    square, each shrunk by list b or c and its two neighbouring clusters by the other, so few neighbours choose
+    best. No single setting serves both; the chooser tuned per language does, and its setting survives saving."""
+    rng = np.random.default_rng(10)
+    programs, features = [], []
+    for index in range(200):
+        row = rng.normal(size=3)
+        helped_by_a = (row[0] > 0) != (rng.random() < 0.3)
+        programs.append(_unit(index, ".c", (950, 1040, 1040) if helped_by_a else (1040, 950, 1040)))
+        features.append(row)
+    corners = [(1.0, 1.0), (1.0, -1.0), (-1.0, -1.0), (-1.0, 1.0)]  # lists b, c, b, c
+    for index in range(200, 240):
+        cluster = (index // 10) % 4
+        programs.append(_unit(index, ".cpp", (1040, 900, 1040) if cluster % 2 == 0 else (1040, 1040, 900)))
+        features.append([*corners[cluster], *rng.normal(scale=0.05, size=1)])
+    labels = LabelSet("llvm", "catalogue", "t", (("a",), ("b",), ("c",)), tuple(programs), 1.0)
+    model, report = train_flag_model(labels, np.array(features) + 10.0, (), llvm_version="19", k=3)
+    winner = report.candidates[0]
+    assert winner.kind == PER_LANGUAGE_TUNED, [(c.name, c.static_backup) for c in report.candidates[:4]]
+    assert all(winner.static_backup < c.static_backup for c in report.candidates if c.kind == PER_LANGUAGE)
+    assert isinstance(model.chooser, NeighbourChooser) and model.chooser.languages == ("c", "c++")
+    (c_count, _), (cxx_count, _) = model.chooser.language_settings
+    assert c_count >= 20 and cxx_count <= 10 and "c++ k=" in winner.name
+    model.save_pretrained(tmp_path / "model")
+    loaded = FlagModel.from_pretrained(tmp_path / "model")
+    assert isinstance(loaded.chooser, NeighbourChooser)
+    assert loaded.chooser.language_settings == model.chooser.language_settings
+    asked = np.array([[2.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, -1.0, 0.0]]) + 10.0
+    ranked = loaded.rank_features(asked, ["c", "c++", "c++"])
+    assert [r[0].passes for r in ranked] == [("a",), ("b",), ("c",)]
 
 
 def test_cross_validation_finds_per_program_choices_where_programs_differ_in_which_list_helps() -> None:

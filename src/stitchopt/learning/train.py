@@ -46,6 +46,8 @@ from stitchopt.tune.acceptance import ListValidation
 
 JIT_K = 10  # the jit budget whose ordering breaks ties between hyper-parameters
 PER_LANGUAGE = "neighbours per language"  # the kind of a chooser per language (`NeighbourChooser.fit`'s languages)
+# A chooser per language whose languages each keep their own neighbour setting (`tuned_per_language`).
+PER_LANGUAGE_TUNED = "neighbours tuned per language"
 FOLDS = 5
 SIZE = Objective()
 
@@ -59,8 +61,10 @@ class Candidate:
     static_backup: float  # the top-1 list with the -Oz backup: what chooses the model
     jit: float  # the top JIT_K lists and -Oz
     regressed: float  # share of programs the top-1 list alone makes larger than -Oz
-    kind: str  # "best single list", "regression ranker", "chooser", "neighbours" or "neighbours per language"
-    setting: tuple[float, ...]  # the chooser's (penalty,), the neighbours' (count, shrink)
+    kind: str  # "best single list", "regression ranker", "chooser", or one of the neighbours' kinds
+    # The chooser's (penalty,), the neighbours' (count, shrink); tuned per language, then each language's
+    # (count, shrink) in sorted order of the languages.
+    setting: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -109,12 +113,17 @@ def train_flag_model(
         (penalty,) = winner.setting
         chooser = SoftmaxChooser(penalty).fit(x, decision_costs(chosen_ratios))
         best = {**best, "chooser_penalty": penalty}
-    elif winner.kind in ("neighbours", PER_LANGUAGE):
-        count, shrink = winner.setting
+    elif winner.kind in ("neighbours", PER_LANGUAGE, PER_LANGUAGE_TUNED):
+        count, shrink, *tuned = winner.setting
         chooser = NeighbourChooser(int(count), shrink).fit(
-            x, chosen_ratios, languages if winner.kind == PER_LANGUAGE else None
+            x, chosen_ratios, None if winner.kind == "neighbours" else languages
         )
         best = {**best, "chooser_neighbors": int(count), "chooser_shrink": shrink}
+        if tuned:
+            settings = [(int(tuned[i]), tuned[i + 1]) for i in range(0, len(tuned), 2)]
+            chooser = chooser.tuned_per_language(settings)
+            for language, (own_count, own_shrink) in zip(chooser.languages, settings, strict=True):
+                best = {**best, f"chooser_neighbors[{language}]": own_count, f"chooser_shrink[{language}]": own_shrink}
     elif winner.kind == "best single list":
         chooser = SoftmaxChooser.constant(-constant_order(chosen_ratios), x.shape[1])
     if winner.kind != "regression ranker":  # the hyper-parameters shown are the ranker's (it still predicts sizes)
@@ -174,10 +183,14 @@ def fast_policy_for_model(
     own = next((c for c in candidates if (c.kind, c.setting) == (kind, setting)), None)
     if own is None:
         raise InputError(
-            f"the model chooses by {_candidate_name(kind, setting)}, which training no longer compares: train it "
-            "again with `stitchopt train`"
+            f"the model chooses by {_candidate_name(kind, setting, _chooser_languages(model))}, which training no "
+            "longer compares: train it again with `stitchopt train`"
         )
     return held_out.fast_policy(own, ratios), data.skipped
+
+
+def _chooser_languages(model: FlagModel) -> tuple[str, ...]:
+    return model.chooser.languages if isinstance(model.chooser, NeighbourChooser) else ()
 
 
 def _kind_and_setting(chooser: SoftmaxChooser | NeighbourChooser | None) -> tuple[str, tuple[float, ...]]:
@@ -185,6 +198,9 @@ def _kind_and_setting(chooser: SoftmaxChooser | NeighbourChooser | None) -> tupl
     if chooser is None:
         return "regression ranker", ()
     if isinstance(chooser, NeighbourChooser):
+        if chooser.language_settings:
+            own = [float(value) for setting in chooser.language_settings for value in setting]
+            return PER_LANGUAGE_TUNED, (float(chooser.neighbors), chooser.shrink, *own)
         kind = "neighbours" if chooser.train_languages is None else PER_LANGUAGE
         return kind, (float(chooser.neighbors), chooser.shrink)
     return ("chooser", (chooser.penalty,)) if chooser.penalty else ("best single list", ())
@@ -253,6 +269,9 @@ def _compare_choosers(
             )
             orders[kind, (count, shrink)][test] = chooser.order(x[test], tested)
     with_oz = np.hstack([ratios, np.ones((len(ratios), 1))])
+    if PER_LANGUAGE in kinds:
+        tuned, order = _tuned_per_language(orders, with_oz, folds, languages, neighbours)
+        orders[PER_LANGUAGE_TUNED, tuned] = order
     candidates = []
     for (kind, setting), order in orders.items():
         ranked = np.argsort(order, axis=1, kind="stable")
@@ -260,7 +279,7 @@ def _compare_choosers(
         tried = np.take_along_axis(with_oz, ranked[:, :JIT_K], axis=1).min(axis=1)  # -Oz among them: ratio 1
         candidates.append(
             Candidate(
-                _candidate_name(kind, setting),
+                _candidate_name(kind, setting, sorted({language for language in languages if language})),
                 geomean_change(np.where(np.isfinite(chosen), chosen, 2.0)),
                 geomean_change(np.minimum(chosen, 1.0)),
                 geomean_change(np.minimum(tried, 1.0)),
@@ -274,9 +293,57 @@ def _compare_choosers(
     return best_first, HeldOut(orders, static_predictions)
 
 
-def _candidate_name(kind: str, setting: tuple[float, ...]) -> str:
+def _tuned_per_language(
+    orders: dict[tuple[str, tuple[float, ...]], np.ndarray],
+    with_oz: np.ndarray,
+    folds: np.ndarray,
+    languages: Sequence[str | None],
+    settings: Sequence[tuple[float, float]],
+) -> tuple[tuple[float, ...], np.ndarray]:
+    """A chooser per language whose languages each keep the neighbour setting that serves their programs best
+    (static + backup, then jit): 244 C++ units want fewer neighbours than 2,004 C units. Each fold's programs
+    of a language are answered by the setting chosen on the other folds' programs of that language, so that
+    the choice is held out too; the setting returned, which training saves, is chosen on all of them. Returns
+    (count, shrink) for programs of no known language (the best over all programs), then each language's in
+    sorted order, and the held-out order."""
+    gains = {}
+    for setting in settings:
+        ranked = np.argsort(orders[PER_LANGUAGE, setting], axis=1, kind="stable")
+        static = with_oz[np.arange(len(with_oz)), ranked[:, 0]]
+        tried = np.take_along_axis(with_oz, ranked[:, :JIT_K], axis=1).min(axis=1)
+        gains[setting] = np.log(np.minimum(static, 1.0)), np.log(np.minimum(tried, 1.0))
+
+    def best(rows: np.ndarray) -> tuple[float, float]:
+        def score(setting: tuple[float, float]) -> tuple[float, float]:
+            static, jit = gains[setting]
+            return round(float(static[rows].mean()), 9), round(float(jit[rows].mean()), 9)
+
+        return min(settings, key=score)  # ties: the earlier setting
+
+    everyone = np.ones(len(with_oz), dtype=bool)
+    overall = best(everyone)
+    order = orders[PER_LANGUAGE, overall].copy()
+    chosen: list[float] = [*overall]
+    named = np.array([language or "" for language in languages])
+    for language in sorted(set(named) - {""}):
+        rows = named == language
+        for fold in np.unique(folds[rows]):
+            others = rows & (folds != fold)
+            held = rows & (folds == fold)
+            order[held] = orders[PER_LANGUAGE, best(others) if others.any() else overall][held]
+        chosen += best(rows)
+    return tuple(chosen), order
+
+
+def _candidate_name(kind: str, setting: tuple[float, ...], languages: Sequence[str] = ()) -> str:
     if kind == "chooser":
         return f"chooser penalty={setting[0]:g}"
+    if kind == PER_LANGUAGE_TUNED:
+        own = [
+            f"{name} k={setting[i]:g} shrink={setting[i + 1]:g}"
+            for name, i in zip(languages, range(2, len(setting), 2), strict=True)
+        ]
+        return f"{kind} ({', '.join(own)})"
     if kind in ("neighbours", PER_LANGUAGE):
         return f"{kind} k={setting[0]:g} shrink={setting[1]:g}"
     return kind

@@ -40,6 +40,10 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import module_language
 
 MODEL_FORMAT = 1
+# A chooser per language with each language's own settings, which a reader of format 1 would answer with the
+# chooser's: written only then.
+TUNED_PER_LANGUAGE_FORMAT = 2
+MODEL_FORMATS = (MODEL_FORMAT, TUNED_PER_LANGUAGE_FORMAT)
 
 
 @dataclass
@@ -133,7 +137,7 @@ class FlagModel(SavedModel):
 
     def _config(self) -> dict[str, Any]:
         return {
-            **stamp(MODEL_FORMAT, self.llvm_version, self.catalogue),
+            **stamp(self._format(), self.llvm_version, self.catalogue),
             "representations": [{"name": r.name, "version": r.version} for r in self.representations],
             "standardizer": self.standardizer.to_dict(),
             "lists": [list(passes) for passes in self.lists],
@@ -153,6 +157,10 @@ class FlagModel(SavedModel):
             **({} if self.fast is None else {"fast": self.fast.to_dict()}),
             **({"finish": list(self.finish)} if self.finish else {}),
         }
+
+    def _format(self) -> int:
+        tuned = isinstance(self.chooser, NeighbourChooser) and self.chooser.language_settings
+        return TUNED_PER_LANGUAGE_FORMAT if tuned else MODEL_FORMAT
 
     def _arrays(self) -> dict[str, np.ndarray]:
         assert self.size_model.linear_weights is not None and self.size_model.log_weights is not None
@@ -174,8 +182,11 @@ class FlagModel(SavedModel):
     def from_pretrained(cls, directory: Path, catalogue: Catalogue | None = None) -> FlagModel:
         """Load a model directory; with `catalogue`, drop (with a warning) lists that catalogue cannot run."""
         config, arrays = read_model_directory(directory)
-        if config.get("format") != MODEL_FORMAT:
-            raise InputError(f"{directory}: model format {config.get('format')}, this stitchopt reads {MODEL_FORMAT}")
+        if config.get("format") not in MODEL_FORMATS:
+            raise InputError(
+                f"{directory}: model format {config.get('format')}, this stitchopt reads "
+                f"{' and '.join(map(str, MODEL_FORMATS))}"
+            )
         check_config(config, FLAG_MODEL_CONFIG, directory / CONFIG_NAME)
         lists, targets = len(config["lists"]), len(config["size_model"]["targets"])
         weights = directory / WEIGHTS_NAME
@@ -211,7 +222,7 @@ class FlagModel(SavedModel):
                 if not len(arrays["chooser.train_features"]):
                     raise InputError(f"{weights}: array chooser.train_features has no rows; save the model again")
                 shapes["chooser.train_gains"] = (len(arrays["chooser.train_features"]), lists)
-                if "languages" in chooser:  # a chooser per language
+                if "languages" in chooser or "language_settings" in chooser:  # a chooser per language
                     _check_languages(chooser, arrays, directory)
             else:
                 shapes["chooser.weights"] = (features + 1, lists + 1)
@@ -276,7 +287,11 @@ class FlagModel(SavedModel):
 
 def _chooser_config(chooser: SoftmaxChooser | NeighbourChooser | None) -> dict[str, Any] | None:
     if isinstance(chooser, NeighbourChooser):
-        languages = {"languages": list(chooser.languages)} if chooser.train_languages is not None else {}
+        languages: dict[str, Any] = {}
+        if chooser.train_languages is not None:
+            languages["languages"] = list(chooser.languages)
+        if chooser.language_settings:
+            languages["language_settings"] = [[count, shrink] for count, shrink in chooser.language_settings]
         return {"kind": "neighbours", "neighbors": chooser.neighbors, "shrink": chooser.shrink, **languages}
     return None if chooser is None else {"kind": "softmax", "penalty": chooser.penalty, "scale": chooser.scale}
 
@@ -310,6 +325,7 @@ def _read_chooser(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> Soft
             arrays["chooser.train_gains"].astype(np.float64),
             tuple(config["languages"]) if per_language else (),
             arrays["chooser.train_languages"].astype(np.int8) if per_language else None,
+            tuple((count, float(shrink)) for count, shrink in config.get("language_settings", ())),
         )
     return SoftmaxChooser(config["penalty"], arrays["chooser.weights"].astype(np.float64), config["scale"])
 
@@ -325,6 +341,16 @@ def _check_languages(chooser: dict[str, Any], arrays: dict[str, np.ndarray], dir
             f"{config}: field chooser.languages must name each language once, in order, as training saves them; "
             "restore the file or train the model again (`stitchopt train`)"
         )
+    settings = chooser.get("language_settings")
+    if settings is not None and (
+        not isinstance(settings, list)
+        or len(settings) != len(languages)
+        or not all(_is_setting(setting) for setting in settings)
+    ):
+        raise InputError(
+            f"{config}: field chooser.language_settings must give each of chooser.languages [neighbours (1 or more), "
+            "shrink (0 to 1)]; restore the file or train the model again (`stitchopt train`)"
+        )
     check_arrays(arrays, {"chooser.train_languages": (len(arrays["chooser.train_features"]),)}, weights)
     codes = arrays["chooser.train_languages"]
     if not np.isin(codes, np.arange(-1, len(languages))).all() or not np.isin(np.arange(len(languages)), codes).all():
@@ -332,3 +358,12 @@ def _check_languages(chooser: dict[str, Any], arrays: dict[str, np.ndarray], dir
             f"{weights}: array chooser.train_languages does not give each of {config}'s chooser.languages "
             "training programs, or names others; restore the file or train the model again (`stitchopt train`)"
         )
+
+
+def _is_setting(setting: Any) -> bool:
+    """[neighbours, shrink] as training saves a language's."""
+    if not isinstance(setting, list) or len(setting) != 2:
+        return False
+    count, shrink = setting
+    is_number = isinstance(shrink, (int, float)) and not isinstance(shrink, bool)
+    return isinstance(count, int) and not isinstance(count, bool) and count >= 1 and is_number and 0 <= shrink <= 1

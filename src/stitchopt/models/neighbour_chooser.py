@@ -10,7 +10,8 @@ others. The average is shrunk toward each list's mean gain over all training pro
 
 C and C++ units gain from different lists, and the features alone do not keep them apart: a chooser per
 language answers a unit from its own language's programs, neighbours and means both (docs/results.md, "a
-chooser per language").
+chooser per language"), each language with the neighbour count and shrink cross-validation chose for it where
+training tuned them per language (244 C++ units want fewer neighbours than 2,004 C units).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class NeighbourChooser:
     train_gains: np.ndarray | None = None  # programs x lists, `backup_gains`
     languages: tuple[str, ...] = ()  # a chooser per language: the languages its programs are written in
     train_languages: np.ndarray | None = None  # programs: index into `languages` (-1: unknown); with `languages`
+    language_settings: tuple[tuple[int, float], ...] = ()  # (neighbors, shrink) per language; (): the chooser's
 
     def fit(
         self, features: np.ndarray, ratios: np.ndarray, languages: Sequence[str | None] | None = None
@@ -56,11 +58,19 @@ class NeighbourChooser:
         alone (C++ and C units gain from different lists), any other from all."""
         self.train_features = features.astype(np.float32).astype(np.float64)
         self.train_gains = backup_gains(ratios).astype(np.float32).astype(np.float64)
-        self.languages, self.train_languages = (), None
+        self.languages, self.train_languages, self.language_settings = (), None, ()
         if languages is not None:
             self.languages = tuple(sorted({language for language in languages if language}))
             self.train_languages = self.language_codes(languages, len(features))
         return self
+
+    def tuned_per_language(self, settings: Sequence[tuple[int, float]]) -> NeighbourChooser:
+        """The same chooser per language with each language's own (neighbors, shrink), in `languages`' order."""
+        if self.train_languages is None or len(settings) != len(self.languages):
+            raise ValueError(f"{len(settings)} settings for the chooser's {len(self.languages)} languages")
+        if any(count < 1 or not 0.0 <= shrink <= 1.0 for count, shrink in settings):
+            raise ValueError(f"settings {list(settings)}: neighbours must be 1 or more and shrink from 0 to 1")
+        return replace(self, language_settings=tuple((int(count), float(shrink)) for count, shrink in settings))
 
     def language_codes(self, languages: Sequence[str | None] | None, count: int) -> np.ndarray:
         """Each of `count` programs' language as its index in `languages` (-1: none of them, or no languages)."""
@@ -100,10 +110,11 @@ class NeighbourChooser:
         return np.argsort(distances, axis=1, kind="stable")[:, :k]
 
     def for_language(self, code: int) -> NeighbourChooser:
-        """The chooser over the training programs of `languages[code]` alone."""
+        """The chooser over the training programs of `languages[code]` alone, with that language's settings."""
         assert self.train_features is not None and self.train_gains is not None and self.train_languages is not None
         rows = self.train_languages == code
-        return NeighbourChooser(self.neighbors, self.shrink, self.train_features[rows], self.train_gains[rows])
+        count, shrink = self.language_settings[code] if self.language_settings else (self.neighbors, self.shrink)
+        return NeighbourChooser(count, shrink, self.train_features[rows], self.train_gains[rows])
 
     def _parts(
         self, features: np.ndarray, languages: Sequence[str | None] | None

@@ -37,6 +37,9 @@ PLUGIN_MODEL_NAME = "plugin.json"
 ROWS_SUFFIX = ".rows"
 PLUGIN_FORMAT = 2  # 2: the large arrays in a rows file
 PER_LANGUAGE_FORMAT = 3  # a chooser per language, which a reader of format 2 would take for one over all programs
+# Each language of a chooser per language with its own neighbours and shrink, which a reader of format 3 would
+# answer with the chooser's.
+TUNED_PER_LANGUAGE_FORMAT = 4
 NEVER_MARGIN = 1e9  # a fast margin of infinity (held-out folds said: always -Oz), as a JSON number
 
 
@@ -89,8 +92,9 @@ def plugin_model(
     }
     chooser = _chooser(model, rows)
     per_language = isinstance(chooser, dict) and "languages" in chooser
+    tuned = per_language and isinstance(model.chooser, NeighbourChooser) and bool(model.chooser.language_settings)
     exported: dict[str, Any] = {
-        "format": PER_LANGUAGE_FORMAT if per_language else PLUGIN_FORMAT,
+        "format": TUNED_PER_LANGUAGE_FORMAT if tuned else PER_LANGUAGE_FORMAT if per_language else PLUGIN_FORMAT,
         "stitchopt": __version__,
         "llvm": model.llvm_version,
         "catalogue": model.catalogue,
@@ -132,12 +136,21 @@ def _chooser(model: FlagModel, rows: RowsFile) -> list[list[float]] | dict[str, 
                     "name": language,
                     "suffixes": suffixes.get(language, []),  # a language this stitchopt lacks: no file matches
                     "means": _language_means(chooser, code),
+                    **_language_settings(chooser, code),
                 }
                 for code, language in enumerate(chooser.languages)
             ]
             exported["train_languages"] = rows.add(chooser.train_languages.astype(np.float32)[:, None])
         return exported
     return None if chooser is None or chooser.weights is None else chooser.weights.tolist()
+
+
+def _language_settings(chooser: NeighbourChooser, code: int) -> dict[str, Any]:
+    """A language's own neighbours and shrink where training tuned them per language."""
+    if not chooser.language_settings:
+        return {}
+    count, shrink = chooser.language_settings[code]
+    return {"neighbors": count, "shrink": shrink}
 
 
 def _language_means(chooser: NeighbourChooser, code: int) -> list[float]:

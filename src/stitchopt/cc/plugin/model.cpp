@@ -21,8 +21,10 @@ using namespace llvm;
 namespace stitchopt {
 
 // 2: the large arrays in a rows file; 3: a chooser per language, which a
-// reader of 2 would take for one over all programs.
-static constexpr int PluginFormats[] = {2, 3};
+// reader of 2 would take for one over all programs; 4: each language with its
+// own neighbours and shrink, which a reader of 3 would answer with the
+// chooser's.
+static constexpr int PluginFormats[] = {2, 3, 4};
 
 namespace {
 /// Reads fields of the model file, remembering the first problem.
@@ -137,12 +139,14 @@ private:
 };
 } // namespace
 
-/// A chooser per language's languages (`{"name", "suffixes", "means"}` each)
-/// and the training programs of each, from `Codes`: one index into them per
-/// program, -1 for none.
+/// A chooser per language's languages (`{"name", "suffixes", "means"}` each,
+/// with `neighbors` and `shrink` where training tuned them per language, else
+/// `Neighbors` and `Shrink`) and the training programs of each, from `Codes`:
+/// one index into them per program, -1 for none.
 static Expected<std::vector<ChooserLanguage>>
 readLanguages(const Reader &R, const json::Value &Entries,
-              const json::Value *Codes, size_t Programs, size_t Lists) {
+              const json::Value *Codes, size_t Programs, size_t Lists,
+              unsigned Neighbors, double Shrink) {
   const json::Array *A = Entries.getAsArray();
   if (!A)
     return R.fail("field chooser.languages is not a list");
@@ -158,6 +162,20 @@ readLanguages(const Reader &R, const json::Value &Entries,
       return R.fail("field chooser.languages holds an entry without a name");
     ChooserLanguage Lang;
     Lang.Name = Name->str();
+    Lang.Neighbors = Neighbors;
+    Lang.Shrink = Shrink;
+    const json::Value *Count = O->get("neighbors");
+    const json::Value *Weight = O->get("shrink");
+    if (Count || Weight) {
+      int64_t K = Count ? Count->getAsInteger().value_or(0) : 0;
+      double W = Weight ? Weight->getAsNumber().value_or(-1.0) : -1.0;
+      if (K < 1 || K > (1 << 20) || !(W >= 0.0 && W <= 1.0))
+        return R.fail("field chooser.languages holds an entry whose "
+                      "neighbors is not a count from 1 to " +
+                      Twine(1 << 20) + " or whose shrink is not from 0 to 1");
+      Lang.Neighbors = static_cast<unsigned>(K);
+      Lang.Shrink = W;
+    }
     for (const json::Value &S : *Suffixes) {
       std::optional<StringRef> Text = S.getAsString();
       if (!Text)
@@ -363,7 +381,7 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
     if (const json::Value *Languages = N->get("languages")) {
       Expected<std::vector<ChooserLanguage>> Read =
           readLanguages(R, *Languages, N->get("train_languages"),
-                        G.Features.Rows, L);
+                        G.Features.Rows, L, G.Neighbors, G.Shrink);
       if (!Read)
         return Read.takeError();
       G.Languages = std::move(*Read);
@@ -468,8 +486,8 @@ StringRef PluginModel::language(StringRef SourceFile) const {
 // The programs of the module's language, else all of them.
 PluginModel::Pool PluginModel::poolFor(StringRef SourceFile) const {
   if (const ChooserLanguage *Lang = languageFor(SourceFile))
-    return {Lang->Rows, Lang->Means};
-  return {AllRows, Nearest->Means};
+    return {Lang->Rows, Lang->Means, Lang->Neighbors, Lang->Shrink};
+  return {AllRows, Nearest->Means, Nearest->Neighbors, Nearest->Shrink};
 }
 
 std::vector<size_t> PluginModel::nearestRows(const std::vector<double> &X,
@@ -483,7 +501,7 @@ std::vector<size_t> PluginModel::nearestRows(const std::vector<double> &X,
       double Diff = X[I] - G.Features.at(P.Rows[R], I);
       Distance[R] += Diff * Diff;
     }
-  size_t K = std::min<size_t>(G.Neighbors, Rows);
+  size_t K = std::min<size_t>(P.Neighbors, Rows);
   std::vector<size_t> Index(Rows);
   std::iota(Index.begin(), Index.end(), 0);
   // Nearest first; equal distances by training row, as numpy's stable sort.
@@ -507,8 +525,8 @@ std::vector<double> PluginModel::nearestGains(const std::vector<size_t> &Near,
     for (size_t J = 0; J < L; ++J)
       Out[J] += G.Gains.at(R, J);
   for (size_t J = 0; J < L; ++J)
-    Out[J] = G.Shrink * (Out[J] / static_cast<double>(Near.size())) +
-             (1.0 - G.Shrink) * P.Means[J];
+    Out[J] = P.Shrink * (Out[J] / static_cast<double>(Near.size())) +
+             (1.0 - P.Shrink) * P.Means[J];
   return Out;
 }
 
@@ -527,7 +545,8 @@ PluginModel::cover(size_t First, const std::vector<size_t> &Candidates,
     const std::vector<size_t> &Rows;
     std::vector<double> Best;
   };
-  Part Parts[] = {{G.Shrink, Near, {}}, {1.0 - G.Shrink, Within.Rows, {}}};
+  Part Parts[] = {{Within.Shrink, Near, {}},
+                  {1.0 - Within.Shrink, Within.Rows, {}}};
   for (Part &P : Parts)
     for (size_t R : P.Rows)
       P.Best.push_back(G.Gains.at(R, First));

@@ -35,12 +35,16 @@ struct Ranked {
 };
 
 /// One language of a chooser per language: the source suffixes it is known
-/// by, its training programs and each list's mean gain over them.
+/// by, its training programs, each list's mean gain over them, and the
+/// neighbours and shrink it is answered with (the chooser's unless training
+/// tuned them per language).
 struct ChooserLanguage {
   std::string Name;
   std::vector<std::string> Suffixes;
   std::vector<size_t> Rows;
   std::vector<double> Means;
+  unsigned Neighbors = 0;
+  double Shrink = 1.0;
 };
 
 class PluginModel {
@@ -104,10 +108,13 @@ private:
   };
   std::optional<NearestGains> Nearest;
 
-  /// The training programs a module is answered from, and their means.
+  /// The training programs a module is answered from, their means, and the
+  /// neighbours and shrink to answer with.
   struct Pool {
     const std::vector<size_t> &Rows;
     const std::vector<double> &Means;
+    unsigned Neighbors;
+    double Shrink;
   };
   std::vector<size_t> AllRows; // 0 .. Nearest's programs - 1
 };
