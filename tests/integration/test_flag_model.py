@@ -147,7 +147,7 @@ def test_warmed_caches_leave_static_and_jit_builds_nothing_to_compute(
         assert report.units == 2 and len(report.common_lists) == 1
         assert report.compiled == report.requests >= 2 * 2  # -Oz and at least one own list per unit
         for module in modules:
-            assert store.get_artifact(PREDICTION, model.identity, toolchain.identity, module.sha256) is not None
+            assert store.get_artifact(PREDICTION, model.identity, toolchain.identity, module.sha256, "c") is not None
         with Evaluator(toolchain, store, jobs=2) as evaluator:
             for module in modules:
                 for mode in ("static", "jit"):
