@@ -7,7 +7,7 @@ import hashlib
 import math
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 
 class EvalStatus(str, enum.Enum):
@@ -120,6 +120,9 @@ class EvalResult:
         return cls(**fields)
 
 
+Language = Literal["c", "c++"]  # the source languages a unit is compiled from
+
+
 @dataclass(frozen=True)
 class IRModule:
     """Unoptimized IR as bitcode (bitcode keeps use-list order, which codegen can see; text loses it)."""
@@ -128,7 +131,7 @@ class IRModule:
     bitcode: bytes
     triple: str
     source_filename: str = ""  # as the IR names its source (clang: the file compiled); "": unknown
-    language: str | None = None  # the source language the compile named (`-x c++`, a C++ driver); None: unknown
+    language: Language | None = None  # the source language the compile named (`-x c++`, a C++ driver); None: unknown
 
     @cached_property
     def sha256(self) -> str:

@@ -14,11 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from stitchopt.cache.store import EvaluationStore, store_path
 from stitchopt.cc.model_builds import object_with_pipeline, opt_options
 from stitchopt.cc.plan import CompilePlan, plan_command
+from stitchopt.learning.kinds import load_model
+from stitchopt.models.prediction_cache import KIND as PREDICTION
+from stitchopt.models.shipped import DEFAULT_MODEL_DIR
+from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.toolchain.baselines import clang_pipeline
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import disassemble
+from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.suites import DATA_DIR_ENV, HUMANEVAL_FILE
 
@@ -160,11 +165,30 @@ def test_compile_and_link_commands_are_split_into_optimized_units_and_linked(
     entries = _log(unit_dir)
     assert [Path(str(entry["unit"])).name for entry in entries] == ["main.c", "util.c"]
     assert [entry["language"] for entry in entries] == ["c", "c"]  # what the model read the units as
-    done = _run([_cc(unit_dir), "-c", "-x", "c++", "util.c", "-o", "util_cxx.o"], unit_dir, env)
-    assert done.returncode == 0, done.stderr
-    assert _log(unit_dir)[-1]["language"] == "c++"  # answered as what it is compiled as, not by its suffix
     assert all(entry["candidates"] == 2 and entry["output"] is None for entry in entries)
     assert all(int(str(entry["bytes"])) <= int(str(entry["oz_bytes"])) for entry in entries)
+
+
+def test_a_c_file_compiled_as_cxx_is_answered_as_cxx(
+    toolchain: Toolchain, unit_dir: Path, build_env: dict[str, str]
+) -> None:
+    """`-x c++ util.c` is C++: the model ranks the unit as C++ (its answer cached under that language) and the
+    log says so, though the IR names a `.c` file."""
+    command = ["-c", "-x", "c++", "util.c", "-o", "util.o"]
+    done = _run([_cc(unit_dir), *command], unit_dir, {**build_env, "STITCHOPT_MODE": "static"})
+    assert done.returncode == 0, done.stderr
+    assert _log(unit_dir)[-1]["language"] == "c++"
+    plan = plan_command(command, cxx_driver=False, clang=toolchain.tool("clang"), real_compiler_is_clang=True)
+    assert isinstance(plan, CompilePlan)
+    bitcode = unit_dir / "util.bc"
+    assert run_tool(plan.frontend_argv(plan.units[0], bitcode), cwd=str(unit_dir)).returncode == 0
+    module = module_from_bitcode(toolchain, bitcode.read_bytes(), "util.c")
+    assert module.source_filename == "util.c"
+    model = load_model(DEFAULT_MODEL_DIR, load_catalogue(toolchain))
+    key = (model.identity, toolchain.identity, module.sha256)
+    with EvaluationStore(store_path(Path(build_env["STITCHOPT_CACHE_DIR"]))) as store:
+        assert store.get_artifact(PREDICTION, *key, "c++") is not None
+        assert store.get_artifact(PREDICTION, *key, "c") is None
 
 
 def test_diagnostics_appear_once_and_the_links_output_and_status_are_the_users(

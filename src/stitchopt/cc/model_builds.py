@@ -179,6 +179,7 @@ def _build_unit(
     key = (
         digest,
         flags,
+        unit.source.language,  # what the model answers the unit as: the same IR may come from C or C++
         toolchain.identity,
         settings.identity,
         str(MEASUREMENT_VERSION),

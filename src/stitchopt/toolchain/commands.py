@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from stitchopt.toolchain.frontend import Language, source_language
+from stitchopt.core import Language
+from stitchopt.toolchain.frontend import source_language
 from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command
 
 IR_TIMEOUT_S = 300.0

@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
-from stitchopt.core import CompileOptions, IRModule
+from stitchopt.core import CompileOptions, IRModule, Language
 from stitchopt.diagnostics import first_error
 from stitchopt.errors import InputError
 from stitchopt.toolchain.discovery import Toolchain
@@ -33,7 +32,6 @@ _BARE_WORD_RE = re.compile(r"[a-z_][a-z0-9_]*\b")
 _DATALAYOUT_RE = re.compile(r"^target datalayout = ", re.MULTILINE)
 
 
-Language = Literal["c", "c++"]
 LANGUAGE_SUFFIXES: dict[Language, frozenset[str]] = {"c": C_SUFFIXES, "c++": CXX_SUFFIXES}
 
 
@@ -50,9 +48,7 @@ def source_language(path: str) -> Language | None:
 def module_language(module: IRModule) -> Language | None:
     """The language a module was compiled from: what its compile named (`clang -x c++ foo.c`), else what its
     source file's suffix says."""
-    if module.language in LANGUAGE_SUFFIXES:
-        return module.language
-    return source_language(module.source_filename)
+    return module.language or source_language(module.source_filename)
 
 
 def supported_suffixes() -> list[str]:
@@ -190,7 +186,7 @@ def module_from_bitcode(toolchain: Toolchain, bitcode: bytes, name: str) -> IRMo
 
 
 def module_from_text(
-    toolchain: Toolchain, bitcode: bytes, text: str, name: str, language: str | None = None
+    toolchain: Toolchain, bitcode: bytes, text: str, name: str, language: Language | None = None
 ) -> IRModule:
     """The module of `bitcode` whose disassembly `text` the caller already has (its triple and source file name
     are read there), compiled as `language` when its compile named one."""
