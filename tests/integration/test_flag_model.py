@@ -31,6 +31,7 @@ from stitchopt.learning.train import fast_policy_for_model, train_from_labels
 from stitchopt.learning.warm import warm_caches
 from stitchopt.models.fast_policy import FastPolicy
 from stitchopt.models.flag_model import FlagModel
+from stitchopt.models.neighbour_chooser import NeighbourChooser
 from stitchopt.models.plugin_file import plugin_model
 from stitchopt.models.prediction_cache import KIND as PREDICTION
 from stitchopt.models.prediction_cache import cached_rank
@@ -189,6 +190,24 @@ def test_fast_builds_statics_list_only_past_the_margin(
     assert always.fast_choices(raw, ranked) == statics and any(statics)
     with pytest.raises(ValueError, match="no fast margin"):  # the plugin builds static + backup for such a model
         replace(model, fast=None).fast_choices(raw, ranked)
+
+
+def test_the_fast_margin_of_a_chooser_tuned_per_language_answers_each_language_with_its_own_setting(
+    toolchain: Toolchain, trained: tuple[LabelSet, FlagModel, Path]
+) -> None:
+    """Set again from labels (`stitchopt plugin export --labels`), a tuned chooser's margin comes from the
+    held-out answers of each language's own setting (`test_models.py` checks which rows each answers): the
+    labels' units are all C, so the C setting's; a setting training does not compare is one clear line."""
+    labels, model, _ = trained
+    rng = np.random.default_rng(3)
+    x, ratios = rng.normal(size=(4, len(model.standardizer.mean))), rng.uniform(0.9, 1.1, size=(4, len(model.lists)))
+    fitted = NeighbourChooser(10, 0.5).fit(x, ratios, ["c", "c", "c++", "c++"])
+    tuned = replace(model, chooser=fitted.tuned_per_language([(5, 1.0), (10, 0.5)]))
+    as_c = replace(model, chooser=NeighbourChooser(5, 1.0).fit(x, ratios, ["c", "c", "c++", "c++"]))
+    assert fast_policy_for_model(tuned, toolchain, labels)[0] == fast_policy_for_model(as_c, toolchain, labels)[0]
+    untried = replace(model, chooser=fitted.tuned_per_language([(7, 1.0), (10, 0.5)]))  # no such setting
+    with pytest.raises(InputError, match=r"tuned per language \(c k=7 shrink=1, c\+\+ k=10"):
+        fast_policy_for_model(untried, toolchain, labels)
 
 
 def test_finishing_passes_end_every_list_the_model_builds_and_survive_saving(

@@ -340,6 +340,7 @@ def test_minus_oz_measured_in_memory_is_clangs_object_under_the_users_flags(
         "a chooser without neighbors",
         "a language without a name",
         "a language with no neighbours",
+        "a newer format",
     ],
 )
 def test_anything_wrong_is_one_warning_line_and_plain_oz(
@@ -362,6 +363,8 @@ def test_anything_wrong_is_one_warning_line_and_plain_oz(
         languages = [{**language, "neighbors": 0, "shrink": 0.5} for language in shipped["chooser"]["languages"]]
         chooser = {**shipped["chooser"], "languages": languages}
         (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "format": 4, "chooser": chooser}))
+    elif problem == "a newer format":
+        (model_dir / PLUGIN_MODEL_NAME).write_text(json.dumps({**shipped, "format": 5}))
     elif problem == "a list LLVM rejects":
         (model_dir / PLUGIN_MODEL_NAME).write_text(
             json.dumps({**shipped, "lists": ["no-such-pass"] * len(shipped["lists"])})
@@ -374,6 +377,8 @@ def test_anything_wrong_is_one_warning_line_and_plain_oz(
     assert run.returncode == 0
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(WARNING), run.stderr
+    if problem == "a newer format":
+        assert "model format 5, this plugin reads 2, 3, 4" in lines[0]
     assert through.read_bytes() == plain.read_bytes()
     assert records(env)[-1]["outcome"] == "oz"
 

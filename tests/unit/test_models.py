@@ -11,7 +11,7 @@ from stitchopt.errors import InputError
 from stitchopt.labels.labelset import LabeledProgram, LabelSet
 from stitchopt.labels.measure import list_measures
 from stitchopt.learning.fast_margin import fit_fast_margin
-from stitchopt.learning.train import PER_LANGUAGE, PER_LANGUAGE_TUNED, constant_order, train_flag_model
+from stitchopt.learning.train import PER_LANGUAGE, PER_LANGUAGE_TUNED, constant_order, own_order, train_flag_model
 from stitchopt.learning.warm import common_lists
 from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.models.coreset import select_coreset
@@ -264,6 +264,16 @@ def test_a_chooser_tuned_per_language_answers_each_language_with_its_own_setting
             untuned.tuned_per_language(wrong)
     with pytest.raises(ValueError):  # a chooser over all programs has no languages to tune
         NeighbourChooser(10, 0.5).fit(x, ratios).tuned_per_language([(20, 1.0), (3, 0.5)])
+
+
+def test_a_tuned_choosers_own_order_answers_each_language_with_its_setting() -> None:
+    orders = {(PER_LANGUAGE, (float(k), s)): np.full((4, 3), float(k) + s) for k in (5, 10, 40) for s in (0.5, 1.0)}
+    languages: list[str | None] = ["c", "c++", "c", None]
+    tuned = (10.0, 0.5, 5.0, 1.0, 40.0, 0.5)  # over all, then C's and C++'s
+    order = own_order(orders, PER_LANGUAGE_TUNED, tuned, languages, ("c", "c++"))
+    assert order is not None and order[:, 0].tolist() == [6.0, 40.5, 6.0, 10.5]
+    assert own_order(orders, PER_LANGUAGE, (5.0, 1.0), languages, ("c", "c++")) is orders[PER_LANGUAGE, (5.0, 1.0)]
+    assert own_order(orders, PER_LANGUAGE_TUNED, (10.0, 0.5, 7.0, 1.0, 40.0, 0.5), languages, ("c", "c++")) is None
 
 
 def _helped_by_one_list(index: int, suffix: str, first: bool) -> LabeledProgram:

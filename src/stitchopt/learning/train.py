@@ -107,7 +107,7 @@ def train_flag_model(
     languages = [unit_language(p.uri) for p in labels.programs]
     candidates, held_out = _compare_choosers(x, targets, chosen_ratios, folds, best, languages)
     winner = candidates[0]
-    fast = held_out.fast_policy(winner, chosen_ratios)
+    fast = held_out.fast_policy(held_out.orders[winner.kind, winner.setting], chosen_ratios)
     chooser: SoftmaxChooser | NeighbourChooser | None = None
     if winner.kind == "chooser":
         (penalty,) = winner.setting
@@ -119,8 +119,8 @@ def train_flag_model(
             x, chosen_ratios, None if winner.kind == "neighbours" else languages
         )
         best = {**best, "chooser_neighbors": int(count), "chooser_shrink": shrink}
-        if tuned:
-            settings = [(int(tuned[i]), tuned[i + 1]) for i in range(0, len(tuned), 2)]
+        settings = [(int(tuned[i]), tuned[i + 1]) for i in range(0, len(tuned), 2)]
+        if any(setting != (count, shrink) for setting in settings):  # else it is the chooser per language
             chooser = chooser.tuned_per_language(settings)
             for language, (own_count, own_shrink) in zip(chooser.languages, settings, strict=True):
                 best = {**best, f"chooser_neighbors[{language}]": own_count, f"chooser_shrink[{language}]": own_shrink}
@@ -180,13 +180,40 @@ def fast_policy_for_model(
     languages = [unit_language(p.uri) for p in data.labels.programs]
     candidates, held_out = _compare_choosers(x, log_ratio_targets(ratios), ratios, folds, ranker, languages)
     kind, setting = _kind_and_setting(model.chooser)
-    own = next((c for c in candidates if (c.kind, c.setting) == (kind, setting)), None)
+    own = own_order(held_out.orders, kind, setting, languages, _chooser_languages(model))
     if own is None:
         raise InputError(
             f"the model chooses by {_candidate_name(kind, setting, _chooser_languages(model))}, which training no "
             "longer compares: train it again with `stitchopt train`"
         )
     return held_out.fast_policy(own, ratios), data.skipped
+
+
+def own_order(
+    orders: dict[tuple[str, tuple[float, ...]], np.ndarray],
+    kind: str,
+    setting: tuple[float, ...],
+    languages: Sequence[str | None],
+    chooser_languages: Sequence[str],
+) -> np.ndarray | None:
+    """The held-out order (`HeldOut.orders`) of a model's way of choosing (`kind`, `setting`) over programs in
+    `languages`, None when training compares no such way. A chooser tuned per language (its languages
+    `chooser_languages`) answers each language's programs with that language's setting as it was trained,
+    not one chosen again on these labels."""
+    if kind != PER_LANGUAGE_TUNED:
+        return orders.get((kind, setting))
+    count, shrink, *own = setting
+    order = orders.get((PER_LANGUAGE, (count, shrink)))
+    if order is None:
+        return None
+    order = np.array(order)  # a copy
+    for position, language in enumerate(chooser_languages):
+        answered = orders.get((PER_LANGUAGE, (own[2 * position], own[2 * position + 1])))
+        if answered is None:
+            return None
+        rows = np.array([name == language for name in languages])
+        order[rows] = answered[rows]
+    return order
 
 
 def _chooser_languages(model: FlagModel) -> tuple[str, ...]:
@@ -214,9 +241,10 @@ class HeldOut:
     orders: dict[tuple[str, tuple[float, ...]], np.ndarray]
     static_predictions: np.ndarray
 
-    def fast_policy(self, winner: Candidate, ratios: np.ndarray) -> FastPolicy:
-        """The margin for building `winner`'s static choice without the -Oz backup."""
-        first = np.argsort(self.orders[winner.kind, winner.setting], axis=1, kind="stable")[:, 0]
+    def fast_policy(self, order: np.ndarray, ratios: np.ndarray) -> FastPolicy:
+        """The margin for building the static choice of a way of choosing (its held-out `order`) without the
+        -Oz backup."""
+        first = np.argsort(order, axis=1, kind="stable")[:, 0]
         rows = np.arange(len(first))
         is_list = first < ratios.shape[1]
         column = np.minimum(first, ratios.shape[1] - 1)
@@ -274,9 +302,7 @@ def _compare_choosers(
         orders[PER_LANGUAGE_TUNED, tuned] = order
     candidates = []
     for (kind, setting), order in orders.items():
-        ranked = np.argsort(order, axis=1, kind="stable")
-        chosen = with_oz[np.arange(len(with_oz)), ranked[:, 0]]
-        tried = np.take_along_axis(with_oz, ranked[:, :JIT_K], axis=1).min(axis=1)  # -Oz among them: ratio 1
+        chosen, tried = _first_and_tried(order, with_oz)
         candidates.append(
             Candidate(
                 _candidate_name(kind, setting, sorted({language for language in languages if language})),
@@ -301,16 +327,15 @@ def _tuned_per_language(
     settings: Sequence[tuple[float, float]],
 ) -> tuple[tuple[float, ...], np.ndarray]:
     """A chooser per language whose languages each keep the neighbour setting that serves their programs best
-    (static + backup, then jit): 244 C++ units want fewer neighbours than 2,004 C units. Each fold's programs
-    of a language are answered by the setting chosen on the other folds' programs of that language, so that
-    the choice is held out too; the setting returned, which training saves, is chosen on all of them. Returns
-    (count, shrink) for programs of no known language (the best over all programs), then each language's in
-    sorted order, and the held-out order."""
+    (static + backup, then jit), for languages that want other settings than the rest. Each fold's programs of
+    a language are answered by the setting chosen on the other folds' programs of that language (programs of
+    no known language, and a language all in one fold, by the one chosen on all the other folds' programs), so
+    that the choice is held out too; the setting returned, which training saves, is chosen on all of them.
+    Returns (count, shrink) for programs of no known language (the best over all programs), then each
+    language's in sorted order, and the held-out order."""
     gains = {}
     for setting in settings:
-        ranked = np.argsort(orders[PER_LANGUAGE, setting], axis=1, kind="stable")
-        static = with_oz[np.arange(len(with_oz)), ranked[:, 0]]
-        tried = np.take_along_axis(with_oz, ranked[:, :JIT_K], axis=1).min(axis=1)
+        static, tried = _first_and_tried(orders[PER_LANGUAGE, setting], with_oz)
         gains[setting] = np.log(np.minimum(static, 1.0)), np.log(np.minimum(tried, 1.0))
 
     def best(rows: np.ndarray) -> tuple[float, float]:
@@ -321,18 +346,26 @@ def _tuned_per_language(
         return min(settings, key=score)  # ties: the earlier setting
 
     everyone = np.ones(len(with_oz), dtype=bool)
-    overall = best(everyone)
-    order = orders[PER_LANGUAGE, overall].copy()
-    chosen: list[float] = [*overall]
     named = np.array([language or "" for language in languages])
-    for language in sorted(set(named) - {""}):
-        rows = named == language
+    known = sorted(set(named) - {""})
+    order = np.empty_like(orders[PER_LANGUAGE, settings[0]])
+    for group in [*known, ""]:
+        rows = named == group
+        pool = rows if group else everyone
         for fold in np.unique(folds[rows]):
-            others = rows & (folds != fold)
+            others = (pool if (pool & (folds != fold)).any() else everyone) & (folds != fold)
             held = rows & (folds == fold)
-            order[held] = orders[PER_LANGUAGE, best(others) if others.any() else overall][held]
-        chosen += best(rows)
+            order[held] = orders[PER_LANGUAGE, best(others) if others.any() else best(everyone)][held]
+    chosen = [value for rows in [everyone, *(named == language for language in known)] for value in best(rows)]
     return tuple(chosen), order
+
+
+def _first_and_tried(order: np.ndarray, with_oz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per program, the ratio of the list static builds (the first of `order`) and the best of the JIT_K that
+    jit builds (-Oz among them: ratio 1)."""
+    ranked = np.argsort(order, axis=1, kind="stable")
+    chosen = with_oz[np.arange(len(with_oz)), ranked[:, 0]]
+    return chosen, np.take_along_axis(with_oz, ranked[:, :JIT_K], axis=1).min(axis=1)
 
 
 def _candidate_name(kind: str, setting: tuple[float, ...], languages: Sequence[str] = ()) -> str:

@@ -42,8 +42,8 @@ from stitchopt.toolchain.frontend import module_language
 MODEL_FORMAT = 1
 # A chooser per language with each language's own settings, which a reader of format 1 would answer with the
 # chooser's: written only then.
-TUNED_PER_LANGUAGE_FORMAT = 2
-MODEL_FORMATS = (MODEL_FORMAT, TUNED_PER_LANGUAGE_FORMAT)
+TUNED_MODEL_FORMAT = 2
+MODEL_FORMATS = (MODEL_FORMAT, TUNED_MODEL_FORMAT)
 
 
 @dataclass
@@ -160,7 +160,7 @@ class FlagModel(SavedModel):
 
     def _format(self) -> int:
         tuned = isinstance(self.chooser, NeighbourChooser) and self.chooser.language_settings
-        return TUNED_PER_LANGUAGE_FORMAT if tuned else MODEL_FORMAT
+        return TUNED_MODEL_FORMAT if tuned else MODEL_FORMAT
 
     def _arrays(self) -> dict[str, np.ndarray]:
         assert self.size_model.linear_weights is not None and self.size_model.log_weights is not None
@@ -341,8 +341,8 @@ def _check_languages(chooser: dict[str, Any], arrays: dict[str, np.ndarray], dir
             f"{config}: field chooser.languages must name each language once, in order, as training saves them; "
             "restore the file or train the model again (`stitchopt train`)"
         )
-    settings = chooser.get("language_settings")
-    if settings is not None and (
+    settings = chooser.get("language_settings", [])
+    if "language_settings" in chooser and (
         not isinstance(settings, list)
         or len(settings) != len(languages)
         or not all(_is_setting(setting) for setting in settings)

@@ -39,7 +39,7 @@ PLUGIN_FORMAT = 2  # 2: the large arrays in a rows file
 PER_LANGUAGE_FORMAT = 3  # a chooser per language, which a reader of format 2 would take for one over all programs
 # Each language of a chooser per language with its own neighbours and shrink, which a reader of format 3 would
 # answer with the chooser's.
-TUNED_PER_LANGUAGE_FORMAT = 4
+TUNED_PLUGIN_FORMAT = 4
 NEVER_MARGIN = 1e9  # a fast margin of infinity (held-out folds said: always -Oz), as a JSON number
 
 
@@ -94,7 +94,7 @@ def plugin_model(
     per_language = isinstance(chooser, dict) and "languages" in chooser
     tuned = per_language and isinstance(model.chooser, NeighbourChooser) and bool(model.chooser.language_settings)
     exported: dict[str, Any] = {
-        "format": TUNED_PER_LANGUAGE_FORMAT if tuned else PER_LANGUAGE_FORMAT if per_language else PLUGIN_FORMAT,
+        "format": TUNED_PLUGIN_FORMAT if tuned else PER_LANGUAGE_FORMAT if per_language else PLUGIN_FORMAT,
         "stitchopt": __version__,
         "llvm": model.llvm_version,
         "catalogue": model.catalogue,

@@ -230,8 +230,13 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
   if (!Root)
     return R.fail("not a stitchopt plugin model");
   std::optional<int64_t> Format = Root->getInteger("format");
-  if (!Format || !llvm::is_contained(PluginFormats, *Format))
-    return R.fail("model format is not 2 or 3");
+  if (!Format || !llvm::is_contained(PluginFormats, *Format)) {
+    std::string Read;
+    for (int Known : PluginFormats)
+      Read += (Read.empty() ? "" : ", ") + std::to_string(Known);
+    std::string Got = Format ? std::to_string(*Format) : "missing";
+    return R.fail("model format " + Got + ", this plugin reads " + Read);
+  }
 
   // The rows file the document points into (named after its contents, so the
   // identity below covers it too).
