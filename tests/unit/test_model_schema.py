@@ -136,6 +136,7 @@ def test_a_chooser_per_languages_programs_index_its_languages(
         ([[5, 1.5], [20, 1]], "must give each of chooser.languages"),
         ([[True, 0.5], [20, 1]], "must give each of chooser.languages"),
         ({"c": [5, 0.5]}, "must give each of chooser.languages"),
+        (None, "must give each of chooser.languages"),
     ],
 )
 def test_a_chooser_tuned_per_language_gives_each_language_its_setting(
