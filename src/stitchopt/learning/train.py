@@ -119,7 +119,7 @@ def train_flag_model(
             x, chosen_ratios, None if winner.kind == "neighbours" else languages
         )
         best = {**best, "chooser_neighbors": int(count), "chooser_shrink": shrink}
-        settings = [(int(tuned[i]), tuned[i + 1]) for i in range(0, len(tuned), 2)]
+        settings = [(int(own_count), own_shrink) for own_count, own_shrink in _language_settings(tuned)]
         if any(setting != (count, shrink) for setting in settings):  # else it is the chooser per language
             chooser = chooser.tuned_per_language(settings)
             for language, (own_count, own_shrink) in zip(chooser.languages, settings, strict=True):
@@ -207,13 +207,18 @@ def own_order(
     if order is None:
         return None
     order = np.array(order)  # a copy
-    for position, language in enumerate(chooser_languages):
-        answered = orders.get((PER_LANGUAGE, (own[2 * position], own[2 * position + 1])))
+    for language, own_setting in zip(chooser_languages, _language_settings(own), strict=True):
+        answered = orders.get((PER_LANGUAGE, own_setting))
         if answered is None:
             return None
         rows = np.array([name == language for name in languages])
         order[rows] = answered[rows]
     return order
+
+
+def _language_settings(values: Sequence[float]) -> list[tuple[float, float]]:
+    """Each language's (count, shrink) from the flat tail of a tuned candidate's setting."""
+    return [(values[i], values[i + 1]) for i in range(0, len(values), 2)]
 
 
 def _chooser_languages(model: FlagModel) -> tuple[str, ...]:
@@ -351,11 +356,12 @@ def _tuned_per_language(
     order = np.empty_like(orders[PER_LANGUAGE, settings[0]])
     for group in [*known, ""]:
         rows = named == group
-        pool = rows if group else everyone
         for fold in np.unique(folds[rows]):
-            others = (pool if (pool & (folds != fold)).any() else everyone) & (folds != fold)
-            held = rows & (folds == fold)
-            order[held] = orders[PER_LANGUAGE, best(others) if others.any() else best(everyone)][held]
+            outside = folds != fold
+            own = rows & outside if group else outside  # no known language: chosen on every language's
+            chosen_on = own if own.any() else outside
+            held = rows & ~outside
+            order[held] = orders[PER_LANGUAGE, best(chosen_on if chosen_on.any() else everyone)][held]
     chosen = [value for rows in [everyone, *(named == language for language in known)] for value in best(rows)]
     return tuple(chosen), order
 
@@ -373,8 +379,8 @@ def _candidate_name(kind: str, setting: tuple[float, ...], languages: Sequence[s
         return f"chooser penalty={setting[0]:g}"
     if kind == PER_LANGUAGE_TUNED:
         own = [
-            f"{name} k={setting[i]:g} shrink={setting[i + 1]:g}"
-            for name, i in zip(languages, range(2, len(setting), 2), strict=True)
+            f"{name} k={count:g} shrink={shrink:g}"
+            for name, (count, shrink) in zip(languages, _language_settings(setting[2:]), strict=True)
         ]
         return f"{kind} ({', '.join(own)})"
     if kind in ("neighbours", PER_LANGUAGE):

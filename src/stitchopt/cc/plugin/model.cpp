@@ -25,6 +25,8 @@ namespace stitchopt {
 // own neighbours and shrink, which a reader of 3 would answer with the
 // chooser's.
 static constexpr int PluginFormats[] = {2, 3, 4};
+// The most neighbours a ranker or chooser may ask for.
+static constexpr int64_t MaxNeighbors = 1 << 20;
 
 namespace {
 /// Reads fields of the model file, remembering the first problem.
@@ -169,10 +171,10 @@ readLanguages(const Reader &R, const json::Value &Entries,
     if (Count || Weight) {
       int64_t K = Count ? Count->getAsInteger().value_or(0) : 0;
       double W = Weight ? Weight->getAsNumber().value_or(-1.0) : -1.0;
-      if (K < 1 || K > (1 << 20) || !(W >= 0.0 && W <= 1.0))
+      if (K < 1 || K > MaxNeighbors || !(W >= 0.0 && W <= 1.0))
         return R.fail("field chooser.languages holds an entry whose "
                       "neighbors is not a count from 1 to " +
-                      Twine(1 << 20) + " or whose shrink is not from 0 to 1");
+                      Twine(MaxNeighbors) + " or whose shrink is not from 0 to 1");
       Lang.Neighbors = static_cast<unsigned>(K);
       Lang.Shrink = W;
     }
@@ -325,7 +327,7 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
   std::optional<int64_t> K = Rk->getInteger("neighbors");
   std::optional<double> Blend = Rk->getNumber("blend");
   std::optional<double> Shrink = Rk->getNumber("shrink");
-  if (!K || *K < 1 || *K > (1 << 20) || !Blend || !Shrink)
+  if (!K || *K < 1 || *K > MaxNeighbors || !Blend || !Shrink)
     return R.fail("field ranker lacks neighbors, blend or shrink");
   M.Neighbors = static_cast<unsigned>(*K);
   M.Blend = *Blend;
@@ -363,9 +365,9 @@ Expected<PluginModel> PluginModel::load(StringRef Path) {
                     "chooser");
     if (!Count || !Weight)
       return R.fail("field chooser lacks neighbors (a whole number) or shrink");
-    if (*Count < 1 || *Count > (1 << 20))
+    if (*Count < 1 || *Count > MaxNeighbors)
       return R.fail("field chooser.neighbors is " + Twine(*Count) +
-                    ", not a count from 1 to " + Twine(1 << 20));
+                    ", not a count from 1 to " + Twine(MaxNeighbors));
     G.Neighbors = static_cast<unsigned>(*Count);
     G.Shrink = *Weight;
     Expected<Matrix> F =
