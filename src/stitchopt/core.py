@@ -131,7 +131,9 @@ class IRModule:
     bitcode: bytes
     triple: str
     source_filename: str = ""  # as the IR names its source (clang: the file compiled); "": unknown
-    language: Language | None = None  # the source language the compile named (`-x c++`, a C++ driver); None: unknown
+    language: Language | None = (
+        None  # the source language the compile named (`-x c++`, a C++ driver) or the IR shows; None: unknown
+    )
 
     @cached_property
     def sha256(self) -> str:

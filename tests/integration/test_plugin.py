@@ -27,7 +27,14 @@ from stitchopt.passes.pipeline import tuned_pipeline
 from stitchopt.toolchain.baselines import clang_pipeline
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import object_sizes
-from stitchopt.toolchain.frontend import assemble, disassemble, module_from_bitcode, source_language
+from stitchopt.toolchain.frontend import (
+    CXX_TBAA_ROOT,
+    assemble,
+    disassemble,
+    module_from_bitcode,
+    module_language,
+    source_language,
+)
 from stitchopt.toolchain.llvm import FRONTEND_LEVEL, frontend_command
 from stitchopt.toolchain.plugin_library import plugin_path
 
@@ -169,20 +176,23 @@ def test_the_plugin_orders_with_a_neighbours_chooser_as_python_does(
 def test_the_plugin_answers_from_the_units_language_with_a_chooser_per_language(
     toolchain: Toolchain, plugin: Path, catalogue: Catalogue, env: dict[str, str], tmp_path: Path
 ) -> None:
-    """A chooser per language, saved, loaded and exported: the plugin reads each unit's language from its
-    source file name, as Python does, and orders every list as `FlagModel.rank` does; C++ units, which gain
-    most from list 0 where the C units gain from list 1, are answered from the C++ units, and a unit whose IR
+    """A chooser per language, saved, loaded and exported: the plugin reads each unit's language from what its
+    IR shows, else from its source file name, as Python does, and orders every list as `FlagModel.rank` does;
+    C++ units, which gain most from list 0 where the C units gain from list 1, are answered from the C++ units
+    (also C++ IR named `unit.c`, as `clang -x c++ unit.c` makes it), and a unit whose IR shows no language and
     names no C or C++ source from all units. Tuned per language, each language's own neighbours and shrink
     (here: C from its means alone, C++ from its one nearest unit) answer its units in both."""
     model = FlagModel.from_pretrained(DEFAULT_MODEL_DIR, catalogue)
     sources = [*(DEMO / f"{name}.c" for name in UNITS), DATA / "shapes.cpp", DATA / "selftest" / "running_balance.cpp"]
     modules = [_frontend_ir(toolchain, source, tmp_path) for source in sources]
     languages = [source_language(module.source_filename) for module in modules]
-    assert languages == ["c"] * len(UNITS) + ["c++"] * 2
+    assert languages == ["c"] * len(UNITS) + ["c++"] * 2 == [module.language for module in modules]
     text = disassemble(toolchain, modules[-1].bitcode, "relabelled")
-    relabelled = text.replace(f'source_filename = "{modules[-1].source_filename}"', 'source_filename = "unit.ll"')
-    unknown = module_from_bitcode(toolchain, assemble(toolchain, relabelled.encode(), "relabelled"), "unknown")
-    assert unknown.source_filename == "unit.ll" and source_language(unknown.source_filename) is None
+    as_c = _relabelled(toolchain, text.replace(modules[-1].source_filename, "unit.c"))
+    assert source_language(as_c.source_filename) == "c" and module_language(as_c) == "c++"
+    unmarked = text.replace(" mustprogress", "").replace(CXX_TBAA_ROOT, '!"Simple TBAA"')
+    unknown = _relabelled(toolchain, unmarked.replace(modules[-1].source_filename, "unit.ll"))
+    assert unknown.source_filename == "unit.ll" and module_language(unknown) is None
     x = model.standardizer.transform(np.vstack([model.features(toolchain, m) for m in modules]))
     ratios = np.random.default_rng(6).uniform(0.97, 1.03, size=(len(modules), len(model.lists)))
     cxx = np.array([language == "c++" for language in languages])
@@ -206,12 +216,21 @@ def test_the_plugin_answers_from_the_units_language_with_a_chooser_per_language(
             printed = _print_order(toolchain, plugin, module, ordered)
             assert json.loads(printed.stdout) == {"order": python, "error": None}, (source.name, neighbors)
             assert python[0] == (0 if in_cxx else 1), source.name
+        python = [-1 if r.passes is None else index[r.passes] for r in loaded.rank(toolchain, as_c)]
+        assert json.loads(_print_order(toolchain, plugin, as_c, ordered).stdout)["order"] == python
+        assert python[0] == 0
         python = [-1 if r.passes is None else index[r.passes] for r in loaded.rank(toolchain, unknown)]
         assert json.loads(_print_order(toolchain, plugin, unknown, ordered).stdout)["order"] == python
         if not shrink:  # the means over all units: the C units' list, not the C++ units' list 0
             assert python[0] == 1
-    for source, language in ((sources[0], "c"), (sources[-2], "c++")):  # the build log names the language
-        run = compile_unit(toolchain, source, tmp_path / "unit.o", ordered, plugin)
+    cxx_in_c_file = tmp_path / "unit.c"
+    cxx_in_c_file.write_bytes(sources[-2].read_bytes())
+    for source, flags, language in (
+        (sources[0], [], "c"),
+        (sources[-2], [], "c++"),
+        (cxx_in_c_file, ["-x", "c++"], "c++"),
+    ):
+        run = compile_unit(toolchain, source, tmp_path / "unit.o", ordered, plugin, flags)  # the log names the language
         assert run.returncode == 0 and records(env)[-1]["language"] == language, run.stderr
     everyone = NeighbourChooser(3, 0.0).fit(x, ratios).order(x[cxx])  # over all units: the C units' list
     assert (np.argsort(everyone, axis=1, kind="stable")[:, 0] == 1).all()
@@ -291,6 +310,11 @@ def _print_order(
 ) -> subprocess.CompletedProcess[bytes]:
     argv = [toolchain.tool("opt"), f"-load-pass-plugin={plugin}", "-passes=print<stitchopt-order>", "-disable-output"]
     return subprocess.run(argv, input=module.bitcode, capture_output=True, env=env, check=True)
+
+
+def _relabelled(toolchain: Toolchain, text: str) -> IRModule:
+    """The module of an edited disassembly."""
+    return module_from_bitcode(toolchain, assemble(toolchain, text.encode(), "relabelled"), "relabelled")
 
 
 def _frontend_ir(toolchain: Toolchain, source: Path, tmp_path: Path) -> IRModule:

@@ -1,9 +1,10 @@
 """The clang plugin's C++ feature extraction equals the Python representations, value for value.
 
 The shipped model was trained on the Python vectors, so inside clang the plugin must compute exactly the same
-numbers. Its `print<stitchopt-features>` pass prints one JSON object (`representations`, `names`, `values`);
-each program is compiled as the product compiles it (`clang -Oz -Xclang -disable-llvm-passes`) and the printed
-vector is compared with `representation(name, version).extract(...)` on the same bitcode.
+numbers. Its `print<stitchopt-features>` pass prints one JSON object (`representations`, `names`, `values`,
+`language`); each program is compiled as the product compiles it (`clang -Oz -Xclang -disable-llvm-passes`) and
+the printed vector is compared with `representation(name, version).extract(...)` on the same bitcode, the
+language with `ir_language` of its text (a chooser per language answers from it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from stitchopt.models.flag_model import FlagModel
 from stitchopt.models.shipped import DEFAULT_MODEL_DIR
 from stitchopt.passes.catalogue import Catalogue
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.frontend import compile_source, load_module
+from stitchopt.toolchain.frontend import compile_source, ir_language, load_module
 from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.plugin_library import plugin_path
 from stitchopt.toolchain.process import run_tool
@@ -112,6 +113,7 @@ def assert_plugin_matches_python(toolchain: Toolchain, plugin: Path, bitcode: Pa
             f"{label}: {labels[at]} is {plugin_values[at]:g} in the plugin but {values[at]:g} in Python "
             f"({len(differing)} of {len(values)} features differ)"
         )
+    assert printed.get("language") == ir_language(module.text), f"{label}: the plugin reads another language"
 
 
 @pytest.mark.parametrize("source", DEMO, ids=[path.stem for path in DEMO])

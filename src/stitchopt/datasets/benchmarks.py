@@ -111,7 +111,9 @@ def benchmark_module(toolchain: Toolchain, text: str, root: Path | None = None) 
             bitcode = kernel_unit(toolchain, whole.bitcode, function)
         else:
             bitcode = extract_function(toolchain, whole.bitcode, function)
-        return IRModule(f"{whole.name}{FUNCTION_SEPARATOR}{function}", bitcode, whole.triple, whole.source_filename)
+        return IRModule(
+            f"{whole.name}{FUNCTION_SEPARATOR}{function}", bitcode, whole.triple, whole.source_filename, whole.language
+        )
     return load_module(toolchain, program_path(text, toolchain, root))
 
 

@@ -119,6 +119,7 @@ def function_units(toolchain: Toolchain, program: Program, limit: int) -> list[P
                 extract_function(toolchain, program.module.bitcode, name),
                 program.module.triple,
                 program.module.source_filename,
+                program.module.language,
             ),
         )
         for name, _ in largest

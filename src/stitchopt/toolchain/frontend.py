@@ -30,6 +30,11 @@ _PRODUCER_RE = re.compile(r"Producer: 'LLVM(\d+)")  # what LLVM's bitcode reader
 _CLANG_VERSION_RE = re.compile(r"clang version (\d+)\.")  # in the `!llvm.ident` of IR written by clang
 _BARE_WORD_RE = re.compile(r"[a-z_][a-z0-9_]*\b")
 _DATALAYOUT_RE = re.compile(r"^target datalayout = ", re.MULTILINE)
+# What clang's front end writes only for C++ (functions `mustprogress` from C++11 on; its type-based alias
+# analysis root) and only for C (that root's name for C). The pass plugin reads the same (module_features.cpp).
+_MUSTPROGRESS_GROUP_RE = re.compile(r"^attributes #[^\n]* mustprogress[ }]", re.MULTILINE)
+CXX_TBAA_ROOT = '!"Simple C++ TBAA"'
+C_TBAA_ROOT = '!"Simple C/C++ TBAA"'
 
 
 LANGUAGE_SUFFIXES: dict[Language, frozenset[str]] = {"c": C_SUFFIXES, "c++": CXX_SUFFIXES}
@@ -45,9 +50,19 @@ def source_language(path: str) -> Language | None:
     return next((language for language, suffixes in LANGUAGE_SUFFIXES.items() if suffix in suffixes), None)
 
 
+def ir_language(text: str) -> Language | None:
+    """The language clang compiled a module from, as its text shows it: C++ where an attribute group has
+    `mustprogress` or the alias root is C++'s, C where the root is C's; None where neither shows (C++03 or C
+    built without type-based alias information, IR not from clang). Where it shows, it beats the source file's
+    suffix: `clang -x c++ foo.c` and `clang++ foo.c` compile C++."""
+    if _MUSTPROGRESS_GROUP_RE.search(text) or CXX_TBAA_ROOT in text:
+        return "c++"
+    return "c" if C_TBAA_ROOT in text else None
+
+
 def module_language(module: IRModule) -> Language | None:
-    """The language a module was compiled from: what its compile named (`clang -x c++ foo.c`), else what its
-    source file's suffix says."""
+    """The language a module was compiled from: what its compile named (`clang -x c++ foo.c`) or its IR shows,
+    else what its source file's suffix says."""
     return module.language or source_language(module.source_filename)
 
 
@@ -188,8 +203,8 @@ def module_from_bitcode(toolchain: Toolchain, bitcode: bytes, name: str) -> IRMo
 def module_from_text(
     toolchain: Toolchain, bitcode: bytes, text: str, name: str, language: Language | None = None
 ) -> IRModule:
-    """The module of `bitcode` whose disassembly `text` the caller already has (its triple and source file name
-    are read there), compiled as `language` when its compile named one."""
+    """The module of `bitcode` whose disassembly `text` the caller already has (its triple, source file name
+    and language are read there), compiled as `language` when its compile named one."""
     match = _TRIPLE_RE.search(text)
     source = _SOURCE_FILENAME_RE.search(text)
     return IRModule(
@@ -197,7 +212,7 @@ def module_from_text(
         bitcode=bitcode,
         triple=match.group(1) if match else toolchain.default_triple,
         source_filename=source.group(1) if source else "",
-        language=language,
+        language=language or ir_language(text),
     )
 
 

@@ -473,26 +473,32 @@ PluginModel::neighbours(const std::vector<double> &X) const {
   return Out;
 }
 
-// The language whose suffix `SourceFile` has (as Python's `source_language`
-// reads it), null when no chooser per language knows it.
-const ChooserLanguage *PluginModel::languageFor(StringRef SourceFile) const {
+// The language `IRLanguage` names, else the one whose suffix `SourceFile` has
+// (as Python's `module_language` picks it), null when no chooser per language
+// knows it.
+const ChooserLanguage *PluginModel::languageFor(StringRef IRLanguage,
+                                                StringRef SourceFile) const {
   if (!Nearest)
     return nullptr;
   StringRef Suffix = sys::path::extension(SourceFile, sys::path::Style::posix);
   for (const ChooserLanguage &Lang : Nearest->Languages)
-    if (!Suffix.empty() && llvm::is_contained(Lang.Suffixes, Suffix))
+    if (IRLanguage.empty() ? !Suffix.empty() &&
+                                 llvm::is_contained(Lang.Suffixes, Suffix)
+                           : Lang.Name == IRLanguage)
       return &Lang;
   return nullptr;
 }
 
-StringRef PluginModel::language(StringRef SourceFile) const {
-  const ChooserLanguage *Lang = languageFor(SourceFile);
+StringRef PluginModel::language(StringRef IRLanguage,
+                                StringRef SourceFile) const {
+  const ChooserLanguage *Lang = languageFor(IRLanguage, SourceFile);
   return Lang ? StringRef(Lang->Name) : StringRef();
 }
 
 // The programs of the module's language, else all of them.
-PluginModel::Pool PluginModel::poolFor(StringRef SourceFile) const {
-  if (const ChooserLanguage *Lang = languageFor(SourceFile))
+PluginModel::Pool PluginModel::poolFor(StringRef IRLanguage,
+                                       StringRef SourceFile) const {
+  if (const ChooserLanguage *Lang = languageFor(IRLanguage, SourceFile))
     return {Lang->Rows, Lang->Means, Lang->Neighbors, Lang->Shrink};
   return {AllRows, Nearest->Means, Nearest->Neighbors, Nearest->Shrink};
 }
@@ -598,6 +604,7 @@ PluginModel::cover(size_t First, const std::vector<size_t> &Candidates,
 }
 
 std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw,
+                                       StringRef IRLanguage,
                                        StringRef SourceFile) const {
   std::vector<double> X = standardize(Raw);
   std::vector<double> Own = linear(X);
@@ -628,7 +635,7 @@ std::vector<Ranked> PluginModel::order(const std::vector<double> &Raw,
     for (size_t J = 0; J <= L; ++J)
       Position[J] = -(Logits[J] / Total);
   } else if (Nearest) {
-    Pool Within = poolFor(SourceFile);
+    Pool Within = poolFor(IRLanguage, SourceFile);
     std::vector<size_t> Near = nearestRows(X, Within);
     std::vector<double> Gains = nearestGains(Near, Within);
     std::vector<size_t> ByGain(L);

@@ -53,14 +53,18 @@ public:
   static llvm::Expected<PluginModel> load(llvm::StringRef Path);
 
   /// Every list and -Oz, in the order the modes try them (static's choice
-  /// first), for one raw feature row of a module compiled from `SourceFile`
-  /// (a chooser per language answers from that language's programs).
+  /// first), for one raw feature row of a module whose IR shows it was
+  /// compiled from `IRLanguage` (ModuleFeatures::language; empty: it does not
+  /// show) and from `SourceFile` (a chooser per language answers from that
+  /// language's programs: the IR's, else the source file suffix's).
   std::vector<Ranked> order(const std::vector<double> &Raw,
+                            llvm::StringRef IRLanguage,
                             llvm::StringRef SourceFile) const;
 
-  /// The language of a chooser per language that answers a module compiled
-  /// from `SourceFile`, empty when none does (all programs answer).
-  llvm::StringRef language(llvm::StringRef SourceFile) const;
+  /// The language of a chooser per language that answers such a module,
+  /// empty when none does (all programs answer).
+  llvm::StringRef language(llvm::StringRef IRLanguage,
+                           llvm::StringRef SourceFile) const;
 
   /// How many raw features a row holds.
   size_t features() const { return Mean.size(); }
@@ -78,8 +82,9 @@ private:
   std::vector<double> linear(const std::vector<double> &X) const;
   std::vector<double> neighbours(const std::vector<double> &X) const;
   struct Pool;
-  const ChooserLanguage *languageFor(llvm::StringRef SourceFile) const;
-  Pool poolFor(llvm::StringRef SourceFile) const;
+  const ChooserLanguage *languageFor(llvm::StringRef IRLanguage,
+                                     llvm::StringRef SourceFile) const;
+  Pool poolFor(llvm::StringRef IRLanguage, llvm::StringRef SourceFile) const;
   std::vector<size_t> nearestRows(const std::vector<double> &X,
                                   const Pool &P) const;
   std::vector<double> nearestGains(const std::vector<size_t> &Near,

@@ -1531,19 +1531,39 @@ bool ModuleFeatures::append(StringRef Name, int Version,
     return false;
   bool Autophase = Name == "autophase";
   if (Autophase || Name == "histogram") {
-    if (!Printed) {
-      Text = moduleText(M);
-      Printed = true;
-    }
     if (Autophase)
-      autophaseFromText(Text, Out);
+      autophaseFromText(text(), Out);
     else
-      histogramFromText(Text, Out);
+      histogramFromText(text(), Out);
     return true;
   }
   if (Name == "func_properties")
     return appendFunctionProperties(M, Out);
   return false;
+}
+
+StringRef ModuleFeatures::text() {
+  if (!Printed) {
+    Text = moduleText(M);
+    Printed = true;
+  }
+  return Text;
+}
+
+// What clang's front end writes only for C++ (functions `mustprogress` from
+// C++11 on; its type-based alias analysis root) and only for C (that root's
+// name for C), as frontend.py's `ir_language` reads the same text.
+StringRef ModuleFeatures::language() {
+  StringRef IR = text();
+  bool MustProgress = false;
+  forEachLine(IR, [&](StringRef Line) {
+    MustProgress |= Line.starts_with("attributes #") &&
+                    (Line.contains(" mustprogress ") ||
+                     Line.contains(" mustprogress}"));
+  });
+  if (MustProgress || IR.contains("!\"Simple C++ TBAA\""))
+    return "c++";
+  return IR.contains("!\"Simple C/C++ TBAA\"") ? "c" : "";
 }
 
 bool appendFeatures(StringRef Name, int Version, const Module &M,

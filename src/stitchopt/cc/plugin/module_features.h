@@ -38,7 +38,14 @@ public:
   /// As appendFeatures for this object's module.
   bool append(llvm::StringRef Name, int Version, std::vector<double> &Out);
 
+  /// The language clang compiled the module from as its text shows it
+  /// ("c++", "c"), empty where it does not show: as Python's `ir_language`.
+  llvm::StringRef language();
+
 private:
+  /// The module's text, printed on first use.
+  llvm::StringRef text();
+
   const llvm::Module &M;
   std::string Text;
   bool Printed = false;

@@ -573,10 +573,12 @@ PreservedAnalyses StitchoptPass::run(Module &M, ModuleAnalysisManager &MAM) {
         warnOnce(R.Reason + "; building with plain -Oz");
         return finish(M, MAM, S, R, std::nullopt, Start);
       }
+    StringRef IRLanguage = Features.language();
     R.Phases["features"] = secondsSince(Began);
     Began = Clock::now();
-    std::vector<Ranked> Order = Model.order(Row, M.getSourceFileName());
-    R.Language = Model.language(M.getSourceFileName()).str();
+    std::vector<Ranked> Order =
+        Model.order(Row, IRLanguage, M.getSourceFileName());
+    R.Language = Model.language(IRLanguage, M.getSourceFileName()).str();
     R.Phases["model"] = secondsSince(Began);
     unsigned Tried = S.Jit ? S.K : 1;
     for (unsigned I = 0; I < Tried && I < Order.size(); ++I)
@@ -769,10 +771,13 @@ public:
     json::Array Out;
     for (double V : Values)
       Out.push_back(V);
-    outs() << json::Value(json::Object{{"representations",
-                                        std::move(Representations)},
-                                       {"names", std::move(Names)},
-                                       {"values", std::move(Out)}})
+    StringRef Language = Features.language();
+    outs() << json::Value(json::Object{
+                  {"representations", std::move(Representations)},
+                  {"names", std::move(Names)},
+                  {"values", std::move(Out)},
+                  {"language", Language.empty() ? json::Value(nullptr)
+                                                : json::Value(Language)}})
            << "\n";
     return PreservedAnalyses::all();
   }
@@ -819,7 +824,8 @@ private:
         return nullptr;
       }
     json::Array Order;
-    for (const Ranked &R : Loaded.Model->order(Row, M.getSourceFileName()))
+    for (const Ranked &R :
+         Loaded.Model->order(Row, Features.language(), M.getSourceFileName()))
       Order.push_back(R.List);
     return Order;
   }
