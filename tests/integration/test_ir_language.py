@@ -34,7 +34,11 @@ def test_a_modules_ir_shows_the_language_it_was_compiled_from(
     source.write_text(SOURCE)
     ir = tmp_path / "unit.ll"
     ir.write_bytes(compile_source(toolchain, source, text=True, extra_args=flags))
-    assert ir_language(ir.read_text()) == shown
+    text = ir.read_text()
+    assert ir_language(text) == shown
+    groups = [line for line in text.splitlines() if line.startswith("attributes #")]
+    progress = any(" mustprogress " in group for group in groups)
+    assert progress == (shown == "c++" and "-std=c++03" not in flags)  # C++11 on: every function mustprogress
     module = load_module(toolchain, ir)  # IR alone: no compile names the language
     assert module.source_filename.endswith("unit.c")
     assert module.language == shown and module_language(module) == answered

@@ -4,7 +4,7 @@ split units by."""
 import pytest
 
 from stitchopt.datasets.benchmarks import unit_language
-from stitchopt.toolchain.frontend import source_language
+from stitchopt.toolchain.frontend import ir_language, source_language
 
 
 @pytest.mark.parametrize(
@@ -40,3 +40,21 @@ def test_a_source_files_language(source: str, language: str | None) -> None:
     """The suffix read the same way in Python and the clang plugin (`sys::path::extension`), where pathlib
     differs (it gives a dot file no suffix)."""
     assert source_language(source) == language
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("attributes #0 = { mustprogress noinline }\n", "c++"),
+        ("define void @f() #1 {\n  ret void\n}\nattributes #1 = { nounwind mustprogress }", "c++"),
+        ('!7 = !{!"Simple C++ TBAA"}\n', "c++"),
+        ('!7 = !{!"Simple C/C++ TBAA"}\n', "c"),
+        ('attributes #0 = { "mustprogress" nounwind }\n!7 = !{!"Simple C/C++ TBAA"}\n', "c"),  # a string attribute
+        ('!12 = !{!"llvm.loop.mustprogress"}\n', None),  # C11's loops have it too
+        ("attributes #0 = { nounwind }\r\nattributes #1 = { mustprogress }\r\n", "c++"),
+        ("", None),
+    ],
+)
+def test_the_language_a_modules_text_shows(text: str, language: str | None) -> None:
+    """What clang writes only for C++ or only for C, read line by line as the plugin reads the same text."""
+    assert ir_language(text) == language

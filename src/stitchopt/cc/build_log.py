@@ -24,8 +24,8 @@ class BuildEntry:
     oz unit with a `reason` is one whose search failed (built with the model's choice or -Oz).
     `plain_seconds`: the part a plain -Oz compile also pays (front end and the -Oz object), None on a cache hit.
     `language`: the source language the model read the unit as (c, c++): from the wrapper, the language it is
-    compiled as (`-x c++`, a C++ driver, else the suffix); from the plugin, what the unit's name says (None for
-    neither, or with a model whose chooser does not answer per language)."""
+    compiled as (`-x c++`, a C++ driver, else the suffix); from the plugin, what the unit's IR shows, else what
+    its name says (None for neither, or with a model whose chooser does not answer per language)."""
 
     unit: str | None
     outcome: str

@@ -118,7 +118,7 @@ def plugin_model(
 def _chooser(model: FlagModel, rows: RowsFile) -> list[list[float]] | dict[str, Any] | None:
     """The softmax chooser as its weight matrix; the neighbours' chooser as an object of its settings and arrays,
     and a chooser per language with each language's source suffixes (which the plugin reads the module's
-    source file name by, as `source_language` does) and means."""
+    source file name by, as `source_language` does, where its IR shows no language) and means."""
     chooser = model.chooser
     if isinstance(chooser, NeighbourChooser):
         assert chooser.train_features is not None and chooser.train_gains is not None

@@ -32,7 +32,6 @@ _BARE_WORD_RE = re.compile(r"[a-z_][a-z0-9_]*\b")
 _DATALAYOUT_RE = re.compile(r"^target datalayout = ", re.MULTILINE)
 # What clang's front end writes only for C++ (functions `mustprogress` from C++11 on; its type-based alias
 # analysis root) and only for C (that root's name for C). The pass plugin reads the same (module_features.cpp).
-_MUSTPROGRESS_GROUP_RE = re.compile(r"^attributes #[^\n]* mustprogress[ }]", re.MULTILINE)
 CXX_TBAA_ROOT = '!"Simple C++ TBAA"'
 C_TBAA_ROOT = '!"Simple C/C++ TBAA"'
 
@@ -55,9 +54,14 @@ def ir_language(text: str) -> Language | None:
     `mustprogress` or the alias root is C++'s, C where the root is C's; None where neither shows (C++03 or C
     built without type-based alias information, IR not from clang). Where it shows, it beats the source file's
     suffix: `clang -x c++ foo.c` and `clang++ foo.c` compile C++."""
-    if _MUSTPROGRESS_GROUP_RE.search(text) or CXX_TBAA_ROOT in text:
+    if CXX_TBAA_ROOT in text or ("mustprogress" in text and any(map(_has_mustprogress, text.splitlines()))):
         return "c++"
     return "c" if C_TBAA_ROOT in text else None
+
+
+def _has_mustprogress(line: str) -> bool:
+    """An attribute group with `mustprogress` (not in a string attribute: `"mustprogress"` is quoted)."""
+    return line.startswith("attributes #") and (" mustprogress " in line or " mustprogress}" in line)
 
 
 def module_language(module: IRModule) -> Language | None:
