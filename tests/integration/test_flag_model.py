@@ -386,7 +386,7 @@ def test_optimize_json_replays_a_list_with_opt_and_the_oz_backup_with_clang_oz(
     now `clang -Oz`. Each replay, run on the unoptimized IR, builds an object of the size the answer says."""
     monkeypatch.setenv("STITCHOPT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
-    program = str(program_path("bench://demo-v1/date_calendar", toolchain))  # the shipped model's static: -Oz
+    program = str(program_path("bench://demo-v1/ring_buffer", toolchain))  # the shipped model's static: -Oz
     assert exit_status(["ir", program, "-o", "in.bc"]) == 0
     for mode, backup in (("static", True), ("jit", False)):
         status, answer = _cli_json(["optimize", program, "-o", f"{mode}.o", "--mode", mode], capsys)
