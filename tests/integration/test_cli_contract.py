@@ -303,8 +303,8 @@ def test_fail_if_no_gain_exits_1_when_every_answer_is_oz(inputs: Inputs, tmp_pat
 
 
 def test_optimize_fails_if_no_gain_only_when_the_object_is_ozs(inputs: Inputs, tmp_path: Path) -> None:
-    """On date_calendar the shipped model's static choice is -Oz and its jit lists beat it."""
-    optimize = ["optimize", "bench://demo-v1/date_calendar", "--jobs", "1", "--fail-if-no-gain", "-o"]
+    """On ring_buffer the shipped model's static choice is -Oz and its jit lists beat it."""
+    optimize = ["optimize", "bench://demo-v1/ring_buffer", "--jobs", "1", "--fail-if-no-gain", "-o"]
     static = inputs.cli(*optimize, str(tmp_path / "static.o"))
     assert static.returncode == 1 and "-Oz (backup)" in static.stdout, static.stderr
     assert (tmp_path / "static.o").read_bytes()[:4] == b"\x7fELF"  # written all the same
