@@ -131,9 +131,7 @@ class IRModule:
     bitcode: bytes
     triple: str
     source_filename: str = ""  # as the IR names its source (clang: the file compiled); "": unknown
-    language: Language | None = (
-        None  # the source language the compile named (`-x c++`, a C++ driver) or the IR shows; None: unknown
-    )
+    language: Language | None = None  # the compile's (`-x c++`, a C++ driver), else the IR's; None: unknown
 
     @cached_property
     def sha256(self) -> str:
