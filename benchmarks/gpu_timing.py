@@ -7,6 +7,7 @@ Three steps, because the GPU machine has no LLVM:
         [--lists gpu_static.json] [--candidates benchmarks/gpu_time_candidates.txt] -o gpu-run
     python benchmarks/gpu_timing.py run gpu-run --json timing.json [--repeats 30] [--seconds 420] [--nvcc]
     python benchmarks/gpu_timing.py report timing.json[.gz] [--json F]
+    python benchmarks/gpu_timing.py loops timing.json[.gz] [--labels data/labels/device] -o with-loops.json.gz
 
 `prepare` (here) builds, for each labelled kernel of `--splits` that studies/gpu_launches.py can launch, -O3, every
 list of the label pool, the device model's lists, the kernel's own search's kept list, with `--lists`
@@ -24,7 +25,10 @@ reported apart. Without CuPy or a device it writes the same document with `"gpu"
 `report` (anywhere) times what each method chooses from the ptxas measures alone (the device model's static +
 backup and jit k, the best of every pool list, the kernel's search), the one list fastest over the train kernels
 applied to the others (a static choice learned from time), and the fastest build with -O3's outputs as its second
-rounds timed it (what timing every build on the GPU would choose).
+rounds timed it (what timing every build on the GPU would choose). Where the manifest's builds carry their loop
+shapes (`prepare` writes them; `loops` adds them to an older document by rebuilding each build here and checking
+its ptxas measures), `report` adds `gpu optimize --objective time`'s choices and how its loop signs sort the
+timed builds.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ import numpy as np
 from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch, argument_types, launch, ptx_parameter_types
 from stitchopt.studies.kernel_timing import (
     candidate_rows,
+    loop_sign_rows,
     method_rows,
     o3_build,
     summarize,
@@ -72,7 +77,7 @@ def prepare(
     from stitchopt.labels.device import SEARCH, labelled_kernels, read_shards
     from stitchopt.models.device_model import kernel_features, load_device_model
     from stitchopt.toolchain.cuda import find_cuda
-    from stitchopt.toolchain.device import DEFAULT_ARCH, build_device, device_baseline
+    from stitchopt.toolchain.device import DEFAULT_ARCH, device_baseline
     from stitchopt.toolchain.discovery import find_toolchain
     from stitchopt.tune.device import Measure
 
@@ -107,10 +112,8 @@ def prepare(
         variants: list[dict[str, Any]] = []
         by_digest: dict[str, int] = {}
         for pipeline in pipelines:
-            text, _, flags = pipeline.partition(FLAGS_SEPARATOR)  # a candidate may add opt flags (unroll counts)
-            options = replace(unit.options, opt_flags=(*unit.options.opt_flags, *flags.split()))
             try:
-                built = build_device(toolchain, unit.module.bitcode, text, options)
+                built = _build(toolchain, unit, pipeline)
             except StitchoptError as exc:
                 if pipeline == o3:  # o3 is pipelines[0]: nothing is built before this stops
                     reason = exception_line(exc)
@@ -124,7 +127,8 @@ def prepare(
                 by_digest[digest] = len(variants)
                 name = f"{len(entries)}-{len(variants)}.cubin"
                 (output / name).write_bytes(built.cubin)
-                variants.append({"cubin": name, **asdict(Measure.of(built.kernels[unit.kernel]))})
+                kernel = built.kernels[unit.kernel]
+                variants.append({"cubin": name, **asdict(Measure.of(kernel)), "loops": asdict(kernel.loops)})
             builds[pipeline] = by_digest[digest]
         order = model.order(kernel_features(toolchain, unit.module, model.features))
         entries.append(
@@ -145,6 +149,50 @@ def prepare(
     manifest = {"arch": DEFAULT_ARCH, "ptxas": cuda.version, "model": model.trained_on, "kernels": entries}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return 0
+
+
+def _build(toolchain: Any, unit: Any, pipeline: str) -> Any:
+    """One device build of a labelled kernel; a candidate line may add opt flags after FLAGS_SEPARATOR."""
+    from stitchopt.toolchain.device import build_device
+
+    text, _, flags = pipeline.partition(FLAGS_SEPARATOR)
+    options = replace(unit.options, opt_flags=(*unit.options.opt_flags, *flags.split()))
+    return build_device(toolchain, unit.module.bitcode, text, options)
+
+
+def add_loops(timing: Path, labels_directory: Path, output: Path) -> int:
+    """A timing document whose manifest's variants also carry their kernels' loop shapes (what the time objective
+    compares), from each variant rebuilt here by the first list the manifest names for it; a rebuild whose
+    ptxas measures differ from the manifest's stops this (another LLVM or ptxas would not build those cubins)."""
+    from stitchopt.labels.device import labelled_kernels
+    from stitchopt.toolchain.cuda import find_cuda
+    from stitchopt.toolchain.discovery import find_toolchain
+    from stitchopt.tune.device import Measure
+
+    document = _read_document(timing)
+    toolchain, cuda = find_toolchain(), find_cuda()
+    _, units = labelled_kernels(toolchain, cuda, labels_directory)
+    unit_of = {unit.uri: unit for unit in units}
+    for entry in document["manifest"]["kernels"]:
+        unit = unit_of[entry["uri"]]
+        first: dict[int, str] = {}
+        for pipeline, v in entry["builds"].items():
+            if v is not None:
+                first.setdefault(v, pipeline)
+        for v, variant in enumerate(entry["variants"]):
+            kernel = _build(toolchain, unit, first[v]).kernels[unit.kernel]
+            measured = asdict(Measure.of(kernel))
+            if any(variant[what] != measured[what] for what in measured):
+                raise SystemExit(f"{entry['uri']}: {first[v]} builds {measured} here, the record has {variant}")
+            variant["loops"] = asdict(kernel.loops)
+        print(f"{entry['uri']}: {len(entry['variants'])} builds", file=sys.stderr)
+    output.write_bytes(gzip.compress(json.dumps(document).encode(), mtime=0))
+    return 0
+
+
+def _read_document(timing: Path) -> Any:
+    raw = timing.read_bytes()
+    return json.loads(gzip.decompress(raw) if timing.suffix == ".gz" else raw)
 
 
 def _gpu() -> tuple[Any, str | None]:
@@ -317,8 +365,7 @@ def report(timing: Path, output: Path | None) -> int:
     candidate list alone on the train and test kernels, and nvcc's builds where they were timed."""
     from stitchopt.reports.tables import Rows, to_markdown  # here, not on the GPU machine (no LLVM-side packages)
 
-    raw = timing.read_bytes()
-    document = json.loads(gzip.decompress(raw) if timing.suffix == ".gz" else raw)
+    document = _read_document(timing)
     if document["gpu"] is None:
         raise SystemExit(f"{timing}: nothing was timed ({document['reason']})")
     rows = method_rows(document)
@@ -347,6 +394,14 @@ def report(timing: Path, output: Path | None) -> int:
     headers = ["split", "family", "kernel", "-O3 ms", *rows]
     print("Per kernel: time / SASS change against -O3\n")
     print(to_markdown(Rows("Per kernel: time / SASS change against -O3", headers, per_kernel)))
+    signs = loop_sign_rows(document)
+    if signs:
+        print(
+            "\nEvery timed build but -O3's, by time against -O3 and whether the time objective's loop signs refuse it\n"
+        )
+        kinds = [f"{speed} {verdict}" for speed in ("slower", "same", "faster") for verdict in ("refused", "kept")]
+        sign_table = [[row["split"], *(str(row.get(kind, 0)) for kind in kinds)] for row in signs]
+        print(to_markdown(Rows("Loop signs", ["split", *kinds], sign_table)))
     alone = [row for row in candidate_rows(document) if row["split"] != "validation"]
     if alone:
         print("\nEach candidate list on every kernel of a split (-O3 where it fails or changes the outputs)\n")
@@ -397,6 +452,10 @@ def main() -> int:
     one.add_argument("index", type=int)
     one.add_argument("--repeats", type=int, default=30)
     one.add_argument("--vendor", default=None, help="a cubin of the same kernel to time beside the builds")
+    shaped = steps.add_parser("loops", help="add the builds' loop shapes to a document (needs LLVM and ptxas)")
+    shaped.add_argument("timing", type=Path)
+    shaped.add_argument("--labels", type=Path, default=Path("data/labels/device"))
+    shaped.add_argument("-o", "--output", type=Path, required=True)
     reported = steps.add_parser("report", help="each method's time from run's document")
     reported.add_argument("timing", type=Path)
     reported.add_argument("--json", type=Path, default=None)
@@ -413,6 +472,8 @@ def main() -> int:
         return 0
     if args.step == "report":
         return report(args.timing, args.json)
+    if args.step == "loops":
+        return add_loops(args.timing, args.labels, args.output)
     return run(args.directory, args.json, args.repeats, args.seconds, args.nvcc)
 
 

@@ -37,6 +37,7 @@ from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import SASS_WORD, object_sizes, read_sections
 from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
 from stitchopt.toolchain.ptx import KernelResources
+from stitchopt.toolchain.ptx_loops import LoopShape
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget
 
@@ -228,6 +229,48 @@ def test_device_search_never_ends_worse_than_o3(
         assert found.score < 1.0 and len(build_device(toolchain, scan.bitcode, found.pipeline, options).kernels) == 2
 
 
+LOOPS_CU = """__global__ void sums(const float *x, float *y, int n) {
+  float s = 0;
+  for (int j = 0; j < n; ++j) s += x[j] * x[j];
+  y[threadIdx.x] = s;
+}
+
+__global__ void eight(const float *x, float *y) {
+  float t = 0;
+  for (int j = 0; j < 8; ++j) t += x[threadIdx.x * 8 + j];
+  y[threadIdx.x] = t;
+}
+"""
+
+
+def test_loop_shapes_show_what_a_list_undoes_of_o3s_loops(
+    toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path
+) -> None:
+    """-O3 unrolls `sums`'s loop (and keeps a remainder loop) and `eight`'s fully; a list without loop passes
+    leaves both loops rolled and tested at the top, one with loop-rotate alone rolled but rotated. Each sign of
+    the time objective shows where it should, and `eight`'s rolled loop is smaller: what size alone would keep."""
+    source = tmp_path / "loops.cu"
+    source.write_text(LOOPS_CU)
+    bitcode = cuda_device_ir(toolchain, cuda, source)
+    options = device_options(disassemble(toolchain, bitcode, "loops"), cuda)
+    o3 = build_device(toolchain, bitcode, "default<O3>", options).kernels
+    sums, eight = "_Z4sumsPKfPfi", "_Z5eightPKfPf"
+    assert o3[eight].loops == LoopShape(0, 0, 0)
+    assert o3[sums].loops.loops == 2 and o3[sums].loops.unrotated == 0 and o3[sums].loops.inner_memory > 4
+    assert not o3[sums].loops.slower_signs(o3[sums].loops)
+    rolled = build_device(toolchain, bitcode, "function(sroa,instcombine<no-verify-fixpoint>,simplifycfg)", options)
+    assert rolled.kernels[eight].loops.slower_signs(o3[eight].loops) == ["loops 0 -> 1", "unrotated loops 0 -> 1"]
+    assert rolled.kernels[sums].loops.slower_signs(o3[sums].loops) == [
+        "unrotated loops 0 -> 1",
+        f"innermost-loop loads/stores {o3[sums].loops.inner_memory} -> 1",
+    ]
+    assert rolled.kernels[eight].sass_bytes < o3[eight].sass_bytes
+    rotated = build_device(
+        toolchain, bitcode, "function(sroa,loop(loop-rotate),instcombine<no-verify-fixpoint>)", options
+    )
+    assert rotated.kernels[eight].loops == LoopShape(1, 0, 1)
+
+
 @pytest.mark.slow
 def test_gpu_commands(tmp_path: Path) -> None:
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
@@ -272,6 +315,15 @@ def test_gpu_commands(tmp_path: Path) -> None:
     assert no_model.returncode == 2 and no_model.stderr.strip().endswith(
         "no such directory: give a device model directory (one with config.json)"
     )
+    nbody_forces = "bench://kernels-v1/nbody#_Z12nbody_forcesPK6float4P6float3if"
+    timed = cli("gpu", "optimize", nbody_forces, "--mode", "jit", "--objective", "time", "--json")
+    assert timed.returncode == 0, timed.stderr
+    device = json.loads(timed.stdout)["device"]
+    # the lists that are smaller (a size objective keeps one) leave its inner loop tested at the top
+    assert device["objective"] == "time" and not device["kept_list"]
+    assert any("unrotated loops 0 -> " in (reason or "") for reason in device["tried"].values())
+    fast = cli("gpu", "optimize", nbody_forces, "--objective", "fast")
+    assert fast.returncode == 2 and fast.stderr.count("\n") == 1 and "use one of size, time" in fast.stderr
     doctor = json.loads(cli("doctor", "--json").stdout)["gpu"]
     assert doctor["nvptx"] and doctor["cuda"]["found"] and doctor["cuda"]["headers"]
 

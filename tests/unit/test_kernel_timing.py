@@ -11,6 +11,7 @@ from stitchopt.studies.kernel_timing import (
     candidate_rows,
     choices,
     fastest_train_list,
+    loop_sign_rows,
     method_rows,
     summarize,
     vendor_rows,
@@ -117,3 +118,29 @@ def test_a_candidate_alone_counts_as_o3_where_it_does_not_build() -> None:
     rows = {row["candidate"]: row for row in candidate_rows({"manifest": {"kernels": [entry]}, "kernels": [timed]})}
     assert rows["b"]["geomean_time"] == pytest.approx(-0.25) and rows["b"]["faster"] == 1
     assert rows["e"]["geomean_time"] == pytest.approx(0.0) and rows["e"]["faster"] == rows["e"]["slower"] == 0
+
+
+def _with_loops(*shapes: tuple[int, int, int]) -> dict[str, Any]:
+    """ENTRY whose variants carry loop shapes (loops, unrotated, innermost loads/stores), as `gpu_timing.py loops`
+    writes them."""
+    variants = [
+        {**variant, "loops": {"loops": a, "unrotated": b, "inner_memory": c}}
+        for variant, (a, b, c) in zip(ENTRY["variants"], shapes, strict=True)
+    ]
+    return {**ENTRY, "variants": variants}
+
+
+def test_the_time_objective_refuses_builds_whose_loops_lose_o3s_shape() -> None:
+    """Build 3 (the smallest, jit k=10's size choice) leaves a loop tested at the top; build 2 keeps -O3's
+    loops: the time objective picks 2 where size picks 3; without loop shapes it has no rows."""
+    assert "jit k=10, time objective" not in choices(ENTRY)
+    entry = _with_loops((1, 0, 8), (1, 0, 8), (1, 0, 8), (1, 1, 8))
+    chosen = choices(entry)
+    assert chosen["jit k=10"] == 3 and chosen["jit k=10, time objective"] == 2
+    assert chosen["static + backup, time objective"] == 0 and chosen["jit k=3, time objective"] == 2
+    timed = {"uri": ENTRY["uri"], "identical_outputs": [True, True, True, True], "median_ms": [2.0, 2.0, 2.0, 3.0]}
+    document = {"manifest": {"kernels": [entry]}, "kernels": [timed]}
+    assert loop_sign_rows(document) == [{"split": "test", "same kept": 2, "slower refused": 1}]
+    fewer_loads = _with_loops((1, 0, 8), (1, 0, 8), (1, 0, 4), (0, 0, 8))  # 2 unrolled less; 3 fine
+    assert choices(fewer_loads)["jit k=10, time objective"] == 3
+    assert choices(fewer_loads)["jit k=3, time objective"] == 0

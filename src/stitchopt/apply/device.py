@@ -1,6 +1,10 @@
 """The device model applied to a GPU device module: static mode builds its first choice beside clang's -O3 device
 compile and keeps it only when no kernel is worse in SASS, registers, spills or stack; jit mode does so with its
-first k lists and keeps the smallest. -O3 is always the backup, as -Oz is on the host."""
+first k lists and keeps the smallest. -O3 is always the backup, as -Oz is on the host.
+
+The objective says what else a kept list must not be worse in: "size" nothing more; "time" also the loops of each
+kernel's PTX (`toolchain/ptx_loops.py`: no loop -O3 unrolled fully back, none left unrotated, no fewer loads and
+stores in innermost loops), the signs that went with slower kernels on a GPU where SASS alone did not."""
 
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from stitchopt.toolchain.frontend import disassemble
 from stitchopt.tune.device import Measure
 
 DEVICE_MODES = ("static", "jit")
+DEVICE_OBJECTIVES = ("size", "time")
 DEVICE_JIT_K = 10  # builds are cheap (ptxas, seconds); the first 10 lists of the covering order reach most kernels
 
 
@@ -44,10 +49,13 @@ def choose_device_list(
     options: CompileOptions,
     mode: str,
     k: int = DEVICE_JIT_K,
+    objective: str = "size",
 ) -> DeviceChoice:
     """The model's choice for `module` (all its kernels: one list builds them all)."""
     if mode not in DEVICE_MODES:
         raise ValueError(f"unknown device mode {mode!r}")
+    if objective not in DEVICE_OBJECTIVES:
+        raise ValueError(f"unknown device objective {objective!r}")
     text = disassemble(toolchain, module.bitcode, module.name)
     kernels = kernel_names(text)
     if not kernels:
@@ -72,7 +80,7 @@ def choose_device_list(
         except StitchoptError as exc:
             tried[pipeline] = str(exc)
             continue
-        worse = [_worse(name, kernel, o3.kernels[name]) for name, kernel in built.kernels.items()]
+        worse = [_worse(name, kernel, o3.kernels[name], objective) for name, kernel in built.kernels.items()]
         worse = [line for line in worse if line]
         if worse:
             more = f" and {len(worse) - 3} more kernels" if len(worse) > 3 else ""
@@ -87,10 +95,12 @@ def choose_device_list(
     return DeviceChoice(best_pipeline, o3, best, tried)
 
 
-def _worse(name: str, kernel: KernelMeasure, reference: KernelMeasure) -> str:
-    """What is worse than -O3 in one kernel's build, with both numbers ('' when nothing is)."""
+def _worse(name: str, kernel: KernelMeasure, reference: KernelMeasure, objective: str) -> str:
+    """What is worse than -O3 in one kernel's build under `objective`, with both numbers ('' when nothing is)."""
     built, o3 = Measure.of(kernel), Measure.of(reference)
     worse = [f"{what} {getattr(o3, what)} -> {getattr(built, what)}" for what in built.worse_in(o3)]
+    if objective == "time":
+        worse += kernel.loops.slower_signs(reference.loops)
     return f"{name} ({', '.join(worse)})" if worse else ""
 
 

@@ -10,7 +10,14 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from stitchopt.apply.device import DEVICE_JIT_K, DEVICE_MODES, DeviceChoice, choose_device_list, sass_and_registers
+from stitchopt.apply.device import (
+    DEVICE_JIT_K,
+    DEVICE_MODES,
+    DEVICE_OBJECTIVES,
+    DeviceChoice,
+    choose_device_list,
+    sass_and_registers,
+)
 from stitchopt.cli.exit_codes import NEGATIVE
 from stitchopt.cli.options import (
     EXE,
@@ -226,6 +233,13 @@ def optimize_command(
     file: Annotated[str, typer.Argument(help=DEVICE_INPUT_HELP)],
     mode: Annotated[str, typer.Option(help=f"One of {', '.join(DEVICE_MODES)}.")] = "static",
     k: KOption = DEVICE_JIT_K,
+    objective: Annotated[
+        str,
+        typer.Option(
+            help="size: keep the smallest list no worse than -O3 in SASS, registers, spills and stack; time: also "
+            "no worse in the loop shapes that went with slower kernels on a GPU (unrolling, rotation)."
+        ),
+    ] = "size",
     model_dir: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--model", help="A device model directory (default: the shipped one)."),
@@ -249,9 +263,12 @@ def optimize_command(
     """The device model's pass list for a GPU program, chosen for size (SASS and registers; -O3 stays where it is
     no better); for an OpenMP offload program, its host pipeline too (data kept on the device where the hoisting
     pass proves the program cannot tell; with --run, only where a run copies fewer bytes with the same output).
-    Smaller is not faster: on an H200 the model's choices ran slower than -O3 (docs/results.md)."""
+    Smaller is not faster: on an H200 the model's size choices ran slower than -O3 (docs/results.md); --objective
+    time keeps only lists whose loops keep -O3's shape."""
     if mode not in DEVICE_MODES:
         raise InputError(f"unknown mode {mode!r}: use one of {', '.join(DEVICE_MODES)}")
+    if objective not in DEVICE_OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}: use one of {', '.join(DEVICE_OBJECTIVES)}")
     program = _offload_program(file)
     if run and program is None:
         raise InputError(
@@ -269,7 +286,7 @@ def optimize_command(
         )
     module, options = _device_input(toolchain, cuda, file, arch, clang_args or [])
     with status_console.status(f"{file}: building the model's choice ({mode}) and -{DEVICE_LEVEL}"):
-        choice = choose_device_list(toolchain, model, module, options, mode, k)
+        choice = choose_device_list(toolchain, model, module, options, mode, k, objective)
     reference = device_baseline(options).pipeline
     pipelines, builds = {f"-{DEVICE_LEVEL}": reference}, {f"-{DEVICE_LEVEL}": choice.reference}
     if choice.kept_list:
@@ -277,6 +294,7 @@ def optimize_command(
     document = _document(file, device_arch(options), cuda.version, pipelines, dict(builds))
     document["device"] = {
         "mode": mode,
+        "objective": objective,
         "pipeline": choice.pipeline,
         "kept_list": choice.kept_list,
         "tried": choice.tried,
@@ -313,11 +331,14 @@ def _say_optimized(
     (sass, registers), (o3_sass, o3_registers) = sass_and_registers(choice.answer), sass_and_registers(choice.reference)
     change = f"SASS {100 * (sass / o3_sass - 1):+.2f}%, registers {o3_registers} -> {registers} (all kernels)"
     answer = f"'{opt_passes_option(choice.pipeline)}'" if choice.kept_list else f"-{DEVICE_LEVEL} stays the answer"
-    say(f"device ({mode}): {change} vs -{DEVICE_LEVEL}: {answer}")
-    if choice.kept_list:
+    objective = document["device"]["objective"]
+    say(f"device ({mode}{', time objective' if objective == 'time' else ''}): {change} vs -{DEVICE_LEVEL}: {answer}")
+    if choice.kept_list and objective == "time":
+        say("static measures (ptxas, PTX loops): kept with -O3's loop shape; unverified until the kernels run on a GPU")
+    elif choice.kept_list:
         say(
-            "static measures (ptxas): less SASS can be slower code (e.g. a loop -O3 unrolls left rolled); "
-            "unverified until the kernels run on a GPU"
+            "static measures (ptxas): less SASS can be slower code (e.g. a loop -O3 unrolls left rolled; "
+            "--objective time refuses that); unverified until the kernels run on a GPU"
         )
     if "host" in document:
         _say_host(document["host"], check, ran)

@@ -8,12 +8,15 @@ import math
 import statistics
 from typing import Any
 
+from stitchopt.toolchain.ptx_loops import LoopShape
+
 JIT_KS = (3, 10)
 # A kernel is faster or slower when its median moves by more than this: below it, medians of one build move
 # between runs on an H200; on a 14 us kernel, -O3 timed against itself has moved 5%.
 NOISE = 0.02
 FASTEST_TRAIN_LIST = "fastest train list"
 FASTEST = "fastest with -O3's outputs"
+TIME_SUFFIX = ", time objective"  # `gpu optimize --objective time`: the loops kept as -O3 shapes them
 
 
 def o3_build(entry: dict[str, Any]) -> int:
@@ -44,23 +47,33 @@ def _measure(variant: dict[str, Any]) -> tuple[int, int, int, int]:
     return (variant["sass"], variant["registers"], variant["spilled"], variant["stack"])
 
 
+def _no_worse(variant: dict[str, Any], o3: dict[str, Any], objective: str) -> bool:
+    """`apply/device.py`'s test of a build against -O3's: the ptxas measures, and for "time" the loop shape too
+    (a manifest's variants carry it as "loops" since `gpu_timing.py loops` or `prepare` wrote it)."""
+    if not all(a <= b for a, b in zip(_measure(variant), _measure(o3), strict=True)):
+        return False
+    return objective == "size" or not LoopShape(**variant["loops"]).slower_signs(LoopShape(**o3["loops"]))
+
+
 def choices(entry: dict[str, Any]) -> dict[str, int]:
     """The build (index into `entry["variants"]`) each method chooses for one kernel of the manifest, from the
     ptxas measures alone: the device model's top list with the -O3 backup (static + backup), the smallest of its
-    top k lists no worse than -O3 (jit k), the same over the whole pool, and the kernel's own searches."""
+    top k lists no worse than -O3 (jit k), the same over the whole pool, and the kernel's own searches; where the
+    variants carry their loop shapes, static + backup and jit k under the time objective too (TIME_SUFFIX)."""
     builds, variants, roles = entry["builds"], entry["variants"], entry["roles"]
     o3 = o3_build(entry)
 
-    def smallest(pipelines: list[str]) -> int:
+    def smallest(pipelines: list[str], objective: str = "size") -> int:
         built: list[int] = [builds[p] for p in pipelines if builds.get(p) is not None]
-        kept = [
-            v for v in built if all(a <= b for a, b in zip(_measure(variants[v]), _measure(variants[o3]), strict=True))
-        ]
+        kept = [v for v in built if _no_worse(variants[v], variants[o3], objective)]
         return min([o3, *kept], key=lambda v: (variants[v]["sass"], variants[v]["registers"]))
 
     ranked = [p for p in entry["order"] if p != roles["-O3"]]
     chosen = {"static + backup": smallest(entry["order"][:1])}
     chosen |= {f"jit k={k}": smallest(ranked[:k]) for k in JIT_KS}
+    if all("loops" in variant for variant in variants):
+        chosen["static + backup" + TIME_SUFFIX] = smallest(entry["order"][:1], "time")
+        chosen |= {f"jit k={k}{TIME_SUFFIX}": smallest(ranked[:k], "time") for k in JIT_KS}
     chosen["every pool list"] = smallest(entry["pool"])
     for role in ("search", "long search"):  # "long search": only on the kernels the timing run was given one for
         if role in roles:
@@ -155,6 +168,27 @@ def summarize(rows: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
                 }
             )
     return summary
+
+
+def loop_sign_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per split, every timed build other than -O3's with -O3's outputs, by its time against -O3 (faster, same,
+    slower by more than NOISE) and whether its loop shape shows a sign of slower code (what the time objective
+    refuses beyond ptxas's measures). Empty when the variants carry no loop shapes."""
+    counts: dict[str, dict[str, int]] = {}
+    for timed, entry in timed_entries(document):
+        variants, o3 = entry["variants"], o3_build(entry)
+        if not all("loops" in variant for variant in variants):
+            return []
+        reference = LoopShape(**variants[o3]["loops"])
+        for v, variant in enumerate(variants):
+            if v == o3 or not timed["identical_outputs"][v]:
+                continue
+            ratio = timed["median_ms"][v] / timed["median_ms"][o3]
+            speed = "faster" if ratio < 1 - NOISE else "slower" if ratio > 1 + NOISE else "same"
+            signs = "refused" if LoopShape(**variant["loops"]).slower_signs(reference) else "kept"
+            row = counts.setdefault(entry["split"], {})
+            row[f"{speed} {signs}"] = row.get(f"{speed} {signs}", 0) + 1
+    return [{"split": split, **row} for split, row in counts.items()]
 
 
 def vendor_rows(document: dict[str, Any]) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ from stitchopt.toolchain.frontend import assemble
 from stitchopt.toolchain.llvm import frontend_command, llc_command, opt_command
 from stitchopt.toolchain.process import ToolRun, run_tool
 from stitchopt.toolchain.ptx import KernelResources, kernel_resources
+from stitchopt.toolchain.ptx_loops import LoopShape, loop_shape
 
 DEVICE_TRIPLE = "nvptx64-nvidia-cuda"
 DEFAULT_ARCH = "sm_90"
@@ -236,17 +237,22 @@ def ptx_entries(ptx: str) -> list[str]:
     return _PTX_ENTRY_RE.findall(ptx)
 
 
+def ptx_functions(ptx: str) -> dict[str, str]:
+    """Each function a PTX file defines, by name: the text after its name, comments removed."""
+    ptx = _PTX_COMMENT_RE.sub("", ptx)  # (llc writes `// -- Begin function NEXT` before each function)
+    headers = list(_PTX_DEFINITION_RE.finditer(ptx))
+    ends = [match.start() for match in headers[1:]] + [len(ptx)]
+    return {match.group(1): ptx[match.end() : end] for match, end in zip(headers, ends, strict=True)}
+
+
 def ptx_reach(ptx: str, kernel: str) -> set[str]:
     """`kernel` and every function of the PTX file it calls or takes the address of, directly or not: its code
     when functions stay out of line (an OpenMP region's outlined parallel body, handed to the runtime)."""
-    ptx = _PTX_COMMENT_RE.sub("", ptx)  # (llc writes `// -- Begin function NEXT` before each function)
-    headers = list(_PTX_DEFINITION_RE.finditer(ptx))
-    defined = {match.group(1) for match in headers}
-    ends = [match.start() for match in headers[1:]] + [len(ptx)]
-    calls = {
-        match.group(1): set(_PTX_NAME_RE.findall(ptx, match.end(), end)) & defined
-        for match, end in zip(headers, ends, strict=True)
-    }
+    return _reach(ptx_functions(ptx), kernel)
+
+
+def _reach(functions: dict[str, str], kernel: str) -> set[str]:
+    calls = {name: set(_PTX_NAME_RE.findall(body)) & functions.keys() for name, body in functions.items()}
     reached: set[str] = set()
     todo = [kernel]
     while todo:
@@ -311,6 +317,7 @@ class KernelMeasure:
 
     sass_bytes: int
     resources: KernelResources
+    loops: LoopShape  # of its PTX and the functions it reaches: what the time objective compares
 
 
 @dataclass(frozen=True)
@@ -342,8 +349,14 @@ def build_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: C
     unmeasured = [name for name in kernels if name not in resources or name not in sass]
     if unmeasured:
         raise InputError(f"ptxas reported nothing for kernel(s) {', '.join(unmeasured)}: cannot measure them")
+    functions = ptx_functions(emission.ptx)
+    reach = {name: _reach(functions, name) for name in kernels}
     measured = {
-        name: KernelMeasure(sum(sass.get(f, 0) for f in ptx_reach(emission.ptx, name)), resources[name])
+        name: KernelMeasure(
+            sum(sass.get(f, 0) for f in reach[name]),
+            resources[name],
+            loop_shape(functions[f] for f in sorted(reach[name])),
+        )
         for name in kernels
     }
     return DeviceBuild(emission.ptx, emission.ptxas.stdout, measured)
