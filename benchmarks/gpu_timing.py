@@ -1,7 +1,8 @@
 """Kernel time on a GPU: every way of choosing a device list, timed against clang's -O3 device build, outputs
 compared.
 
-Three steps, because the GPU machine has no LLVM:
+Three steps, because the GPU machine has no LLVM, and a fourth for documents written before `prepare` kept the
+builds' loop shapes:
 
     python benchmarks/gpu_timing.py prepare [--labels data/labels/device] [--splits train,validation,test]
         [--lists gpu_static.json] [--candidates benchmarks/gpu_time_candidates.txt] -o gpu-run
@@ -361,8 +362,9 @@ def _change(ratio: float) -> str:
 
 def report(timing: Path, output: Path | None) -> int:
     """Markdown tables: each method per split (geomean time and SASS against -O3, kernels faster and slower by more
-    than the noise, builds rejected for their outputs), each kernel (time / SASS change per method), each
-    candidate list alone on the train and test kernels, and nvcc's builds where they were timed."""
+    than the noise, builds rejected for their outputs), each kernel (time / SASS change per method), where the
+    builds carry loop shapes how the time objective's signs sort them, each candidate list alone on the train and
+    test kernels, and nvcc's builds where they were timed."""
     from stitchopt.reports.tables import Rows, to_markdown  # here, not on the GPU machine (no LLVM-side packages)
 
     document = _read_document(timing)
@@ -397,7 +399,8 @@ def report(timing: Path, output: Path | None) -> int:
     signs = loop_sign_rows(document)
     if signs:
         print(
-            "\nEvery timed build but -O3's, by time against -O3 and whether the time objective's loop signs refuse it\n"
+            "\nEvery timed build with -O3's outputs but -O3's own, by time against -O3 and whether the time "
+            "objective's loop signs refuse it\n"
         )
         kinds = [f"{speed} {verdict}" for speed in ("slower", "same", "faster") for verdict in ("refused", "kept")]
         sign_table = [[row["split"], *(str(row.get(kind, 0)) for kind in kinds)] for row in signs]
@@ -427,7 +430,14 @@ def report(timing: Path, output: Path | None) -> int:
         headers = ["split", "kernel", "clang -O3 ms", "nvcc ms", "nvcc against clang -O3", "same outputs"]
         print(to_markdown(Rows("nvcc against clang -O3", headers, vendor_table)))
     if output is not None:
-        result = {"gpu": gpu, "when": document["when"], "summary": summary, "kernels": rows, "vendor": against_vendor}
+        result = {
+            "gpu": gpu,
+            "when": document["when"],
+            "summary": summary,
+            "kernels": rows,
+            "loop_signs": signs,
+            "vendor": against_vendor,
+        }
         output.write_text(json.dumps(result, indent=1) + "\n")
     return 0
 

@@ -2,9 +2,10 @@
 compile and keeps it only when no kernel is worse in SASS, registers, spills or stack; jit mode does so with its
 first k lists and keeps the smallest. -O3 is always the backup, as -Oz is on the host.
 
-The objective says what else a kept list must not be worse in: "size" nothing more; "time" also the loops of each
-kernel's PTX (`toolchain/ptx_loops.py`: no loop -O3 unrolled fully back, none left unrotated, no fewer loads and
-stores in innermost loops), the signs that went with slower kernels on a GPU where SASS alone did not."""
+The objective says what else a kept list must not be worse in: "size" nothing more; "time" also each kernel's
+loops as its PTX shows them (`toolchain/ptx_loops.py`: no more loops, no more loops tested at the top and no
+fewer loads and stores in innermost loops than -O3's, counted over the kernel): the signs that most slower
+kernels showed on a GPU where SASS alone did not."""
 
 from __future__ import annotations
 

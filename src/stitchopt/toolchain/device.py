@@ -238,30 +238,32 @@ def ptx_entries(ptx: str) -> list[str]:
 
 
 def ptx_functions(ptx: str) -> dict[str, str]:
-    """Each function a PTX file defines, by name: the text after its name, comments removed."""
-    ptx = _PTX_COMMENT_RE.sub("", ptx)  # (llc writes `// -- Begin function NEXT` before each function)
+    """Each function a PTX file defines, by name: the text after its name, as llc wrote it (comments kept: its
+    loop comments say where each block's loop is)."""
     headers = list(_PTX_DEFINITION_RE.finditer(ptx))
     ends = [match.start() for match in headers[1:]] + [len(ptx)]
     return {match.group(1): ptx[match.end() : end] for match, end in zip(headers, ends, strict=True)}
 
 
-def ptx_reach(ptx: str, kernel: str) -> set[str]:
-    """`kernel` and every function of the PTX file it calls or takes the address of, directly or not: its code
-    when functions stay out of line (an OpenMP region's outlined parallel body, handed to the runtime)."""
-    return _reach(ptx_functions(ptx), kernel)
-
-
-def _reach(functions: dict[str, str], kernel: str) -> set[str]:
-    calls = {name: set(_PTX_NAME_RE.findall(body)) & functions.keys() for name, body in functions.items()}
-    reached: set[str] = set()
-    todo = [kernel]
-    while todo:
-        name = todo.pop()
-        if name in reached or name not in calls:
-            continue
-        reached.add(name)
-        todo.extend(calls[name])
-    return reached
+def ptx_reach(functions: dict[str, str]) -> dict[str, set[str]]:
+    """For each function of `ptx_functions`, itself and every function it calls or takes the address of,
+    directly or not: a kernel's code when functions stay out of line (an OpenMP region's outlined parallel body,
+    handed to the runtime)."""
+    calls = {  # (llc writes `// -- Begin function NEXT` at the end of each function: comments are not calls)
+        name: set(_PTX_NAME_RE.findall(_PTX_COMMENT_RE.sub("", body))) & functions.keys()
+        for name, body in functions.items()
+    }
+    reach = {}
+    for start in calls:
+        reached: set[str] = set()
+        todo = [start]
+        while todo:
+            name = todo.pop()
+            if name not in reached:
+                reached.add(name)
+                todo.extend(calls[name])
+        reach[start] = reached
+    return reach
 
 
 @dataclass(frozen=True)
@@ -350,12 +352,12 @@ def build_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: C
     if unmeasured:
         raise InputError(f"ptxas reported nothing for kernel(s) {', '.join(unmeasured)}: cannot measure them")
     functions = ptx_functions(emission.ptx)
-    reach = {name: _reach(functions, name) for name in kernels}
+    reach = ptx_reach(functions)
     measured = {
         name: KernelMeasure(
-            sum(sass.get(f, 0) for f in reach[name]),
+            sum(sass.get(f, 0) for f in reach.get(name, ())),
             resources[name],
-            loop_shape(functions[f] for f in sorted(reach[name])),
+            loop_shape(functions[f] for f in sorted(reach.get(name, ()))),
         )
         for name in kernels
     }

@@ -1,34 +1,46 @@
 """The loops of a kernel's PTX: what a list changes in them that ptxas's measures do not show but time does.
 
-On an H200 (docs/results.md, "A time objective"), the lists that ran slower than clang's -O3 had brought back
-loops -O3 unrolled fully, closed loops with an unconditional branch back (the loop test at the top: two branches
-an iteration where a rotated loop has one), or put fewer loads and stores in innermost loops (unrolled less).
+On an H200 (docs/results.md, "A time objective"), most lists that ran slower than clang's -O3 had more loops
+than -O3's code (loops -O3 had unrolled fully), more loops tested at the top (two branches an iteration where a
+rotated loop has one), or fewer loads and stores in innermost loops (loops unrolled less).
 `LoopShape.slower_signs` names these against -O3's shape; `gpu optimize --objective time` keeps no list that
 shows one.
+
+The loops are LLVM's own: llc writes its loop analysis into the PTX as comments on each block (`=>This Loop
+Header: Depth=1`, `in Loop: Header=BB1_3 Depth=1`, `Parent Loop ...`, `This Inner Loop Header` for a loop with
+no loop inside), which places every block in its loop wherever llc laid it out (a latch may sit above its
+header). Branches and fall-throughs between blocks give each loop's latches.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-_LABEL_RE = re.compile(r"^\s*(\$?[A-Za-z_][\w$]*):", re.MULTILINE)
+# A block starts at a label (`$L__BB1_7:`) or, when no branch targets it, at llc's `// %bb.8:` comment.
+_BLOCK_RE = re.compile(r"^(?:\$L__(BB\w+):|\s*// %bb\.\d+:)")
+_HEADER_RE = re.compile(r"Loop Header: Depth=\d+")
+_MEMBER_RE = re.compile(r"in Loop: Header=(BB\w+) Depth=")
+_PARENT_RE = re.compile(r"Parent Loop (BB\w+) Depth=(\d+)")
 # An instruction: an optional guard predicate (`@%p1`, `@!%p1`), then the opcode.
 _INSTRUCTION_RE = re.compile(r"^\s*(@!?%\w+\s+)?([a-z][\w.]*)")
-_BRANCH_TARGET_RE = re.compile(r"\s(\$?[A-Za-z_][\w$]*)\s*;")
+_BRANCH_TARGET_RE = re.compile(r"\$L__(BB\w+)\s*;")
+_VECTOR_RE = re.compile(r"\.v(\d+)\.")
+_MEMORY_OPCODES = ("ld.", "st.", "atom.", "red.")
+_PARAMETER_OPCODES = ("ld.param", "st.param")
 
 
 @dataclass(frozen=True)
 class LoopShape:
     """Counts over a kernel and the functions it reaches."""
 
-    loops: int  # loop headers: labels some later branch jumps back to
-    unrotated: int  # loops tested at the top: closed by an unconditional branch back that no exit test precedes
-    inner_memory: int  # loads and stores (not of parameters) in innermost loop bodies
+    loops: int
+    unrotated: int  # loops whose every latch branches back unconditionally: tested at the top
+    inner_memory: int  # elements loaded or stored (not parameters) in innermost loops; a .v4 access counts 4
 
     def slower_signs(self, reference: LoopShape) -> list[str]:
-        """What in this shape, against `reference` (-O3's), went with slower kernels: each with both numbers."""
+        """Where this shape is worse than `reference` (-O3's) in what went with slower kernels, both numbers."""
         signs = []
         if self.loops > reference.loops:
             signs.append(f"loops {reference.loops} -> {self.loops}")
@@ -40,59 +52,95 @@ class LoopShape:
 
 
 def loop_shape(bodies: Iterable[str]) -> LoopShape:
-    """The shape of PTX function bodies (comments removed), summed."""
+    """The summed shape of PTX function bodies as llc writes them (its comments kept)."""
     loops = unrotated = inner_memory = 0
     for body in bodies:
         shape = _body_shape(body)
-        loops, unrotated, inner_memory = (
-            loops + shape.loops,
-            unrotated + shape.unrotated,
-            inner_memory + shape.inner_memory,
-        )
+        loops += shape.loops
+        unrotated += shape.unrotated
+        inner_memory += shape.inner_memory
     return LoopShape(loops, unrotated, inner_memory)
 
 
+@dataclass
+class _Block:
+    name: str | None  # BBx_y when a label starts it
+    comments: list[str] = field(default_factory=list)  # llc's loop comments on its first lines
+    targets: list[str] = field(default_factory=list)  # blocks its branches go to
+    falls_through: bool = True  # no unconditional branch, ret or exit ends it
+    memory: int = 0
+
+
 def _body_shape(body: str) -> LoopShape:
-    labels: dict[str, int] = {}
-    instructions: list[tuple[str, bool, str]] = []  # opcode, guarded, the line
+    blocks = _blocks(body)
+    headers = {b.name: b for b in blocks if b.name and any(_HEADER_RE.search(c) for c in b.comments)}
+    parent: dict[str, str] = {}
+    for name, header in headers.items():
+        parents = [_PARENT_RE.search(c) for c in header.comments]
+        found = [(int(m.group(2)), m.group(1)) for m in parents if m]
+        if found:
+            parent[name] = max(found)[1]
+    innermost = {name for name, header in headers.items() if any("Inner Loop Header" in c for c in header.comments)}
+
+    def loop_of(block: _Block) -> str | None:
+        if block.name in headers:
+            return block.name
+        members = [m.group(1) for m in map(_MEMBER_RE.search, block.comments) if m]
+        return members[0] if members else None
+
+    def enclosing(loop: str | None) -> set[str]:
+        chain = set()
+        while loop is not None and loop not in chain:
+            chain.add(loop)
+            loop = parent.get(loop)
+        return chain
+
+    successors = []
+    for index, block in enumerate(blocks):
+        after = blocks[index + 1].name if block.falls_through and index + 1 < len(blocks) else None
+        successors.append([*block.targets, *([after or f"#{index + 1}"] if block.falls_through else [])])
+    unrotated = 0
+    for name in headers:
+        latches = [
+            successors[i]
+            for i, block in enumerate(blocks)
+            if name in enclosing(loop_of(block)) and name in successors[i]
+        ]
+        if latches and all(len(set(targets)) == 1 for targets in latches):
+            unrotated += 1
+    inner_memory = sum(block.memory for block in blocks if loop_of(block) in innermost)
+    return LoopShape(len(headers), unrotated, inner_memory)
+
+
+def _blocks(body: str) -> list[_Block]:
+    """The body's blocks in order, each with its loop comments, branch targets, fall-through and memory."""
+    blocks = [_Block(None)]
+    in_header_comments = False
     for line in body.splitlines():
-        label = _LABEL_RE.match(line)
-        if label:
-            labels[label.group(1)] = len(instructions)
+        code, _, comment = line.partition("//")
+        start = _BLOCK_RE.match(line)
+        if start:
+            blocks.append(_Block(start.group(1)))
+            rest = line[start.end() :]
+            blocks[-1].comments.append(rest.partition("//")[2])
+            in_header_comments = True
             continue
-        match = _INSTRUCTION_RE.match(line)
-        if match:
-            instructions.append((match.group(2), match.group(1) is not None, line))
-    # Each loop: its header's index, the last branch back to it, and whether an unconditional branch closes it.
-    spans: dict[int, list[int]] = {}
-    closed_unconditionally: set[int] = set()
-    for index, (opcode, guarded, line) in enumerate(instructions):
-        if opcode.split(".")[0] != "bra":
+        if in_header_comments and not code.strip() and comment:
+            blocks[-1].comments.append(comment)  # llc continues a block's loop comment on lines of their own
             continue
-        target = _BRANCH_TARGET_RE.search(line)
-        header = labels.get(target.group(1)) if target else None
-        if header is None or header > index:
+        in_header_comments = False
+        match = _INSTRUCTION_RE.match(code)
+        if not match:
             continue
-        spans.setdefault(header, []).append(index)
-        if not guarded and not _exit_test(instructions[index - 1] if index else None):
-            closed_unconditionally.add(header)
-    intervals = [(header, max(ends)) for header, ends in spans.items()]
-    innermost = [
-        (start, end)
-        for start, end in intervals
-        if not any(start <= other_start and other_end <= end and (other_start, other_end) != (start, end)
-                   for other_start, other_end in intervals)
-    ]  # fmt: skip
-    memory = sum(
-        1
-        for start, end in innermost
-        for opcode, _, _ in instructions[start : end + 1]
-        if opcode.startswith(("ld.", "st.")) and not opcode.startswith(("ld.param", "st.param"))
-    )
-    return LoopShape(len(intervals), len(closed_unconditionally), memory)
-
-
-def _exit_test(instruction: tuple[str, bool, str] | None) -> bool:
-    """A guarded branch: right before an unconditional branch back, the loop's test at its bottom (llc lays out
-    some rotated loops as `@%p bra EXIT; bra.uni HEADER`)."""
-    return instruction is not None and instruction[1] and instruction[0].split(".")[0] == "bra"
+        guarded, opcode, block = match.group(1) is not None, match.group(2), blocks[-1]
+        if opcode.split(".")[0] == "bra":
+            target = _BRANCH_TARGET_RE.search(code)
+            if target:
+                block.targets.append(target.group(1))
+            block.falls_through = guarded
+        elif opcode in ("ret", "exit") and not guarded:
+            block.falls_through = False
+        elif opcode.startswith(_MEMORY_OPCODES) and not opcode.startswith(_PARAMETER_OPCODES):
+            vector = _VECTOR_RE.search(opcode)
+            block.memory += int(vector.group(1)) if vector else 1
+    return blocks
