@@ -3,7 +3,7 @@ compile and keeps it only when no kernel is worse in SASS, registers, spills or 
 first k lists and keeps the smallest. -O3 is always the backup, as -Oz is on the host.
 
 The objective says what else a kept list must not be worse in: "size" nothing more; "time" also each kernel's
-loops as its PTX shows them (`toolchain/ptx_loops.py`: no more loops, no more loops tested at the top and no
+loops as its PTX shows them (`toolchain/ptx_code.py`: no more loops, no more loops tested at the top and no
 fewer loads and stores in innermost loops than -O3's, counted over the kernel): the signs that most slower
 kernels showed on a GPU where SASS alone did not."""
 

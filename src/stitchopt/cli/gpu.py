@@ -4,6 +4,7 @@ clang's own `-O3` device compile beside the pass lists given."""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -67,6 +68,7 @@ from stitchopt.toolchain.device import (
     printed_device_pipeline,
 )
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
+from stitchopt.toolchain.elf import SASS_WORD
 from stitchopt.toolchain.frontend import (
     C_SUFFIXES,
     CXX_SUFFIXES,
@@ -656,6 +658,9 @@ def _document(
             entry["kernels"] = {
                 name: {
                     "sass_bytes": k.sass_bytes,
+                    "sass_instructions": k.sass_bytes // SASS_WORD,
+                    "ptx_instructions": k.ptx_instructions,
+                    "loops": asdict(k.loops),
                     "registers": k.resources.registers,
                     "spill_store_bytes": k.resources.spill_store_bytes,
                     "spill_load_bytes": k.resources.spill_load_bytes,

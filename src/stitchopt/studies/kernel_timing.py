@@ -8,7 +8,7 @@ import math
 import statistics
 from typing import Any
 
-from stitchopt.toolchain.ptx_loops import LoopShape
+from stitchopt.toolchain.ptx_code import LoopShape
 
 JIT_KS = (3, 10)
 # A kernel is faster or slower when its median moves by more than this: below it, medians of one build move

@@ -28,7 +28,7 @@ from stitchopt.toolchain.frontend import assemble
 from stitchopt.toolchain.llvm import frontend_command, llc_command, opt_command
 from stitchopt.toolchain.process import ToolRun, run_tool
 from stitchopt.toolchain.ptx import KernelResources, kernel_resources
-from stitchopt.toolchain.ptx_loops import LoopShape, loop_shape
+from stitchopt.toolchain.ptx_code import LoopShape, ptx_code
 
 DEVICE_TRIPLE = "nvptx64-nvidia-cuda"
 DEFAULT_ARCH = "sm_90"
@@ -319,7 +319,8 @@ class KernelMeasure:
 
     sass_bytes: int
     resources: KernelResources
-    loops: LoopShape  # of its PTX and the functions it reaches: what the time objective compares
+    ptx_instructions: int  # of its PTX and the functions it reaches, as the loops are
+    loops: LoopShape  # what the time objective compares
 
 
 @dataclass(frozen=True)
@@ -353,11 +354,13 @@ def build_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: C
         raise InputError(f"ptxas reported nothing for kernel(s) {', '.join(unmeasured)}: cannot measure them")
     functions = ptx_functions(emission.ptx)
     reach = ptx_reach(functions)
+    code = {name: ptx_code(functions[f] for f in sorted(reach.get(name, ()))) for name in kernels}
     measured = {
         name: KernelMeasure(
             sum(sass.get(f, 0) for f in reach.get(name, ())),
             resources[name],
-            loop_shape(functions[f] for f in sorted(reach.get(name, ()))),
+            code[name].instructions,
+            code[name].loops,
         )
         for name in kernels
     }

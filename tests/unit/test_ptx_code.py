@@ -1,9 +1,10 @@
-"""toolchain/ptx_loops.py on PTX bodies written as llc writes them (its loop comments, labels, `// %bb.N:`
-blocks): loops placed by those comments, latches by branches and fall-throughs, memory counted by elements."""
+"""toolchain/ptx_code.py on PTX bodies written as llc writes them (its loop comments, labels, `// %bb.N:`
+blocks): instructions counted, loops placed by those comments, latches by branches and fall-throughs, memory
+counted by elements."""
 
 from __future__ import annotations
 
-from stitchopt.toolchain.ptx_loops import LoopShape, loop_shape
+from stitchopt.toolchain.ptx_code import LoopShape, PtxCode, ptx_code
 
 # A rotated loop: its one block branches back on a predicate (two successors), with a vector load (4 elements)
 # and a parameter load (not counted) in it.
@@ -70,18 +71,18 @@ $L__BB1_4:
 
 
 def test_a_rotated_loop_counts_its_elements_but_not_parameters() -> None:
-    assert loop_shape([ROTATED]) == LoopShape(loops=1, unrotated=0, inner_memory=5)
+    assert ptx_code([ROTATED]) == PtxCode(instructions=6, loops=LoopShape(loops=1, unrotated=0, inner_memory=5))
 
 
 def test_a_loop_tested_at_the_top_is_unrotated() -> None:
-    assert loop_shape([TOP_TESTED]) == LoopShape(loops=1, unrotated=1, inner_memory=1)
-    assert loop_shape([EXIT_THEN_BACK]) == LoopShape(loops=1, unrotated=0, inner_memory=1)
+    assert ptx_code([TOP_TESTED]).loops == LoopShape(loops=1, unrotated=1, inner_memory=1)
+    assert ptx_code([EXIT_THEN_BACK]).loops == LoopShape(loops=1, unrotated=0, inner_memory=1)
 
 
 def test_nested_loops_follow_llcs_comments_wherever_the_blocks_lie() -> None:
-    assert loop_shape([NESTED]) == LoopShape(loops=2, unrotated=2, inner_memory=5)
-    assert loop_shape([NESTED, ROTATED]) == LoopShape(loops=3, unrotated=2, inner_memory=10)
-    assert loop_shape(["\tret;\n"]) == LoopShape(0, 0, 0)
+    assert ptx_code([NESTED]).loops == LoopShape(loops=2, unrotated=2, inner_memory=5)
+    assert ptx_code([NESTED, ROTATED]) == PtxCode(instructions=20, loops=LoopShape(3, 2, 10))
+    assert ptx_code(["\tret;\n"]) == PtxCode(1, LoopShape(0, 0, 0))
 
 
 def test_the_signs_name_what_is_worse_than_o3() -> None:

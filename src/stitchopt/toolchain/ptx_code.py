@@ -1,4 +1,5 @@
-"""The loops of a kernel's PTX: what a list changes in them that ptxas's measures do not show but time does.
+"""What a kernel's PTX shows beside ptxas's measures: its instructions, and its loops, where a list changes what
+ptxas's measures do not show but time does.
 
 On an H200 (docs/results.md, "A time objective"), most lists that ran slower than clang's -O3 had more loops
 than -O3's code (loops -O3 had unrolled fully), more loops tested at the top (two branches an iteration where a
@@ -51,15 +52,26 @@ class LoopShape:
         return signs
 
 
-def loop_shape(bodies: Iterable[str]) -> LoopShape:
-    """The summed shape of PTX function bodies as llc writes them (its comments kept)."""
-    loops = unrotated = inner_memory = 0
+@dataclass(frozen=True)
+class PtxCode:
+    """A kernel's PTX with the functions it reaches: instructions (labels, directives and comments aside) and
+    loops."""
+
+    instructions: int
+    loops: LoopShape
+
+
+def ptx_code(bodies: Iterable[str]) -> PtxCode:
+    """What PTX function bodies as llc writes them (its comments kept) add up to."""
+    instructions = loops = unrotated = inner_memory = 0
     for body in bodies:
-        shape = _body_shape(body)
+        blocks = _blocks(body)
+        instructions += sum(block.instructions for block in blocks)
+        shape = _body_shape(blocks)
         loops += shape.loops
         unrotated += shape.unrotated
         inner_memory += shape.inner_memory
-    return LoopShape(loops, unrotated, inner_memory)
+    return PtxCode(instructions, LoopShape(loops, unrotated, inner_memory))
 
 
 @dataclass
@@ -69,10 +81,10 @@ class _Block:
     targets: list[str] = field(default_factory=list)  # blocks its branches go to
     falls_through: bool = True  # no unconditional branch, ret or exit ends it
     memory: int = 0
+    instructions: int = 0
 
 
-def _body_shape(body: str) -> LoopShape:
-    blocks = _blocks(body)
+def _body_shape(blocks: list[_Block]) -> LoopShape:
     headers = {b.name: b for b in blocks if b.name and any(_HEADER_RE.search(c) for c in b.comments)}
     parent: dict[str, str] = {}
     for name, header in headers.items():
@@ -133,6 +145,7 @@ def _blocks(body: str) -> list[_Block]:
         if not match:
             continue
         guarded, opcode, block = match.group(1) is not None, match.group(2), blocks[-1]
+        block.instructions += 1
         if opcode.split(".")[0] == "bra":
             target = _BRANCH_TARGET_RE.search(code)
             if target:
