@@ -1,5 +1,6 @@
 """Both sides of the project's OpenMP offload programs chosen as `stitchopt gpu optimize PROGRAM.c --run` chooses
-them: the device model's list for the program's target regions (sm_90; static and jit, -O3 the backup) and the
+them: the device model's list for the program's target regions (sm_90, the OpenMP device runtime linked in as the
+program's build links it; static and jit, -O3 the backup) and the
 host pipeline (statically: stitchopt-hoist-target-data where the pass keeps some array on the device; then kept
 only when a run with the host as the offload device copies fewer bytes with identical output). Unlike `gpu
 optimize`, every program is run, also where the pass keeps nothing: the runs show that the static choice and
@@ -23,8 +24,8 @@ from stitchopt.apply.device import DEVICE_JIT_K, choose_device_list, sass_and_re
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_sources
 from stitchopt.models.device_model import load_device_model
 from stitchopt.reports.tables import Rows, to_markdown
-from stitchopt.toolchain.cuda import find_cuda
-from stitchopt.toolchain.device import device_options, openmp_device_ir
+from stitchopt.toolchain.cuda import find_cuda, openmp_offload_bitcode
+from stitchopt.toolchain.device import DEFAULT_ARCH, device_options, openmp_device_ir
 from stitchopt.toolchain.discovery import find_toolchain
 from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
 from stitchopt.toolchain.offload_build import HOISTING_PIPELINE, hoisting_report
@@ -51,8 +52,11 @@ def main() -> int:
     model = load_device_model(args.model)
     began = time.monotonic()
     rows, results = [], []
+    library = openmp_offload_bitcode(toolchain, DEFAULT_ARCH)
+    if library is None:
+        raise SystemExit("no OpenMP device runtime bitcode: run `sudo bash scripts/install-system-deps.sh --gpu`")
     for source in offload_sources():
-        bitcode = openmp_device_ir(toolchain, cuda, source)
+        bitcode = openmp_device_ir(toolchain, cuda, source, runtime=library.parent)  # as the program's build does
         module = module_from_bitcode(toolchain, bitcode, source.stem)
         options = device_options(disassemble(toolchain, bitcode, source.name), cuda)
         device, reasons = {}, []

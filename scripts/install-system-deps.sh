@@ -34,7 +34,8 @@ datasets_only=(dpkg-dev make cmake meson ninja-build autoconf automake libtool l
   liblzo2-dev libmd-dev libnl-3-dev libnl-genl-3-dev libcap-dev libcap-ng-dev libpopt-dev libexpat1-dev
   libbrotli-dev libeigen3-dev libgflags-dev uuid-dev libutfcpp-dev)
 # With --gpu, also when possible: libomp-19-dev, whose libomptarget-nvptx-sm_XX.bc is the device runtime of
-# OpenMP target offload (`stitchopt doctor` reports it), and libomptarget, which runs offload programs with the
+# OpenMP target offload, linked into target regions as a program's build does (`stitchopt gpu measure` on a C
+# file; `stitchopt doctor` reports it), and libomptarget, which runs offload programs with the
 # host CPU as the device (`stitchopt gpu transfers --run`; `make test` installs it for tests/integration/
 # test_offload.py).
 gpu_only=(libomp-19-dev)

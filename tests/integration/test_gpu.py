@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from stitchopt.cache.store import EvaluationStore
+from stitchopt.cli import gpu as gpu_cli
+from stitchopt.cli.main import app
 from stitchopt.core import EvalStatus, IRModule
 from stitchopt.datasets.kernels import FAMILY_SPLITS, kernel_sources, offload_sources
 from stitchopt.datasets.normalize import normalized_sha256
@@ -20,7 +23,7 @@ from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.studies.gpu_launches import LAUNCHES, argument_types, launch, ptx_parameter_types
 from stitchopt.toolchain import cuda as cuda_module
-from stitchopt.toolchain.cuda import STANDIN_DIR, CudaToolkit, find_cuda
+from stitchopt.toolchain.cuda import STANDIN_DIR, CudaToolkit, find_cuda, openmp_offload_bitcode
 from stitchopt.toolchain.device import (
     DEVICE_TRIPLE,
     build_device,
@@ -72,12 +75,55 @@ def test_opt_llc_reproduce_clangs_o3_device_compile_byte_for_byte(
     assert built.ptx == clang_ptx(toolchain, cuda, KERNELS[family])
 
 
+def test_openmp_regions_are_built_with_the_device_runtime_a_programs_build_links_in(
+    toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path
+) -> None:
+    """A program's build links LLVM's OpenMP device runtime into its target regions before -O3 optimizes them
+    (clang's device compile with --libomptarget-nvptx-bc-path): with the runtime, opt | llc | ptxas write
+    clang's own device object (every section the same size) and the regions measure otherwise than without it,
+    as `gpu measure` on the program shows."""
+    library = openmp_offload_bitcode(toolchain, "sm_90")
+    assert library is not None, "scripts/install-system-deps.sh --gpu installs libomp-19-dev"
+    source = OMP_PROGRAMS["gemv"]
+    linked = openmp_device_ir(toolchain, cuda, source, runtime=library.parent)
+    options = device_options(disassemble(toolchain, linked, "gemv"), cuda)
+    built = build_device(toolchain, linked, device_baseline(options).pipeline, options)
+    argv = [toolchain.tool("clang"), "-fopenmp", "--offload-arch=sm_90", "--offload-device-only", "-O3", "-c"]
+    argv += [f"--cuda-path={cuda.root}", f"--libomptarget-nvptx-bc-path={library.parent}"]
+    subprocess.run([*argv, str(source), "-o", str(tmp_path / "device.o")], capture_output=True, check=True)
+    sizes = {s.name: s.size for s in read_sections(built.cubin)}
+    assert sizes == {s.name: s.size for s in read_sections((tmp_path / "device.o").read_bytes())}
+    external = openmp_device_ir(toolchain, cuda, source)
+    without = build_device(toolchain, external, device_baseline(options).pipeline, options)
+    assert set(without.kernels) == set(built.kernels)
+    assert all(built.kernels[k].sass_bytes < without.kernels[k].sass_bytes for k in built.kernels)
+    measured = subprocess.run(
+        [sys.executable, "-m", "stitchopt", "gpu", "measure", str(source), "--json"], capture_output=True, text=True
+    )
+    kernels = json.loads(measured.stdout)["builds"][0]["kernels"]
+    assert {k: v["sass_bytes"] for k, v in kernels.items()} == {k: v.sass_bytes for k, v in built.kernels.items()}
+
+
+def test_without_the_openmp_device_runtime_a_note_says_the_regions_are_built_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where libomp-19-dev is missing (faked: it is installed here), `gpu measure` still measures the program's
+    regions, as `--offload-device-only -S` compiles them, and says what is missing."""
+    monkeypatch.setattr(gpu_cli, "openmp_offload_bitcode", lambda toolchain, arch: None)
+    result = CliRunner().invoke(app, ["gpu", "measure", str(OMP_PROGRAMS["gemv"]), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "no OpenMP device runtime for sm_90 (install libomp-19-dev" in result.stderr, result.stderr
+    kernels = json.loads(result.stdout)["builds"][0]["kernels"]
+    assert len(kernels) == 2 and all(k["sass_bytes"] > 3000 for k in kernels.values())  # the runtime's calls kept
+
+
 @pytest.mark.parametrize("family", ["stencil", "nbody"])
 def test_opt_llc_reproduce_clangs_o3_openmp_device_compile_byte_for_byte(
     toolchain: Toolchain, cuda: CudaToolkit, family: str
 ) -> None:
-    """OpenMP target regions (kernels_v1/omp): the device side of clang -O3 for that file (runtime calls left
-    for the link), with C's FP contraction; ptxas assembles it relocatable and every kernel is measured, with
+    """OpenMP target regions (kernels_v1/omp) as the device labels compile them: the device side of clang -O3 for
+    that file without the device runtime (`--offload-device-only -S`: runtime calls left external), with C's FP
+    contraction; ptxas assembles it relocatable and every kernel is measured, with
     the functions it reaches."""
     source = OMP_PROGRAMS[family]
     bitcode = openmp_device_ir(toolchain, cuda, source)

@@ -49,7 +49,7 @@ from stitchopt.labels.device import KernelUnit, kernel_units, label_kernels
 from stitchopt.models.device_model import load_device_model
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
-from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
+from stitchopt.toolchain.cuda import OFFLOAD_INSTALL_HINT, CudaToolkit, find_cuda, openmp_offload_bitcode
 from stitchopt.toolchain.device import (
     CUDA_SUFFIXES,
     DEFAULT_ARCH,
@@ -601,10 +601,26 @@ def _device_input(
         raise InputError(f"{source}: unsupported file type {source.suffix!r} for a GPU; use one of {suffixes}")
     if source.suffix not in CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES:
         return _built_device_input(toolchain, cuda, target, load_module(toolchain, source, []), arch, clang_args)
-    compile_device = cuda_device_ir if source.suffix in CUDA_SUFFIXES else openmp_device_ir
-    bitcode = compile_device(toolchain, cuda, source, arch or DEFAULT_ARCH, clang_args)
+    if source.suffix in CUDA_SUFFIXES:
+        bitcode = cuda_device_ir(toolchain, cuda, source, arch or DEFAULT_ARCH, clang_args)
+    else:
+        runtime = _openmp_runtime(toolchain, arch or DEFAULT_ARCH)
+        bitcode = openmp_device_ir(toolchain, cuda, source, arch or DEFAULT_ARCH, clang_args, runtime)
     module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel) if kernel else bitcode, target)
     return module, device_options(disassemble(toolchain, module.bitcode, source.name), cuda)
+
+
+def _openmp_runtime(toolchain: Toolchain, arch: str) -> Path | None:
+    """Where LLVM's OpenMP device runtime bitcode for `arch` lies, which a program's build links into its target
+    regions before optimizing them; None (and a note) where it is not installed."""
+    library = openmp_offload_bitcode(toolchain, arch)
+    if library is None:
+        note(
+            f"note: no OpenMP device runtime for {arch} ({OFFLOAD_INSTALL_HINT}): the target regions are built "
+            "without it, which a program's build links in"
+        )
+        return None
+    return library.parent
 
 
 def _transfers_program(target: str) -> Path:

@@ -115,29 +115,43 @@ def cuda_device_ir(
 
 
 def openmp_device_ir(
-    toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: str = DEFAULT_ARCH, flags: Sequence[str] = ()
+    toolchain: Toolchain,
+    cuda: CudaToolkit,
+    source: Path,
+    arch: str = DEFAULT_ARCH,
+    flags: Sequence[str] = (),
+    runtime: Path | None = None,
 ) -> bytes:
     """Unoptimized device bitcode of a C/C++ file's OpenMP target regions for `arch`, as clang's `-O3` device
-    compile of that file sees it (`--offload-device-only`): calls into the OpenMP device runtime stay external,
-    resolved when the program is linked. `flags`: the program's own (include paths, defines)."""
+    compile of that file sees it (`--offload-device-only`): calls into the OpenMP device runtime stay external.
+    With `runtime` (`openmp_offload_bitcode`'s directory), the runtime's bitcode is linked in before the
+    optimizer, as clang's device compile does in a whole program's build (`-mlink-builtin-bitcode`), so -O3
+    and a list optimize the kernels with the runtime code they call. `flags`: the program's own (include
+    paths, defines)."""
     require_nvptx(toolchain)
     if not source.is_file():
         raise InputError(f"{source}: no such file")
     if cuda.root is None:
         raise ToolchainError(f"compiling {source.name} for a GPU needs CUDA's files: {CUDA_INSTALL_HINT}")
     driver = [toolchain.tool("clang"), "-fopenmp", f"--offload-arch={check_arch(arch)}", "--offload-device-only"]
+    linked = [] if runtime is None else [f"--libomptarget-nvptx-bc-path={runtime}"]
+    # Text leaves the runtime out (clang's -S of a device-only compile does); bitcode output links it in.
     argv = frontend_command(
-        driver, DEVICE_LEVEL, flags=[f"--cuda-path={cuda.root}", *flags], text=True, args=[str(source), "-o", "-"]
+        driver,
+        DEVICE_LEVEL,
+        flags=[f"--cuda-path={cuda.root}", *linked, *flags],
+        text=runtime is None,
+        args=[str(source), "-o", "-"],
     )
-    # As text: clang's bitcode output of a device-only compile links the device runtime in, its -S does not.
     run = run_tool(argv, timeout=FRONTEND_TIMEOUT_S)
     if run.returncode != 0:
         raise InputError(
             f"{source}: clang cannot compile its target regions for {arch}: {first_error(run.stderr_text)}"
         )
-    if not kernel_names(run.stdout.decode(errors="replace")):
+    text = run.stdout.decode(errors="replace") if runtime is None else _text(toolchain, run.stdout)
+    if not kernel_names(text):
         raise InputError(f"{source}: no OpenMP target region (#pragma omp target) to compile for a GPU")
-    return assemble(toolchain, run.stdout, source.name)
+    return run.stdout if runtime is not None else assemble(toolchain, run.stdout, source.name)
 
 
 def device_options(ir_text: str, cuda: CudaToolkit) -> CompileOptions:
