@@ -1,6 +1,6 @@
 """Both sides of the project's OpenMP offload programs chosen as `stitchopt gpu optimize PROGRAM.c --run` chooses
-them: the device model's list for the program's target regions (sm_90, the OpenMP device runtime linked in as the
-program's build links it; static and jit, -O3 the backup) and the
+them: the device model's list for the program's target regions (sm_90, the OpenMP device runtime and libdevice
+linked in as the program's build links them; static and jit, -O3 the backup) and the
 host pipeline (statically: stitchopt-hoist-target-data where the pass keeps some array on the device; then kept
 only when a run with the host as the offload device copies fewer bytes with identical output). Unlike `gpu
 optimize`, every program is run, also where the pass keeps nothing: the runs show that the static choice and
@@ -9,7 +9,7 @@ the run's agree.
 The device model is the shipped one (or `--model`), trained on the train families' kernels (CUDA, and the
 OpenMP programs' target regions of those families). Device figures are ptxas's (static, unverified on a GPU).
 
-    python benchmarks/gpu_offload_choice.py [--model DIR] [--json F]
+    python benchmarks/gpu_offload_choice.py [--model DIR] [--k 10] [--json F]
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=None, help="a device model directory (default: shipped)")
     parser.add_argument("--json", type=Path, default=None, help="write the per-program results here")
+    parser.add_argument("--k", type=int, default=DEVICE_JIT_K, help="jit's lists (gpu optimize --k)")
     args = parser.parse_args()
     toolchain, cuda = find_toolchain(), find_cuda()
     model = load_device_model(args.model)
@@ -56,12 +57,12 @@ def main() -> int:
     if library is None:
         raise SystemExit("no OpenMP device runtime bitcode: run `sudo bash scripts/install-system-deps.sh --gpu`")
     for source in offload_sources():
-        bitcode = openmp_device_ir(toolchain, cuda, source, runtime=library.parent)  # as the program's build does
+        bitcode = openmp_device_ir(toolchain, cuda, source, runtime=library)  # as the program's build does
         module = module_from_bitcode(toolchain, bitcode, source.stem)
         options = device_options(disassemble(toolchain, bitcode, source.name), cuda)
         device, reasons = {}, []
         for mode in ("static", "jit"):
-            choice = choose_device_list(toolchain, model, module, options, mode, DEVICE_JIT_K)
+            choice = choose_device_list(toolchain, model, module, options, mode, args.k)
             device[mode] = sass_and_registers(choice.answer)[0] / sass_and_registers(choice.reference)[0] - 1
             reasons += [why for why in choice.tried.values() if why is not None]
         static = hoisting_report(toolchain, source, plugin_path())
@@ -88,7 +89,7 @@ def main() -> int:
         "split",
         "kernels",
         "device SASS static",
-        f"jit k={DEVICE_JIT_K}",
+        f"jit k={args.k}",
         "lists not kept",
         "host static (places the pass keeps data)",
         "host after the run",

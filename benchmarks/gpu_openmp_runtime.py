@@ -1,9 +1,11 @@
-"""What the OpenMP device runtime changes in the project's OpenMP target regions: each program of
-src/stitchopt/datasets/kernels_v1/omp built at -O3 for the GPU as `gpu measure` builds it today (the runtime's
-calls left external: clang's `--offload-device-only -S`) and with the runtime's bitcode linked in before the
-optimizer, as clang's device compile does in a whole program's build (`--libomptarget-nvptx-bc-path`:
-`-mlink-builtin-bitcode`). The second is checked against clang's own device object of that build (every cubin
-section the same size). Needs `scripts/install-system-deps.sh --gpu` (Debian's libomp-19-dev).
+"""What the libraries a program's build links into its OpenMP target regions change: each program of
+src/stitchopt/datasets/kernels_v1/omp built at -O3 for the GPU as the device labels build it (clang's
+`--offload-device-only -S`: calls into the OpenMP device runtime and into libdevice left external) and as
+`gpu measure` and a program's build do (`--libomptarget-nvptx-bc-path`: clang links the runtime's bitcode and
+libdevice in before the optimizer, `-mlink-builtin-bitcode`). The second is checked against clang's own device
+object of that build (every cubin section the same size), and each region alone (`bench://kernels-v1/omp/
+<family>#<region>`: the other regions deleted) against the region in its program. Needs
+`scripts/install-system-deps.sh --gpu` (Debian's libomp-19-dev).
 
     python benchmarks/gpu_openmp_runtime.py [--arch sm_90] [--json F]
 """
@@ -18,8 +20,9 @@ import tempfile
 from pathlib import Path
 
 from stitchopt.datasets.kernels import FAMILY_SPLITS, offload_sources
+from stitchopt.diagnostics import first_error
 from stitchopt.reports.tables import Rows, to_markdown
-from stitchopt.toolchain.cuda import find_cuda, openmp_offload_bitcode
+from stitchopt.toolchain.cuda import CudaToolkit, find_cuda, openmp_offload_bitcode
 from stitchopt.toolchain.device import (
     DEFAULT_ARCH,
     DEVICE_LEVEL,
@@ -27,6 +30,7 @@ from stitchopt.toolchain.device import (
     build_device,
     device_baseline,
     device_options,
+    kernel_unit,
     openmp_device_ir,
     without_file_ids,
 )
@@ -36,21 +40,21 @@ from stitchopt.toolchain.frontend import disassemble
 from stitchopt.toolchain.process import run_tool
 
 
-def o3(toolchain: Toolchain, bitcode: bytes) -> DeviceBuild:
-    options = device_options(disassemble(toolchain, bitcode, "device"), find_cuda())
+def o3(toolchain: Toolchain, cuda: CudaToolkit, bitcode: bytes) -> DeviceBuild:
+    """Device bitcode built as clang's -O3 builds it (the options read from the module)."""
+    options = device_options(disassemble(toolchain, bitcode, "device"), cuda)
     return build_device(toolchain, bitcode, device_baseline(options).pipeline, options)
 
 
-def clangs_sections(toolchain: Toolchain, source: Path, arch: str, runtime: Path) -> dict[str, int]:
+def clangs_sections(toolchain: Toolchain, cuda: CudaToolkit, source: Path, arch: str, runtime: Path) -> dict[str, int]:
     """Section sizes of clang's own -O3 device object of `source` with the runtime linked in."""
-    cuda = find_cuda()
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "device.o"
         argv = [toolchain.tool("clang"), "-fopenmp", f"--offload-arch={arch}", "--offload-device-only"]
         argv += [f"-{DEVICE_LEVEL}", "-c", f"--cuda-path={cuda.root}", f"--libomptarget-nvptx-bc-path={runtime}"]
         run = run_tool([*argv, str(source), "-o", str(out)], timeout=600)
         if run.returncode != 0:
-            raise SystemExit(f"{source.name}: clang's device compile failed: {run.stderr_text[-400:]}")
+            raise SystemExit(f"{source.name}: clang's device compile failed: {first_error(run.stderr_text)}")
         return {s.name: s.size for s in read_sections(out.read_bytes())}
 
 
@@ -65,12 +69,14 @@ def main() -> int:
         raise SystemExit("no OpenMP device runtime bitcode: run `sudo bash scripts/install-system-deps.sh --gpu`")
     rows, results, sass_ratios = [], [], []
     for source in offload_sources():
-        external = o3(toolchain, openmp_device_ir(toolchain, cuda, source, args.arch))
-        linked = o3(toolchain, openmp_device_ir(toolchain, cuda, source, args.arch, runtime=library.parent))
+        external = o3(toolchain, cuda, openmp_device_ir(toolchain, cuda, source, args.arch))
+        linked_ir = openmp_device_ir(toolchain, cuda, source, args.arch, runtime=library)
+        linked = o3(toolchain, cuda, linked_ir)
         sections = {s.name: s.size for s in read_sections(linked.cubin)}
-        as_clang = sections == clangs_sections(toolchain, source, args.arch, library.parent)
+        as_clang = sections == clangs_sections(toolchain, cuda, source, args.arch, library)
         for name in sorted(external.kernels):
             before, after = external.kernels[name], linked.kernels[name]
+            alone = o3(toolchain, cuda, kernel_unit(toolchain, linked_ir, name)).kernels[name].sass_bytes
             region = without_file_ids(name).removeprefix("__omp_offloading_")
             sass_ratios.append(after.sass_bytes / before.sass_bytes)
             results.append(
@@ -81,6 +87,7 @@ def main() -> int:
                     "external": {"sass": before.sass_bytes, "registers": before.resources.registers},
                     "linked": {"sass": after.sass_bytes, "registers": after.resources.registers},
                     "linked_as_clang": as_clang,
+                    "linked_alone_sass": alone,
                 }
             )
             rows.append(
@@ -88,16 +95,17 @@ def main() -> int:
                     source.stem, region, str(before.sass_bytes), str(after.sass_bytes),
                     f"{100 * (after.sass_bytes / before.sass_bytes - 1):+.1f}%",
                     f"{before.resources.registers} -> {after.resources.registers}", "yes" if as_clang else "no",
+                    "same" if alone == after.sass_bytes else str(alone),
                 ]
             )  # fmt: skip
         print(f"{source.stem}: {len(external.kernels)} region(s)", file=sys.stderr)
-    headers = ["program", "region", "SASS, runtime external", "SASS, runtime linked", "change", "registers",
-               "linked build = clang's (sections)"]  # fmt: skip
-    print(to_markdown(Rows("The OpenMP device runtime linked in", headers, rows)))
+    headers = ["program", "region", "SASS, libraries external", "SASS, libraries linked", "change", "registers",
+               "linked build = clang's (sections)", "linked region alone: SASS"]  # fmt: skip
+    print(to_markdown(Rows("The OpenMP device runtime and libdevice linked in", headers, rows)))
     geomean = statistics.geometric_mean(sass_ratios) - 1
     changed = sum(r["external"] != r["linked"] for r in results)
     print(
-        f"\n{len(results)} regions: {changed} measure otherwise with the runtime linked; "
+        f"\n{len(results)} regions: {changed} measure otherwise with the libraries linked; "
         f"SASS geomean {100 * geomean:+.1f}%"
     )
     if args.json is not None:

@@ -611,16 +611,15 @@ def _device_input(
 
 
 def _openmp_runtime(toolchain: Toolchain, arch: str) -> Path | None:
-    """Where LLVM's OpenMP device runtime bitcode for `arch` lies, which a program's build links into its target
-    regions before optimizing them; None (and a note) where it is not installed."""
+    """LLVM's OpenMP device runtime bitcode for `arch`, which a program's build links into its target regions
+    before optimizing them; None (and a note) where it is not installed."""
     library = openmp_offload_bitcode(toolchain, arch)
     if library is None:
         note(
-            f"note: no OpenMP device runtime for {arch} ({OFFLOAD_INSTALL_HINT}): the target regions are built "
-            "without it, which a program's build links in"
+            f"note: no OpenMP device runtime for {arch} (libomptarget-nvptx-{arch}.bc; {OFFLOAD_INSTALL_HINT}): "
+            "the target regions are built without it and libdevice, which a program's build links in"
         )
-        return None
-    return library.parent
+    return library
 
 
 def _transfers_program(target: str) -> Path:

@@ -93,6 +93,7 @@ def kernel_units(
                     KERNELS_URI + OPENMP_PREFIX + p.stem,
                     p.stem,
                     FAMILY_SPLITS[p.stem],
+                    # without the device runtime, unlike `gpu measure`: the labels were made so (gpu.md, "Not yet")
                     openmp_device_ir(toolchain, cuda, p),
                 )
                 for p in offload_sources()

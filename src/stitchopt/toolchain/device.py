@@ -123,11 +123,11 @@ def openmp_device_ir(
     runtime: Path | None = None,
 ) -> bytes:
     """Unoptimized device bitcode of a C/C++ file's OpenMP target regions for `arch`, as clang's `-O3` device
-    compile of that file sees it (`--offload-device-only`): calls into the OpenMP device runtime stay external.
-    With `runtime` (`openmp_offload_bitcode`'s directory), the runtime's bitcode is linked in before the
-    optimizer, as clang's device compile does in a whole program's build (`-mlink-builtin-bitcode`), so -O3
-    and a list optimize the kernels with the runtime code they call. `flags`: the program's own (include
-    paths, defines)."""
+    compile of that file sees it (`--offload-device-only`). With `runtime` (the OpenMP device runtime's bitcode
+    file, `openmp_offload_bitcode`), that library and CUDA's libdevice are linked in before the optimizer, as
+    clang's device compile does in a program's build (`-mlink-builtin-bitcode`), so -O3 and a list optimize
+    the kernels with the runtime and math code they call; without it, as clang's `-S` of a device-only compile
+    writes it, calls into both stay external. `flags`: the program's own (include paths, defines)."""
     require_nvptx(toolchain)
     if not source.is_file():
         raise InputError(f"{source}: no such file")
@@ -135,7 +135,7 @@ def openmp_device_ir(
         raise ToolchainError(f"compiling {source.name} for a GPU needs CUDA's files: {CUDA_INSTALL_HINT}")
     driver = [toolchain.tool("clang"), "-fopenmp", f"--offload-arch={check_arch(arch)}", "--offload-device-only"]
     linked = [] if runtime is None else [f"--libomptarget-nvptx-bc-path={runtime}"]
-    # Text leaves the runtime out (clang's -S of a device-only compile does); bitcode output links it in.
+    # clang's bitcode output of a device-only compile links the libraries in; its text output (-S) does not.
     argv = frontend_command(
         driver,
         DEVICE_LEVEL,
@@ -148,16 +148,20 @@ def openmp_device_ir(
         raise InputError(
             f"{source}: clang cannot compile its target regions for {arch}: {first_error(run.stderr_text)}"
         )
-    text = run.stdout.decode(errors="replace") if runtime is None else _text(toolchain, run.stdout)
+    if runtime is None:
+        text, bitcode = run.stdout.decode(errors="replace"), assemble(toolchain, run.stdout, source.name)
+    else:
+        text, bitcode = _text(toolchain, run.stdout), run.stdout
     if not kernel_names(text):
         raise InputError(f"{source}: no OpenMP target region (#pragma omp target) to compile for a GPU")
-    return run.stdout if runtime is not None else assemble(toolchain, run.stdout, source.name)
+    return bitcode
 
 
 def device_options(ir_text: str, cuda: CudaToolkit) -> CompileOptions:
     """How clang builds this device module: its sm_XX and PTX version (from the functions' attributes), and for
-    OpenMP's device code (module flag `openmp-device`) C's FP contraction and a relocatable cubin (the device
-    runtime comes at link time). InputError for device IR that names neither, or has no kernel to build."""
+    OpenMP's device code (module flag `openmp-device`) C's FP contraction and a relocatable cubin, as clang
+    assembles it (what the regions still call is resolved when the program links). InputError for device IR
+    that names neither, or has no kernel to build."""
     cpu = _TARGET_CPU_RE.search(ir_text)
     # The newest PTX any function asks for: linked-in runtime code (OpenMP's device runtime) may name older ones.
     features = ",".join(_TARGET_FEATURES_RE.findall(ir_text))
