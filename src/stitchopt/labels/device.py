@@ -36,12 +36,13 @@ from stitchopt.datasets.kernels import (
 )
 from stitchopt.datasets.normalize import normalized_sha256
 from stitchopt.datasets.uri import SCHEME
-from stitchopt.errors import InputError, StitchoptError
+from stitchopt.errors import InputError, StitchoptError, ToolchainError
 from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.labels.labelset import read_gzip_json, write_gzip_json
 from stitchopt.passes.catalogue import Catalogue
-from stitchopt.toolchain.cuda import CudaToolkit
+from stitchopt.toolchain.cuda import OFFLOAD_INSTALL_HINT, CudaToolkit, openmp_offload_bitcode
 from stitchopt.toolchain.device import (
+    DEFAULT_ARCH,
     build_device,
     cuda_device_ir,
     device_baseline,
@@ -85,6 +86,7 @@ def kernel_units(
     found: list[KernelUnit] = []
     for source in sources:
         if source.rstrip("/") + "/" == KERNELS_URI:
+            runtime = _openmp_runtime(toolchain)
             files = [
                 (KERNELS_URI + p.stem, p.stem, FAMILY_SPLITS[p.stem], cuda_device_ir(toolchain, cuda, p))
                 for p in kernel_sources()
@@ -93,8 +95,7 @@ def kernel_units(
                     KERNELS_URI + OPENMP_PREFIX + p.stem,
                     p.stem,
                     FAMILY_SPLITS[p.stem],
-                    # without the device runtime, unlike `gpu measure`: the labels were made so (gpu.md, "Not yet")
-                    openmp_device_ir(toolchain, cuda, p),
+                    openmp_device_ir(toolchain, cuda, p, runtime=runtime),
                 )
                 for p in offload_sources()
             ]
@@ -114,6 +115,18 @@ def kernel_units(
                 ir = normalized_sha256(toolchain, unit)
                 found.append(KernelUnit(name, family, split, kernel, module, options, ir))
     return found
+
+
+def _openmp_runtime(toolchain: Toolchain) -> Path:
+    """The OpenMP device runtime the project's target regions are built with, as a program's build links it in:
+    required, so that a region's IR, and the shards it names, are the same on every machine."""
+    library = openmp_offload_bitcode(toolchain, DEFAULT_ARCH)
+    if library is None:
+        raise ToolchainError(
+            "the OpenMP programs' target regions are labelled with LLVM's OpenMP device runtime: "
+            + OFFLOAD_INSTALL_HINT
+        )
+    return library
 
 
 def _spread(kernels: list[str], limit: int | None) -> list[str]:
