@@ -1,8 +1,9 @@
 """What the libraries a program's build links into its OpenMP target regions change: each program of
-src/stitchopt/datasets/kernels_v1/omp built at -O3 for the GPU as the device labels build it (clang's
-`--offload-device-only -S`: calls into the OpenMP device runtime and into libdevice left external) and as
-`gpu measure` and a program's build do (`--libomptarget-nvptx-bc-path`: clang links the runtime's bitcode and
-libdevice in before the optimizer, `-mlink-builtin-bitcode`). The second is checked against clang's own device
+src/stitchopt/datasets/kernels_v1/omp built at -O3 for the GPU as clang's `--offload-device-only -S` writes it
+(calls into the OpenMP device runtime and into libdevice left external: how the project measured and labelled
+them until its twenty-seventh session) and as a program's build, `gpu measure` and the device labels do
+(`--libomptarget-nvptx-bc-path`: clang links the runtime's bitcode and libdevice in before the optimizer,
+`-mlink-builtin-bitcode`). The second is checked against clang's own device
 object of that build (every cubin section the same size), and each region alone (`bench://kernels-v1/omp/
 <family>#<region>`: the other regions deleted) against the region in its program. Needs
 `scripts/install-system-deps.sh --gpu` (Debian's libomp-19-dev).
