@@ -24,7 +24,7 @@ from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import BACKEND_ENV, Evaluator
 from stitchopt.evaluation.native.pool import probe_native
 from stitchopt.passes.catalogue import Catalogue, load_catalogue
-from stitchopt.toolchain.cuda import CudaToolkit, find_cuda
+from stitchopt.toolchain.cuda import CudaToolkit, find_cuda, openmp_offload_bitcode
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.frontend import load_module
 
@@ -103,6 +103,16 @@ def cuda() -> CudaToolkit:
         return find_cuda()
     except ToolchainError as exc:
         pytest.skip(f"{exc} (make test installs the gpu extra)")
+
+
+@pytest.fixture(scope="session")
+def openmp_runtime(toolchain: Toolchain, cuda: CudaToolkit) -> Path:
+    """LLVM's OpenMP device runtime bitcode for sm_90, which OpenMP target regions are built with as a program's
+    build links it in; tests that build them are skipped without it."""
+    library = openmp_offload_bitcode(toolchain, "sm_90")
+    if library is None:
+        pytest.skip("no OpenMP device runtime bitcode: libomp-19-dev (make test installs it)")
+    return library
 
 
 @pytest.fixture(scope="session")

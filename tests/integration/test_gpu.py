@@ -23,7 +23,7 @@ from stitchopt.evaluation.evaluator import Evaluator
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.studies.gpu_launches import LAUNCHES, argument_types, launch, ptx_parameter_types
 from stitchopt.toolchain import cuda as cuda_module
-from stitchopt.toolchain.cuda import STANDIN_DIR, CudaToolkit, find_cuda, openmp_offload_bitcode
+from stitchopt.toolchain.cuda import STANDIN_DIR, CudaToolkit, find_cuda
 from stitchopt.toolchain.device import (
     DEVICE_TRIPLE,
     build_device,
@@ -82,21 +82,18 @@ def o3_sass(toolchain: Toolchain, cuda: CudaToolkit, bitcode: bytes) -> dict[str
 
 
 def test_openmp_regions_are_built_with_the_device_runtime_a_programs_build_links_in(
-    toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path
+    toolchain: Toolchain, cuda: CudaToolkit, openmp_runtime: Path, tmp_path: Path
 ) -> None:
     """A program's build links LLVM's OpenMP device runtime (and libdevice) into its target regions before -O3
     optimizes them (clang's device compile with --libomptarget-nvptx-bc-path): so linked, opt | llc | ptxas
     write clang's own device object (every section the same size), the regions are smaller than without the
     libraries, and `gpu measure` on the program measures them so."""
-    library = openmp_offload_bitcode(toolchain, "sm_90")
-    if library is None:
-        pytest.skip("no OpenMP device runtime bitcode: libomp-19-dev (make test installs it)")
     source = OMP_PROGRAMS["gemv"]
-    linked = openmp_device_ir(toolchain, cuda, source, runtime=library)
+    linked = openmp_device_ir(toolchain, cuda, source, runtime=openmp_runtime)
     options = device_options(disassemble(toolchain, linked, "gemv"), cuda)
     built = build_device(toolchain, linked, device_baseline(options).pipeline, options)
     argv = [toolchain.tool("clang"), "-fopenmp", "--offload-arch=sm_90", "--offload-device-only", "-O3", "-c"]
-    argv += [f"--cuda-path={cuda.root}", f"--libomptarget-nvptx-bc-path={library}"]
+    argv += [f"--cuda-path={cuda.root}", f"--libomptarget-nvptx-bc-path={openmp_runtime}"]
     subprocess.run([*argv, str(source), "-o", str(tmp_path / "device.o")], capture_output=True, check=True)
     sizes = {s.name: s.size for s in read_sections(built.cubin)}
     assert sizes == {s.name: s.size for s in read_sections((tmp_path / "device.o").read_bytes())}

@@ -76,8 +76,11 @@ def catalogue_device(toolchain: Toolchain) -> Catalogue:
 
 
 @pytest.fixture(scope="module")
-def labelled(tmp_path_factory: pytest.TempPathFactory, cuda: CudaToolkit) -> tuple[Path, dict[str, str]]:
-    """Device labels of one kernel per file of the project's kernels, CUDA and OpenMP (short searches, a pool of 3)."""
+def labelled(
+    tmp_path_factory: pytest.TempPathFactory, cuda: CudaToolkit, openmp_runtime: Path
+) -> tuple[Path, dict[str, str]]:
+    """Device labels of one kernel per file of the project's kernels, CUDA and OpenMP (built with the OpenMP
+    device runtime; short searches, a pool of 3)."""
     root = tmp_path_factory.mktemp("device-labels")
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(root / "cache"), "COLUMNS": "200"}
     args = ("gpu", "labels", "bench://kernels-v1", "-o", str(root / "labels"), "--per-file", "1")

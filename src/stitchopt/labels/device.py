@@ -123,8 +123,8 @@ def _openmp_runtime(toolchain: Toolchain) -> Path:
     library = openmp_offload_bitcode(toolchain, DEFAULT_ARCH)
     if library is None:
         raise ToolchainError(
-            "the OpenMP programs' target regions are labelled with LLVM's OpenMP device runtime: "
-            + OFFLOAD_INSTALL_HINT
+            f"the OpenMP programs' target regions are labelled with LLVM's OpenMP device runtime "
+            f"(libomptarget-nvptx-{DEFAULT_ARCH}.bc): {OFFLOAD_INSTALL_HINT}"
         )
     return library
 
