@@ -13,7 +13,7 @@ measured object is ptxas's cubin (an ELF file: its executable sections are the S
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -263,24 +263,24 @@ def ptx_functions(ptx: str) -> dict[str, str]:
     return {match.group(1): ptx[match.end() : end] for match, end in zip(headers, ends, strict=True)}
 
 
-def ptx_reach(functions: dict[str, str]) -> dict[str, set[str]]:
-    """For each function of `ptx_functions`, itself and every function it calls or takes the address of,
+def ptx_reach(functions: dict[str, str], kernels: Iterable[str]) -> dict[str, set[str]]:
+    """For each of `kernels`, itself and every function of `ptx_functions` it calls or takes the address of,
     directly or not: a kernel's code when functions stay out of line (an OpenMP region's outlined parallel body,
-    handed to the runtime)."""
+    handed to the runtime). Empty for a kernel the PTX does not define."""
     calls = {  # (llc writes `// -- Begin function NEXT` at the end of each function: comments are not calls)
         name: set(_PTX_NAME_RE.findall(_PTX_COMMENT_RE.sub("", body))) & functions.keys()
         for name, body in functions.items()
     }
     reach = {}
-    for start in calls:
+    for kernel in kernels:
         reached: set[str] = set()
-        todo = [start]
+        todo = [kernel]
         while todo:
             name = todo.pop()
-            if name not in reached:
+            if name in calls and name not in reached:
                 reached.add(name)
                 todo.extend(calls[name])
-        reach[start] = reached
+        reach[kernel] = reached
     return reach
 
 
@@ -371,11 +371,11 @@ def build_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: C
     if unmeasured:
         raise InputError(f"ptxas reported nothing for kernel(s) {', '.join(unmeasured)}: cannot measure them")
     functions = ptx_functions(emission.ptx)
-    reach = ptx_reach(functions)
-    code = {name: ptx_code(functions[f] for f in sorted(reach.get(name, ()))) for name in kernels}
+    reach = ptx_reach(functions, kernels)
+    code = {name: ptx_code(functions[f] for f in sorted(reach[name])) for name in kernels}
     measured = {
         name: KernelMeasure(
-            sum(sass.get(f, 0) for f in reach.get(name, ())),
+            sum(sass.get(f, 0) for f in reach[name]),
             resources[name],
             code[name].instructions,
             code[name].loops,

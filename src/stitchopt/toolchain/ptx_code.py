@@ -63,15 +63,16 @@ class PtxCode:
 
 def ptx_code(bodies: Iterable[str]) -> PtxCode:
     """What PTX function bodies as llc writes them (its comments kept) add up to."""
-    instructions = loops = unrotated = inner_memory = 0
-    for body in bodies:
-        blocks = _blocks(body)
-        instructions += sum(block.instructions for block in blocks)
-        shape = _body_shape(blocks)
-        loops += shape.loops
-        unrotated += shape.unrotated
-        inner_memory += shape.inner_memory
-    return PtxCode(instructions, LoopShape(loops, unrotated, inner_memory))
+    parsed = [_blocks(body) for body in bodies]
+    shapes = [_body_shape(blocks) for blocks in parsed]
+    return PtxCode(
+        sum(block.instructions for blocks in parsed for block in blocks),
+        LoopShape(
+            sum(shape.loops for shape in shapes),
+            sum(shape.unrotated for shape in shapes),
+            sum(shape.inner_memory for shape in shapes),
+        ),
+    )
 
 
 @dataclass
@@ -107,21 +108,27 @@ def _body_shape(blocks: list[_Block]) -> LoopShape:
             loop = parent.get(loop)
         return chain
 
-    successors = []
-    for index, block in enumerate(blocks):
-        after = blocks[index + 1].name if block.falls_through and index + 1 < len(blocks) else None
-        successors.append([*block.targets, *([after or f"#{index + 1}"] if block.falls_through else [])])
+    loops = [enclosing(loop_of(block)) for block in blocks]  # the loops each block is in
+    successors = _successors(blocks)
     unrotated = 0
     for name in headers:
         latches = [
-            successors[i]
-            for i, block in enumerate(blocks)
-            if name in enclosing(loop_of(block)) and name in successors[i]
+            targets for within, targets in zip(loops, successors, strict=True) if name in within and name in targets
         ]
         if latches and all(len(set(targets)) == 1 for targets in latches):
             unrotated += 1
     inner_memory = sum(block.memory for block in blocks if loop_of(block) in innermost)
     return LoopShape(len(headers), unrotated, inner_memory)
+
+
+def _successors(blocks: list[_Block]) -> list[list[str]]:
+    """Each block's successors: its branch targets, and the next block where it falls through (`#i` for a block
+    with no label, or past the body's end)."""
+    found = []
+    for index, block in enumerate(blocks):
+        following = blocks[index + 1].name if index + 1 < len(blocks) else None
+        found.append([*block.targets, *([following or f"#{index + 1}"] if block.falls_through else [])])
+    return found
 
 
 def _blocks(body: str) -> list[_Block]:
