@@ -6,10 +6,12 @@ validation and test splits from the pool matrix: no build beyond the labels. Wit
 experts (`studies/device_stitching.py`) stop and are chosen on the validation split, so they are judged on test
 only. A kernel counts as better when its
 build is no worse than clang's -O3 in SASS, registers, spills and stack and smaller in SASS or registers; worse
-when it is worse in any. Static measures only: no kernel runs here, so a kernel 10% or more smaller is also
-shown counted as -O3 (with how many there were).
+when it is worse in any. Static measures only: a kernel 10% or more smaller is also shown counted as -O3 (with
+how many there were), and with `--evidence` (benchmarks/gpu_emulation.py's record: every pool list run on the
+CPU beside -O3) how many of those wins ran with -O3's outputs, and the better kernels when the others count as
+-O3.
 
-    python benchmarks/gpu_model.py [--labels data/labels/device] [--json F] [--save DIR]
+    python benchmarks/gpu_model.py [--labels data/labels/device] [--evidence RECORD] [--json F] [--save DIR]
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from stitchopt.errors import StitchoptError
 from stitchopt.labels.device import labelled_kernels
+from stitchopt.labels.labelset import read_gzip_json
 from stitchopt.learning.device import (
     EVERY_LIST,
     Outcome,
@@ -35,6 +38,7 @@ from stitchopt.learning.device import (
 from stitchopt.learning.verification import UNVERIFIED_WIN_RATIO
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.reports.tables import Rows, to_markdown
+from stitchopt.studies.kernel_emulation import SAME
 from stitchopt.toolchain.cuda import find_cuda
 from stitchopt.toolchain.discovery import find_toolchain
 
@@ -46,6 +50,25 @@ def unverified(outcome: Outcome) -> bool:
 
 def as_o3(outcome: Outcome) -> Outcome:
     return Outcome(outcome.o3, outcome.o3, outcome.compilations)
+
+
+def ran_same(evidence: dict[tuple[str, str], str], uri: str, outcome: Outcome) -> bool:
+    """Whether the list a method chose for the kernel `uri` ran with -O3's outputs (run evidence)."""
+    return outcome.chosen is not None and evidence.get((uri, outcome.chosen)) == SAME
+
+
+def evidence_columns(outcomes: list[Outcome], uris: list[str], evidence: dict[tuple[str, str], str]) -> list[str]:
+    """Of the 10%+ wins, those that ran the same; the better kernels when the others count as -O3."""
+    wins = [unverified(o) for o in outcomes]
+    checked = [w and ran_same(evidence, u, o) for w, u, o in zip(wins, uris, outcomes, strict=True)]
+    better = sum(o.better and (c or not w) for o, w, c in zip(outcomes, wins, checked, strict=True))
+    return [f"{sum(checked)} of {sum(wins)}", f"{better} ({100 * better / len(outcomes):.0f}%)"]
+
+
+def read_evidence(path: Path) -> dict[tuple[str, str], str]:
+    """gpu_emulation.py's verdicts by (kernel URI, pipeline)."""
+    document = read_gzip_json(path, "not a gpu_emulation.py record")
+    return {(k["uri"], pipeline): v for k in document["kernels"] for pipeline, v in k["lists"].items()}
 
 
 def summary(outcomes: list[Outcome], search: list[Outcome]) -> list[str]:
@@ -67,11 +90,13 @@ def summary(outcomes: list[Outcome], search: list[Outcome]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=Path, default=Path("data/labels/device"))
+    parser.add_argument("--evidence", type=Path, default=None, help="gpu_emulation.py's record of CPU runs")
     parser.add_argument("--json", type=Path, default=None, help="write the per-kernel outcomes here")
     parser.add_argument("--save", type=Path, default=None, help="save the trained model directory here")
     parser.add_argument("--stitched", action="store_true", help="also judge stitched experts (needs PyTorch)")
     args = parser.parse_args()
     began = time.monotonic()
+    evidence = read_evidence(args.evidence) if args.evidence else None
     toolchain, cuda = find_toolchain(), find_cuda()
     labels, units = labelled_kernels(toolchain, cuda, args.labels)
     features = labelled_features(toolchain, labels, units)
@@ -102,8 +127,10 @@ def main() -> int:
                 del judged[EVERY_LIST]  # the same for every way of choosing: shown once, with the chooser
             methods.update({f"{name} {method}" if len(orders) > 1 else method: o for method, o in judged.items()})
         methods["search"] = search
+        uris = [labels.uris[i] for i in rows]
         for name, outcomes in methods.items():
-            table.append([split, name, str(len(rows)), *summary(outcomes, methods["search"])])
+            ran = evidence_columns(outcomes, uris, evidence) if evidence is not None else []
+            table.append([split, name, str(len(rows)), *summary(outcomes, methods["search"]), *ran])
         document["splits"][split] = {
             name: [{"uri": labels.uris[i], **asdict(o)} for i, o in zip(rows, outcomes, strict=True)]
             for name, outcomes in methods.items()
@@ -112,6 +139,8 @@ def main() -> int:
         "split", "method", "kernels", "better", "worse", "geomean SASS", "share of search",
         "10%+ wins as -O3 (how many)", "compilations",
     ]  # fmt: skip
+    if evidence is not None:
+        header += ["10%+ wins that ran the same on the CPU", "better (10%+ wins not run as -O3)"]
     print(
         to_markdown(
             Rows("Device model on held-out kernel families (static measures, unverified on a GPU)", header, table)

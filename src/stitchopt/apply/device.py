@@ -5,11 +5,15 @@ first k lists and keeps the smallest. -O3 is always the backup, as -Oz is on the
 The objective says what else a kept list must not be worse in: "size" nothing more; "time" also each kernel's
 loops as its PTX shows them (`toolchain/ptx_code.py`: no more loops, no more loops tested at the top and no
 fewer loads and stores in innermost loops than -O3's, counted over the kernel): the signs that most slower
-kernels showed on a GPU where SASS alone did not."""
+kernels showed on a GPU where SASS alone did not.
+
+With launches (`validate/device_run.py`'s launch file), a list that would be kept must also run its kernels on
+the CPU with -O3's outputs: a list that changes one is refused like a miscompile."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from stitchopt.core import CompileOptions, IRModule
 from stitchopt.errors import InputError, StitchoptError
@@ -21,10 +25,12 @@ from stitchopt.toolchain.device import (
     device_baseline,
     kernel_names,
     kernel_unit,
+    optimize_device,
 )
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
 from stitchopt.tune.device import Measure
+from stitchopt.validate.device_run import DeviceLaunch, DeviceRunner
 
 DEVICE_MODES = ("static", "jit")
 DEVICE_OBJECTIVES = ("size", "time")
@@ -37,10 +43,29 @@ class DeviceChoice:
     reference: DeviceBuild  # -O3's build
     answer: DeviceBuild  # the chosen build (-O3's when -O3 stays)
     tried: dict[str, str | None]  # every list built beside -O3, and why it was not kept (None: kept)
+    runs: dict[str, dict[str, str]] = field(default_factory=dict)  # per list run, each launch's verdict
 
     @property
     def kept_list(self) -> bool:
         return self.answer is not self.reference
+
+
+@dataclass(frozen=True)
+class RunCheck:
+    """Lists run on the CPU before they are kept: each launch (kernel, launch) beside -O3's build."""
+
+    runner: DeviceRunner
+    launches: Sequence[tuple[str, DeviceLaunch]]
+
+    def verdicts(
+        self, toolchain: Toolchain, bitcode: bytes, pipelines: tuple[str, str], options: CompileOptions
+    ) -> dict[str, str]:
+        """Each launch's verdict (`DeviceRunCheck.verdict`) for the second pipeline against the first (-O3's)."""
+        reference, candidate = (optimize_device(toolchain, bitcode, p, options) for p in pipelines)
+        return {
+            f"{kernel} #{number}": self.runner.check(reference, candidate, kernel, launch).verdict
+            for number, (kernel, launch) in enumerate(self.launches, 1)
+        }
 
 
 def choose_device_list(
@@ -51,8 +76,10 @@ def choose_device_list(
     mode: str,
     k: int = DEVICE_JIT_K,
     objective: str = "size",
+    run_check: RunCheck | None = None,
 ) -> DeviceChoice:
-    """The model's choice for `module` (all its kernels: one list builds them all)."""
+    """The model's choice for `module` (all its kernels: one list builds them all); with `run_check`, a list that
+    would be kept is run first, and refused where a launch's outputs differ from -O3's."""
     if mode not in DEVICE_MODES:
         raise ValueError(f"unknown device mode {mode!r}")
     if objective not in DEVICE_OBJECTIVES:
@@ -61,6 +88,11 @@ def choose_device_list(
     kernels = kernel_names(text)
     if not kernels:
         raise InputError(f"{module.name}: no kernel in this device code: nothing to choose a list for")
+    unknown = [kernel for kernel, _ in run_check.launches if kernel not in kernels] if run_check else []
+    if unknown:
+        raise InputError(
+            f"a launch names kernel {unknown[0]!r}, which {module.name} lacks: launch one of {', '.join(kernels)}"
+        )
     units = [(kernel, kernel_unit(toolchain, module.bitcode, kernel, text)) for kernel in kernels]
     features = [
         kernel_features(
@@ -75,6 +107,7 @@ def choose_device_list(
     o3 = build_device(toolchain, module.bitcode, reference, options)
     best, best_pipeline = o3, reference
     tried: dict[str, str | None] = {}
+    runs: dict[str, dict[str, str]] = {}
     for pipeline in (p for p in candidates if p is not None):
         try:
             built = build_device(toolchain, module.bitcode, pipeline, options)
@@ -88,12 +121,30 @@ def choose_device_list(
             tried[pipeline] = f"worse than -O3: {'; '.join(worse[:3])}{more}"
         elif sass_and_registers(built) >= sass_and_registers(best):
             tried[pipeline] = "no smaller than -O3" if best is o3 else f"no smaller than {best_pipeline}"
+        elif run_check and (differs := _differs(toolchain, module, (reference, pipeline), options, run_check, runs)):
+            tried[pipeline] = differs
         else:
             tried[pipeline] = None
             if best is not o3:
                 tried[best_pipeline] = "a later list was smaller"
             best, best_pipeline = built, pipeline
-    return DeviceChoice(best_pipeline, o3, best, tried)
+    return DeviceChoice(best_pipeline, o3, best, tried, runs)
+
+
+def _differs(
+    toolchain: Toolchain,
+    module: IRModule,
+    pipelines: tuple[str, str],
+    options: CompileOptions,
+    run_check: RunCheck,
+    runs: dict[str, dict[str, str]],
+) -> str:
+    """Why a list's run refuses it ('' when every launch ran with -O3's outputs, or -O3's own build could not run
+    here: then nothing is known and the static measures decide); its verdicts added to `runs`."""
+    verdicts = run_check.verdicts(toolchain, module.bitcode, pipelines, options)
+    runs[pipelines[1]] = verdicts
+    differing = [f"{launch}: {verdict}" for launch, verdict in verdicts.items() if verdict.startswith("differs")]
+    return f"changes outputs when run on the CPU ({'; '.join(differing)})" if differing else ""
 
 
 def _worse(name: str, kernel: KernelMeasure, reference: KernelMeasure, objective: str) -> str:

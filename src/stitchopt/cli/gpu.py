@@ -16,6 +16,7 @@ from stitchopt.apply.device import (
     DEVICE_MODES,
     DEVICE_OBJECTIVES,
     DeviceChoice,
+    RunCheck,
     choose_device_list,
     sass_and_registers,
 )
@@ -84,6 +85,7 @@ from stitchopt.toolchain.plugin_library import plugin_path
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.strategies import STRATEGIES
+from stitchopt.validate.device_run import DeviceRunner, read_launches
 from stitchopt.validate.offload import HostListCheck, check_host_list
 
 PLUGIN_PASS_PREFIX = "stitchopt-"  # passes of stitchopt's pass plugin
@@ -253,6 +255,13 @@ def optimize_command(
             "device (copies counted, output compared with -O3's)"
         ),
     ] = "",
+    launch: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            help="A launch file (JSON: kernel, grid, block, arguments; docs/gpu.md): a list is kept only where the "
+            "kernels it launches run on the CPU with -O3's outputs."
+        ),
+    ] = None,
     arch: ArchOption = None,
     ptx: Annotated[
         Optional[Path],  # noqa: UP045
@@ -286,9 +295,15 @@ def optimize_command(
             f"warning: the device model was trained with LLVM {model.llvm_version}, this is "
             f"{toolchain.version_string}: its lists may not build or mean the same"
         )
+    launches = read_launches(launch) if launch else []
     module, options = _device_input(toolchain, cuda, file, arch, clang_args or [])
-    with status_console.status(f"{file}: building the model's choice ({mode}) and -{DEVICE_LEVEL}"):
-        choice = choose_device_list(toolchain, model, module, options, mode, k, objective)
+    runner = DeviceRunner(toolchain)
+    try:
+        with status_console.status(f"{file}: building the model's choice ({mode}) and -{DEVICE_LEVEL}"):
+            run_check = RunCheck(runner, launches) if launches else None
+            choice = choose_device_list(toolchain, model, module, options, mode, k, objective, run_check)
+    finally:
+        runner.close()
     reference = device_baseline(options).pipeline
     pipelines, builds = {f"-{DEVICE_LEVEL}": reference}, {f"-{DEVICE_LEVEL}": choice.reference}
     if choice.kept_list:
@@ -300,6 +315,7 @@ def optimize_command(
         "pipeline": choice.pipeline,
         "kept_list": choice.kept_list,
         "tried": choice.tried,
+        "runs": choice.runs,
     }
     check = None
     if program is not None:
@@ -330,12 +346,22 @@ def _say_optimized(
     for pipeline, reason in choice.tried.items():
         if reason is not None:
             say(f"not kept: {pipeline}: {reason}")
+    for launch, verdict in choice.runs.get(choice.pipeline, {}).items():
+        say(f"run on the CPU beside -{DEVICE_LEVEL}: {launch}: {verdict}")
     (sass, registers), (o3_sass, o3_registers) = sass_and_registers(choice.answer), sass_and_registers(choice.reference)
     change = f"SASS {100 * (sass / o3_sass - 1):+.2f}%, registers {o3_registers} -> {registers} (all kernels)"
     answer = f"'{opt_passes_option(choice.pipeline)}'" if choice.kept_list else f"-{DEVICE_LEVEL} stays the answer"
     objective = document["device"]["objective"]
     say(f"device ({mode}{', time objective' if objective == 'time' else ''}): {change} vs -{DEVICE_LEVEL}: {answer}")
-    if choice.kept_list and objective == "time":
+    launched = choice.runs.get(choice.pipeline, {})
+    if launched and all(verdict == "same" for verdict in launched.values()):
+        unlaunched = sorted(set(choice.answer.kernels) - {launch.rsplit(" #", 1)[0] for launch in launched})
+        without = f"; kernels without a launch did not run: {', '.join(unlaunched)}" if unlaunched else ""
+        say(
+            f"its launches ran on the CPU with -{DEVICE_LEVEL}'s outputs (the list's IR; NVPTX's code generator and "
+            f"ptxas run only on a GPU){without}; the speed is unmeasured"
+        )
+    elif choice.kept_list and objective == "time":
         say("static measures (ptxas, PTX loops): kept with -O3's loop shape; unverified until the kernels run on a GPU")
     elif choice.kept_list:
         say(

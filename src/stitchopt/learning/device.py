@@ -141,6 +141,7 @@ class Outcome:
     built: Measure
     o3: Measure
     compilations: int
+    chosen: str | None = None  # the pool list built (None: -O3's build, or the kernel's own search)
 
     @property
     def better(self) -> bool:
@@ -170,15 +171,20 @@ def judge(
         alone = o3 if top is None else measured[top]
         # A list that cannot build the kernel fails the build; static alone counts it as a doubling.
         failed = Measure(o3.sass * 2, o3.registers, o3.spilled, o3.stack)
-        methods["static"].append(Outcome(alone or failed, o3, 1))
-        kept = alone if alone is not None and alone.no_worse_than(o3) else o3
-        methods["static + backup"].append(Outcome(kept, o3, 1 if top is None else 2))
+        methods["static"].append(Outcome(alone or failed, o3, 1, top))
+        compilations = 1 if top is None else 2
+        if alone is not None and alone.no_worse_than(o3):
+            methods["static + backup"].append(Outcome(alone, o3, compilations, top))
+        else:
+            methods["static + backup"].append(Outcome(o3, o3, compilations))
         ranked = [p for p in order if p is not None]
         tries = {**{f"jit k={k}": ranked[:k] for k in JIT_KS}, EVERY_LIST: list(labels.pool)}  # every: any order
         for name, tried in tries.items():
-            candidates = [m for m in (measured[p] for p in tried) if m is not None and m.no_worse_than(o3)]
-            smallest = min([o3, *candidates], key=lambda m: (m.sass, m.registers))
-            methods[name].append(Outcome(smallest, o3, len(tried) + 1))
+            candidates = [
+                Outcome(m, o3, len(tried) + 1, p) for p in tried if (m := measured[p]) and m.no_worse_than(o3)
+            ]
+            backup = Outcome(o3, o3, len(tried) + 1)
+            methods[name].append(min([backup, *candidates], key=lambda o: (o.built.sass, o.built.registers)))
         found = labels.searched[i]
         methods["search"].append(Outcome(Measure(**found) if found else o3, o3, labels.evaluations[i]))
     return methods

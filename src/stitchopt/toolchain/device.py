@@ -350,11 +350,16 @@ class DeviceBuild:
     kernels: dict[str, KernelMeasure]
 
 
+def optimize_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: CompileOptions) -> bytes:
+    """Device bitcode after `pipeline`, as clang's device compile runs opt; InputError when opt fails."""
+    return _run(opt_command(toolchain.tool("opt"), pipeline, flags=options.opt_args()), bitcode, "opt")
+
+
 def build_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: CompileOptions) -> DeviceBuild:
     """`opt -passes=PIPELINE | llc | ptxas` on device bitcode, each kernel measured; InputError naming the step
     that failed, or the kernels the list lost."""
     kernels = kernels_of(toolchain, bitcode)
-    optimized = _run(opt_command(toolchain.tool("opt"), pipeline, flags=options.opt_args()), bitcode, "opt")
+    optimized = optimize_device(toolchain, bitcode, pipeline, options)
     emission = emit_device(toolchain, optimized, kernels, options, _tool)
     for step, run in (("llc", emission.llc), ("ptxas", emission.ptxas)):
         if run is not None and run.timed_out:

@@ -1,0 +1,213 @@
+"""CUDA device IR retargeted to the host, so that a kernel built with a pass list runs on the CPU beside its -O3
+build (validate/device_run.py compares their outputs): run evidence on machines without a GPU.
+
+The optimized `nvptx64` module is rewritten, not recompiled from source, so what runs is what the list made of
+the IR: the triple and data layout become the host's (NVPTX's layout is the host's but for vectors of 16 and 32
+bits, which CUDA code does not hold in memory), NVVM intrinsics become calls into the runtime
+(`simt_runtime/simt.c`: thread geometry, barriers, warp shuffles and votes, libdevice's arithmetic), each with
+a weak stand-in that stops a run reaching one the runtime lacks, and `extern __shared__` arrays get the most
+shared memory a block may have. The host's compiler then builds it at -O0, so nothing but the list optimizes
+the kernel. NVPTX's code generator and ptxas do not run: a list whose IR is right but which they compile
+wrongly is not caught here (that needs a GPU run, benchmarks/gpu_timing.py).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from stitchopt.diagnostics import first_error
+from stitchopt.errors import InputError, ToolchainError
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.process import run_tool
+
+HOST_TRIPLE = "x86_64-unknown-linux-gnu"
+HOST_DATALAYOUT = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
+DYNAMIC_SHARED_BYTES = 256 * 1024  # above any NVIDIA GPU's shared memory a block (227 KiB on sm_90)
+ENTRY = "__simt_entry"
+BUILD_TIMEOUT_S = 120.0
+_INTRINSIC_RE = re.compile(r"@llvm\.nvvm\.([\w.]+)")
+_DECLARE_RE = re.compile(r"^declare ([^@\n]*)@(__simt_nvvm_\w+)\(([^)\n]*)\)[^\n]*$", re.MULTILINE)
+_EXTERN_SHARED_RE = re.compile(
+    r"^(@[-\w.$]+|@\"[^\"]+\") = external [^\n]*addrspace\(3\) global \[0 x [^\]\n]+\][^\n]*$", re.MULTILINE
+)
+_TARGET_ATTRIBUTE_RE = re.compile(r' ?"target-(?:cpu|features)"="[^"]*"')
+_CALLING_CONVENTION_RE = re.compile(r"\b(?:ptx_kernel|ptx_device) ")
+_FTZ_FLAG_RE = re.compile(r'!"nvvm-reflect-ftz", i32 (\d+)')
+_ARCH_RE = re.compile(r'"target-cpu"="sm_(\d+)[a-z]?"')
+_RUNTIME = "simt.c"
+_INLINE_ASM_RE = re.compile(
+    r'call (?P<returned>[^@"\n]*?) asm (?:sideeffect |alignstack |inteldialect )*"(?P<text>[^"]*)", "[^"]*"'
+    r"\((?P<arguments>.*)\)(?P<rest>(?: #\d+)?(?:, ![^\n]*)?)$",
+    re.MULTILINE,
+)
+# Inline PTX that CUDA's headers put in kernels, run on the CPU: by its text, a body over its operands %p0, %p1...
+# (approximations by the exact operation, as the runtime's intrinsics). Any other stops a run that reaches it.
+_INLINE_PTX = {
+    "rcp.approx.ftz.f32 $0,$1;": "  %r = fdiv float 1.0, %p0\n  ret float %r",
+    "trap;": "  call void @__simt_trap()\n  unreachable",
+    "{  cvt.rn.f16.f32 $0, $1;}\\0A": "  %h = fptrunc float %p0 to half\n  %r = bitcast half %h to i16\n  ret i16 %r",
+    "{  cvt.f32.f16 $0, $1;}\\0A": "  %h = bitcast i16 %p0 to half\n  %r = fpext half %h to float\n  ret float %r",
+}
+
+
+def host_module(device_ir: str, kernel: str) -> str:
+    """The module text of `device_ir` (an optimized NVPTX module, as `llvm-dis` writes it) retargeted to the host,
+    with an entry `__simt_entry(ptr slots)` that calls `kernel` with the value each slot points at; InputError
+    when the kernel is absent or takes a parameter the runtime cannot pass (a struct by value)."""
+    parameters = _parameter_types(device_ir, kernel)
+    ftz = _FTZ_FLAG_RE.search(device_ir)
+    arch = _ARCH_RE.search(device_ir)
+    originals = {
+        f"__simt_nvvm_{name.replace('.', '_')}": f"llvm.nvvm.{name}" for name in _INTRINSIC_RE.findall(device_ir)
+    }
+    text = _INTRINSIC_RE.sub(lambda m: "@__simt_nvvm_" + m.group(1).replace(".", "_"), device_ir)
+    text = re.sub(r"^target triple = .*$", f'target triple = "{HOST_TRIPLE}"', text, flags=re.MULTILINE)
+    text = re.sub(r"^target datalayout = .*$", f'target datalayout = "{HOST_DATALAYOUT}"', text, flags=re.MULTILINE)
+    text = _TARGET_ATTRIBUTE_RE.sub("", text)
+    text = _CALLING_CONVENTION_RE.sub("", text)
+    text = _EXTERN_SHARED_RE.sub(
+        lambda m: (
+            f"{m.group(1)} = internal addrspace(3) global [{DYNAMIC_SHARED_BYTES} x i8] zeroinitializer, align 16"
+        ),
+        text,
+    )
+    stand_ins: list[str] = []
+    text = _DECLARE_RE.sub(lambda m: _stand_in(m, originals[m.group(2)], stand_ins), text)
+    text = _INLINE_ASM_RE.sub(lambda m: _inline_ptx_call(m, stand_ins), text)
+    return "\n".join(
+        [
+            text,
+            f"@__simt_reflect_ftz = constant i32 {ftz.group(1) if ftz else 0}",
+            f"@__simt_arch = constant i32 {arch.group(1) if arch else 0}",
+            "declare void @__simt_unsupported(ptr)",
+            "declare void @__simt_trap()",
+            *stand_ins,
+            _entry(kernel, parameters),
+            "",
+        ]
+    )
+
+
+def _parameter_types(device_ir: str, kernel: str) -> list[str]:
+    """The IR types of `kernel`'s parameters, read off its definition."""
+    quoted = f'"{kernel}"' if re.search(r"[^-\w.$]", kernel) else kernel
+    header = re.search(rf"^define [^@\n]*@{re.escape(quoted)}\((.*)\)[^\n]*\{{$", device_ir, re.MULTILINE)
+    if header is None:
+        raise InputError(f"the module defines no kernel {kernel!r}")
+    types = []
+    for position, parameter in enumerate(_top_level_split(header.group(1))):
+        if "byval" in parameter or "byref" in parameter:
+            raise InputError(
+                f"{kernel}: parameter {position} is a struct passed by value, which the CPU run cannot pass"
+            )
+        words = parameter.split()
+        address_space = words[1] if len(words) > 1 and words[1].startswith("addrspace(") else ""
+        types.append(f"{words[0]} {address_space}".strip())
+    return types
+
+
+def _top_level_split(parameters: str) -> list[str]:
+    """`parameters` split at the commas outside parentheses (attributes such as `range(i32 0, 10)` hold some)."""
+    parts, depth, start = [], 0, 0
+    for index, character in enumerate(parameters):
+        depth += {"(": 1, ")": -1, "<": 1, ">": -1, "{": 1, "}": -1}.get(character, 0)
+        if character == "," and depth == 0:
+            parts.append(parameters[start:index].strip())
+            start = index + 1
+    last = parameters[start:].strip()
+    return [*parts, last] if last else parts
+
+
+def _stand_in(declaration: re.Match[str], original: str, stand_ins: list[str]) -> str:
+    """A weak definition of a renamed intrinsic that stops the run naming it: the runtime's own definition, where
+    it has one, takes its place at link time."""
+    returned, name, parameters = declaration.groups()
+    types = [parameter.replace("immarg", "").strip() for parameter in _top_level_split(parameters)]
+    return _function(f"weak {returned.strip()}", name, types, _stop(name, original, stand_ins))
+
+
+def _inline_ptx_call(call: re.Match[str], functions: list[str]) -> str:
+    """A call of inline PTX as a call of a function of the module: its CPU form (`_INLINE_PTX`), else one that
+    stops the run naming it."""
+    returned, text = call.group("returned").strip(), call.group("text")
+    arguments = _top_level_split(call.group("arguments"))
+    name = f"__simt_asm_{len(functions)}"
+    body = _INLINE_PTX.get(text) or _stop(name, f"inline PTX {text}", functions)
+    functions.append(_function(f"internal {returned}", name, [a.rsplit(" ", 1)[0] for a in arguments], body))
+    return f"call {returned} @{name}({', '.join(arguments)}){call.group('rest')}"
+
+
+def _stop(name: str, what: str, constants: list[str]) -> str:
+    """A body that stops the run naming `what` (its text escaped as LLVM's strings are), its string constant
+    added to `constants`."""
+    string = f"@__simt_name.{name}"
+    length = len(re.sub(r"\\[0-9A-Fa-f]{2}", "_", what)) + 1
+    constants.append(f'{string} = private constant [{length} x i8] c"{what}\\00"')
+    return f"  call void @__simt_unsupported(ptr {string})\n  unreachable"
+
+
+def _function(linkage_and_type: str, name: str, parameter_types: list[str], body: str) -> str:
+    typed = ", ".join(f"{type_} %p{i}" for i, type_ in enumerate(parameter_types))
+    return f"define {linkage_and_type} @{name}({typed}) {{\n{body}\n}}"
+
+
+def _entry(kernel: str, types: list[str]) -> str:
+    quoted = f'"{kernel}"' if re.search(r"[^-\w.$]", kernel) else kernel
+    lines = [f"define void @{ENTRY}(ptr %slots) {{"]
+    for i, type_ in enumerate(types):
+        lines += [
+            f"  %slot{i} = getelementptr ptr, ptr %slots, i64 {i}",
+            f"  %at{i} = load ptr, ptr %slot{i}",
+            f"  %arg{i} = load {type_}, ptr %at{i}",
+        ]
+    arguments = ", ".join(f"{type_} %arg{i}" for i, type_ in enumerate(types))
+    return "\n".join([*lines, f"  call void @{quoted}({arguments})", "  ret void", "}"])
+
+
+@dataclass(frozen=True)
+class SimtBuilder:
+    """Builds CPU programs of retargeted kernels in `directory`, the runtime compiled once."""
+
+    toolchain: Toolchain
+    directory: Path
+
+    def runtime_object(self) -> Path:
+        built = self.directory / "simt-runtime.o"
+        if not built.is_file():
+            source = self.directory / _RUNTIME
+            with resources.as_file(resources.files("stitchopt.toolchain") / "simt_runtime" / _RUNTIME) as packaged:
+                shutil.copyfile(packaged, source)
+            self._compile([self.toolchain.tool("clang"), "-O2", "-c", str(source), "-o", str(built)], "the runtime")
+        return built
+
+    def program(self, host_ir: str, name: str) -> Path:
+        """An executable of one retargeted module (`host_module`); ToolchainError when the host compiler rejects it
+        (a retargeting this runtime cannot handle, which says nothing about the list)."""
+        source = self.directory / f"{name}.ll"
+        source.write_text(host_ir)
+        executable = self.directory / name
+        clang = self.toolchain.tool("clang")
+        self._compile(
+            [
+                clang,
+                "-O0",
+                "-Wno-override-module",
+                str(source),
+                str(self.runtime_object()),
+                "-lm",
+                "-o",
+                str(executable),
+            ],
+            name,
+        )
+        return executable
+
+    @staticmethod
+    def _compile(argv: list[str], what: str) -> None:
+        run = run_tool(argv, timeout=BUILD_TIMEOUT_S)
+        if run.returncode != 0:
+            raise ToolchainError(f"cannot build {what} for the CPU run: {first_error(run.stderr_text)}")

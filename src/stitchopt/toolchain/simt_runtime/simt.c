@@ -1,0 +1,446 @@
+/* Runs one CUDA kernel's device IR, retargeted to the host (toolchain/simt.py), on the CPU: every thread of a
+ * block is a fiber, switched only at __syncthreads and the warp operations (shuffles, votes, __syncwarp), so a
+ * run is deterministic and two builds of a kernel can be compared output for output. Blocks run one after
+ * another; only the blocks the launch lists run (what the others would write stays as the launch set it).
+ *
+ * The NVVM intrinsics the retargeted IR calls are defined here as __simt_nvvm_<name, dots as underscores>;
+ * the retargeted module defines a weak stand-in for each one it calls, which stops the run naming it, so an
+ * intrinsic not implemented here fails only a run that reaches it.
+ *
+ * It reads the launch from stdin (little-endian): "SIMT1", grid x y z (u32), block x y z, the count and linear
+ * indices of the blocks to run, the count of arguments and for each its kind (0 a scalar, 1 an input buffer,
+ * 2 an output buffer), size in bytes (u64) and bytes. It writes each output buffer's size (u64) and bytes to
+ * stdout, and exits 0 when every listed block ran; 4 when the kernel deadlocked, trapped or reached an
+ * unsupported intrinsic (a line on stderr says which).
+ */
+#define _GNU_SOURCE
+#include <fenv.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define WARP 32
+#define STACK_BYTES (256 * 1024)
+#define MAX_ARGUMENTS 64
+#define FAILED 4
+
+enum State { RUNNING, AT_BARRIER, AT_WARP, DONE };
+enum WarpOp { SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_BFLY, VOTE_ALL, VOTE_ANY, VOTE_UNI, VOTE_BALLOT, WARP_SYNC };
+
+typedef struct {
+  uint32_t x, y, z;
+} Dim;
+
+typedef struct {
+  ucontext_t context;
+  Dim tid;
+  enum State state;
+  enum WarpOp op;
+  uint32_t mask, value, b, c, result;
+} Fiber;
+
+static Dim grid_dim, block_dim, block_idx;
+static Fiber *fibers;
+static char *stacks;
+static uint32_t threads, current;
+static ucontext_t scheduler;
+static void *slots[MAX_ARGUMENTS];
+
+extern void __simt_entry(void **arguments);
+extern const int32_t __simt_reflect_ftz, __simt_arch;
+
+static void fail(const char *what, const char *detail) {
+  fprintf(stderr, "simt: %s%s\n", what, detail);
+  fflush(stderr);
+  _exit(FAILED);
+}
+
+void __simt_unsupported(const char *name) { fail("the kernel reached what the emulator cannot run: ", name); }
+
+/* Thread geometry. */
+uint32_t __simt_nvvm_read_ptx_sreg_tid_x(void) { return fibers[current].tid.x; }
+uint32_t __simt_nvvm_read_ptx_sreg_tid_y(void) { return fibers[current].tid.y; }
+uint32_t __simt_nvvm_read_ptx_sreg_tid_z(void) { return fibers[current].tid.z; }
+uint32_t __simt_nvvm_read_ptx_sreg_ntid_x(void) { return block_dim.x; }
+uint32_t __simt_nvvm_read_ptx_sreg_ntid_y(void) { return block_dim.y; }
+uint32_t __simt_nvvm_read_ptx_sreg_ntid_z(void) { return block_dim.z; }
+uint32_t __simt_nvvm_read_ptx_sreg_ctaid_x(void) { return block_idx.x; }
+uint32_t __simt_nvvm_read_ptx_sreg_ctaid_y(void) { return block_idx.y; }
+uint32_t __simt_nvvm_read_ptx_sreg_ctaid_z(void) { return block_idx.z; }
+uint32_t __simt_nvvm_read_ptx_sreg_nctaid_x(void) { return grid_dim.x; }
+uint32_t __simt_nvvm_read_ptx_sreg_nctaid_y(void) { return grid_dim.y; }
+uint32_t __simt_nvvm_read_ptx_sreg_nctaid_z(void) { return grid_dim.z; }
+uint32_t __simt_nvvm_read_ptx_sreg_warpsize(void) { return WARP; }
+uint32_t __simt_nvvm_read_ptx_sreg_laneid(void) { return current % WARP; }
+
+static void wait_as(enum State state) {
+  fibers[current].state = state;
+  swapcontext(&fibers[current].context, &scheduler);
+}
+
+/* __syncthreads and its named forms: every thread of the block that has not exited meets here. */
+void __simt_nvvm_barrier0(void) { wait_as(AT_BARRIER); }
+void __simt_nvvm_barrier_sync(uint32_t id) { (void)id, wait_as(AT_BARRIER); }
+void __simt_nvvm_barrier_sync_cnt(uint32_t id, uint32_t count) { (void)id, (void)count, wait_as(AT_BARRIER); }
+
+static uint32_t warp_op(enum WarpOp op, uint32_t mask, uint32_t value, uint32_t b, uint32_t c) {
+  Fiber *fiber = &fibers[current];
+  fiber->op = op, fiber->mask = mask, fiber->value = value, fiber->b = b, fiber->c = c;
+  wait_as(AT_WARP);
+  return fiber->result;
+}
+
+static uint32_t as_bits(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+static float as_float(uint32_t bits) {
+  float value;
+  memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+/* Shuffles, votes and __syncwarp: the lanes of a warp named in the mask meet here. */
+uint32_t __simt_nvvm_shfl_sync_idx_i32(uint32_t m, uint32_t v, uint32_t b, uint32_t c) {
+  return warp_op(SHFL_IDX, m, v, b, c);
+}
+uint32_t __simt_nvvm_shfl_sync_up_i32(uint32_t m, uint32_t v, uint32_t b, uint32_t c) {
+  return warp_op(SHFL_UP, m, v, b, c);
+}
+uint32_t __simt_nvvm_shfl_sync_down_i32(uint32_t m, uint32_t v, uint32_t b, uint32_t c) {
+  return warp_op(SHFL_DOWN, m, v, b, c);
+}
+uint32_t __simt_nvvm_shfl_sync_bfly_i32(uint32_t m, uint32_t v, uint32_t b, uint32_t c) {
+  return warp_op(SHFL_BFLY, m, v, b, c);
+}
+float __simt_nvvm_shfl_sync_idx_f32(uint32_t m, float v, uint32_t b, uint32_t c) {
+  return as_float(warp_op(SHFL_IDX, m, as_bits(v), b, c));
+}
+float __simt_nvvm_shfl_sync_up_f32(uint32_t m, float v, uint32_t b, uint32_t c) {
+  return as_float(warp_op(SHFL_UP, m, as_bits(v), b, c));
+}
+float __simt_nvvm_shfl_sync_down_f32(uint32_t m, float v, uint32_t b, uint32_t c) {
+  return as_float(warp_op(SHFL_DOWN, m, as_bits(v), b, c));
+}
+float __simt_nvvm_shfl_sync_bfly_f32(uint32_t m, float v, uint32_t b, uint32_t c) {
+  return as_float(warp_op(SHFL_BFLY, m, as_bits(v), b, c));
+}
+_Bool __simt_nvvm_vote_all_sync(uint32_t m, _Bool p) { return warp_op(VOTE_ALL, m, p, 0, 0); }
+_Bool __simt_nvvm_vote_any_sync(uint32_t m, _Bool p) { return warp_op(VOTE_ANY, m, p, 0, 0); }
+_Bool __simt_nvvm_vote_uni_sync(uint32_t m, _Bool p) { return warp_op(VOTE_UNI, m, p, 0, 0); }
+uint32_t __simt_nvvm_vote_ballot_sync(uint32_t m, _Bool p) { return warp_op(VOTE_BALLOT, m, p, 0, 0); }
+void __simt_nvvm_bar_warp_sync(uint32_t m) { warp_op(WARP_SYNC, m, 0, 0, 0); }
+
+uint32_t __simt_nvvm_activemask(void) {
+  uint32_t first = current - current % WARP, mask = 0;
+  for (uint32_t lane = 0; lane < WARP && first + lane < threads; ++lane)
+    if (fibers[first + lane].state != DONE)
+      mask |= 1u << lane;
+  return mask;
+}
+
+/* Fences order memory between threads that run one at a time here: nothing to do. */
+void __simt_nvvm_membar_cta(void) {}
+void __simt_nvvm_membar_gl(void) {}
+void __simt_nvvm_membar_sys(void) {}
+
+/* libdevice's arithmetic: rounding to nearest as the host rounds; approximations by the exact function (the same
+ * for every build compared); flush-to-zero where the name asks for it. */
+static float ftz(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
+#define UNARY(name, expr)                                                                                      \
+  float __simt_nvvm_##name##_f(float x) { return (expr); }                                                     \
+  float __simt_nvvm_##name##_ftz_f(float x) {                                                                  \
+    x = ftz(x);                                                                                                \
+    return ftz(expr);                                                                                          \
+  }
+#define BINARY(name, expr)                                                                                     \
+  float __simt_nvvm_##name##_f(float x, float y) { return (expr); }                                            \
+  float __simt_nvvm_##name##_ftz_f(float x, float y) {                                                         \
+    x = ftz(x), y = ftz(y);                                                                                    \
+    return ftz(expr);                                                                                          \
+  }
+UNARY(fabs, fabsf(x))
+UNARY(ex2_approx, exp2f(x))
+UNARY(lg2_approx, log2f(x))
+UNARY(sin_approx, sinf(x))
+UNARY(cos_approx, cosf(x))
+UNARY(sqrt_rn, sqrtf(x))
+UNARY(sqrt_approx, sqrtf(x))
+UNARY(rsqrt_approx, 1.0f / sqrtf(x))
+UNARY(rcp_rn, 1.0f / x)
+UNARY(rcp_approx, 1.0f / x)
+UNARY(saturate, x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f)
+UNARY(round, roundf(x))
+UNARY(trunc, truncf(x))
+UNARY(floor, floorf(x))
+UNARY(ceil, ceilf(x))
+BINARY(add_rn, x + y)
+BINARY(mul_rn, x *y)
+BINARY(div_rn, x / y)
+BINARY(div_approx, x / y)
+BINARY(fmin, fminf(x, y))
+BINARY(fmax, fmaxf(x, y))
+float __simt_nvvm_fma_rn_f(float x, float y, float z) { return fmaf(x, y, z); }
+float __simt_nvvm_fma_rn_ftz_f(float x, float y, float z) { return ftz(fmaf(ftz(x), ftz(y), ftz(z))); }
+/* The directed roundings under the host's rounding mode set for the one operation. */
+static float fma_rounded(float x, float y, float z, int mode) {
+  int saved = fegetround();
+  fesetround(mode);
+  float result = fmaf(x, y, z);
+  fesetround(saved);
+  return result;
+}
+float __simt_nvvm_fma_rm_f(float x, float y, float z) { return fma_rounded(x, y, z, FE_DOWNWARD); }
+float __simt_nvvm_fma_rm_ftz_f(float x, float y, float z) {
+  return ftz(fma_rounded(ftz(x), ftz(y), ftz(z), FE_DOWNWARD));
+}
+float __simt_nvvm_fma_rp_f(float x, float y, float z) { return fma_rounded(x, y, z, FE_UPWARD); }
+float __simt_nvvm_fma_rp_ftz_f(float x, float y, float z) {
+  return ftz(fma_rounded(ftz(x), ftz(y), ftz(z), FE_UPWARD));
+}
+float __simt_nvvm_fma_rz_f(float x, float y, float z) { return fma_rounded(x, y, z, FE_TOWARDZERO); }
+float __simt_nvvm_fma_rz_ftz_f(float x, float y, float z) {
+  return ftz(fma_rounded(ftz(x), ftz(y), ftz(z), FE_TOWARDZERO));
+}
+int32_t __simt_nvvm_f2i_rz(float x) { return (int32_t)truncf(x); }
+int32_t __simt_nvvm_f2i_rn(float x) { return (int32_t)rintf(x); }
+int32_t __simt_nvvm_f2i_rz_ftz(float x) { return (int32_t)truncf(ftz(x)); }
+double __simt_nvvm_fabs_d(double x) { return fabs(x); }
+double __simt_nvvm_add_rn_d(double x, double y) { return x + y; }
+double __simt_nvvm_mul_rn_d(double x, double y) { return x * y; }
+double __simt_nvvm_div_rn_d(double x, double y) { return x / y; }
+double __simt_nvvm_fma_rn_d(double x, double y, double z) { return fma(x, y, z); }
+double __simt_nvvm_sqrt_rn_d(double x) { return sqrt(x); }
+double __simt_nvvm_rcp_rn_d(double x) { return 1.0 / x; }
+double __simt_nvvm_rcp_approx_ftz_d(double x) { return 1.0 / x; }
+double __simt_nvvm_rsqrt_approx_d(double x) { return 1.0 / sqrt(x); }
+double __simt_nvvm_fmin_d(double x, double y) { return fmin(x, y); }
+double __simt_nvvm_fmax_d(double x, double y) { return fmax(x, y); }
+double __simt_nvvm_round_d(double x) { return round(x); }
+double __simt_nvvm_trunc_d(double x) { return trunc(x); }
+double __simt_nvvm_floor_d(double x) { return floor(x); }
+double __simt_nvvm_ceil_d(double x) { return ceil(x); }
+int32_t __simt_nvvm_d2i_hi(double x) {
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  return (int32_t)(bits >> 32);
+}
+int32_t __simt_nvvm_d2i_lo(double x) {
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  return (int32_t)bits;
+}
+double __simt_nvvm_lohi_i2d(int32_t lo, int32_t hi) {
+  uint64_t bits = (uint64_t)(uint32_t)hi << 32 | (uint32_t)lo;
+  double x;
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+int32_t __simt_nvvm_d2i_rz(double x) { return (int32_t)trunc(x); }
+int32_t __simt_nvvm_d2i_rn(double x) { return (int32_t)rint(x); }
+int32_t __simt_nvvm_mulhi_i(int32_t x, int32_t y) { return (int32_t)(((int64_t)x * y) >> 32); }
+uint32_t __simt_nvvm_mulhi_ui(uint32_t x, uint32_t y) { return (uint32_t)(((uint64_t)x * y) >> 32); }
+int32_t __simt_nvvm_mul24_i(int32_t x, int32_t y) {
+  return (int32_t)((int64_t)(x << 8 >> 8) * (int64_t)(y << 8 >> 8));
+}
+uint32_t __simt_nvvm_mul24_ui(uint32_t x, uint32_t y) { return (x & 0xffffff) * (y & 0xffffff); }
+
+/* What clang's NVVMReflect answers, from the module the retargeting read. */
+int32_t __nvvm_reflect(const char *name) {
+  if (strcmp(name, "__CUDA_FTZ") == 0)
+    return __simt_reflect_ftz;
+  if (strcmp(name, "__CUDA_ARCH") == 0)
+    return __simt_arch * 10;
+  return 0;
+}
+
+void __simt_trap(void) { fail("the kernel trapped", ""); }
+
+/* PTX's shfl.sync: the lane each lane reads, or its own when out of its segment. */
+static uint32_t shuffled(const Fiber *fiber, uint32_t lane, uint32_t first) {
+  uint32_t clamp = fiber->c & 0x1f, segment = (fiber->c >> 8) & 0x1f;
+  uint32_t max_lane = (lane & segment) | (clamp & ~segment), min_lane = lane & segment, source = lane;
+  int inside = 0;
+  switch (fiber->op) {
+  case SHFL_UP:
+    source = lane - fiber->b, inside = (int32_t)source >= (int32_t)max_lane;
+    break;
+  case SHFL_DOWN:
+    source = lane + fiber->b, inside = source <= max_lane;
+    break;
+  case SHFL_BFLY:
+    source = lane ^ fiber->b, inside = source <= max_lane;
+    break;
+  default:
+    source = min_lane | (fiber->b & ~segment), inside = source <= max_lane;
+    break;
+  }
+  if (!inside || first + source >= threads)
+    source = lane;
+  return fibers[first + source].value;
+}
+
+/* Completes a warp operation whose lanes have all arrived; 1 when one did. */
+static int release_warp(uint32_t first) {
+  uint32_t end = first + WARP < threads ? first + WARP : threads, leader = end;
+  for (uint32_t t = first; t < end; ++t)
+    if (fibers[t].state == AT_WARP) {
+      leader = t;
+      break;
+    }
+  if (leader == end)
+    return 0;
+  uint32_t mask = fibers[leader].mask, members = 0, ballot = 0, count = 0;
+  for (uint32_t t = first; t < end; ++t) {
+    if (!(mask >> (t - first) & 1) || fibers[t].state == DONE)
+      continue;
+    if (fibers[t].state != AT_WARP || fibers[t].op != fibers[leader].op)
+      return 0;
+    members |= 1u << (t - first), ++count;
+    ballot |= (fibers[t].value != 0) << (t - first);
+  }
+  for (uint32_t t = first; t < end; ++t) {
+    if (!(members >> (t - first) & 1))
+      continue;
+    Fiber *fiber = &fibers[t];
+    switch (fiber->op) {
+    case VOTE_ALL:
+      fiber->result = ballot == members;
+      break;
+    case VOTE_ANY:
+      fiber->result = ballot != 0;
+      break;
+    case VOTE_UNI:
+      fiber->result = ballot == 0 || ballot == members;
+      break;
+    case VOTE_BALLOT:
+      fiber->result = ballot;
+      break;
+    case WARP_SYNC:
+      fiber->result = 0;
+      break;
+    default:
+      fiber->result = shuffled(fiber, t - first, first);
+    }
+  }
+  for (uint32_t t = first; t < end; ++t)
+    if (members >> (t - first) & 1)
+      fibers[t].state = RUNNING;
+  (void)count;
+  return 1;
+}
+
+static void thread_main(void) {
+  __simt_entry(slots);
+  wait_as(DONE);
+}
+
+static void run_block(void) {
+  for (uint32_t t = 0; t < threads; ++t) {
+    Fiber *fiber = &fibers[t];
+    uint32_t plane = block_dim.x * block_dim.y;
+    fiber->tid = (Dim){t % block_dim.x, t / block_dim.x % block_dim.y, t / plane};
+    fiber->state = RUNNING;
+    getcontext(&fiber->context);
+    fiber->context.uc_stack.ss_sp = stacks + (size_t)t * STACK_BYTES;
+    fiber->context.uc_stack.ss_size = STACK_BYTES;
+    fiber->context.uc_link = NULL;
+    makecontext(&fiber->context, thread_main, 0);
+  }
+  for (;;) {
+    for (uint32_t t = 0; t < threads; ++t)
+      if (fibers[t].state == RUNNING) {
+        current = t;
+        swapcontext(&scheduler, &fibers[t].context);
+      }
+    int released = 0, waiting = 0, all_at_barrier = 1;
+    for (uint32_t first = 0; first < threads; first += WARP)
+      released |= release_warp(first);
+    if (released)
+      continue;
+    for (uint32_t t = 0; t < threads; ++t) {
+      waiting |= fibers[t].state != DONE;
+      all_at_barrier &= fibers[t].state == DONE || fibers[t].state == AT_BARRIER;
+    }
+    if (!waiting)
+      return;
+    if (!all_at_barrier)
+      fail("the kernel deadlocked: threads wait at a warp operation that not all its lanes reach", "");
+    for (uint32_t t = 0; t < threads; ++t)
+      if (fibers[t].state == AT_BARRIER)
+        fibers[t].state = RUNNING;
+  }
+}
+
+static void read_exactly(FILE *file, void *into, size_t bytes) {
+  if (fread(into, 1, bytes, file) != bytes)
+    fail("the launch file is truncated", "");
+}
+
+static uint32_t read_u32(FILE *file) {
+  uint32_t value;
+  read_exactly(file, &value, sizeof value);
+  return value;
+}
+
+int main(void) {
+  FILE *launch = stdin;
+  char magic[5];
+  read_exactly(launch, magic, sizeof magic);
+  if (memcmp(magic, "SIMT1", sizeof magic) != 0)
+    fail("stdin holds no launch", "");
+  grid_dim = (Dim){read_u32(launch), read_u32(launch), read_u32(launch)};
+  block_dim = (Dim){read_u32(launch), read_u32(launch), read_u32(launch)};
+  uint32_t blocks = read_u32(launch);
+  uint32_t *block_list = malloc(sizeof(uint32_t) * (blocks ? blocks : 1));
+  for (uint32_t i = 0; i < blocks; ++i)
+    block_list[i] = read_u32(launch);
+  uint32_t arguments = read_u32(launch);
+  if (arguments > MAX_ARGUMENTS)
+    fail("too many kernel arguments", "");
+  uint32_t kinds[MAX_ARGUMENTS];
+  uint64_t sizes[MAX_ARGUMENTS];
+  for (uint32_t i = 0; i < arguments; ++i) {
+    kinds[i] = read_u32(launch);
+    read_exactly(launch, &sizes[i], sizeof sizes[i]);
+    if (kinds[i] == 0) {
+      slots[i] = calloc(1, 8);
+      if (sizes[i] > 8)
+        fail("a scalar argument wider than 8 bytes", "");
+      read_exactly(launch, slots[i], sizes[i]);
+    } else {
+      void *buffer = aligned_alloc(256, (sizes[i] + 255) / 256 * 256 + 256);
+      if (!buffer)
+        fail("out of memory for a buffer", "");
+      read_exactly(launch, buffer, sizes[i]);
+      slots[i] = malloc(sizeof(void *));
+      memcpy(slots[i], &buffer, sizeof buffer);
+    }
+  }
+  threads = block_dim.x * block_dim.y * block_dim.z;
+  if (threads == 0 || threads > 1024)
+    fail("a block has 1 to 1024 threads", "");
+  fibers = calloc(threads, sizeof(Fiber));
+  stacks = malloc((size_t)threads * STACK_BYTES);
+  if (!fibers || !stacks)
+    fail("out of memory for the threads", "");
+  for (uint32_t i = 0; i < blocks; ++i) {
+    uint32_t linear = block_list[i];
+    block_idx = (Dim){linear % grid_dim.x, linear / grid_dim.x % grid_dim.y, linear / (grid_dim.x * grid_dim.y)};
+    run_block();
+  }
+  for (uint32_t i = 0; i < arguments; ++i)
+    if (kinds[i] == 2) {
+      void *buffer;
+      memcpy(&buffer, slots[i], sizeof buffer);
+      fwrite(&sizes[i], sizeof sizes[i], 1, stdout);
+      fwrite(buffer, 1, sizes[i], stdout);
+    }
+  return fflush(stdout) == 0 ? 0 : FAILED;
+}

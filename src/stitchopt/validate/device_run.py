@@ -1,0 +1,218 @@
+"""A device pass list checked by running its kernel: the list's build and -O3's, each retargeted to the host
+(toolchain/simt.py), run on the CPU with the same launch, their output buffers compared byte for byte. A list
+that changes a kernel's outputs is rejected like a miscompile on the CPU; where -O3's own build cannot run here
+(an intrinsic the emulator lacks, a deadlock), nothing is known.
+
+The check covers what a pass list can break in the IR; NVPTX's code generator and ptxas, the same for every list,
+do not run. Only some blocks run (`sampled_blocks`: the first, the last and some between): what a kernel computes
+in one block is the same code as in the others, and a launch of millions of threads as fibers would take
+minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+
+import numpy as np
+
+from stitchopt.errors import InputError
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.process import run_tool
+from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, SimtBuilder, host_module
+from stitchopt.validate.sandbox import Limits, RunOutcome, Sandbox
+
+DEVICE_RUN_LIMITS = Limits(wall_seconds=120.0, cpu_seconds=120, address_space_bytes=8 << 30, file_bytes=1 << 30)
+SAMPLED_BLOCKS = 8
+MAX_BLOCK_THREADS = 1024
+
+
+class ArgumentKind(IntEnum):
+    SCALAR = 0
+    INPUT = 1
+    OUTPUT = 2  # read back after the run and compared
+
+
+@dataclass(frozen=True)
+class LaunchArgument:
+    kind: ArgumentKind
+    data: bytes  # a scalar's bytes as the kernel's parameter holds them, or a buffer's initial contents
+
+
+@dataclass(frozen=True)
+class DeviceLaunch:
+    """One launch of a kernel: grid and block shapes, dynamic shared memory and the arguments in order."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    arguments: tuple[LaunchArgument, ...]
+
+    def __post_init__(self) -> None:
+        threads = self.block[0] * self.block[1] * self.block[2]
+        if not 0 < threads <= MAX_BLOCK_THREADS or min(self.grid) < 1:
+            raise InputError(f"a launch needs 1 to {MAX_BLOCK_THREADS} threads a block and a grid of at least one")
+        if self.shared_bytes > DYNAMIC_SHARED_BYTES:
+            raise InputError(f"{self.shared_bytes} bytes of dynamic shared memory: at most {DYNAMIC_SHARED_BYTES}")
+        if any(a.kind is ArgumentKind.SCALAR and len(a.data) > 8 for a in self.arguments):
+            raise InputError("a scalar kernel argument is at most 8 bytes")
+
+
+def sampled_blocks(grid: tuple[int, int, int], count: int = SAMPLED_BLOCKS) -> list[int]:
+    """Linear indices of the blocks a check runs: `count` spread evenly from the first to the last."""
+    total = grid[0] * grid[1] * grid[2]
+    if total <= count:
+        return list(range(total))
+    return sorted({round(i * (total - 1) / (count - 1)) for i in range(count)})
+
+
+def launch_input(launch: DeviceLaunch, blocks: Sequence[int]) -> bytes:
+    """The launch as the emulator reads it on stdin (simt.c's format)."""
+    parts = [
+        b"SIMT1",
+        struct.pack("<6I", *launch.grid, *launch.block),
+        struct.pack(f"<{len(blocks) + 1}I", len(blocks), *blocks),
+    ]
+    parts.append(struct.pack("<I", len(launch.arguments)))
+    for argument in launch.arguments:
+        parts += [struct.pack("<IQ", argument.kind, len(argument.data)), argument.data]
+    return b"".join(parts)
+
+
+@dataclass(frozen=True)
+class DeviceRunCheck:
+    """-O3's run and the list's; `ran` is False when -O3's own build could not run here (nothing known)."""
+
+    reference: RunOutcome
+    candidate: RunOutcome
+
+    @property
+    def ran(self) -> bool:
+        return self.reference.returncode == 0 and not self.reference.timed_out
+
+    @property
+    def same_outputs(self) -> bool:
+        return self.ran and self.candidate.behaves_like(self.reference)
+
+    @property
+    def verdict(self) -> str:
+        """What the list did: "same", "differs: ...", or "not run: ..." with the emulator's reason."""
+        if not self.ran:
+            reason = self.reference.stderr.decode(errors="replace").strip().splitlines()
+            return f"not run: {reason[-1] if reason else self.reference.describe()}"
+        if self.same_outputs:
+            return "same"
+        if self.candidate.returncode != 0 or self.candidate.timed_out:
+            return f"differs: {self.candidate.describe()}"
+        return "differs: other outputs"
+
+
+class DeviceRunner:
+    """Runs optimized device modules' kernels on the CPU; programs built in a directory of its own."""
+
+    def __init__(self, toolchain: Toolchain, sandbox: Sandbox | None = None) -> None:
+        self.toolchain = toolchain
+        self.sandbox = sandbox or Sandbox(DEVICE_RUN_LIMITS)
+        self._directory = tempfile.TemporaryDirectory(prefix="stitchopt-simt-")
+        self._builder = SimtBuilder(toolchain, Path(self._directory.name))
+        self._built = 0
+
+    def run(self, optimized: bytes, kernel: str, launch: DeviceLaunch, blocks: Sequence[int]) -> RunOutcome:
+        """`kernel` of an optimized device module (bitcode or text) run on `blocks` of `launch`."""
+        text = optimized.decode() if optimized.startswith(b"; ") or b"target triple" in optimized[:4096] else None
+        if text is None:
+            disassembled = run_tool([self.toolchain.tool("llvm-dis"), "-o", "-"], stdin=optimized)
+            if disassembled.returncode != 0:
+                raise InputError(f"llvm-dis cannot read the optimized module: {disassembled.stderr_text.strip()}")
+            text = disassembled.stdout.decode()
+        self._built += 1
+        program = self._builder.program(host_module(text, kernel), f"kernel{self._built}")
+        try:
+            return self.sandbox.run(program, stdin=launch_input(launch, blocks))
+        finally:
+            program.unlink(missing_ok=True)
+
+    def check(self, reference: bytes, candidate: bytes, kernel: str, launch: DeviceLaunch) -> DeviceRunCheck:
+        """-O3's optimized module (`reference`) and a list's, run alike."""
+        blocks = sampled_blocks(launch.grid)
+        return DeviceRunCheck(self.run(reference, kernel, launch, blocks), self.run(candidate, kernel, launch, blocks))
+
+    def close(self) -> None:
+        self._directory.cleanup()
+
+
+# A launch file (`stitchopt gpu optimize --launch`): JSON, {"launches": [{"kernel", "grid", "block",
+# "shared_bytes" (0), "seed" (0), "arguments": [{"scalar": TYPE, "value": V} or {"buffer": TYPE, "count": N,
+# "fill": "random" | "zeros" | "range" ("random"), "output": false}]}]}; "random" draws floats from [-1, 1) and
+# integers from [0, count), so that they can index the buffer's own length.
+ELEMENT_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+FILLS = ("random", "zeros", "range")
+
+
+def read_launches(path: Path) -> list[tuple[str, DeviceLaunch]]:
+    """The kernels and launches of a launch file; InputError naming the first thing wrong in it."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not a readable JSON launch file ({exc})") from None
+    launches = document.get("launches") if isinstance(document, dict) else None
+    if not isinstance(launches, list) or not launches:
+        raise InputError(f'{path}: a launch file holds {{"launches": [...]}} with at least one launch')
+    return [_launch(path, number, entry) for number, entry in enumerate(launches, 1)]
+
+
+def _launch(path: Path, number: int, entry: object) -> tuple[str, DeviceLaunch]:
+    where = f"{path}: launch {number}"
+    if not isinstance(entry, dict) or not isinstance(entry.get("kernel"), str):
+        raise InputError(f'{where}: an object naming its "kernel"')
+    grid, block = (_dimensions(where, entry, key) for key in ("grid", "block"))
+    shared, seed = entry.get("shared_bytes", 0), entry.get("seed", 0)
+    if not isinstance(shared, int) or not isinstance(seed, int) or shared < 0 or seed < 0:
+        raise InputError(f"{where}: shared_bytes and seed are whole numbers of at least 0")
+    arguments = entry.get("arguments")
+    if not isinstance(arguments, list):
+        raise InputError(f'{where}: "arguments" is a list, one entry per kernel parameter')
+    rng = np.random.default_rng(seed)
+    made = tuple(_argument(f"{where}, argument {i}", rng, a) for i, a in enumerate(arguments, 1))
+    return entry["kernel"], DeviceLaunch(grid, block, shared, made)
+
+
+def _dimensions(where: str, entry: dict[str, object], key: str) -> tuple[int, int, int]:
+    value = entry.get(key)
+    if not isinstance(value, list) or not 1 <= len(value) <= 3 or not all(isinstance(v, int) and v > 0 for v in value):
+        raise InputError(f'{where}: "{key}" is a list of 1 to 3 positive whole numbers')
+    padded = [*value, 1, 1]
+    return (padded[0], padded[1], padded[2])
+
+
+def _argument(where: str, rng: np.random.Generator, argument: object) -> LaunchArgument:
+    if not isinstance(argument, dict) or ("scalar" in argument) == ("buffer" in argument):
+        raise InputError(f'{where}: an object with "scalar" or "buffer" (an element type)')
+    kind = argument.get("scalar", argument.get("buffer"))
+    if kind not in ELEMENT_TYPES:
+        raise InputError(f"{where}: element type {kind!r} is not one of {', '.join(ELEMENT_TYPES)}")
+    dtype = np.dtype(str(kind))
+    if "scalar" in argument:
+        value = argument.get("value")
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise InputError(f'{where}: a scalar needs a numeric "value"')
+        return LaunchArgument(ArgumentKind.SCALAR, np.array(value, dtype).tobytes())
+    count, fill = argument.get("count"), argument.get("fill", "random")
+    if not isinstance(count, int) or count < 1:
+        raise InputError(f'{where}: a buffer needs a positive whole "count" of elements')
+    if fill not in FILLS:
+        raise InputError(f"{where}: fill {fill!r} is not one of {', '.join(FILLS)}")
+    if fill == "zeros":
+        data = np.zeros(count, dtype)
+    elif fill == "range":
+        data = np.arange(count).astype(dtype)
+    elif dtype.kind == "f":
+        data = rng.uniform(-1.0, 1.0, count).astype(dtype)
+    else:
+        data = rng.integers(0, count, count).astype(dtype)
+    return LaunchArgument(ArgumentKind.OUTPUT if argument.get("output") is True else ArgumentKind.INPUT, data.tobytes())

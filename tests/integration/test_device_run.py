@@ -1,0 +1,334 @@
+"""Device kernels run on the CPU (toolchain/simt.py, validate/device_run.py) with the real clang and opt: the
+emulator computes what the kernels compute, -O3's build and the unoptimized IR agree, a broken build differs,
+and what the emulator cannot run is said, not guessed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stitchopt.apply.device import RunCheck, choose_device_list
+from stitchopt.core import CompileOptions
+from stitchopt.datasets.kernels import kernel_sources
+from stitchopt.labels.device import KernelUnit
+from stitchopt.models.device_model import load_device_model
+from stitchopt.studies.gpu_launches import launch
+from stitchopt.studies.kernel_emulation import SAME, check_kernel, emulated_launch
+from stitchopt.toolchain.cuda import CudaToolkit
+from stitchopt.toolchain.device import (
+    cuda_device_ir,
+    device_baseline,
+    device_options,
+    kernel_unit,
+)
+from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
+from stitchopt.toolchain.llvm import opt_command
+from stitchopt.toolchain.process import run_tool
+from stitchopt.validate.device_run import (
+    ArgumentKind,
+    DeviceLaunch,
+    DeviceRunner,
+    LaunchArgument,
+    sampled_blocks,
+)
+
+KERNELS = {source.stem: source for source in kernel_sources()}
+# A kernel that writes its thread's index times two; `slow` calls an intrinsic the emulator lacks (the clock)
+# only when its flag is set, `never_called` always but is never called.
+HANDWRITTEN = """target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+define void @twice(ptr %out, i32 %flag) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %v = mul i32 %i, 2
+  %set = icmp ne i32 %flag, 0
+  br i1 %set, label %clocked, label %store
+clocked:
+  %c = call i32 @llvm.nvvm.read.ptx.sreg.clock()
+  br label %store
+store:
+  %at = getelementptr i32, ptr %out, i32 %i
+  store i32 %v, ptr %at
+  ret void
+}
+
+define internal i32 @never_called() {
+  %c = call i32 @llvm.nvvm.read.ptx.sreg.clock64()
+  ret i32 %c
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.clock()
+declare i32 @llvm.nvvm.read.ptx.sreg.clock64()
+
+!nvvm.annotations = !{!0}
+!0 = !{ptr @twice, !"kernel", i32 1}
+"""
+
+
+# Inline PTX as CUDA's headers write it: a reciprocal the CPU run knows, and a lane index it does not.
+INLINE_PTX = """target triple = "nvptx64-nvidia-cuda"
+
+define void @reciprocal(ptr %out, i32 %flag) {
+  %r = call float asm "rcp.approx.ftz.f32 $0,$1;", "=f,f"(float 4.0)
+  store float %r, ptr %out
+  %set = icmp ne i32 %flag, 0
+  br i1 %set, label %lane, label %done
+lane:
+  %l = call i32 asm "mov.u32 $0, %laneid;", "=r"()
+  br label %done
+done:
+  ret void
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def runner(toolchain: Toolchain) -> Iterator[DeviceRunner]:
+    made = DeviceRunner(toolchain)
+    yield made
+    made.close()
+
+
+def outputs(stdout: bytes) -> list[bytes]:
+    """The output buffers a run wrote (each its size, then its bytes)."""
+    found, at = [], 0
+    while at < len(stdout):
+        (size,) = struct.unpack_from("<Q", stdout, at)
+        found.append(stdout[at + 8 : at + 8 + size])
+        at += 8 + size
+    return found
+
+
+def optimized(toolchain: Toolchain, cuda: CudaToolkit, family: str, kernel: str, pipeline: str | None = None) -> str:
+    """One kernel of a kernels-v1 file alone, after `pipeline` (-O3's by default), as text."""
+    bitcode = cuda_device_ir(toolchain, cuda, KERNELS[family])
+    text = disassemble(toolchain, bitcode, family)
+    options = device_options(text, cuda)
+    unit = kernel_unit(toolchain, bitcode, kernel, text)
+    run = run_tool(
+        opt_command(toolchain.tool("opt"), pipeline or device_baseline(options).pipeline, flags=options.opt_args()),
+        stdin=unit,
+    )
+    return disassemble(toolchain, run.stdout, kernel)
+
+
+def twice_launch(flag: int, blocks: int = 3) -> DeviceLaunch:
+    return DeviceLaunch(
+        (blocks, 1, 1),
+        (64, 1, 1),
+        0,
+        (
+            LaunchArgument(ArgumentKind.OUTPUT, bytes(4 * 64 * blocks)),
+            LaunchArgument(ArgumentKind.SCALAR, struct.pack("<i", flag)),
+        ),
+    )
+
+
+def test_a_kernel_runs_on_the_blocks_sampled_and_an_unreached_missing_intrinsic_is_harmless(
+    runner: DeviceRunner,
+) -> None:
+    run = runner.run(HANDWRITTEN.encode(), "twice", twice_launch(0), [0, 2])
+    assert run.returncode == 0, run.stderr
+    written = np.frombuffer(outputs(run.stdout)[0], np.int32)
+    expected = np.arange(192, dtype=np.int32) * 2
+    expected[64:128] = 0  # block 1 did not run
+    assert np.array_equal(written, expected)
+
+
+def test_an_intrinsic_the_emulator_lacks_is_named_and_nothing_is_known(runner: DeviceRunner) -> None:
+    check = runner.check(HANDWRITTEN.encode(), HANDWRITTEN.encode(), "twice", twice_launch(1))
+    assert not check.ran and not check.same_outputs
+    assert (
+        check.verdict == "not run: simt: the kernel reached what the emulator cannot run: llvm.nvvm.read.ptx.sreg.clock"
+    )
+
+
+def test_inline_ptx_runs_where_the_emulator_knows_it_and_is_named_where_not(runner: DeviceRunner) -> None:
+    written = runner.run(INLINE_PTX.encode(), "reciprocal", twice_launch(0, blocks=1), [0])
+    assert written.returncode == 0 and np.frombuffer(outputs(written.stdout)[0][:4], np.float32)[0] == 0.25
+    stopped = runner.check(INLINE_PTX.encode(), INLINE_PTX.encode(), "reciprocal", twice_launch(1, blocks=1))
+    assert (
+        stopped.verdict
+        == "not run: simt: the kernel reached what the emulator cannot run: inline PTX mov.u32 $0, %laneid;"
+    )
+
+
+def test_kernels_compute_on_the_cpu_what_they_compute_on_a_gpu(
+    toolchain: Toolchain, cuda: CudaToolkit, runner: DeviceRunner
+) -> None:
+    """A shared-memory tree reduction (barriers) and a warp-shuffle softmax, against NumPy."""
+    sum_tree = launch("_Z8sum_treePKfPfi")
+    blocks = sampled_blocks(sum_tree.grid)
+    text = optimized(toolchain, cuda, "reduction", "_Z8sum_treePKfPfi")
+    run = runner.run(text.encode(), "_Z8sum_treePKfPfi", emulated_launch(sum_tree), blocks)
+    partial = np.frombuffer(outputs(run.stdout)[0], np.float32)
+    values = sum_tree.arguments[0].data  # type: ignore[union-attr]
+    stride = 2 * sum_tree.block[0] * sum_tree.grid[0]
+    for block in blocks[:2]:
+        mine = [values[start::stride] for start in range(2 * 256 * block, 2 * 256 * (block + 1))]
+        assert partial[block] == pytest.approx(sum(float(part.sum()) for part in mine), rel=1e-5)
+    assert np.count_nonzero(partial) == len(blocks)
+
+    softmax = launch("_Z16log_softmax_warpPKfPfii")
+    text = optimized(toolchain, cuda, "softmax", "_Z16log_softmax_warpPKfPfii")
+    run = runner.run(text.encode(), "_Z16log_softmax_warpPKfPfii", emulated_launch(softmax), [0])
+    rows = np.frombuffer(run.stdout[8 : 8 + 8 * 1024 * 4], np.float32).reshape(8, 1024)  # block 0: 8 warps, 8 rows
+    logits = softmax.arguments[0].data.reshape(-1, 1024)[:8]  # type: ignore[union-attr]
+    peak = logits.max(axis=1, keepdims=True)
+    expected = logits - (peak + np.log(np.exp(logits - peak).sum(axis=1, keepdims=True)))
+    assert np.abs(rows - expected).max() < 1e-5
+
+
+def test_a_build_without_its_barriers_differs_and_unoptimized_ir_runs_the_same(
+    toolchain: Toolchain, cuda: CudaToolkit, runner: DeviceRunner
+) -> None:
+    kernel = "_Z10gemm_tilediiiPKfS0_Pf"
+    o3 = optimized(toolchain, cuda, "gemm", kernel)
+    unoptimized = optimized(toolchain, cuda, "gemm", kernel, "verify")
+    racy = re.sub(r"^\s*(tail )?call void @llvm\.nvvm\.barrier0\(\)\n", "", o3, flags=re.MULTILINE)
+    assert racy != o3
+    gemm = emulated_launch(launch(kernel))
+    assert runner.check(o3.encode(), unoptimized.encode(), kernel, gemm).verdict == SAME
+    assert runner.check(o3.encode(), racy.encode(), kernel, gemm).verdict == "differs: other outputs"
+
+
+def test_every_pool_list_is_checked_once_per_distinct_build(
+    toolchain: Toolchain, cuda: CudaToolkit, runner: DeviceRunner
+) -> None:
+    """What benchmarks/gpu_emulation.py records for a kernel: a verdict per list, lists that give the same module
+    as -O3 are the same without a run, and a list opt rejects is named."""
+    bitcode = cuda_device_ir(toolchain, cuda, KERNELS["scan"])
+    text = disassemble(toolchain, bitcode, "scan")
+    kernel = "_Z10block_scanPKiPiS1_i"
+    module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel, text), kernel)
+    unit = KernelUnit(
+        "bench://kernels-v1/scan#" + kernel, "scan", "train", kernel, module, device_options(text, cuda), ""
+    )
+    pool = ["default<O3>", "function(sroa,instcombine<no-verify-fixpoint>)", "no-such-pass"]
+    record = check_kernel(toolchain, runner, unit, pool)
+    assert record["reference"] == "ran"
+    assert record["lists"] == {pool[0]: SAME, pool[1]: SAME, pool[2]: "opt failed"}
+    assert record["unoptimized"] == SAME
+
+
+def test_the_sampled_blocks_reach_the_first_and_the_last() -> None:
+    assert sampled_blocks((3, 1, 1)) == [0, 1, 2]
+    assert sampled_blocks((1024, 1, 1)) == [0, 146, 292, 438, 585, 731, 877, 1023]
+    assert sampled_blocks((64, 64, 1))[-1] == 64 * 64 - 1
+
+
+def test_a_launch_the_emulator_cannot_hold_is_refused() -> None:
+    from stitchopt.errors import InputError
+
+    with pytest.raises(InputError, match="1 to 1024 threads"):
+        DeviceLaunch((1, 1, 1), (2048, 1, 1), 0, ())
+    with pytest.raises(InputError, match="at most 8 bytes"):
+        DeviceLaunch((1, 1, 1), (32, 1, 1), 0, (LaunchArgument(ArgumentKind.SCALAR, bytes(16)),))
+
+
+def test_retargeted_text_keeps_the_parameters_and_gives_extern_shared_memory(tmp_path: Path) -> None:
+    from stitchopt.errors import InputError
+    from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, host_module
+
+    device = (
+        HANDWRITTEN.replace(
+            "define void @twice(ptr %out, i32 %flag)",
+            "define void @twice(ptr noundef align 4 %out, i32 noundef range(i32 0, 2) %flag)",
+        )
+        + "@window = external addrspace(3) global [0 x float], align 4\n"
+    )
+    host = host_module(device, "twice")
+    assert "call void @twice(ptr %arg0, i32 %arg1)" in host
+    assert f"@window = internal addrspace(3) global [{DYNAMIC_SHARED_BYTES} x i8] zeroinitializer" in host
+    assert "@llvm.nvvm" not in host and "nvptx" not in host
+    assert "define weak i32 @__simt_nvvm_read_ptx_sreg_clock()" in host
+    with pytest.raises(InputError, match="struct passed by value"):
+        host_module(HANDWRITTEN.replace("ptr %out,", "ptr byval(%struct.s) align 8 %out,"), "twice")
+    with pytest.raises(InputError, match="no kernel 'thrice'"):
+        host_module(HANDWRITTEN, "thrice")
+
+
+def test_gpu_optimize_keeps_a_list_whose_launch_ran_the_same_and_says_what_did_not_run(tmp_path: Path) -> None:
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "400"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env)
+
+    sum_tree = {
+        "kernel": "_Z8sum_treePKfPfi",
+        "grid": [64],
+        "block": [256],
+        "shared_bytes": 1024,
+        "arguments": [
+            {"buffer": "float32", "count": 65536},
+            {"buffer": "float32", "count": 64, "fill": "zeros", "output": True},
+            {"scalar": "int32", "value": 65536},
+        ],
+    }
+    launches = tmp_path / "launch.json"
+    launches.write_text(json.dumps({"launches": [sum_tree]}))
+    reduction = str(KERNELS["reduction"])
+    chosen = cli("gpu", "optimize", reduction, "--mode", "jit", "--launch", str(launches), "--json")
+    assert chosen.returncode == 0, chosen.stderr
+    device = json.loads(chosen.stdout)["device"]
+    assert device["kept_list"] and device["runs"][device["pipeline"]] == {"_Z8sum_treePKfPfi #1": SAME}
+    said = cli("gpu", "optimize", reduction, "--mode", "jit", "--launch", str(launches))
+    assert "kernels without a launch did not run: _Z11sum_shufflePKfPfi, _Z6argmaxPKfiPfPi" in said.stdout
+
+    for document, message in [
+        ("{", "not a readable JSON launch file"),
+        ('{"launches": []}', "at least one launch"),
+        (json.dumps({"launches": [{**sum_tree, "kernel": "_Z4nonev"}]}), "names kernel '_Z4nonev', which"),
+        (json.dumps({"launches": [{**sum_tree, "block": [0]}]}), 'launch 1: "block" is a list of 1 to 3 positive'),
+        (
+            json.dumps({"launches": [{**sum_tree, "arguments": [{"buffer": "half", "count": 4}]}]}),
+            "argument 1: element",
+        ),
+    ]:
+        launches.write_text(document)
+        refused = cli("gpu", "optimize", reduction, "--launch", str(launches))
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and message in refused.stderr, refused.stderr
+
+
+class _Changes(RunCheck):
+    """A run check whose every list changes the kernel's outputs: the refusal path, which no real list here takes."""
+
+    def verdicts(
+        self, toolchain: Toolchain, bitcode: bytes, pipelines: tuple[str, str], options: CompileOptions
+    ) -> dict[str, str]:
+        return {"_Z8sum_treePKfPfi #1": "differs: other outputs"}
+
+
+def test_a_list_whose_run_differs_is_refused_like_a_miscompile(
+    toolchain: Toolchain, cuda: CudaToolkit, runner: DeviceRunner
+) -> None:
+    bitcode = cuda_device_ir(toolchain, cuda, KERNELS["reduction"])
+    options = device_options(disassemble(toolchain, bitcode, "reduction"), cuda)
+    module = module_from_bitcode(toolchain, bitcode, "reduction")
+    model = load_device_model(None)
+    unchecked = choose_device_list(toolchain, model, module, options, "jit")
+    assert unchecked.kept_list and not unchecked.runs
+    launches = [("_Z8sum_treePKfPfi", emulated_launch(launch("_Z8sum_treePKfPfi")))]
+    refused = choose_device_list(toolchain, model, module, options, "jit", run_check=_Changes(runner, launches))
+    assert not refused.kept_list and refused.pipeline == device_baseline(options).pipeline
+    assert (
+        refused.tried[unchecked.pipeline]
+        == "changes outputs when run on the CPU (_Z8sum_treePKfPfi #1: differs: other outputs)"
+    )
