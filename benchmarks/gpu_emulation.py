@@ -4,8 +4,9 @@ beside -O3's build (validate/device_run.py), the output buffers compared byte fo
 JSON) says per kernel and list "same", "differs: ..." or why -O3's own build could not run, and whether the
 unoptimized IR ran the same (a check of the emulator: it should, unless a kernel has undefined behaviour);
 benchmarks/gpu_model.py `--evidence` reads it to count a model's 10%+ wins that ran the same. NVPTX's code generator and
-ptxas do not run here (a GPU run checks those: benchmarks/gpu_timing.py). OpenMP target regions have no launch:
-they are not run.
+ptxas do not run here (a GPU run checks those: benchmarks/gpu_timing.py). OpenMP target regions are launched
+as the OpenMP runtime would where their -O3 build is SPMD and their arrays have sizes the IR states
+(studies/kernel_emulation.py `openmp_launch`); the others have no launch and are left out of the table.
 
     python benchmarks/gpu_emulation.py [--labels data/labels/device] [--jobs 2] -o RECORD.json.gz
 """
@@ -22,7 +23,7 @@ from stitchopt.errors import StitchoptError
 from stitchopt.labels.device import labelled_kernels
 from stitchopt.labels.labelset import write_gzip_json
 from stitchopt.reports.tables import Rows, to_markdown
-from stitchopt.studies.kernel_emulation import SAME, check_labelled
+from stitchopt.studies.kernel_emulation import NO_LAUNCH, SAME, check_labelled
 from stitchopt.toolchain.cuda import find_cuda
 from stitchopt.toolchain.discovery import find_toolchain
 
@@ -40,7 +41,7 @@ def main() -> int:
     write_gzip_json(args.output, {"pool": labels.pool, "toolchain": toolchain.version_string, "kernels": records})
     table = []
     for split in ("train", "validation", "test"):
-        mine = [r for r in records if r["split"] == split]
+        mine = [r for r in records if r["split"] == split and r["reference"] != NO_LAUNCH]
         ran = [r for r in mine if r["reference"] == "ran"]
         verdicts = collections.Counter(v.split(":")[0] for r in ran for v in r["lists"].values())
         table.append(

@@ -22,13 +22,16 @@ from stitchopt.datasets.kernels import kernel_sources
 from stitchopt.labels.device import KernelUnit
 from stitchopt.models.device_model import load_device_model
 from stitchopt.studies.gpu_launches import launch
-from stitchopt.studies.kernel_emulation import SAME, check_kernel, emulated_launch
+from stitchopt.studies.kernel_emulation import SAME, check_kernel, emulated_launch, openmp_launch
 from stitchopt.toolchain.cuda import CudaToolkit
 from stitchopt.toolchain.device import (
     cuda_device_ir,
     device_baseline,
     device_options,
+    kernel_names,
     kernel_unit,
+    openmp_device_ir,
+    optimize_device,
 )
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
@@ -332,3 +335,32 @@ def test_a_list_whose_run_differs_is_refused_like_a_miscompile(
         refused.tried[unchecked.pipeline]
         == "changes outputs when run on the CPU (_Z8sum_treePKfPfi #1: differs: other outputs)"
     )
+
+
+def test_an_spmd_openmp_region_runs_with_the_device_runtime_and_a_generic_one_is_not_run(
+    toolchain: Toolchain, cuda: CudaToolkit, openmp_runtime: Path, runner: DeviceRunner
+) -> None:
+    """conv1d's target region (its arrays static, so the IR sizes them) runs as the OpenMP runtime would launch
+    it, the front end's IR (the runtime not yet optimized away) as -O3's build; a region in generic mode (a main
+    thread and the runtime's state machine) is not run, not guessed at."""
+    source = Path(kernel_sources()[0]).parent / "omp" / "convolution.c"
+    linked = openmp_device_ir(toolchain, cuda, source, runtime=openmp_runtime)
+    text = disassemble(toolchain, linked, "convolution")
+    options = device_options(text, cuda)
+    region = next(name for name in kernel_names(text) if "conv1d" in name)
+    o3 = optimize_device(toolchain, linked, device_baseline(options).pipeline, options)
+    o3_text = disassemble(toolchain, o3, region)
+    conv1d = openmp_launch(o3_text, region)
+    assert conv1d is not None and conv1d.block == (128, 1, 1)
+    assert [len(a.data) for a in conv1d.arguments] == [64, 17 * 4, 4 << 16, 4 << 16]  # launch environment, arrays
+    assert runner.verdict(o3, linked, region, conv1d) == SAME
+    spmd = re.compile(rf"(@{region}_kernel_environment = .*?\{{ i8 \d+, i8 \d+, i8 )2,")
+    generic = spmd.sub(r"\g<1>1,", o3_text)
+    assert generic != o3_text
+    refused = runner.verdict(o3, generic.encode(), region, conv1d)
+    assert refused.startswith("not run: ") and "generic mode" in refused
+    smoothed = np.frombuffer(outputs(runner.run(o3, region, conv1d, [0]).stdout)[2], np.float32)
+    taps, signal = (np.frombuffer(conv1d.arguments[i].data, np.float32) for i in (1, 2))
+    padded = np.concatenate([np.zeros(8, np.float32), signal, np.zeros(8, np.float32)])
+    expected = np.array([np.dot(taps, padded[i : i + 17]) for i in range(128)], np.float32)
+    assert np.abs(smoothed[:128] - expected).max() < 1e-5  # team 0's first 128 points

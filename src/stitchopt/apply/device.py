@@ -63,7 +63,7 @@ class RunCheck:
         """Each launch's verdict (`DeviceRunCheck.verdict`) for the second pipeline against the first (-O3's)."""
         reference, candidate = (optimize_device(toolchain, bitcode, p, options) for p in pipelines)
         return {
-            f"{kernel} #{number}": self.runner.check(reference, candidate, kernel, launch).verdict
+            f"{kernel} #{number}": self.runner.verdict(reference, candidate, kernel, launch)
             for number, (kernel, launch) in enumerate(self.launches, 1)
         }
 

@@ -1,27 +1,37 @@
 """Run evidence for device lists without a GPU: every pool list of the device labels built on each labelled kernel
-that has a launch (studies/gpu_launches.py), run on the CPU beside -O3's build (validate/device_run.py), outputs
-compared. The record says, per kernel and list, "same", "differs" or why -O3's own build could not run; a
-model's choice counts as checked where its list ran the same (benchmarks/gpu_model.py `--evidence`).
+that has a launch, run on the CPU beside -O3's build (validate/device_run.py), outputs compared. CUDA kernels
+are launched as the GPU timing script launches them (studies/gpu_launches.py); an OpenMP target region as the
+OpenMP runtime would, where its -O3 build runs SPMD and its parameters after the launch environment are arrays
+of a size the IR states (`openmp_launch`). The record says, per kernel and list, "same", "differs" or why -O3's
+own build could not run; a model's choice counts as checked where its list ran the same (benchmarks/
+gpu_model.py `--evidence`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from stitchopt.errors import InputError, StitchoptError
+from stitchopt.datasets.kernels import OPENMP_PREFIX
+from stitchopt.errors import InputError
 from stitchopt.labels.device import DeviceLabels, KernelUnit
 from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch
 from stitchopt.toolchain.device import device_baseline, optimize_device
 from stitchopt.toolchain.discovery import Toolchain
+from stitchopt.toolchain.frontend import disassemble
+from stitchopt.toolchain.simt import OPENMP_SPMD, kernel_parameters, openmp_configuration
 from stitchopt.validate.device_run import ArgumentKind, DeviceLaunch, DeviceRunner, LaunchArgument
 
 SEED = 0  # the launches' inputs, as the GPU timing script seeds them
+OPENMP_TEAMS = 64  # blocks of an OpenMP launch: any count computes the same, a distribute loop spreads over them
+_DEREFERENCEABLE_RE = re.compile(r"^ptr\b.*\bdereferenceable\((\d+)\)")
 SAME = "same"
+NO_LAUNCH = "no launch: an OpenMP region not built SPMD, or with a scalar or an array of unknown size"
 UNOPTIMIZED = "verify"  # the kernel's IR as the front end wrote it: a check of the emulator, not of a list
 
 
@@ -36,6 +46,31 @@ def emulated_launch(launch: Launch) -> DeviceLaunch:
     return DeviceLaunch(launch.grid, launch.block, launch.shared_bytes, arguments)
 
 
+def openmp_launch(optimized_ir: str, kernel: str, seed: int = SEED) -> DeviceLaunch | None:
+    """A launch of an OpenMP target region built SPMD whose every parameter but the first (the runtime's launch
+    environment, zeroed) is an array the IR sizes (`dereferenceable(N)`, the program's static arrays): each filled
+    with floats from [-1, 1), all compared; the block as the kernel environment's thread count. None otherwise
+    (a scalar parameter or an array of unknown size needs the program's own values)."""
+    configuration = openmp_configuration(optimized_ir, kernel)
+    if configuration is None or configuration[0] != OPENMP_SPMD:
+        return None
+    sizes = [_DEREFERENCEABLE_RE.match(p) for p in kernel_parameters(optimized_ir, kernel)[1:]]
+    if not sizes or not all(size and int(size.group(1)) % 4 == 0 for size in sizes):
+        return None
+    rng = np.random.default_rng(seed)
+    arrays = tuple(
+        LaunchArgument(
+            ArgumentKind.OUTPUT, rng.uniform(-1.0, 1.0, int(size.group(1)) // 4).astype(np.float32).tobytes()
+        )
+        for size in sizes
+        if size
+    )
+    threads = configuration[1] if configuration[1] > 0 else 128  # unspecified (-1): a block of 128
+    return DeviceLaunch(
+        (OPENMP_TEAMS, 1, 1), (threads, 1, 1), 0, (LaunchArgument(ArgumentKind.INPUT, bytes(64)), *arrays)
+    )
+
+
 def _optimized(toolchain: Toolchain, unit: KernelUnit, pipeline: str) -> bytes | None:
     """The kernel's module after `pipeline`; None when opt fails."""
     try:
@@ -48,11 +83,16 @@ def check_kernel(toolchain: Toolchain, runner: DeviceRunner, unit: KernelUnit, p
     """Every list of `pool` on one kernel beside -O3, each distinct optimized module run once; the unoptimized
     IR too (`UNOPTIMIZED`): where it differs from -O3's build, the emulator or the kernel (undefined behaviour) is
     at fault, not a list."""
-    launch = emulated_launch(LAUNCHES[unit.kernel](np.random.default_rng(SEED)))
     reference = _optimized(toolchain, unit, device_baseline(unit.options).pipeline)
     record: dict[str, Any] = {"uri": unit.uri, "split": unit.split, "reference": "ran"}
     if reference is None:
         return {**record, "reference": "opt failed on -O3", "lists": {}, "unoptimized": None}
+    if unit.kernel in LAUNCHES:
+        launch: DeviceLaunch | None = emulated_launch(LAUNCHES[unit.kernel](np.random.default_rng(SEED)))
+    else:
+        launch = openmp_launch(disassemble(toolchain, reference, unit.uri), unit.kernel)
+    if launch is None:
+        return {**record, "reference": NO_LAUNCH, "lists": {}, "unoptimized": None}
     by_module: dict[str, str] = {hashlib.sha256(reference).hexdigest(): SAME}
 
     def verdict(pipeline: str) -> str:
@@ -61,12 +101,8 @@ def check_kernel(toolchain: Toolchain, runner: DeviceRunner, unit: KernelUnit, p
             return "opt failed"
         digest = hashlib.sha256(optimized).hexdigest()
         if digest not in by_module:
-            try:
-                check = runner.check(reference, optimized, unit.kernel, launch)
-                by_module[digest] = check.verdict
-                record["reference"] = "ran" if check.ran else check.verdict
-            except StitchoptError as error:
-                by_module[digest] = f"not run: {error}"
+            by_module[digest] = runner.verdict(reference, optimized, unit.kernel, launch)
+            record["reference"] = "ran" if not by_module[digest].startswith("not run") else by_module[digest]
         return by_module[digest]
 
     lists = {pipeline: verdict(pipeline) for pipeline in pool}
@@ -81,8 +117,8 @@ def check_labelled(
     jobs: int = 1,
     progress: Callable[[str], None] = lambda line: None,
 ) -> list[dict[str, Any]]:
-    """`check_kernel` for each labelled kernel with a launch, `jobs` kernels at a time."""
-    launchable = [unit for unit in units if unit.kernel in LAUNCHES and unit.uri in labels.uris]
+    """`check_kernel` for each labelled kernel with a launch or an OpenMP region, `jobs` kernels at a time."""
+    launchable = [u for u in units if (u.kernel in LAUNCHES or OPENMP_PREFIX in u.uri) and u.uri in labels.uris]
     runner = DeviceRunner(toolchain)
     try:
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from dataclasses import dataclass
+import threading
 from importlib import resources
 from pathlib import Path
 
@@ -39,6 +39,8 @@ _CALLING_CONVENTION_RE = re.compile(r"\b(?:ptx_kernel|ptx_device) ")
 _FTZ_FLAG_RE = re.compile(r'!"nvvm-reflect-ftz", i32 (\d+)')
 _ARCH_RE = re.compile(r'"target-cpu"="sm_(\d+)[a-z]?"')
 _RUNTIME = "simt.c"
+OPENMP_SPMD = 2  # the execution mode of an OpenMP region whose threads all run the region (no main thread apart)
+_KERNEL_ENVIRONMENT_RE = r"^@{}_kernel_environment = [^\n]*?\{{ i8 \d+, i8 \d+, i8 (\d+), i32 -?\d+, i32 (-?\d+),"
 _INLINE_ASM_RE = re.compile(
     r'call (?P<returned>[^@"\n]*?) asm (?:sideeffect |alignstack |inteldialect )*"(?P<text>[^"]*)", "[^"]*"'
     r"\((?P<arguments>.*)\)(?P<rest>(?: #\d+)?(?:, ![^\n]*)?)$",
@@ -59,6 +61,12 @@ def host_module(device_ir: str, kernel: str) -> str:
     with an entry `__simt_entry(ptr slots)` that calls `kernel` with the value each slot points at; InputError
     when the kernel is absent or takes a parameter the runtime cannot pass (a struct by value)."""
     parameters = _parameter_types(device_ir, kernel)
+    mode = openmp_configuration(device_ir, kernel)
+    if mode is not None and mode[0] != OPENMP_SPMD:
+        raise InputError(
+            f"{kernel} is an OpenMP region in generic mode (a main thread and the runtime's state machine), which "
+            "the CPU run does not emulate"
+        )
     ftz = _FTZ_FLAG_RE.search(device_ir)
     arch = _ARCH_RE.search(device_ir)
     originals = {
@@ -92,14 +100,27 @@ def host_module(device_ir: str, kernel: str) -> str:
     )
 
 
-def _parameter_types(device_ir: str, kernel: str) -> list[str]:
-    """The IR types of `kernel`'s parameters, read off its definition."""
+def openmp_configuration(device_ir: str, kernel: str) -> tuple[int, int] | None:
+    """An OpenMP region's execution mode and most threads a team, from its kernel environment; None for a kernel
+    that has none (CUDA's)."""
+    found = re.search(_KERNEL_ENVIRONMENT_RE.format(re.escape(kernel)), device_ir, re.MULTILINE)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def kernel_parameters(device_ir: str, kernel: str) -> list[str]:
+    """`kernel`'s parameters as its definition writes them (type, attributes, name); InputError when the module
+    defines no such function."""
     quoted = f'"{kernel}"' if re.search(r"[^-\w.$]", kernel) else kernel
     header = re.search(rf"^define [^@\n]*@{re.escape(quoted)}\((.*)\)[^\n]*\{{$", device_ir, re.MULTILINE)
     if header is None:
         raise InputError(f"the module defines no kernel {kernel!r}")
+    return _top_level_split(header.group(1))
+
+
+def _parameter_types(device_ir: str, kernel: str) -> list[str]:
+    """The IR types of `kernel`'s parameters, read off its definition."""
     types = []
-    for position, parameter in enumerate(_top_level_split(header.group(1))):
+    for position, parameter in enumerate(kernel_parameters(device_ir, kernel)):
         if "byval" in parameter or "byref" in parameter:
             raise InputError(
                 f"{kernel}: parameter {position} is a struct passed by value, which the CPU run cannot pass"
@@ -168,42 +189,42 @@ def _entry(kernel: str, types: list[str]) -> str:
     return "\n".join([*lines, f"  call void @{quoted}({arguments})", "  ret void", "}"])
 
 
-@dataclass(frozen=True)
 class SimtBuilder:
-    """Builds CPU programs of retargeted kernels in `directory`, the runtime compiled once."""
+    """Builds CPU programs of retargeted kernels in `directory`, the runtime compiled once; safe to share
+    between threads (each program its own name)."""
 
-    toolchain: Toolchain
-    directory: Path
+    def __init__(self, toolchain: Toolchain, directory: Path) -> None:
+        self.toolchain = toolchain
+        self.directory = directory
+        self._lock = threading.Lock()
+        self._programs = 0
+        self._runtime: Path | None = None
 
     def runtime_object(self) -> Path:
-        built = self.directory / "simt-runtime.o"
-        if not built.is_file():
-            source = self.directory / _RUNTIME
-            with resources.as_file(resources.files("stitchopt.toolchain") / "simt_runtime" / _RUNTIME) as packaged:
-                shutil.copyfile(packaged, source)
-            self._compile([self.toolchain.tool("clang"), "-O2", "-c", str(source), "-o", str(built)], "the runtime")
-        return built
+        with self._lock:
+            if self._runtime is None:
+                source, built = self.directory / _RUNTIME, self.directory / "simt-runtime.o"
+                with resources.as_file(resources.files("stitchopt.toolchain") / "simt_runtime" / _RUNTIME) as packaged:
+                    shutil.copyfile(packaged, source)
+                clang = self.toolchain.tool("clang")
+                self._compile([clang, "-O2", "-c", str(source), "-o", str(built)], "the runtime")
+                self._runtime = built
+            return self._runtime
 
-    def program(self, host_ir: str, name: str) -> Path:
+    def program(self, host_ir: str) -> Path:
         """An executable of one retargeted module (`host_module`); ToolchainError when the host compiler rejects it
         (a retargeting this runtime cannot handle, which says nothing about the list)."""
-        source = self.directory / f"{name}.ll"
+        runtime = self.runtime_object()
+        with self._lock:
+            self._programs += 1
+            name = f"kernel{self._programs}"
+        source, executable = self.directory / f"{name}.ll", self.directory / name
         source.write_text(host_ir)
-        executable = self.directory / name
         clang = self.toolchain.tool("clang")
         self._compile(
-            [
-                clang,
-                "-O0",
-                "-Wno-override-module",
-                str(source),
-                str(self.runtime_object()),
-                "-lm",
-                "-o",
-                str(executable),
-            ],
-            name,
+            [clang, "-O0", "-Wno-override-module", str(source), str(runtime), "-lm", "-o", str(executable)], name
         )
+        source.unlink()
         return executable
 
     @staticmethod

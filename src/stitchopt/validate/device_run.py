@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stitchopt.errors import InputError
+from stitchopt.errors import InputError, StitchoptError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, SimtBuilder, host_module
@@ -120,7 +120,6 @@ class DeviceRunner:
         self.sandbox = sandbox or Sandbox(DEVICE_RUN_LIMITS)
         self._directory = tempfile.TemporaryDirectory(prefix="stitchopt-simt-")
         self._builder = SimtBuilder(toolchain, Path(self._directory.name))
-        self._built = 0
 
     def run(self, optimized: bytes, kernel: str, launch: DeviceLaunch, blocks: Sequence[int]) -> RunOutcome:
         """`kernel` of an optimized device module (bitcode or text) run on `blocks` of `launch`."""
@@ -130,8 +129,7 @@ class DeviceRunner:
             if disassembled.returncode != 0:
                 raise InputError(f"llvm-dis cannot read the optimized module: {disassembled.stderr_text.strip()}")
             text = disassembled.stdout.decode()
-        self._built += 1
-        program = self._builder.program(host_module(text, kernel), f"kernel{self._built}")
+        program = self._builder.program(host_module(text, kernel))
         try:
             return self.sandbox.run(program, stdin=launch_input(launch, blocks))
         finally:
@@ -141,6 +139,14 @@ class DeviceRunner:
         """-O3's optimized module (`reference`) and a list's, run alike."""
         blocks = sampled_blocks(launch.grid)
         return DeviceRunCheck(self.run(reference, kernel, launch, blocks), self.run(candidate, kernel, launch, blocks))
+
+    def verdict(self, reference: bytes, candidate: bytes, kernel: str, launch: DeviceLaunch) -> str:
+        """`check`'s verdict, or "not run: ..." where the kernel cannot be built to run here (a struct passed by
+        value, a retargeting the host compiler rejects)."""
+        try:
+            return self.check(reference, candidate, kernel, launch).verdict
+        except StitchoptError as exc:
+            return f"not run: {exc}"
 
     def close(self) -> None:
         self._directory.cleanup()

@@ -85,7 +85,11 @@ static void wait_as(enum State state) {
 /* __syncthreads and its named forms: every thread of the block that has not exited meets here. */
 void __simt_nvvm_barrier0(void) { wait_as(AT_BARRIER); }
 void __simt_nvvm_barrier_sync(uint32_t id) { (void)id, wait_as(AT_BARRIER); }
-void __simt_nvvm_barrier_sync_cnt(uint32_t id, uint32_t count) { (void)id, (void)count, wait_as(AT_BARRIER); }
+void __simt_nvvm_barrier_sync_cnt(uint32_t id, uint32_t count) {
+  if (count != threads) /* a named barrier of part of the block: not emulated */
+    __simt_unsupported("llvm.nvvm.barrier.sync.cnt of part of a block");
+  (void)id, wait_as(AT_BARRIER);
+}
 
 static uint32_t warp_op(enum WarpOp op, uint32_t mask, uint32_t value, uint32_t b, uint32_t c) {
   Fiber *fiber = &fibers[current];
