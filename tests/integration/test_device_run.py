@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stitchopt.apply.device import RunCheck, choose_device_list
+from stitchopt.apply.device import choose_device_list
 from stitchopt.core import CompileOptions
 from stitchopt.datasets.kernels import kernel_sources
 from stitchopt.labels.device import KernelUnit
@@ -42,6 +42,7 @@ from stitchopt.validate.device_run import (
     DeviceLaunch,
     DeviceRunner,
     LaunchArgument,
+    RunCheck,
     sampled_blocks,
 )
 
@@ -294,6 +295,13 @@ def test_gpu_optimize_keeps_a_list_whose_launch_ran_the_same_and_says_what_did_n
     assert device["kept_list"] and device["runs"][device["pipeline"]] == {"_Z8sum_treePKfPfi #1": SAME}
     said = cli("gpu", "optimize", reduction, "--mode", "jit", "--launch", str(launches))
     assert "kernels without a launch did not run: _Z11sum_shufflePKfPfi, _Z6argmaxPKfiPfPi" in said.stdout
+    one = "bench://kernels-v1/reduction#_Z8sum_treePKfPfi"
+    tuned = cli("gpu", "tune", one, "--budget", "12", "--launch", str(launches), "--json")
+    assert tuned.returncode == 0, tuned.stderr
+    search = json.loads(tuned.stdout)["search"]
+    assert search["passes"] and search["runs"] == {"_Z8sum_treePKfPfi #1": SAME}
+    elsewhere = cli("gpu", "tune", "bench://kernels-v1/reduction#_Z6argmaxPKfiPfPi", "--launch", str(launches))
+    assert elsewhere.returncode == 2 and "names kernel '_Z8sum_treePKfPfi', which" in elsewhere.stderr
 
     for document, message in [
         ("{", "not a readable JSON launch file"),

@@ -12,7 +12,6 @@ the CPU with -O3's outputs: a list that changes one is refused like a miscompile
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from stitchopt.core import CompileOptions, IRModule
@@ -25,12 +24,11 @@ from stitchopt.toolchain.device import (
     device_baseline,
     kernel_names,
     kernel_unit,
-    optimize_device,
 )
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
 from stitchopt.tune.device import Measure
-from stitchopt.validate.device_run import DeviceLaunch, DeviceRunner
+from stitchopt.validate.device_run import RunCheck, run_refusal
 
 DEVICE_MODES = ("static", "jit")
 DEVICE_OBJECTIVES = ("size", "time")
@@ -48,24 +46,6 @@ class DeviceChoice:
     @property
     def kept_list(self) -> bool:
         return self.answer is not self.reference
-
-
-@dataclass(frozen=True)
-class RunCheck:
-    """Lists run on the CPU before they are kept: each launch (kernel, launch) beside -O3's build."""
-
-    runner: DeviceRunner
-    launches: Sequence[tuple[str, DeviceLaunch]]
-
-    def verdicts(
-        self, toolchain: Toolchain, bitcode: bytes, pipelines: tuple[str, str], options: CompileOptions
-    ) -> dict[str, str]:
-        """Each launch's verdict (`DeviceRunCheck.verdict`) for the second pipeline against the first (-O3's)."""
-        reference, candidate = (optimize_device(toolchain, bitcode, p, options) for p in pipelines)
-        return {
-            f"{kernel} #{number}": self.runner.verdict(reference, candidate, kernel, launch)
-            for number, (kernel, launch) in enumerate(self.launches, 1)
-        }
 
 
 def choose_device_list(
@@ -88,11 +68,8 @@ def choose_device_list(
     kernels = kernel_names(text)
     if not kernels:
         raise InputError(f"{module.name}: no kernel in this device code: nothing to choose a list for")
-    unknown = [kernel for kernel, _ in run_check.launches if kernel not in kernels] if run_check else []
-    if unknown:
-        raise InputError(
-            f"a launch names kernel {unknown[0]!r}, which {module.name} lacks: launch one of {', '.join(kernels)}"
-        )
+    if run_check:
+        run_check.require_kernels(kernels, module.name)
     units = [(kernel, kernel_unit(toolchain, module.bitcode, kernel, text)) for kernel in kernels]
     features = [
         kernel_features(
@@ -121,30 +98,18 @@ def choose_device_list(
             tried[pipeline] = f"worse than -O3: {'; '.join(worse[:3])}{more}"
         elif sass_and_registers(built) >= sass_and_registers(best):
             tried[pipeline] = "no smaller than -O3" if best is o3 else f"no smaller than {best_pipeline}"
-        elif run_check and (differs := _differs(toolchain, module, (reference, pipeline), options, run_check, runs)):
-            tried[pipeline] = differs
         else:
+            if run_check:
+                runs[pipeline] = run_check.verdicts(toolchain, module.bitcode, (reference, pipeline), options)
+            refusal = run_refusal(runs.get(pipeline, {}))
+            if refusal:
+                tried[pipeline] = refusal
+                continue
             tried[pipeline] = None
             if best is not o3:
                 tried[best_pipeline] = "a later list was smaller"
             best, best_pipeline = built, pipeline
     return DeviceChoice(best_pipeline, o3, best, tried, runs)
-
-
-def _differs(
-    toolchain: Toolchain,
-    module: IRModule,
-    pipelines: tuple[str, str],
-    options: CompileOptions,
-    run_check: RunCheck,
-    runs: dict[str, dict[str, str]],
-) -> str:
-    """Why a list's run refuses it ('' when every launch ran with -O3's outputs, or -O3's own build could not run
-    here: then nothing is known and the static measures decide); its verdicts added to `runs`."""
-    verdicts = run_check.verdicts(toolchain, module.bitcode, pipelines, options)
-    runs[pipelines[1]] = verdicts
-    differing = [f"{launch}: {verdict}" for launch, verdict in verdicts.items() if verdict.startswith("differs")]
-    return f"changes outputs when run on the CPU ({'; '.join(differing)})" if differing else ""
 
 
 def _worse(name: str, kernel: KernelMeasure, reference: KernelMeasure, objective: str) -> str:

@@ -4,6 +4,8 @@ clang's own `-O3` device compile beside the pass lists given."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -16,7 +18,6 @@ from stitchopt.apply.device import (
     DEVICE_MODES,
     DEVICE_OBJECTIVES,
     DeviceChoice,
-    RunCheck,
     choose_device_list,
     sass_and_registers,
 )
@@ -85,7 +86,7 @@ from stitchopt.toolchain.plugin_library import plugin_path
 from stitchopt.tune.device import tune_device
 from stitchopt.tune.driver import Budget, TuningRun
 from stitchopt.tune.strategies import STRATEGIES
-from stitchopt.validate.device_run import DeviceRunner, read_launches
+from stitchopt.validate.device_run import DeviceRunner, RunCheck, read_launches
 from stitchopt.validate.offload import HostListCheck, check_host_list
 
 PLUGIN_PASS_PREFIX = "stitchopt-"  # passes of stitchopt's pass plugin
@@ -97,6 +98,13 @@ DEVICE_INPUT_HELP = (
 ArchOption = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--arch", help=f"GPU architecture a source file is compiled for (sm_XX; default {DEFAULT_ARCH})."),
+]
+LaunchOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        help="A launch file (JSON: kernel, grid, block, arguments; docs/gpu.md): a list is kept only where the "
+        "kernels it launches run on the CPU with -O3's outputs."
+    ),
 ]
 ClangArgs = Annotated[
     Optional[list[str]],  # noqa: UP045
@@ -160,6 +168,7 @@ def tune_command(
     strategy: Annotated[str, typer.Option(help=f"One of {', '.join(STRATEGIES)}.")] = "local",
     seed: Annotated[int, typer.Option(min=0, help="Random seed; same seed + same cache = same result.")] = 0,
     no_minimize: Annotated[bool, typer.Option("--no-minimize", help="Report the best list as found.")] = False,
+    launch: LaunchOption = None,
     arch: ArchOption = None,
     output: Annotated[
         Optional[Path],  # noqa: UP045
@@ -184,6 +193,7 @@ def tune_command(
     reference = device_baseline(options)
     start = printed_device_pipeline(toolchain, device_arch(options))
     with (
+        _run_check(toolchain, launch) as run_check,
         open_evaluator(toolchain, cache_dir, jobs, backend, address) as evaluator,
         progress_bar(disable=json_output) as progress,
     ):
@@ -204,6 +214,7 @@ def tune_command(
             budget=Budget(budget),
             minimize_best=not no_minimize,
             on_progress=show,
+            run_check=run_check,
         )
     pipelines = {f"-{DEVICE_LEVEL}": reference.pipeline}
     builds: dict[str, DeviceBuild | str] = {f"-{DEVICE_LEVEL}": found.reference}
@@ -217,6 +228,7 @@ def tune_command(
         "cubin_change": found.score - 1,
         "passes": None if found.passes is None else list(found.passes),
         "rejected": found.rejected,
+        "runs": found.runs,
     }
     if output is not None:
         output.write_text(json.dumps(document, indent=2) + "\n")
@@ -226,6 +238,8 @@ def tune_command(
     _print(document)
     if found.rejected:
         say(f"kept -{DEVICE_LEVEL}: {found.rejected}")
+    for name, verdict in found.runs.items():
+        say(f"run on the CPU beside -{DEVICE_LEVEL}: {name}: {verdict}")
     answer = (
         f"'{opt_passes_option(found.pipeline)}'" if found.passes is not None else f"-{DEVICE_LEVEL} stays the answer"
     )
@@ -255,13 +269,7 @@ def optimize_command(
             "device (copies counted, output compared with -O3's)"
         ),
     ] = "",
-    launch: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(
-            help="A launch file (JSON: kernel, grid, block, arguments; docs/gpu.md): a list is kept only where the "
-            "kernels it launches run on the CPU with -O3's outputs."
-        ),
-    ] = None,
+    launch: LaunchOption = None,
     arch: ArchOption = None,
     ptx: Annotated[
         Optional[Path],  # noqa: UP045
@@ -295,15 +303,12 @@ def optimize_command(
             f"warning: the device model was trained with LLVM {model.llvm_version}, this is "
             f"{toolchain.version_string}: its lists may not build or mean the same"
         )
-    launches = read_launches(launch) if launch else []
     module, options = _device_input(toolchain, cuda, file, arch, clang_args or [])
-    runner = DeviceRunner(toolchain)
-    try:
-        with status_console.status(f"{file}: building the model's choice ({mode}) and -{DEVICE_LEVEL}"):
-            run_check = RunCheck(runner, launches) if launches else None
-            choice = choose_device_list(toolchain, model, module, options, mode, k, objective, run_check)
-    finally:
-        runner.close()
+    with (
+        _run_check(toolchain, launch) as run_check,
+        status_console.status(f"{file}: building the model's choice ({mode}) and -{DEVICE_LEVEL}"),
+    ):
+        choice = choose_device_list(toolchain, model, module, options, mode, k, objective, run_check)
     reference = device_baseline(options).pipeline
     pipelines, builds = {f"-{DEVICE_LEVEL}": reference}, {f"-{DEVICE_LEVEL}": choice.reference}
     if choice.kept_list:
@@ -606,6 +611,20 @@ def _total(constructs: list[OffloadConstruct]) -> dict[str, dict[str, int]]:
 def _moved(moved: Any) -> str:
     sized = f" + {moved['runtime_sized']} sized at run time" if moved["runtime_sized"] else ""
     return f"{moved['items']} ({moved['static_bytes']} B{sized})"
+
+
+@contextmanager
+def _run_check(toolchain: Toolchain, launch: Path | None) -> Iterator[RunCheck | None]:
+    """The launch file's run check (None without one), its CPU programs removed when the command ends."""
+    if launch is None:
+        yield None
+        return
+    launches = read_launches(launch)
+    runner = DeviceRunner(toolchain)
+    try:
+        yield RunCheck(runner, launches)
+    finally:
+        runner.close()
 
 
 def _device_input(

@@ -10,7 +10,7 @@ registers, spills and stack; else -O3 stays the answer.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from stitchopt.core import IRModule, Objective
 from stitchopt.evaluation.evaluator import Evaluator
@@ -21,6 +21,7 @@ from stitchopt.toolchain.device import DeviceBuild, KernelMeasure, build_device
 from stitchopt.tune.driver import Budget, TuningRun, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.strategies import make_strategy
+from stitchopt.validate.device_run import RunCheck, run_refusal
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class DeviceTuning:
     reference: DeviceBuild
     answer: DeviceBuild
     rejected: str | None = None  # why the search's best was not kept
+    runs: dict[str, str] = field(default_factory=dict)  # with a run check: each launch's verdict for the best
 
 
 MEASURES = ("sass", "registers", "spilled", "stack")  # a Measure's fields, in the order results name them
@@ -83,11 +85,15 @@ def tune_device(
     budget: Budget = Budget(200),
     minimize_best: bool = True,
     on_progress: Callable[[TuningRun], None] | None = None,
+    run_check: RunCheck | None = None,
 ) -> DeviceTuning:
-    """`start`: clang's printed device pipeline, whose passes local search starts from."""
+    """`start`: clang's printed device pipeline, whose passes local search starts from. With `run_check`, the best
+    is kept only where its launches run on the CPU with -O3's outputs."""
     assert catalogue.device, "GPU code is searched with the device catalogue (load_catalogue(device=True))"
     toolchain, options = evaluator.toolchain, reference.options
     built = build_device(toolchain, module.bitcode, reference.pipeline, options)
+    if run_check:
+        run_check.require_kernels(list(built.kernels), module.name)
     searched = make_strategy(strategy, catalogue, seed, start)
     run = tune(
         evaluator, module, searched, catalogue, Objective(), budget, on_progress=on_progress, reference=reference
@@ -104,4 +110,7 @@ def tune_device(
     if worse:
         reason = f"{pipeline} is worse than -O3 in registers, spills, stack or SASS for {', '.join(worse)}"
         return DeviceTuning(run, None, reference.pipeline, 1.0, built, built, reason)
-    return DeviceTuning(run, passes, pipeline, score, built, answer)
+    runs = run_check.verdicts(toolchain, module.bitcode, (reference.pipeline, pipeline), options) if run_check else {}
+    if refusal := run_refusal(runs):
+        return DeviceTuning(run, None, reference.pipeline, 1.0, built, built, f"{pipeline} {refusal}", runs)
+    return DeviceTuning(run, passes, pipeline, score, built, answer, runs=runs)

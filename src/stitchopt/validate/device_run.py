@@ -21,7 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from stitchopt.core import CompileOptions
 from stitchopt.errors import InputError, StitchoptError
+from stitchopt.toolchain.device import optimize_device
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
 from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, SimtBuilder, host_module
@@ -150,6 +152,40 @@ class DeviceRunner:
 
     def close(self) -> None:
         self._directory.cleanup()
+
+
+@dataclass(frozen=True)
+class RunCheck:
+    """Lists run on the CPU before they are kept (`gpu optimize`, `gpu tune`): each launch (kernel, launch) of the
+    list's build beside -O3's."""
+
+    runner: DeviceRunner
+    launches: Sequence[tuple[str, DeviceLaunch]]
+
+    def verdicts(
+        self, toolchain: Toolchain, bitcode: bytes, pipelines: tuple[str, str], options: CompileOptions
+    ) -> dict[str, str]:
+        """Each launch's verdict (`DeviceRunCheck.verdict`) for the second pipeline against the first (-O3's)."""
+        reference, candidate = (optimize_device(toolchain, bitcode, p, options) for p in pipelines)
+        return {
+            f"{kernel} #{number}": self.runner.verdict(reference, candidate, kernel, launch)
+            for number, (kernel, launch) in enumerate(self.launches, 1)
+        }
+
+    def require_kernels(self, kernels: Sequence[str], module: str) -> None:
+        """InputError where a launch names a kernel that `module` (whose kernels are `kernels`) lacks."""
+        unknown = [kernel for kernel, _ in self.launches if kernel not in kernels]
+        if unknown:
+            raise InputError(
+                f"a launch names kernel {unknown[0]!r}, which {module} lacks: launch one of {', '.join(kernels)}"
+            )
+
+
+def run_refusal(verdicts: dict[str, str]) -> str:
+    """Why a list's runs refuse it: a launch whose outputs differ from -O3's ('' when none; where -O3's own build
+    could not run, nothing is known and the static measures decide)."""
+    differing = [f"{launch}: {verdict}" for launch, verdict in verdicts.items() if verdict.startswith("differs")]
+    return f"changes outputs when run on the CPU ({'; '.join(differing)})" if differing else ""
 
 
 # A launch file (`stitchopt gpu optimize --launch`): JSON, {"launches": [{"kernel", "grid", "block",
