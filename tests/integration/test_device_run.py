@@ -174,6 +174,77 @@ def test_inline_ptx_runs_where_the_emulator_knows_it_and_is_named_where_not(runn
     )
 
 
+# Two correct builds of out[t] = -sqrt(in[t]) that write NaNs of other signs for negative inputs; a warp shuffle
+# from lane t + 1 (lane 31 reads lane 0: PTX takes the lane modulo 32); a 1.2 MB local array (beyond a fiber's
+# stack); and a conversion that only an unoptimized build keeps as an intrinsic the emulator lacks.
+DIFFERENT_BUT_CORRECT = """target triple = "nvptx64-nvidia-cuda"
+
+define void @negroot(ptr %in, ptr %out) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %at = getelementptr float, ptr %in, i32 %t
+  %x = load float, ptr %at
+  %root = call float @llvm.sqrt.f32(float %x)
+  %y = NEGATE
+  %to = getelementptr float, ptr %out, i32 %t
+  store float %y, ptr %to
+  ret void
+}
+
+define void @rotate(ptr %in, ptr %out) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %next = add i32 %t, 1
+  %v = call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 -1, i32 %t, i32 %next, i32 31)
+  %to = getelementptr i32, ptr %out, i32 %t
+  store i32 %v, ptr %to
+  ret void
+}
+
+define void @deep(ptr %in, ptr %out) {
+  %local = alloca [1200000 x i8]
+  store volatile i8 1, ptr %local
+  ret void
+}
+
+define void @convert(ptr %in, ptr %out) {
+  %x = load float, ptr %in
+  %y = CONVERT
+  store i32 %y, ptr %out
+  ret void
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare float @llvm.sqrt.f32(float)
+declare i32 @llvm.nvvm.shfl.sync.idx.i32(i32, i32, i32, i32)
+declare i32 @llvm.nvvm.f2ui.rz(float)
+"""
+
+
+def warp_launch(values: np.ndarray) -> DeviceLaunch:
+    element = values.dtype.name
+    output = LaunchArgument(ArgumentKind.OUTPUT, bytes(values.nbytes), element)
+    return DeviceLaunch(
+        (1, 1, 1), (len(values), 1, 1), 0, (LaunchArgument(ArgumentKind.INPUT, values.tobytes()), output)
+    )
+
+
+def test_correct_builds_that_write_other_nans_or_keep_an_intrinsic_the_emulator_lacks_are_not_called_different(
+    runner: DeviceRunner,
+) -> None:
+    def module(negate: str, convert: str) -> bytes:
+        return DIFFERENT_BUT_CORRECT.replace("NEGATE", negate).replace("CONVERT", convert).encode()
+
+    by_fmul = module("fmul float -1.0, %root", "fptoui float %x to i32")
+    by_fneg = module("fneg float %root", "call i32 @llvm.nvvm.f2ui.rz(float %x)")
+    negative = warp_launch(-np.arange(1, 33, dtype=np.float32))
+    assert runner.verdict(by_fmul, by_fneg, "negroot", negative) == SAME
+    kept = runner.verdict(by_fmul, by_fneg, "convert", warp_launch(np.full(1, 2.5, np.float32)))
+    assert kept == "not run: simt: the kernel reached what the emulator cannot run: llvm.nvvm.f2ui.rz"
+    overflowed = runner.verdict(by_fmul, by_fmul, "deep", warp_launch(np.zeros(1, np.float32)))
+    assert overflowed == "not run: simt: a thread overflowed its stack (1 MiB)"
+    lanes = runner.run(by_fmul, "rotate", warp_launch(np.zeros(32, np.int32)), [0])
+    assert list(np.frombuffer(outputs(lanes.stdout)[0], np.int32)) == [*range(1, 32), 0]
+
+
 def test_kernels_compute_on_the_cpu_what_they_compute_on_a_gpu(
     toolchain: Toolchain, cuda: CudaToolkit, runner: DeviceRunner
 ) -> None:
@@ -301,7 +372,7 @@ def test_gpu_optimize_keeps_a_list_whose_launch_ran_the_same_and_says_what_did_n
     search = json.loads(tuned.stdout)["search"]
     assert search["passes"] and search["runs"] == {"_Z8sum_treePKfPfi #1": SAME}
     elsewhere = cli("gpu", "tune", "bench://kernels-v1/reduction#_Z6argmaxPKfiPfPi", "--launch", str(launches))
-    assert elsewhere.returncode == 2 and "names kernel '_Z8sum_treePKfPfi', which" in elsewhere.stderr
+    assert elsewhere.returncode == 2 and "launch 1 names kernel '_Z8sum_treePKfPfi', which" in elsewhere.stderr
 
     for document, message in [
         ("{", "not a readable JSON launch file"),

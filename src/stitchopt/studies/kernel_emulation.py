@@ -24,7 +24,7 @@ from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch
 from stitchopt.toolchain.device import device_baseline, optimize_device
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
-from stitchopt.toolchain.simt import OPENMP_SPMD, kernel_parameters, openmp_configuration
+from stitchopt.toolchain.simt import is_spmd, kernel_parameters, openmp_configuration
 from stitchopt.validate.device_run import ArgumentKind, DeviceLaunch, DeviceRunner, LaunchArgument
 
 SEED = 0  # the launches' inputs, as the GPU timing script seeds them
@@ -38,7 +38,11 @@ UNOPTIMIZED = "verify"  # the kernel's IR as the front end wrote it: a check of 
 def emulated_launch(launch: Launch) -> DeviceLaunch:
     """A timing launch as the CPU run takes it: buffers by their bytes, scalars by theirs."""
     arguments = tuple(
-        LaunchArgument(ArgumentKind.OUTPUT if argument.output else ArgumentKind.INPUT, argument.data.tobytes())
+        LaunchArgument(
+            ArgumentKind.OUTPUT if argument.output else ArgumentKind.INPUT,
+            argument.data.tobytes(),
+            argument.data.dtype.name,
+        )
         if isinstance(argument, Buffer)
         else LaunchArgument(ArgumentKind.SCALAR, np.asarray(argument).tobytes())
         for argument in launch.arguments
@@ -52,7 +56,7 @@ def openmp_launch(optimized_ir: str, kernel: str, seed: int = SEED) -> DeviceLau
     with floats from [-1, 1), all compared; the block as the kernel environment's thread count. None otherwise
     (a scalar parameter or an array of unknown size needs the program's own values)."""
     configuration = openmp_configuration(optimized_ir, kernel)
-    if configuration is None or configuration[0] != OPENMP_SPMD:
+    if configuration is None or not is_spmd(configuration[0]):
         return None
     sizes = [_DEREFERENCEABLE_RE.match(p) for p in kernel_parameters(optimized_ir, kernel)[1:]]
     if not sizes or not all(size and int(size.group(1)) % 4 == 0 for size in sizes):
@@ -60,7 +64,9 @@ def openmp_launch(optimized_ir: str, kernel: str, seed: int = SEED) -> DeviceLau
     rng = np.random.default_rng(seed)
     arrays = tuple(
         LaunchArgument(
-            ArgumentKind.OUTPUT, rng.uniform(-1.0, 1.0, int(size.group(1)) // 4).astype(np.float32).tobytes()
+            ArgumentKind.OUTPUT,
+            rng.uniform(-1.0, 1.0, int(size.group(1)) // 4).astype(np.float32).tobytes(),
+            "float32",
         )
         for size in sizes
         if size
@@ -93,6 +99,9 @@ def check_kernel(toolchain: Toolchain, runner: DeviceRunner, unit: KernelUnit, p
         launch = openmp_launch(disassemble(toolchain, reference, unit.uri), unit.kernel)
     if launch is None:
         return {**record, "reference": NO_LAUNCH, "lists": {}, "unoptimized": None}
+    record["reference"] = runner.reference_status(reference, unit.kernel, launch)
+    if record["reference"] != "ran":
+        return {**record, "lists": {}, "unoptimized": None}
     by_module: dict[str, str] = {hashlib.sha256(reference).hexdigest(): SAME}
 
     def verdict(pipeline: str) -> str:
@@ -102,11 +111,10 @@ def check_kernel(toolchain: Toolchain, runner: DeviceRunner, unit: KernelUnit, p
         digest = hashlib.sha256(optimized).hexdigest()
         if digest not in by_module:
             by_module[digest] = runner.verdict(reference, optimized, unit.kernel, launch)
-            record["reference"] = "ran" if not by_module[digest].startswith("not run") else by_module[digest]
         return by_module[digest]
 
     lists = {pipeline: verdict(pipeline) for pipeline in pool}
-    unoptimized = verdict(UNOPTIMIZED)  # never -O3's module: every record holds a run of -O3's build
+    unoptimized = verdict(UNOPTIMIZED)
     return {**record, "lists": lists, "unoptimized": unoptimized}
 
 

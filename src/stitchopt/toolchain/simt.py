@@ -30,7 +30,11 @@ DYNAMIC_SHARED_BYTES = 256 * 1024  # above any NVIDIA GPU's shared memory a bloc
 ENTRY = "__simt_entry"
 BUILD_TIMEOUT_S = 120.0
 _INTRINSIC_RE = re.compile(r"@llvm\.nvvm\.([\w.]+)")
-_DECLARE_RE = re.compile(r"^declare ([^@\n]*)@(__simt_nvvm_\w+)\(([^)\n]*)\)[^\n]*$", re.MULTILINE)
+# A declaration of anything but LLVM's own intrinsics (the NVVM ones renamed by then): its return, name, parameters.
+_DECLARE_RE = re.compile(r'^declare ([^@\n]*)@((?!llvm\.)"[^"]+"|(?!llvm\.)[-\w.$]+)\((.*)\)[^()\n]*$', re.MULTILINE)
+_PLAIN_NAME_RE = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*")  # an LLVM name written without quotes
+_FAST_MATH_FLAGS = frozenset({"nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc", "fast"})
+_HOST_LIBRARY = frozenset({"malloc", "free", "memcpy", "memmove", "memset"})  # device code's, as the C library's
 _EXTERN_SHARED_RE = re.compile(
     r"^(@[-\w.$]+|@\"[^\"]+\") = external [^\n]*addrspace\(3\) global \[0 x [^\]\n]+\][^\n]*$", re.MULTILINE
 )
@@ -39,7 +43,7 @@ _CALLING_CONVENTION_RE = re.compile(r"\b(?:ptx_kernel|ptx_device) ")
 _FTZ_FLAG_RE = re.compile(r'!"nvvm-reflect-ftz", i32 (\d+)')
 _ARCH_RE = re.compile(r'"target-cpu"="sm_(\d+)[a-z]?"')
 _RUNTIME = "simt.c"
-OPENMP_SPMD = 2  # the execution mode of an OpenMP region whose threads all run the region (no main thread apart)
+OPENMP_SPMD = 2  # the mode bit of an OpenMP region whose threads all run it (openmp-opt's generic-SPMD has it too)
 _KERNEL_ENVIRONMENT_RE = r"^@{}_kernel_environment = [^\n]*?\{{ i8 \d+, i8 \d+, i8 (\d+), i32 -?\d+, i32 (-?\d+),"
 _INLINE_ASM_RE = re.compile(
     r'call (?P<returned>[^@"\n]*?) asm (?:sideeffect |alignstack |inteldialect )*"(?P<text>[^"]*)", "[^"]*"'
@@ -62,7 +66,7 @@ def host_module(device_ir: str, kernel: str) -> str:
     when the kernel is absent or takes a parameter the runtime cannot pass (a struct by value)."""
     parameters = _parameter_types(device_ir, kernel)
     mode = openmp_configuration(device_ir, kernel)
-    if mode is not None and mode[0] != OPENMP_SPMD:
+    if mode is not None and not is_spmd(mode[0]):
         raise InputError(
             f"{kernel} is an OpenMP region in generic mode (a main thread and the runtime's state machine), which "
             "the CPU run does not emulate"
@@ -84,7 +88,14 @@ def host_module(device_ir: str, kernel: str) -> str:
         text,
     )
     stand_ins: list[str] = []
-    text = _DECLARE_RE.sub(lambda m: _stand_in(m, originals[m.group(2)], stand_ins), text)
+    text = _DECLARE_RE.sub(
+        lambda m: (
+            m.group(0)
+            if m.group(2) in _HOST_LIBRARY
+            else _stand_in(m, originals.get(m.group(2), m.group(2).strip('"')), stand_ins)
+        ),
+        text,
+    )
     text = _INLINE_ASM_RE.sub(lambda m: _inline_ptx_call(m, stand_ins), text)
     return "\n".join(
         [
@@ -100,6 +111,16 @@ def host_module(device_ir: str, kernel: str) -> str:
     )
 
 
+def is_spmd(mode: int) -> bool:
+    """Whether an OpenMP region's execution mode runs all its threads through it (no main thread apart)."""
+    return bool(mode & OPENMP_SPMD)
+
+
+def llvm_name(name: str) -> str:
+    """`name` as LLVM's text writes it after `@`: quoted where it is not a plain name."""
+    return name if _PLAIN_NAME_RE.fullmatch(name) else f'"{name}"'
+
+
 def openmp_configuration(device_ir: str, kernel: str) -> tuple[int, int] | None:
     """An OpenMP region's execution mode and most threads a team, from its kernel environment; None for a kernel
     that has none (CUDA's)."""
@@ -110,8 +131,7 @@ def openmp_configuration(device_ir: str, kernel: str) -> tuple[int, int] | None:
 def kernel_parameters(device_ir: str, kernel: str) -> list[str]:
     """`kernel`'s parameters as its definition writes them (type, attributes, name); InputError when the module
     defines no such function."""
-    quoted = f'"{kernel}"' if re.search(r"[^-\w.$]", kernel) else kernel
-    header = re.search(rf"^define [^@\n]*@{re.escape(quoted)}\((.*)\)[^\n]*\{{$", device_ir, re.MULTILINE)
+    header = re.search(rf"^define [^@\n]*@{re.escape(llvm_name(kernel))}\((.*)\)[^\n]*\{{$", device_ir, re.MULTILINE)
     if header is None:
         raise InputError(f"the module defines no kernel {kernel!r}")
     return _top_level_split(header.group(1))
@@ -144,11 +164,16 @@ def _top_level_split(parameters: str) -> list[str]:
 
 
 def _stand_in(declaration: re.Match[str], original: str, stand_ins: list[str]) -> str:
-    """A weak definition of a renamed intrinsic that stops the run naming it: the runtime's own definition, where
-    it has one, takes its place at link time."""
+    """A weak definition of a declared function that stops the run naming it: the runtime's own definition,
+    where it has one (the NVVM intrinsics it emulates, `__nvvm_reflect`), takes its place at link time; others
+    (an unreached `vprintf`, `__assertfail`) let the kernel build."""
     returned, name, parameters = declaration.groups()
     types = [parameter.replace("immarg", "").strip() for parameter in _top_level_split(parameters)]
-    return _function(f"weak {returned.strip()}", name, types, _stop(name, original, stand_ins))
+    variadic = "..." in types
+    body = _stop(original, stand_ins)
+    typed = [t for t in types if t != "..."]
+    returned = " ".join(word for word in returned.split() if word != "extern_weak")
+    return _function(f"weak {returned}", name, typed, body, variadic)
 
 
 def _inline_ptx_call(call: re.Match[str], functions: list[str]) -> str:
@@ -157,27 +182,28 @@ def _inline_ptx_call(call: re.Match[str], functions: list[str]) -> str:
     returned, text = call.group("returned").strip(), call.group("text")
     arguments = _top_level_split(call.group("arguments"))
     name = f"__simt_asm_{len(functions)}"
-    body = _INLINE_PTX.get(text) or _stop(name, f"inline PTX {text}", functions)
-    functions.append(_function(f"internal {returned}", name, [a.rsplit(" ", 1)[0] for a in arguments], body))
+    body = _INLINE_PTX.get(text) or _stop(f"inline PTX {text}", functions)
+    returned_type = " ".join(word for word in returned.split() if word not in _FAST_MATH_FLAGS)
+    types = [re.sub(r"\belementtype\([^)]*\)\s*", "", a.rsplit(" ", 1)[0]) for a in arguments]
+    functions.append(_function(f"internal {returned_type}", name, types, body))
     return f"call {returned} @{name}({', '.join(arguments)}){call.group('rest')}"
 
 
-def _stop(name: str, what: str, constants: list[str]) -> str:
+def _stop(what: str, constants: list[str]) -> str:
     """A body that stops the run naming `what` (its text escaped as LLVM's strings are), its string constant
     added to `constants`."""
-    string = f"@__simt_name.{name}"
+    string = f"@__simt_name.{len(constants)}"
     length = len(re.sub(r"\\[0-9A-Fa-f]{2}", "_", what)) + 1
     constants.append(f'{string} = private constant [{length} x i8] c"{what}\\00"')
     return f"  call void @__simt_unsupported(ptr {string})\n  unreachable"
 
 
-def _function(linkage_and_type: str, name: str, parameter_types: list[str], body: str) -> str:
-    typed = ", ".join(f"{type_} %p{i}" for i, type_ in enumerate(parameter_types))
-    return f"define {linkage_and_type} @{name}({typed}) {{\n{body}\n}}"
+def _function(linkage_and_type: str, name: str, parameter_types: list[str], body: str, variadic: bool = False) -> str:
+    typed = [f"{type_} %p{i}" for i, type_ in enumerate(parameter_types)] + (["..."] if variadic else [])
+    return f"define {linkage_and_type} @{name}({', '.join(typed)}) {{\n{body}\n}}"
 
 
 def _entry(kernel: str, types: list[str]) -> str:
-    quoted = f'"{kernel}"' if re.search(r"[^-\w.$]", kernel) else kernel
     lines = [f"define void @{ENTRY}(ptr %slots) {{"]
     for i, type_ in enumerate(types):
         lines += [
@@ -186,7 +212,7 @@ def _entry(kernel: str, types: list[str]) -> str:
             f"  %arg{i} = load {type_}, ptr %at{i}",
         ]
     arguments = ", ".join(f"{type_} %arg{i}" for i, type_ in enumerate(types))
-    return "\n".join([*lines, f"  call void @{quoted}({arguments})", "  ret void", "}"])
+    return "\n".join([*lines, f"  call void @{llvm_name(kernel)}({arguments})", "  ret void", "}"])
 
 
 class SimtBuilder:
@@ -201,6 +227,7 @@ class SimtBuilder:
         self._runtime: Path | None = None
 
     def runtime_object(self) -> Path:
+        """The runtime's object file, compiled on first use."""
         with self._lock:
             if self._runtime is None:
                 source, built = self.directory / _RUNTIME, self.directory / "simt-runtime.o"
@@ -221,10 +248,12 @@ class SimtBuilder:
         source, executable = self.directory / f"{name}.ll", self.directory / name
         source.write_text(host_ir)
         clang = self.toolchain.tool("clang")
-        self._compile(
-            [clang, "-O0", "-Wno-override-module", str(source), str(runtime), "-lm", "-o", str(executable)], name
-        )
-        source.unlink()
+        try:
+            self._compile(
+                [clang, "-O0", "-Wno-override-module", str(source), str(runtime), "-lm", "-o", str(executable)], name
+            )
+        finally:
+            source.unlink()
         return executable
 
     @staticmethod

@@ -18,6 +18,7 @@ from stitchopt.passes.catalogue import Catalogue
 from stitchopt.passes.pipeline import PassNames, tuned_pipeline
 from stitchopt.toolchain.baselines import Baseline
 from stitchopt.toolchain.device import DeviceBuild, KernelMeasure, build_device
+from stitchopt.toolchain.frontend import disassemble
 from stitchopt.tune.driver import Budget, TuningRun, tune
 from stitchopt.tune.minimize import minimize
 from stitchopt.tune.strategies import make_strategy
@@ -93,7 +94,7 @@ def tune_device(
     toolchain, options = evaluator.toolchain, reference.options
     built = build_device(toolchain, module.bitcode, reference.pipeline, options)
     if run_check:
-        run_check.require_kernels(list(built.kernels), module.name)
+        run_check.fit(disassemble(toolchain, module.bitcode, module.name), list(built.kernels), module.name)
     searched = make_strategy(strategy, catalogue, seed, start)
     run = tune(
         evaluator, module, searched, catalogue, Objective(), budget, on_progress=on_progress, reference=reference

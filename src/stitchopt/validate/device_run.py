@@ -12,12 +12,13 @@ minutes.
 from __future__ import annotations
 
 import json
+import re
 import struct
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,8 +27,8 @@ from stitchopt.errors import InputError, StitchoptError
 from stitchopt.toolchain.device import optimize_device
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
-from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, SimtBuilder, host_module
-from stitchopt.validate.sandbox import Limits, RunOutcome, Sandbox
+from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, SimtBuilder, host_module, kernel_parameters
+from stitchopt.validate.sandbox import Limits, RunOutcome, Sandbox, scratch_directory
 
 DEVICE_RUN_LIMITS = Limits(wall_seconds=120.0, cpu_seconds=120, address_space_bytes=8 << 30, file_bytes=1 << 30)
 SAMPLED_BLOCKS = 8
@@ -44,6 +45,11 @@ class ArgumentKind(IntEnum):
 class LaunchArgument:
     kind: ArgumentKind
     data: bytes  # a scalar's bytes as the kernel's parameter holds them, or a buffer's initial contents
+    element: str = ""  # the elements' numpy type: "float32" and "float64" outputs have their NaNs made one
+
+
+_ELEMENT_CODES = {"float32": 1, "float64": 2}  # simt.c's ELEMENT_F32, ELEMENT_F64
+UNSUPPORTED_EXIT = 5  # simt.c: the emulator cannot run the kernel (not the kernel's doing)
 
 
 @dataclass(frozen=True)
@@ -82,8 +88,24 @@ def launch_input(launch: DeviceLaunch, blocks: Sequence[int]) -> bytes:
     ]
     parts.append(struct.pack("<I", len(launch.arguments)))
     for argument in launch.arguments:
-        parts += [struct.pack("<IQ", argument.kind, len(argument.data)), argument.data]
+        element = _ELEMENT_CODES.get(argument.element, 0)
+        parts += [struct.pack("<IIQ", argument.kind, element, len(argument.data)), argument.data]
     return b"".join(parts)
+
+
+def not_run(outcome: RunOutcome) -> str:
+    """Why a run tells nothing about the kernel ('' when it does): the emulator could not run it."""
+    if outcome.returncode == UNSUPPORTED_EXIT:
+        reason = outcome.stderr.decode(errors="replace").strip().splitlines()
+        return f"not run: {reason[-1] if reason else outcome.describe()}"
+    return ""
+
+
+def reference_failure(outcome: RunOutcome) -> str:
+    """Why -O3's run gives nothing to compare with ('' when it ended cleanly)."""
+    if outcome.returncode == 0 and not outcome.timed_out:
+        return ""
+    return not_run(outcome) or f"not run: -O3's build {outcome.describe()}"
 
 
 @dataclass(frozen=True)
@@ -95,7 +117,7 @@ class DeviceRunCheck:
 
     @property
     def ran(self) -> bool:
-        return self.reference.returncode == 0 and not self.reference.timed_out
+        return not reference_failure(self.reference)
 
     @property
     def same_outputs(self) -> bool:
@@ -103,12 +125,14 @@ class DeviceRunCheck:
 
     @property
     def verdict(self) -> str:
-        """What the list did: "same", "differs: ...", or "not run: ..." with the emulator's reason."""
+        """What the list did: "same", "differs: ...", or "not run: ..." where the emulator could not run -O3's
+        build or the list's (what the list's build does there is unknown, not different)."""
         if not self.ran:
-            reason = self.reference.stderr.decode(errors="replace").strip().splitlines()
-            return f"not run: {reason[-1] if reason else self.reference.describe()}"
+            return reference_failure(self.reference)
         if self.same_outputs:
             return "same"
+        if reason := not_run(self.candidate):
+            return reason
         if self.candidate.returncode != 0 or self.candidate.timed_out:
             return f"differs: {self.candidate.describe()}"
         return "differs: other outputs"
@@ -120,7 +144,7 @@ class DeviceRunner:
     def __init__(self, toolchain: Toolchain, sandbox: Sandbox | None = None) -> None:
         self.toolchain = toolchain
         self.sandbox = sandbox or Sandbox(DEVICE_RUN_LIMITS)
-        self._directory = tempfile.TemporaryDirectory(prefix="stitchopt-simt-")
+        self._directory = scratch_directory("build")  # reclaimed by the sandbox's sweep if this process dies
         self._builder = SimtBuilder(toolchain, Path(self._directory.name))
 
     def run(self, optimized: bytes, kernel: str, launch: DeviceLaunch, blocks: Sequence[int]) -> RunOutcome:
@@ -150,7 +174,16 @@ class DeviceRunner:
         except StitchoptError as exc:
             return f"not run: {exc}"
 
+    def reference_status(self, reference: bytes, kernel: str, launch: DeviceLaunch) -> str:
+        """ "ran" where -O3's build runs here, else why not."""
+        try:
+            outcome = self.run(reference, kernel, launch, sampled_blocks(launch.grid))
+        except StitchoptError as exc:
+            return f"not run: {exc}"
+        return reference_failure(outcome) or "ran"
+
     def close(self) -> None:
+        """Removes the programs' directory."""
         self._directory.cleanup()
 
 
@@ -172,13 +205,28 @@ class RunCheck:
             for number, (kernel, launch) in enumerate(self.launches, 1)
         }
 
-    def require_kernels(self, kernels: Sequence[str], module: str) -> None:
-        """InputError where a launch names a kernel that `module` (whose kernels are `kernels`) lacks."""
-        unknown = [kernel for kernel, _ in self.launches if kernel not in kernels]
-        if unknown:
-            raise InputError(
-                f"a launch names kernel {unknown[0]!r}, which {module} lacks: launch one of {', '.join(kernels)}"
-            )
+    def fit(self, device_ir: str, kernels: Sequence[str], module: str) -> None:
+        """InputError where a launch names a kernel that `module` (its text `device_ir`, its kernels `kernels`)
+        lacks, or passes arguments its parameters do not take: one per parameter, a buffer for a pointer, a scalar
+        of the parameter's width otherwise."""
+        for number, (kernel, launch) in enumerate(self.launches, 1):
+            if kernel not in kernels:
+                raise InputError(
+                    f"launch {number} names kernel {kernel!r}, which {module} lacks: launch one of {', '.join(kernels)}"
+                )
+            parameters = kernel_parameters(device_ir, kernel)
+            if len(parameters) != len(launch.arguments):
+                raise InputError(
+                    f"launch {number}: {kernel} takes {len(parameters)} arguments, it gives {len(launch.arguments)}"
+                )
+            for position, (parameter, argument) in enumerate(zip(parameters, launch.arguments, strict=True), 1):
+                wanted = _parameter_bytes(parameter)
+                given = 0 if argument.kind is not ArgumentKind.SCALAR else len(argument.data)
+                if wanted != given:
+                    takes = "a buffer (a pointer)" if wanted == 0 else f"a scalar of {wanted} bytes"
+                    raise InputError(
+                        f"launch {number}, argument {position}: {kernel} takes {takes} there ({parameter.split()[0]})"
+                    )
 
 
 def run_refusal(verdicts: dict[str, str]) -> str:
@@ -186,6 +234,19 @@ def run_refusal(verdicts: dict[str, str]) -> str:
     could not run, nothing is known and the static measures decide)."""
     differing = [f"{launch}: {verdict}" for launch, verdict in verdicts.items() if verdict.startswith("differs")]
     return f"changes outputs when run on the CPU ({'; '.join(differing)})" if differing else ""
+
+
+_TYPE_BYTES = {"half": 2, "bfloat": 2, "float": 4, "double": 8}
+
+
+def _parameter_bytes(parameter: str) -> int | None:
+    """The bytes of a scalar parameter's type (0 for a pointer, None for a type no launch passes)."""
+    type_ = parameter.split()[0]
+    if type_ == "ptr":
+        return 0
+    if re.fullmatch(r"i(8|16|32|64)", type_):
+        return int(type_[1:]) // 8
+    return _TYPE_BYTES.get(type_)
 
 
 # A launch file (`stitchopt gpu optimize --launch`): JSON, {"launches": [{"kernel", "grid", "block",
@@ -208,25 +269,40 @@ def read_launches(path: Path) -> list[tuple[str, DeviceLaunch]]:
     return [_launch(path, number, entry) for number, entry in enumerate(launches, 1)]
 
 
+_LAUNCH_KEYS = frozenset({"kernel", "grid", "block", "shared_bytes", "seed", "arguments"})
+_SCALAR_KEYS, _BUFFER_KEYS = frozenset({"scalar", "value"}), frozenset({"buffer", "count", "fill", "output"})
+_GRID_LIMITS = (2**31 - 1, 65535, 65535)  # CUDA's
+MAX_LAUNCH_BYTES = 1 << 30  # the buffers of one launch: each run holds them twice, under DEVICE_RUN_LIMITS
+
+
 def _launch(path: Path, number: int, entry: object) -> tuple[str, DeviceLaunch]:
     where = f"{path}: launch {number}"
     if not isinstance(entry, dict) or not isinstance(entry.get("kernel"), str):
         raise InputError(f'{where}: an object naming its "kernel"')
+    if unknown := sorted(set(entry) - _LAUNCH_KEYS):
+        raise InputError(f"{where}: unknown key {unknown[0]!r} (a launch has {', '.join(sorted(_LAUNCH_KEYS))})")
     grid, block = (_dimensions(where, entry, key) for key in ("grid", "block"))
+    if any(size > limit for size, limit in zip(grid, _GRID_LIMITS, strict=True)):
+        raise InputError(f'{where}: "grid" is at most {_GRID_LIMITS[0]} x {_GRID_LIMITS[1]} x {_GRID_LIMITS[2]}')
     shared, seed = entry.get("shared_bytes", 0), entry.get("seed", 0)
-    if not isinstance(shared, int) or not isinstance(seed, int) or shared < 0 or seed < 0:
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (shared, seed)):
         raise InputError(f"{where}: shared_bytes and seed are whole numbers of at least 0")
     arguments = entry.get("arguments")
     if not isinstance(arguments, list):
         raise InputError(f'{where}: "arguments" is a list, one entry per kernel parameter')
     rng = np.random.default_rng(seed)
     made = tuple(_argument(f"{where}, argument {i}", rng, a) for i, a in enumerate(arguments, 1))
+    if not any(a.kind is ArgumentKind.OUTPUT for a in made):
+        raise InputError(f'{where}: no buffer is an output ("output": true): a run would compare nothing')
+    if sum(len(a.data) for a in made) > MAX_LAUNCH_BYTES:
+        raise InputError(f"{where}: its buffers hold more than {MAX_LAUNCH_BYTES >> 30} GiB: give smaller counts")
     return entry["kernel"], DeviceLaunch(grid, block, shared, made)
 
 
 def _dimensions(where: str, entry: dict[str, object], key: str) -> tuple[int, int, int]:
     value = entry.get(key)
-    if not isinstance(value, list) or not 1 <= len(value) <= 3 or not all(isinstance(v, int) and v > 0 for v in value):
+    whole = isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
+    if not isinstance(value, list) or not whole or not 1 <= len(value) <= 3:
         raise InputError(f'{where}: "{key}" is a list of 1 to 3 positive whole numbers')
     padded = [*value, 1, 1]
     return (padded[0], padded[1], padded[2])
@@ -235,20 +311,24 @@ def _dimensions(where: str, entry: dict[str, object], key: str) -> tuple[int, in
 def _argument(where: str, rng: np.random.Generator, argument: object) -> LaunchArgument:
     if not isinstance(argument, dict) or ("scalar" in argument) == ("buffer" in argument):
         raise InputError(f'{where}: an object with "scalar" or "buffer" (an element type)')
+    allowed = _SCALAR_KEYS if "scalar" in argument else _BUFFER_KEYS
+    if unknown := sorted(set(argument) - allowed):
+        raise InputError(f"{where}: unknown key {unknown[0]!r} (use {', '.join(sorted(allowed))})")
     kind = argument.get("scalar", argument.get("buffer"))
     if kind not in ELEMENT_TYPES:
         raise InputError(f"{where}: element type {kind!r} is not one of {', '.join(ELEMENT_TYPES)}")
     dtype = np.dtype(str(kind))
     if "scalar" in argument:
-        value = argument.get("value")
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise InputError(f'{where}: a scalar needs a numeric "value"')
-        return LaunchArgument(ArgumentKind.SCALAR, np.array(value, dtype).tobytes())
-    count, fill = argument.get("count"), argument.get("fill", "random")
-    if not isinstance(count, int) or count < 1:
-        raise InputError(f'{where}: a buffer needs a positive whole "count" of elements')
+        return LaunchArgument(ArgumentKind.SCALAR, _scalar(where, dtype, argument.get("value")))
+    count, fill, output = argument.get("count"), argument.get("fill", "random"), argument.get("output", False)
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_LAUNCH_BYTES // dtype.itemsize:
+        raise InputError(
+            f'{where}: a buffer needs a whole "count" of elements, 1 to {MAX_LAUNCH_BYTES // dtype.itemsize}'
+        )
     if fill not in FILLS:
         raise InputError(f"{where}: fill {fill!r} is not one of {', '.join(FILLS)}")
+    if not isinstance(output, bool):
+        raise InputError(f'{where}: "output" is true or false')
     if fill == "zeros":
         data = np.zeros(count, dtype)
     elif fill == "range":
@@ -257,4 +337,15 @@ def _argument(where: str, rng: np.random.Generator, argument: object) -> LaunchA
         data = rng.uniform(-1.0, 1.0, count).astype(dtype)
     else:
         data = rng.integers(0, count, count).astype(dtype)
-    return LaunchArgument(ArgumentKind.OUTPUT if argument.get("output") is True else ArgumentKind.INPUT, data.tobytes())
+    return LaunchArgument(ArgumentKind.OUTPUT if output else ArgumentKind.INPUT, data.tobytes(), dtype.name)
+
+
+def _scalar(where: str, dtype: np.dtype[Any], value: object) -> bytes:
+    """A scalar argument's bytes; InputError where the value is not one of its type."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f'{where}: a scalar needs a numeric "value"')
+    if dtype.kind in "iu":
+        limits = np.iinfo(dtype)
+        if not isinstance(value, int) or not limits.min <= value <= limits.max:
+            raise InputError(f"{where}: {value!r} is not a {dtype.name} ({limits.min} to {limits.max})")
+    return np.array(value, dtype).tobytes()

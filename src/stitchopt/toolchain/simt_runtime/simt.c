@@ -9,9 +9,10 @@
  *
  * It reads the launch from stdin (little-endian): "SIMT1", grid x y z (u32), block x y z, the count and linear
  * indices of the blocks to run, the count of arguments and for each its kind (0 a scalar, 1 an input buffer,
- * 2 an output buffer), size in bytes (u64) and bytes. It writes each output buffer's size (u64) and bytes to
- * stdout, and exits 0 when every listed block ran; 4 when the kernel deadlocked, trapped or reached an
- * unsupported intrinsic (a line on stderr says which).
+ * 2 an output buffer), its elements (0 other, 1 float, 2 double), size in bytes (u64) and bytes. It writes each
+ * output buffer's size (u64) and bytes to stdout, and exits 0 when every listed block ran; 4 when the kernel
+ * trapped; 5 when the emulator cannot run it (an intrinsic it lacks, a deadlock, a stack overflow: a line on
+ * stderr says which).
  */
 #define _GNU_SOURCE
 #include <fenv.h>
@@ -20,13 +21,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #define WARP 32
-#define STACK_BYTES (256 * 1024)
+#define STACK_BYTES (1024 * 1024)
+#define GUARD_BYTES (512 * 1024) /* below each stack, unmapped (CUDA's local memory a thread): an overflow stops the run */
 #define MAX_ARGUMENTS 64
-#define FAILED 4
+#define ELEMENT_F32 1 /* an argument's elements, where they are floating point (NaNs made canonical) */
+#define ELEMENT_F64 2
+#define FAILED 4      /* the kernel trapped: its own behaviour */
+#define UNSUPPORTED 5 /* the emulator cannot run it (an intrinsic it lacks, a deadlock, a stack too small) */
 
 enum State { RUNNING, AT_BARRIER, AT_WARP, DONE };
 enum WarpOp { SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_BFLY, VOTE_ALL, VOTE_ANY, VOTE_UNI, VOTE_BALLOT, WARP_SYNC };
@@ -53,11 +60,13 @@ static void *slots[MAX_ARGUMENTS];
 extern void __simt_entry(void **arguments);
 extern const int32_t __simt_reflect_ftz, __simt_arch;
 
-static void fail(const char *what, const char *detail) {
+static void stop(int status, const char *what, const char *detail) {
   fprintf(stderr, "simt: %s%s\n", what, detail);
   fflush(stderr);
-  _exit(FAILED);
+  _exit(status);
 }
+
+static void fail(const char *what, const char *detail) { stop(UNSUPPORTED, what, detail); }
 
 void __simt_unsupported(const char *name) { fail("the kernel reached what the emulator cannot run: ", name); }
 
@@ -141,13 +150,6 @@ _Bool __simt_nvvm_vote_uni_sync(uint32_t m, _Bool p) { return warp_op(VOTE_UNI, 
 uint32_t __simt_nvvm_vote_ballot_sync(uint32_t m, _Bool p) { return warp_op(VOTE_BALLOT, m, p, 0, 0); }
 void __simt_nvvm_bar_warp_sync(uint32_t m) { warp_op(WARP_SYNC, m, 0, 0, 0); }
 
-uint32_t __simt_nvvm_activemask(void) {
-  uint32_t first = current - current % WARP, mask = 0;
-  for (uint32_t lane = 0; lane < WARP && first + lane < threads; ++lane)
-    if (fibers[first + lane].state != DONE)
-      mask |= 1u << lane;
-  return mask;
-}
 
 /* Fences order memory between threads that run one at a time here: nothing to do. */
 void __simt_nvvm_membar_cta(void) {}
@@ -264,25 +266,26 @@ int32_t __nvvm_reflect(const char *name) {
   return 0;
 }
 
-void __simt_trap(void) { fail("the kernel trapped", ""); }
+void __simt_trap(void) { stop(FAILED, "the kernel trapped", ""); }
 
 /* PTX's shfl.sync: the lane each lane reads, or its own when out of its segment. */
 static uint32_t shuffled(const Fiber *fiber, uint32_t lane, uint32_t first) {
   uint32_t clamp = fiber->c & 0x1f, segment = (fiber->c >> 8) & 0x1f;
+  uint32_t b = fiber->b & 0x1f; /* PTX reads bval[4:0] */
   uint32_t max_lane = (lane & segment) | (clamp & ~segment), min_lane = lane & segment, source = lane;
   int inside = 0;
   switch (fiber->op) {
   case SHFL_UP:
-    source = lane - fiber->b, inside = (int32_t)source >= (int32_t)max_lane;
+    source = lane - b, inside = (int32_t)source >= (int32_t)max_lane;
     break;
   case SHFL_DOWN:
-    source = lane + fiber->b, inside = source <= max_lane;
+    source = lane + b, inside = source <= max_lane;
     break;
   case SHFL_BFLY:
-    source = lane ^ fiber->b, inside = source <= max_lane;
+    source = lane ^ b, inside = source <= max_lane;
     break;
   default:
-    source = min_lane | (fiber->b & ~segment), inside = source <= max_lane;
+    source = min_lane | (b & ~segment), inside = source <= max_lane;
     break;
   }
   if (!inside || first + source >= threads)
@@ -290,25 +293,31 @@ static uint32_t shuffled(const Fiber *fiber, uint32_t lane, uint32_t first) {
   return fibers[first + source].value;
 }
 
-/* Completes a warp operation whose lanes have all arrived; 1 when one did. */
-static int release_warp(uint32_t first) {
-  uint32_t end = first + WARP < threads ? first + WARP : threads, leader = end;
-  for (uint32_t t = first; t < end; ++t)
-    if (fibers[t].state == AT_WARP) {
-      leader = t;
-      break;
-    }
-  if (leader == end)
-    return 0;
-  uint32_t mask = fibers[leader].mask, members = 0, ballot = 0, count = 0;
+/* The lanes of a warp operation led by `leader` (its mask's lanes that have not exited), when all have arrived at
+ * the same operation with the same mask (CUDA's rule for the *_sync intrinsics); 0 while some have not. */
+static uint32_t arrived_group(uint32_t first, uint32_t end, uint32_t leader) {
+  uint32_t mask = fibers[leader].mask, members = 0;
   for (uint32_t t = first; t < end; ++t) {
     if (!(mask >> (t - first) & 1) || fibers[t].state == DONE)
       continue;
-    if (fibers[t].state != AT_WARP || fibers[t].op != fibers[leader].op)
+    if (fibers[t].state != AT_WARP || fibers[t].op != fibers[leader].op || fibers[t].mask != mask)
       return 0;
-    members |= 1u << (t - first), ++count;
-    ballot |= (fibers[t].value != 0) << (t - first);
+    members |= 1u << (t - first);
   }
+  return members;
+}
+
+/* Completes one warp operation whose lanes have all arrived; 1 when one did. */
+static int release_warp(uint32_t first) {
+  uint32_t end = first + WARP < threads ? first + WARP : threads, members = 0, ballot = 0;
+  for (uint32_t leader = first; leader < end && !members; ++leader)
+    if (fibers[leader].state == AT_WARP)
+      members = arrived_group(first, end, leader);
+  if (!members)
+    return 0;
+  for (uint32_t t = first; t < end; ++t)
+    if (members >> (t - first) & 1)
+      ballot |= (uint32_t)(fibers[t].value != 0) << (t - first);
   for (uint32_t t = first; t < end; ++t) {
     if (!(members >> (t - first) & 1))
       continue;
@@ -336,8 +345,40 @@ static int release_warp(uint32_t first) {
   for (uint32_t t = first; t < end; ++t)
     if (members >> (t - first) & 1)
       fibers[t].state = RUNNING;
-  (void)count;
   return 1;
+}
+
+static const size_t SLOT_BYTES = GUARD_BYTES + STACK_BYTES;
+
+/* A fault in a guard page is a stack too small for the kernel, not the kernel's fault; any other fault is the
+ * kernel's and kills the run as it would without the handler. */
+static void on_fault(int signal_number, siginfo_t *info, void *context) {
+  (void)context;
+  char *at = info->si_addr;
+  if (stacks && at >= stacks && at < stacks + (size_t)threads * SLOT_BYTES &&
+      (size_t)(at - stacks) % SLOT_BYTES < GUARD_BYTES) {
+    static const char message[] = "simt: a thread overflowed its stack (1 MiB)\n";
+    if (write(2, message, sizeof message - 1) < 0)
+      _exit(UNSUPPORTED);
+    _exit(UNSUPPORTED);
+  }
+  signal(signal_number, SIG_DFL); /* the fault repeats on return and ends the run */
+}
+
+static void make_stacks(void) {
+  stacks = mmap(NULL, (size_t)threads * SLOT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                -1, 0);
+  if (stacks == MAP_FAILED)
+    fail("out of memory for the threads' stacks", "");
+  for (uint32_t t = 0; t < threads; ++t)
+    if (mprotect(stacks + (size_t)t * SLOT_BYTES, GUARD_BYTES, PROT_NONE) != 0)
+      fail("cannot protect a stack's guard", "");
+  static char handler_stack[1 << 16];
+  stack_t alternate = {.ss_sp = handler_stack, .ss_size = sizeof handler_stack, .ss_flags = 0};
+  struct sigaction action = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+  sigemptyset(&action.sa_mask);
+  if (sigaltstack(&alternate, NULL) != 0 || sigaction(SIGSEGV, &action, NULL) != 0)
+    fail("cannot watch the stacks' guards", "");
 }
 
 static void thread_main(void) {
@@ -352,7 +393,7 @@ static void run_block(void) {
     fiber->tid = (Dim){t % block_dim.x, t / block_dim.x % block_dim.y, t / plane};
     fiber->state = RUNNING;
     getcontext(&fiber->context);
-    fiber->context.uc_stack.ss_sp = stacks + (size_t)t * STACK_BYTES;
+    fiber->context.uc_stack.ss_sp = stacks + (size_t)t * SLOT_BYTES + GUARD_BYTES;
     fiber->context.uc_stack.ss_size = STACK_BYTES;
     fiber->context.uc_link = NULL;
     makecontext(&fiber->context, thread_main, 0);
@@ -382,6 +423,25 @@ static void run_block(void) {
   }
 }
 
+/* Every NaN of a float output as one quiet NaN: LLVM leaves a NaN's sign and payload unspecified, so two correct
+ * builds may write different ones. */
+static void canonical_nans(void *buffer, uint64_t bytes, uint32_t element) {
+  if (element == ELEMENT_F32)
+    for (uint64_t at = 0; at + 4 <= bytes; at += 4) {
+      float value;
+      memcpy(&value, (char *)buffer + at, 4);
+      if (isnan(value))
+        memcpy((char *)buffer + at, &(uint32_t){0x7fc00000u}, 4);
+    }
+  if (element == ELEMENT_F64)
+    for (uint64_t at = 0; at + 8 <= bytes; at += 8) {
+      double value;
+      memcpy(&value, (char *)buffer + at, 8);
+      if (isnan(value))
+        memcpy((char *)buffer + at, &(uint64_t){0x7ff8000000000000ull}, 8);
+    }
+}
+
 static void read_exactly(FILE *file, void *into, size_t bytes) {
   if (fread(into, 1, bytes, file) != bytes)
     fail("the launch file is truncated", "");
@@ -408,10 +468,11 @@ int main(void) {
   uint32_t arguments = read_u32(launch);
   if (arguments > MAX_ARGUMENTS)
     fail("too many kernel arguments", "");
-  uint32_t kinds[MAX_ARGUMENTS];
+  uint32_t kinds[MAX_ARGUMENTS], elements[MAX_ARGUMENTS];
   uint64_t sizes[MAX_ARGUMENTS];
   for (uint32_t i = 0; i < arguments; ++i) {
     kinds[i] = read_u32(launch);
+    elements[i] = read_u32(launch);
     read_exactly(launch, &sizes[i], sizeof sizes[i]);
     if (kinds[i] == 0) {
       slots[i] = calloc(1, 8);
@@ -431,9 +492,9 @@ int main(void) {
   if (threads == 0 || threads > 1024)
     fail("a block has 1 to 1024 threads", "");
   fibers = calloc(threads, sizeof(Fiber));
-  stacks = malloc((size_t)threads * STACK_BYTES);
-  if (!fibers || !stacks)
+  if (!fibers)
     fail("out of memory for the threads", "");
+  make_stacks();
   for (uint32_t i = 0; i < blocks; ++i) {
     uint32_t linear = block_list[i];
     block_idx = (Dim){linear % grid_dim.x, linear / grid_dim.x % grid_dim.y, linear / (grid_dim.x * grid_dim.y)};
@@ -443,8 +504,9 @@ int main(void) {
     if (kinds[i] == 2) {
       void *buffer;
       memcpy(&buffer, slots[i], sizeof buffer);
+      canonical_nans(buffer, sizes[i], elements[i]);
       fwrite(&sizes[i], sizeof sizes[i], 1, stdout);
       fwrite(buffer, 1, sizes[i], stdout);
     }
-  return fflush(stdout) == 0 ? 0 : FAILED;
+  return fflush(stdout) == 0 ? 0 : UNSUPPORTED;
 }
