@@ -23,7 +23,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from stitchopt.errors import StitchoptError
+from stitchopt.errors import InputError, StitchoptError
 from stitchopt.labels.device import labelled_kernels
 from stitchopt.labels.labelset import read_gzip_json
 from stitchopt.learning.device import (
@@ -66,9 +66,11 @@ def evidence_columns(outcomes: list[Outcome], uris: list[str], evidence: dict[tu
     return [f"{sum(checked)} of {sum(wins)}", f"{better} ({100 * better / len(outcomes):.0f}%)"]
 
 
-def read_evidence(path: Path) -> dict[tuple[str, str], str]:
-    """gpu_emulation.py's verdicts by (kernel URI, pipeline)."""
+def read_evidence(path: Path, pool: list[str]) -> dict[tuple[str, str], str]:
+    """gpu_emulation.py's verdicts by (kernel URI, pipeline), from a record of the labels' own pool."""
     document = read_gzip_json(path, "not a gpu_emulation.py record")
+    if document.get("pool") != pool or not isinstance(document.get("kernels"), list):
+        raise InputError(f"{path}: not a gpu_emulation.py record of this label pool: run gpu_emulation.py again")
     return {(k["uri"], pipeline): v for k in document["kernels"] for pipeline, v in k["lists"].items()}
 
 
@@ -97,9 +99,9 @@ def main() -> int:
     parser.add_argument("--stitched", action="store_true", help="also judge stitched experts (needs PyTorch)")
     args = parser.parse_args()
     began = time.monotonic()
-    evidence = read_evidence(args.evidence) if args.evidence else None
     toolchain, cuda = find_toolchain(), find_cuda()
     labels, units = labelled_kernels(toolchain, cuda, args.labels)
+    evidence = read_evidence(args.evidence, labels.pool) if args.evidence else None
     features = labelled_features(toolchain, labels, units)
     catalogue = load_catalogue(toolchain, device=True)
     model, folds = train_device_model(labels, features, ["train"], toolchain.version_string, catalogue.identity)

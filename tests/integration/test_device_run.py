@@ -374,16 +374,27 @@ def test_gpu_optimize_keeps_a_list_whose_launch_ran_the_same_and_says_what_did_n
     elsewhere = cli("gpu", "tune", "bench://kernels-v1/reduction#_Z6argmaxPKfiPfPi", "--launch", str(launches))
     assert elsewhere.returncode == 2 and "launch 1 names kernel '_Z8sum_treePKfPfi', which" in elsewhere.stderr
 
-    for document, message in [
-        ("{", "not a readable JSON launch file"),
-        ('{"launches": []}', "at least one launch"),
-        (json.dumps({"launches": [{**sum_tree, "kernel": "_Z4nonev"}]}), "names kernel '_Z4nonev', which"),
-        (json.dumps({"launches": [{**sum_tree, "block": [0]}]}), 'launch 1: "block" is a list of 1 to 3 positive'),
-        (
-            json.dumps({"launches": [{**sum_tree, "arguments": [{"buffer": "half", "count": 4}]}]}),
-            "argument 1: element",
-        ),
-    ]:
+    arguments = sum_tree["arguments"]
+    scalar = arguments[2]
+    cases = [
+        ({"kernel": "_Z4nonev"}, "launch 1 names kernel '_Z4nonev', which"),
+        ({"block": [0]}, 'launch 1: "block" is a list of 1 to 3 positive'),
+        ({"grid": [1, 1 << 20]}, '"grid" is at most'),
+        ({"grid": [1 << 30, 65535]}, "blocks"),
+        ({"speed": "fast"}, "unknown key 'speed'"),
+        ({"arguments": [{"buffer": "half", "count": 4}]}, "argument 1: element"),
+        ({"arguments": [*arguments[:2], {"scalar": "int8", "value": 300}]}, "300 is not a int8"),
+        ({"arguments": [*arguments[:2], {"scalar": "float32", "value": 1e39}]}, "1e+39 is not a float32"),
+        ({"arguments": [arguments[0], {**arguments[1], "outptu": True}, scalar]}, "unknown key 'outptu'"),
+        ({"arguments": [arguments[0], {**arguments[1], "output": False}, scalar]}, "no buffer is an output"),
+        ({"arguments": arguments[:2]}, "takes 3 arguments, it gives 2"),
+        ({"arguments": [*arguments[:2], arguments[0]]}, "argument 3: _Z8sum_treePKfPfi takes a scalar of 4 bytes"),
+        ({"arguments": [{**arguments[0], "count": 1 << 40}, *arguments[1:]]}, 'whole "count"'),
+    ]
+    documents = [json.dumps({"launches": [{**sum_tree, **change}]}) for change, _ in cases]
+    documents += ["{", '{"launches": []}', '{"launches": [' + "[" * 100000 + "]" * 100000 + "]}"]
+    messages = [message for _, message in cases] + ["not a readable JSON", "at least one launch", "not a readable"]
+    for document, message in zip(documents, messages, strict=True):
         launches.write_text(document)
         refused = cli("gpu", "optimize", reduction, "--launch", str(launches))
         assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and message in refused.stderr, refused.stderr

@@ -7,8 +7,9 @@ loops as its PTX shows them (`toolchain/ptx_code.py`: no more loops, no more loo
 fewer loads and stores in innermost loops than -O3's, counted over the kernel): the signs that most slower
 kernels showed on a GPU where SASS alone did not.
 
-With launches (`validate/device_run.py`'s launch file), a list that would be kept must also run its kernels on
-the CPU with -O3's outputs: a list that changes one is refused like a miscompile."""
+With launches (`validate/device_run.py`'s launch file), a list that would be kept is first run on the CPU beside
+-O3's build: a list that changes a launch's outputs is refused like a miscompile (a launch that cannot run there
+decides nothing)."""
 
 from __future__ import annotations
 

@@ -102,8 +102,8 @@ ArchOption = Annotated[
 LaunchOption = Annotated[
     Optional[Path],  # noqa: UP045
     typer.Option(
-        help="A launch file (JSON: kernel, grid, block, arguments; docs/gpu.md): a list is kept only where the "
-        "kernels it launches run on the CPU with -O3's outputs."
+        help="A launch file (JSON: kernel, grid, block, arguments; docs/gpu.md): the kernels are run on the CPU "
+        "and a list whose outputs differ from -O3's is refused (a launch that cannot run here decides nothing)."
     ),
 ]
 ClangArgs = Annotated[

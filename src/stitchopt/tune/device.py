@@ -89,7 +89,8 @@ def tune_device(
     run_check: RunCheck | None = None,
 ) -> DeviceTuning:
     """`start`: clang's printed device pipeline, whose passes local search starts from. With `run_check`, the best
-    is kept only where its launches run on the CPU with -O3's outputs."""
+    is refused where a launch run on the CPU writes other outputs than -O3's build (one that cannot run there
+    decides nothing)."""
     assert catalogue.device, "GPU code is searched with the device catalogue (load_catalogue(device=True))"
     toolchain, options = evaluator.toolchain, reference.options
     built = build_device(toolchain, module.bitcode, reference.pipeline, options)

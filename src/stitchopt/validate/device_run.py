@@ -223,7 +223,9 @@ class RunCheck:
                 wanted = _parameter_bytes(parameter)
                 given = 0 if argument.kind is not ArgumentKind.SCALAR else len(argument.data)
                 if wanted != given:
-                    takes = "a buffer (a pointer)" if wanted == 0 else f"a scalar of {wanted} bytes"
+                    takes = {0: "a buffer (a pointer)", None: "a type no launch passes"}.get(
+                        wanted, f"a scalar of {wanted} bytes"
+                    )
                     raise InputError(
                         f"launch {number}, argument {position}: {kernel} takes {takes} there ({parameter.split()[0]})"
                     )
@@ -244,6 +246,8 @@ def _parameter_bytes(parameter: str) -> int | None:
     type_ = parameter.split()[0]
     if type_ == "ptr":
         return 0
+    if type_ == "i1":  # a C++ bool, passed as a byte
+        return 1
     if re.fullmatch(r"i(8|16|32|64)", type_):
         return int(type_[1:]) // 8
     return _TYPE_BYTES.get(type_)
@@ -261,8 +265,8 @@ def read_launches(path: Path) -> list[tuple[str, DeviceLaunch]]:
     """The kernels and launches of a launch file; InputError naming the first thing wrong in it."""
     try:
         document = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not a readable JSON launch file ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: undecodable text, bad JSON, huge numbers
+        raise InputError(f"{path}: not a readable JSON launch file ({type(exc).__name__}: {exc})") from None
     launches = document.get("launches") if isinstance(document, dict) else None
     if not isinstance(launches, list) or not launches:
         raise InputError(f'{path}: a launch file holds {{"launches": [...]}} with at least one launch')
@@ -272,6 +276,7 @@ def read_launches(path: Path) -> list[tuple[str, DeviceLaunch]]:
 _LAUNCH_KEYS = frozenset({"kernel", "grid", "block", "shared_bytes", "seed", "arguments"})
 _SCALAR_KEYS, _BUFFER_KEYS = frozenset({"scalar", "value"}), frozenset({"buffer", "count", "fill", "output"})
 _GRID_LIMITS = (2**31 - 1, 65535, 65535)  # CUDA's
+MAX_BLOCKS = 2**32 - 1  # a block's linear index is 32 bits in simt.c's launch
 MAX_LAUNCH_BYTES = 1 << 30  # the buffers of one launch: each run holds them twice, under DEVICE_RUN_LIMITS
 
 
@@ -284,18 +289,19 @@ def _launch(path: Path, number: int, entry: object) -> tuple[str, DeviceLaunch]:
     grid, block = (_dimensions(where, entry, key) for key in ("grid", "block"))
     if any(size > limit for size, limit in zip(grid, _GRID_LIMITS, strict=True)):
         raise InputError(f'{where}: "grid" is at most {_GRID_LIMITS[0]} x {_GRID_LIMITS[1]} x {_GRID_LIMITS[2]}')
+    if grid[0] * grid[1] * grid[2] > MAX_BLOCKS:
+        raise InputError(f'{where}: "grid" has more than {MAX_BLOCKS} blocks')
     shared, seed = entry.get("shared_bytes", 0), entry.get("seed", 0)
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (shared, seed)):
         raise InputError(f"{where}: shared_bytes and seed are whole numbers of at least 0")
     arguments = entry.get("arguments")
     if not isinstance(arguments, list):
         raise InputError(f'{where}: "arguments" is a list, one entry per kernel parameter')
+    budget = [MAX_LAUNCH_BYTES]  # what the launch's buffers may still take, checked before each is filled
     rng = np.random.default_rng(seed)
-    made = tuple(_argument(f"{where}, argument {i}", rng, a) for i, a in enumerate(arguments, 1))
+    made = tuple(_argument(f"{where}, argument {i}", rng, a, budget) for i, a in enumerate(arguments, 1))
     if not any(a.kind is ArgumentKind.OUTPUT for a in made):
         raise InputError(f'{where}: no buffer is an output ("output": true): a run would compare nothing')
-    if sum(len(a.data) for a in made) > MAX_LAUNCH_BYTES:
-        raise InputError(f"{where}: its buffers hold more than {MAX_LAUNCH_BYTES >> 30} GiB: give smaller counts")
     return entry["kernel"], DeviceLaunch(grid, block, shared, made)
 
 
@@ -308,7 +314,7 @@ def _dimensions(where: str, entry: dict[str, object], key: str) -> tuple[int, in
     return (padded[0], padded[1], padded[2])
 
 
-def _argument(where: str, rng: np.random.Generator, argument: object) -> LaunchArgument:
+def _argument(where: str, rng: np.random.Generator, argument: object, budget: list[int]) -> LaunchArgument:
     if not isinstance(argument, dict) or ("scalar" in argument) == ("buffer" in argument):
         raise InputError(f'{where}: an object with "scalar" or "buffer" (an element type)')
     allowed = _SCALAR_KEYS if "scalar" in argument else _BUFFER_KEYS
@@ -321,10 +327,13 @@ def _argument(where: str, rng: np.random.Generator, argument: object) -> LaunchA
     if "scalar" in argument:
         return LaunchArgument(ArgumentKind.SCALAR, _scalar(where, dtype, argument.get("value")))
     count, fill, output = argument.get("count"), argument.get("fill", "random"), argument.get("output", False)
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_LAUNCH_BYTES // dtype.itemsize:
+    most = budget[0] // dtype.itemsize
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= most:
         raise InputError(
-            f'{where}: a buffer needs a whole "count" of elements, 1 to {MAX_LAUNCH_BYTES // dtype.itemsize}'
+            f'{where}: a buffer needs a whole "count" of elements, 1 to {most} (the launch\'s buffers hold at most '
+            f"{MAX_LAUNCH_BYTES >> 30} GiB)"
         )
+    budget[0] -= count * dtype.itemsize
     if fill not in FILLS:
         raise InputError(f"{where}: fill {fill!r} is not one of {', '.join(FILLS)}")
     if not isinstance(output, bool):
@@ -348,4 +357,6 @@ def _scalar(where: str, dtype: np.dtype[Any], value: object) -> bytes:
         limits = np.iinfo(dtype)
         if not isinstance(value, int) or not limits.min <= value <= limits.max:
             raise InputError(f"{where}: {value!r} is not a {dtype.name} ({limits.min} to {limits.max})")
+    elif not abs(float(value)) <= float(np.finfo(dtype).max):  # also NaN, and integers too large for a float
+        raise InputError(f"{where}: {float(value)!r} is not a {dtype.name} (finite, at most {np.finfo(dtype).max})")
     return np.array(value, dtype).tobytes()

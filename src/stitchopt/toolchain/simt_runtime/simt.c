@@ -214,9 +214,15 @@ float __simt_nvvm_fma_rz_f(float x, float y, float z) { return fma_rounded(x, y,
 float __simt_nvvm_fma_rz_ftz_f(float x, float y, float z) {
   return ftz(fma_rounded(ftz(x), ftz(y), ftz(z), FE_TOWARDZERO));
 }
-int32_t __simt_nvvm_f2i_rz(float x) { return (int32_t)truncf(x); }
-int32_t __simt_nvvm_f2i_rn(float x) { return (int32_t)rintf(x); }
-int32_t __simt_nvvm_f2i_rz_ftz(float x) { return (int32_t)truncf(ftz(x)); }
+/* PTX's conversions to integers saturate and give 0 for NaN (C leaves both undefined). */
+static int32_t to_i32(double x) {
+  if (isnan(x))
+    return 0;
+  return x <= INT32_MIN ? INT32_MIN : x >= INT32_MAX ? INT32_MAX : (int32_t)x;
+}
+int32_t __simt_nvvm_f2i_rz(float x) { return to_i32(truncf(x)); }
+int32_t __simt_nvvm_f2i_rn(float x) { return to_i32(rintf(x)); }
+int32_t __simt_nvvm_f2i_rz_ftz(float x) { return to_i32(truncf(ftz(x))); }
 double __simt_nvvm_fabs_d(double x) { return fabs(x); }
 double __simt_nvvm_add_rn_d(double x, double y) { return x + y; }
 double __simt_nvvm_mul_rn_d(double x, double y) { return x * y; }
@@ -248,8 +254,8 @@ double __simt_nvvm_lohi_i2d(int32_t lo, int32_t hi) {
   memcpy(&x, &bits, sizeof x);
   return x;
 }
-int32_t __simt_nvvm_d2i_rz(double x) { return (int32_t)trunc(x); }
-int32_t __simt_nvvm_d2i_rn(double x) { return (int32_t)rint(x); }
+int32_t __simt_nvvm_d2i_rz(double x) { return to_i32(trunc(x)); }
+int32_t __simt_nvvm_d2i_rn(double x) { return to_i32(rint(x)); }
 int32_t __simt_nvvm_mulhi_i(int32_t x, int32_t y) { return (int32_t)(((int64_t)x * y) >> 32); }
 uint32_t __simt_nvvm_mulhi_ui(uint32_t x, uint32_t y) { return (uint32_t)(((uint64_t)x * y) >> 32); }
 int32_t __simt_nvvm_mul24_i(int32_t x, int32_t y) {
@@ -267,6 +273,12 @@ int32_t __nvvm_reflect(const char *name) {
 }
 
 void __simt_trap(void) { stop(FAILED, "the kernel trapped", ""); }
+
+/* CUDA's device assert: a failed one is the kernel's own behaviour, as a trap. */
+void __assertfail(const char *message, const char *file, uint32_t line, const char *function, size_t size) {
+  (void)file, (void)line, (void)function, (void)size;
+  stop(FAILED, "the kernel failed an assertion: ", message);
+}
 
 /* PTX's shfl.sync: the lane each lane reads, or its own when out of its segment. */
 static uint32_t shuffled(const Fiber *fiber, uint32_t lane, uint32_t first) {
@@ -350,13 +362,14 @@ static int release_warp(uint32_t first) {
 
 static const size_t SLOT_BYTES = GUARD_BYTES + STACK_BYTES;
 
-/* A fault in a guard page is a stack too small for the kernel, not the kernel's fault; any other fault is the
- * kernel's and kills the run as it would without the handler. */
+/* A fault in the running thread's guard is a stack too small for the kernel, not the kernel's fault; any other
+ * fault (another thread's guard is above this stack's top: a write past a local array) is the kernel's and kills
+ * the run as it would without the handler. */
 static void on_fault(int signal_number, siginfo_t *info, void *context) {
   (void)context;
   char *at = info->si_addr;
-  if (stacks && at >= stacks && at < stacks + (size_t)threads * SLOT_BYTES &&
-      (size_t)(at - stacks) % SLOT_BYTES < GUARD_BYTES) {
+  char *guard = stacks + (size_t)current * SLOT_BYTES; /* the running thread's own, below its stack */
+  if (stacks && at >= guard && at < guard + GUARD_BYTES) {
     static const char message[] = "simt: a thread overflowed its stack (1 MiB)\n";
     if (write(2, message, sizeof message - 1) < 0)
       _exit(UNSUPPORTED);
