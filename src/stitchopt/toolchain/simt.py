@@ -1,12 +1,14 @@
-"""CUDA device IR retargeted to the host, so that a kernel built with a pass list runs on the CPU beside its -O3
-build (validate/device_run.py compares their outputs): run evidence on machines without a GPU.
+"""GPU device IR (CUDA kernels, OpenMP regions built SPMD) retargeted to the host, so that a kernel built with a
+pass list runs on the CPU beside its -O3 build (validate/device_run.py compares their outputs): run evidence on
+machines without a GPU.
 
 The optimized `nvptx64` module is rewritten, not recompiled from source, so what runs is what the list made of
 the IR: the triple and data layout become the host's (NVPTX's layout is the host's but for vectors of 16 and 32
 bits, which CUDA code does not hold in memory), NVVM intrinsics become calls into the runtime
 (`simt_runtime/simt.c`: thread geometry, barriers, warp shuffles and votes, libdevice's arithmetic), each with
-a weak stand-in that stops a run reaching one the runtime lacks, and `extern __shared__` arrays get the most
-shared memory a block may have. The host's compiler then builds it at -O0, so nothing but the list optimizes
+a weak stand-in that stops a run reaching one the runtime lacks (so does every function the module only
+declares, and inline PTX other than the few forms CUDA's headers write), and `extern __shared__` arrays get the
+most shared memory a block may have. The host's compiler then builds it at -O0, so nothing but the list optimizes
 the kernel. NVPTX's code generator and ptxas do not run: a list whose IR is right but which they compile
 wrongly is not caught here (that needs a GPU run, benchmarks/gpu_timing.py).
 """

@@ -26,7 +26,7 @@ from stitchopt.core import CompileOptions
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.toolchain.device import optimize_device
 from stitchopt.toolchain.discovery import Toolchain
-from stitchopt.toolchain.process import run_tool
+from stitchopt.toolchain.frontend import disassemble
 from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, SimtBuilder, host_module, kernel_parameters
 from stitchopt.validate.sandbox import Limits, RunOutcome, Sandbox, scratch_directory
 
@@ -49,6 +49,7 @@ class LaunchArgument:
 
 
 _ELEMENT_CODES = {"float32": 1, "float64": 2}  # simt.c's ELEMENT_F32, ELEMENT_F64
+_BITCODE_MAGIC = b"BC\xc0\xde"
 UNSUPPORTED_EXIT = 5  # simt.c: the emulator cannot run the kernel (not the kernel's doing)
 
 
@@ -149,12 +150,8 @@ class DeviceRunner:
 
     def run(self, optimized: bytes, kernel: str, launch: DeviceLaunch, blocks: Sequence[int]) -> RunOutcome:
         """`kernel` of an optimized device module (bitcode or text) run on `blocks` of `launch`."""
-        text = optimized.decode() if optimized.startswith(b"; ") or b"target triple" in optimized[:4096] else None
-        if text is None:
-            disassembled = run_tool([self.toolchain.tool("llvm-dis"), "-o", "-"], stdin=optimized)
-            if disassembled.returncode != 0:
-                raise InputError(f"llvm-dis cannot read the optimized module: {disassembled.stderr_text.strip()}")
-            text = disassembled.stdout.decode()
+        is_bitcode = optimized.startswith(_BITCODE_MAGIC)
+        text = disassemble(self.toolchain, optimized, kernel) if is_bitcode else optimized.decode()
         program = self._builder.program(host_module(text, kernel))
         try:
             return self.sandbox.run(program, stdin=launch_input(launch, blocks))
