@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from stitchopt.apply.device import choose_device_list
 from stitchopt.core import CompileOptions
 from stitchopt.datasets.kernels import kernel_sources
+from stitchopt.errors import InputError
 from stitchopt.labels.device import KernelUnit
 from stitchopt.models.device_model import load_device_model
 from stitchopt.studies.gpu_launches import launch
@@ -43,6 +45,7 @@ from stitchopt.validate.device_run import (
     DeviceRunner,
     LaunchArgument,
     RunCheck,
+    read_launches,
     sampled_blocks,
 )
 
@@ -101,6 +104,12 @@ done:
   ret void
 }
 """
+
+
+SUM_TREE_LAUNCH = """{"kernel": "_Z8sum_treePKfPfi", "grid": [64], "block": [256], "shared_bytes": 1024,
+  "arguments": [{"buffer": "float32", "count": 65536},
+                {"buffer": "float32", "count": 64, "fill": "zeros", "output": true},
+                {"scalar": "int32", "value": 65536}]}"""
 
 
 @pytest.fixture(scope="module")
@@ -310,8 +319,6 @@ def test_the_sampled_blocks_reach_the_first_and_the_last() -> None:
 
 
 def test_a_launch_the_emulator_cannot_hold_is_refused() -> None:
-    from stitchopt.errors import InputError
-
     with pytest.raises(InputError, match="1 to 1024 threads"):
         DeviceLaunch((1, 1, 1), (2048, 1, 1), 0, ())
     with pytest.raises(InputError, match="at most 8 bytes"):
@@ -319,7 +326,6 @@ def test_a_launch_the_emulator_cannot_hold_is_refused() -> None:
 
 
 def test_retargeted_text_keeps_the_parameters_and_gives_extern_shared_memory(tmp_path: Path) -> None:
-    from stitchopt.errors import InputError
     from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, host_module
 
     device = (
@@ -346,17 +352,7 @@ def test_gpu_optimize_keeps_a_list_whose_launch_ran_the_same_and_says_what_did_n
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "stitchopt", *args], capture_output=True, text=True, env=env)
 
-    sum_tree = {
-        "kernel": "_Z8sum_treePKfPfi",
-        "grid": [64],
-        "block": [256],
-        "shared_bytes": 1024,
-        "arguments": [
-            {"buffer": "float32", "count": 65536},
-            {"buffer": "float32", "count": 64, "fill": "zeros", "output": True},
-            {"scalar": "int32", "value": 65536},
-        ],
-    }
+    sum_tree = json.loads(SUM_TREE_LAUNCH)
     launches = tmp_path / "launch.json"
     launches.write_text(json.dumps({"launches": [sum_tree]}))
     reduction = str(KERNELS["reduction"])
@@ -374,16 +370,24 @@ def test_gpu_optimize_keeps_a_list_whose_launch_ran_the_same_and_says_what_did_n
     elsewhere = cli("gpu", "tune", "bench://kernels-v1/reduction#_Z6argmaxPKfiPfPi", "--launch", str(launches))
     assert elsewhere.returncode == 2 and "launch 1 names kernel '_Z8sum_treePKfPfi', which" in elsewhere.stderr
 
+    for document, message in bad_launch_files(sum_tree)[:3:2]:  # the CLI's side: one line, exit 2
+        launches.write_text(document)
+        refused = cli("gpu", "optimize", reduction, "--launch", str(launches))
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and message in refused.stderr, refused.stderr
+
+
+def bad_launch_files(sum_tree: dict[str, Any]) -> list[tuple[str, str]]:
+    """Launch files with one mistake each (sum_tree's launch changed), and what the one-line error says."""
     arguments = sum_tree["arguments"]
     scalar = arguments[2]
     cases = [
         ({"kernel": "_Z4nonev"}, "launch 1 names kernel '_Z4nonev', which"),
         ({"block": [0]}, 'launch 1: "block" is a list of 1 to 3 positive'),
+        ({"arguments": [*arguments[:2], {"scalar": "int8", "value": 300}]}, "300 is not a int8"),
         ({"grid": [1, 1 << 20]}, '"grid" is at most'),
         ({"grid": [1 << 30, 65535]}, "blocks"),
         ({"speed": "fast"}, "unknown key 'speed'"),
         ({"arguments": [{"buffer": "half", "count": 4}]}, "argument 1: element"),
-        ({"arguments": [*arguments[:2], {"scalar": "int8", "value": 300}]}, "300 is not a int8"),
         ({"arguments": [*arguments[:2], {"scalar": "float32", "value": 1e39}]}, "1e+39 is not a float32"),
         ({"arguments": [arguments[0], {**arguments[1], "outptu": True}, scalar]}, "unknown key 'outptu'"),
         ({"arguments": [arguments[0], {**arguments[1], "output": False}, scalar]}, "no buffer is an output"),
@@ -391,13 +395,26 @@ def test_gpu_optimize_keeps_a_list_whose_launch_ran_the_same_and_says_what_did_n
         ({"arguments": [*arguments[:2], arguments[0]]}, "argument 3: _Z8sum_treePKfPfi takes a scalar of 4 bytes"),
         ({"arguments": [{**arguments[0], "count": 1 << 40}, *arguments[1:]]}, 'whole "count"'),
     ]
-    documents = [json.dumps({"launches": [{**sum_tree, **change}]}) for change, _ in cases]
-    documents += ["{", '{"launches": []}', '{"launches": [' + "[" * 100000 + "]" * 100000 + "]}"]
-    messages = [message for _, message in cases] + ["not a readable JSON", "at least one launch", "not a readable"]
-    for document, message in zip(documents, messages, strict=True):
-        launches.write_text(document)
-        refused = cli("gpu", "optimize", reduction, "--launch", str(launches))
-        assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and message in refused.stderr, refused.stderr
+    files = [(json.dumps({"launches": [{**sum_tree, **change}]}), message) for change, message in cases]
+    deep = '{"launches": [' + "[" * 100000 + "]" * 100000 + "]}"
+    return [*files, ("{", "not a readable JSON"), ('{"launches": []}', "at least one launch"), (deep, "not a readable")]
+
+
+def test_sixteen_bad_launch_files_are_each_one_line_naming_the_mistake(
+    toolchain: Toolchain, cuda: CudaToolkit, runner: DeviceRunner, tmp_path: Path
+) -> None:
+    """What `gpu optimize/tune --launch` check before anything runs (the CLI test above shows two of them as the
+    command's one line, exit 2): the file itself, then its launches against the module's kernels."""
+    text = disassemble(toolchain, cuda_device_ir(toolchain, cuda, KERNELS["reduction"]), "reduction")
+    sum_tree = json.loads(SUM_TREE_LAUNCH)
+    path = tmp_path / "launch.json"
+    cases = bad_launch_files(sum_tree)
+    assert len(cases) == 16
+    for document, message in cases:
+        path.write_text(document)
+        with pytest.raises(InputError) as refused:
+            RunCheck(runner, read_launches(path)).fit(text, kernel_names(text), "reduction.cu")
+        assert message in str(refused.value) and "\n" not in str(refused.value), (message, str(refused.value))
 
 
 class _Changes(RunCheck):
