@@ -58,8 +58,7 @@ def ran_same(evidence: dict[tuple[str, str], str], uri: str, outcome: Outcome) -
 
 
 def evidence_columns(outcomes: list[Outcome], uris: list[str], evidence: dict[tuple[str, str], str]) -> list[str]:
-    """Of the 10%+ wins, those that ran the same; the better kernels when the others count as -O3. (Not for the
-    searches: their lists are not in the pool the record ran.)"""
+    """Of the 10%+ wins, those that ran the same; the better kernels when the others count as -O3."""
     wins = [unverified(o) for o in outcomes]
     checked = [w and ran_same(evidence, u, o) for w, u, o in zip(wins, uris, outcomes, strict=True)]
     better = sum(o.better and (c or not w) for o, w, c in zip(outcomes, wins, checked, strict=True))
@@ -132,13 +131,12 @@ def main() -> int:
         methods["search"] = search
         uris = [labels.uris[i] for i in rows]
         for name, outcomes in methods.items():
-            ran = (
-                []
-                if evidence is None
-                else evidence_columns(outcomes, uris, evidence)
-                if name != "search"
-                else ["-", "-"]
-            )
+            if evidence is None:
+                ran = []
+            elif name == "search":  # the searches' lists are not in the pool the record ran
+                ran = ["-", "-"]
+            else:
+                ran = evidence_columns(outcomes, uris, evidence)
             table.append([split, name, str(len(rows)), *summary(outcomes, methods["search"]), *ran])
         document["splits"][split] = {
             name: [{"uri": labels.uris[i], **asdict(o)} for i, o in zip(rows, outcomes, strict=True)]

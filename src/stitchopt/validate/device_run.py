@@ -11,9 +11,11 @@ minutes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import struct
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -147,16 +149,28 @@ class DeviceRunner:
         self.sandbox = sandbox or Sandbox(DEVICE_RUN_LIMITS)
         self._directory = scratch_directory("build")  # reclaimed by the sandbox's sweep if this process dies
         self._builder = SimtBuilder(toolchain, Path(self._directory.name))
+        self._outcomes: dict[str, RunOutcome] = {}  # runs are deterministic: -O3's is run once, not per list
+        self._lock = threading.Lock()
 
     def run(self, optimized: bytes, kernel: str, launch: DeviceLaunch, blocks: Sequence[int]) -> RunOutcome:
-        """`kernel` of an optimized device module (bitcode or text) run on `blocks` of `launch`."""
+        """`kernel` of an optimized device module (bitcode or text) run on `blocks` of `launch`; a run asked for
+        again is answered from the first."""
+        stdin = launch_input(launch, blocks)
+        key = hashlib.sha256(b"\0".join([optimized, kernel.encode(), stdin])).hexdigest()
+        with self._lock:
+            known = self._outcomes.get(key)
+        if known is not None:
+            return known
         is_bitcode = optimized.startswith(_BITCODE_MAGIC)
         text = disassemble(self.toolchain, optimized, kernel) if is_bitcode else optimized.decode()
         program = self._builder.program(host_module(text, kernel))
         try:
-            return self.sandbox.run(program, stdin=launch_input(launch, blocks))
+            outcome = self.sandbox.run(program, stdin=stdin)
         finally:
             program.unlink(missing_ok=True)
+        with self._lock:
+            self._outcomes[key] = outcome
+        return outcome
 
     def check(self, reference: bytes, candidate: bytes, kernel: str, launch: DeviceLaunch) -> DeviceRunCheck:
         """-O3's optimized module (`reference`) and a list's, run alike."""
