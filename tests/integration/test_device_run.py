@@ -89,20 +89,46 @@ declare i32 @llvm.nvvm.read.ptx.sreg.clock64()
 """
 
 
-# Inline PTX as CUDA's headers write it: a reciprocal the CPU run knows, and a lane index it does not.
+# Inline PTX as CUDA's headers and CUB write it: thread 0 writes a reciprocal, the others their lane index
+# (CUB's LaneId); with the flag set, a read of the clock, which the CPU run does not know. Then float sums and
+# products rounded toward zero, up and down (libdevice's expf and log1pf use add.rz): 1 - 1e-8 toward zero is
+# the float below 1 (to nearest, 1), 1 + 1e-8 upward the float above 1, and 1 * 0 downward +0 (not -0).
 INLINE_PTX = """target triple = "nvptx64-nvidia-cuda"
 
 define void @reciprocal(ptr %out, i32 %flag) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %first = icmp eq i32 %t, 0
   %r = call float asm "rcp.approx.ftz.f32 $0,$1;", "=f,f"(float 4.0)
-  store float %r, ptr %out
-  %set = icmp ne i32 %flag, 0
-  br i1 %set, label %lane, label %done
-lane:
+  %rbits = bitcast float %r to i32
   %l = call i32 asm "mov.u32 $0, %laneid;", "=r"()
+  %v = select i1 %first, i32 %rbits, i32 %l
+  %at = getelementptr i32, ptr %out, i32 %t
+  store i32 %v, ptr %at
+  %set = icmp ne i32 %flag, 0
+  br i1 %set, label %clock, label %done
+clock:
+  %c = call i32 asm "mov.u32 $0, %clock;", "=r"()
   br label %done
 done:
   ret void
 }
+
+define void @directed(ptr %in, ptr %out) {
+  %down = call float @llvm.nvvm.add.rz.f(float 1.0, float 0xBE45798EE0000000)
+  %up = call float @llvm.nvvm.add.rp.ftz.f(float 1.0, float 0x3E45798EE0000000)
+  %zero = call float @llvm.nvvm.mul.rm.f(float 1.0, float 0.0)
+  store float %down, ptr %out
+  %second = getelementptr float, ptr %out, i32 1
+  store float %up, ptr %second
+  %third = getelementptr float, ptr %out, i32 2
+  store float %zero, ptr %third
+  ret void
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare float @llvm.nvvm.add.rz.f(float, float)
+declare float @llvm.nvvm.add.rp.ftz.f(float, float)
+declare float @llvm.nvvm.mul.rm.f(float, float)
 """
 
 
@@ -173,14 +199,24 @@ def test_an_intrinsic_the_emulator_lacks_is_named_and_nothing_is_known(runner: D
     )
 
 
-def test_inline_ptx_runs_where_the_emulator_knows_it_and_is_named_where_not(runner: DeviceRunner) -> None:
+def test_inline_ptx_and_directed_roundings_run_where_the_emulator_knows_them_and_are_named_where_not(
+    runner: DeviceRunner,
+) -> None:
     written = runner.run(INLINE_PTX.encode(), "reciprocal", twice_launch(0, blocks=1), [0])
-    assert written.returncode == 0 and np.frombuffer(outputs(written.stdout)[0][:4], np.float32)[0] == 0.25
+    assert written.returncode == 0, written.stderr
+    values = np.frombuffer(outputs(written.stdout)[0], np.int32)
+    assert values[:1].view(np.float32)[0] == 0.25 and list(values[1:]) == [t % 32 for t in range(1, 64)]
     stopped = runner.check(INLINE_PTX.encode(), INLINE_PTX.encode(), "reciprocal", twice_launch(1, blocks=1))
     assert (
         stopped.verdict
-        == "not run: simt: the kernel reached what the emulator cannot run: inline PTX mov.u32 $0, %laneid;"
+        == "not run: simt: the kernel reached what the emulator cannot run: inline PTX mov.u32 $0, %clock;"
     )
+    rounded = runner.run(INLINE_PTX.encode(), "directed", warp_launch(np.zeros(3, np.float32)), [0])
+    assert rounded.returncode == 0, rounded.stderr
+    down, up, zero = np.frombuffer(outputs(rounded.stdout)[0][:12], np.float32)
+    one = np.float32(1)
+    assert down == np.nextafter(one, np.float32(0)) and up == np.nextafter(one, np.float32(2))
+    assert zero == 0 and not np.signbit(zero)
 
 
 # Two correct builds of out[t] = -sqrt(in[t]) that write NaNs of other signs for negative inputs; a warp shuffle

@@ -381,9 +381,94 @@ def _rms_norm_back(rng: np.random.Generator) -> Launch:
     return Launch((ELEMENTS // columns, 1, 1), (1024, 1, 1), 0, arguments)
 
 
+SEQUENCES, SEQUENCE_TOKENS, CHANNELS = 4, 256, 2048  # llama.cpp's recurrent kernels: a batch of 4 x 256 tokens
+TOKENS = SEQUENCES * SEQUENCE_TOKENS
+
+
+def _per_token(rng: np.random.Generator, low: float, high: float) -> Buffer:
+    return Buffer(rng.uniform(low, high, TOKENS * CHANNELS).astype(np.float32))
+
+
+def _heads(rng: np.random.Generator, head: int, parameters: list[Argument], arrays: list[Argument]) -> Launch:
+    """rwkv_wkv_f32, rwkv_wkv7_f32 and gated_linear_attn_f32 as ggml launches them: one block a (sequence, head)
+    of `head` threads; B, T, C and H, the kernel's own parameters, its arrays, the state in, and the output
+    (every token's value, then the state out)."""
+    heads = CHANNELS // head
+    state = Buffer(rng.uniform(-0.5, 0.5, SEQUENCES * CHANNELS * head).astype(np.float32))
+    dst = Buffer(np.zeros(TOKENS * CHANNELS + SEQUENCES * CHANNELS * head, np.float32), True)
+    sizes = [np.int32(SEQUENCES), np.int32(TOKENS), np.int32(CHANNELS), np.int32(heads)]
+    return Launch((SEQUENCES * heads, 1, 1), (head, 1, 1), 0, [*sizes, *parameters, *arrays, state, dst])
+
+
+def _rwkv6(head: int) -> Callable[[np.random.Generator], Launch]:
+    """k, v, r, the first-token bonus tf (one a channel) and the decay td (in (0.5, 1), so that the state stays
+    bounded over the tokens)."""
+
+    def build(rng: np.random.Generator) -> Launch:
+        k, v, r = (_per_token(rng, -1, 1) for _ in range(3))
+        tf = Buffer(rng.uniform(-1, 1, CHANNELS).astype(np.float32))
+        return _heads(rng, head, [], [k, v, r, tf, _per_token(rng, 0.5, 1)])
+
+    return build
+
+
+def _rwkv7(head: int) -> Callable[[np.random.Generator], Launch]:
+    """r, the decay w, k, v, and the small a and b of the state's rank-one update."""
+
+    def build(rng: np.random.Generator) -> Launch:
+        r, w, k, v = _per_token(rng, -1, 1), _per_token(rng, 0.5, 1), _per_token(rng, -1, 1), _per_token(rng, -1, 1)
+        a, b = _per_token(rng, -0.1, 0.1), _per_token(rng, -0.1, 0.1)
+        return _heads(rng, head, [], [r, w, k, v, a, b])
+
+    return build
+
+
+def _gated_linear_attention(head: int) -> Callable[[np.random.Generator], Launch]:
+    """The scale, then k, v, r and the decay td."""
+
+    def build(rng: np.random.Generator) -> Launch:
+        k, v, r = (_per_token(rng, -1, 1) for _ in range(3))
+        return _heads(rng, head, [np.float32(0.125)], [k, v, r, _per_token(rng, 0.5, 1)])
+
+    return build
+
+
+def _ssm_scan(tokens: int) -> Callable[[np.random.Generator], Launch]:
+    """Mamba-1's selective scan (ssm_scan_f32<128, 16, L>, L the tokens a sequence or 0 for any) over contiguous
+    ggml tensors: the state s [16, 1, inner, sequences], x and dt [inner, tokens, sequences], A [16, inner], B and
+    C [16, 1, tokens, sequences], the sequences' state slots, and dst (y, then the state out); byte strides as
+    ggml passes them."""
+    return lambda rng: _ssm_scan_launch(rng, tokens)
+
+
+def _ssm_scan_launch(rng: np.random.Generator, tokens: int) -> Launch:
+    inner, state, f = 1024, 16, 4
+    elements = inner * tokens * SEQUENCES
+
+    def floats(count: int, low: float, high: float) -> Buffer:
+        return Buffer(rng.uniform(low, high, count).astype(np.float32))
+
+    arrays: list[Argument] = [
+        floats(SEQUENCES * inner * state, -0.5, 0.5),
+        floats(elements, -1, 1),
+        floats(elements, -4, 1),  # dt before its softplus
+        floats(inner * state, -4, -0.5),
+        floats(SEQUENCES * tokens * state, -1, 1),
+        floats(SEQUENCES * tokens * state, -1, 1),
+        Buffer(rng.permutation(SEQUENCES).astype(np.int32)),
+        Buffer(np.zeros(elements + SEQUENCES * inner * state, np.float32), True),
+    ]
+    row, token_row, cell = state * f, inner * f, inner * tokens * f
+    strides = [row, row * inner, token_row, cell, token_row, cell, row, row, row * tokens, row, row * tokens]
+    sizes = [np.int64(elements * f), np.int64(inner), np.int64(tokens)]
+    shared = 128 * (state + 1) * 2 * f  # asked for by ggml's launch, unused by the kernel
+    return Launch((SEQUENCES, inner // 128, 1), (128, 1, 1), shared, [*arrays, *map(np.int32, strides), *sizes])
+
+
 # Kernel (mangled name, as in the cubin) -> its launch with seeded inputs: every kernel of the project's but
 # two whose outputs depend on the order of atomics (bfs_top_down's queue, sum_shuffle's float sum),
-# and llama.cpp's arange, scale, softcap and norm kernels (test families).
+# llama.cpp's arange, scale, softcap, norm and ssm_scan kernels (test families) and its wkv and gla kernels
+# (validation).
 LAUNCHES: dict[str, Callable[[np.random.Generator], Launch]] = {
     "_Z8jacobi2dPKfPfii": _image_to_image,
     "_Z14jacobi2d_tiledPKfPfii": _image_to_image,
@@ -436,6 +521,16 @@ LAUNCHES: dict[str, Callable[[np.random.Generator], Launch]] = {
     "_ZL12rms_norm_f32ILi32ELb0EEvPKfPfilllfS1_llliiii": lambda rng: _rows(rng, 512, 32, True),
     "_ZL14group_norm_f32ILi1024EEvPKfPfiif": _group_norm,
     "_ZL17rms_norm_back_f32ILi1024EEvPKfS1_Pfif": _rms_norm_back,
+    "_ZL12rwkv_wkv_f32ILi64EEviiiiPKfS1_S1_S1_S1_S1_Pf": _rwkv6(64),
+    "_ZL12rwkv_wkv_f32ILi128EEviiiiPKfS1_S1_S1_S1_S1_Pf": _rwkv6(128),
+    "_ZL13rwkv_wkv7_f32ILi64EEviiiiPKfS1_S1_S1_S1_S1_S1_Pf": _rwkv7(64),
+    "_ZL13rwkv_wkv7_f32ILi128EEviiiiPKfS1_S1_S1_S1_S1_S1_Pf": _rwkv7(128),
+    "_ZL21gated_linear_attn_f32ILi64EEviiiifPKfS1_S1_S1_S1_Pf": _gated_linear_attention(64),
+    "_ZL21gated_linear_attn_f32ILi128EEviiiifPKfS1_S1_S1_S1_Pf": _gated_linear_attention(128),
+    **{
+        f"_Z12ssm_scan_f32ILm128ELm16ELm{length}EEvPKfS1_S1_S1_S1_S1_PKiPfiiiiiiiiiiilll": _ssm_scan(length or 64)
+        for length in (0, 2, 4, 6, 8)
+    },
 }
 
 

@@ -45,6 +45,7 @@ _CALLING_CONVENTION_RE = re.compile(r"\b(?:ptx_kernel|ptx_device) ")
 _FTZ_FLAG_RE = re.compile(r'!"nvvm-reflect-ftz", i32 (\d+)')
 _ARCH_RE = re.compile(r'"target-cpu"="sm_(\d+)[a-z]?"')
 _RUNTIME = "simt.c"
+_LANE_ID = "__simt_nvvm_read_ptx_sreg_laneid"  # the runtime's %laneid, as the intrinsic is renamed
 OPENMP_SPMD = 2  # the mode bit of an OpenMP region whose threads all run it (openmp-opt's generic-SPMD has it too)
 _KERNEL_ENVIRONMENT_RE = r"^@{}_kernel_environment = [^\n]*?\{{ i8 \d+, i8 \d+, i8 (\d+), i32 -?\d+, i32 (-?\d+),"
 _INLINE_ASM_RE = re.compile(
@@ -59,6 +60,7 @@ _INLINE_PTX = {
     "trap;": "  call void @__simt_trap()\n  unreachable",
     "{  cvt.rn.f16.f32 $0, $1;}\\0A": "  %h = fptrunc float %p0 to half\n  %r = bitcast half %h to i16\n  ret i16 %r",
     "{  cvt.f32.f16 $0, $1;}\\0A": "  %h = bitcast i16 %p0 to half\n  %r = fpext half %h to float\n  ret float %r",
+    "mov.u32 $0, %laneid;": f"  %r = call i32 @{_LANE_ID}()\n  ret i32 %r",  # CUB's LaneId()
 }
 
 
@@ -106,6 +108,7 @@ def host_module(device_ir: str, kernel: str) -> str:
             f"@__simt_arch = constant i32 {arch.group(1) if arch else 0}",
             "declare void @__simt_unsupported(ptr)",
             "declare void @__simt_trap()",
+            *([] if f"@{_LANE_ID}(" in text else [f"declare i32 @{_LANE_ID}()"]),
             *stand_ins,
             _entry(kernel, parameters),
             "",

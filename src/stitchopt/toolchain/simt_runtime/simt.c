@@ -196,6 +196,7 @@ float __simt_nvvm_fma_rn_f(float x, float y, float z) { return fmaf(x, y, z); }
 float __simt_nvvm_fma_rn_ftz_f(float x, float y, float z) { return ftz(fmaf(ftz(x), ftz(y), ftz(z))); }
 /* The directed roundings under the host's rounding mode set for the one operation. */
 static float fma_rounded(float x, float y, float z, int mode) {
+#pragma STDC FENV_ACCESS ON
   int saved = fegetround();
   fesetround(mode);
   float result = fmaf(x, y, z);
@@ -214,6 +215,23 @@ float __simt_nvvm_fma_rz_f(float x, float y, float z) { return fma_rounded(x, y,
 float __simt_nvvm_fma_rz_ftz_f(float x, float y, float z) {
   return ftz(fma_rounded(ftz(x), ftz(y), ftz(z), FE_TOWARDZERO));
 }
+/* Sums and products rounded once as an fma rounds x * 1 + y and x * y + 0 (a zero of the sign that keeps an exact
+ * zero's, as the product's own rounding would). */
+static float add_rounded(float x, float y, int mode) { return fma_rounded(x, 1.0f, y, mode); }
+static float mul_rounded(float x, float y, int mode) {
+  return fma_rounded(x, y, mode == FE_DOWNWARD ? 0.0f : -0.0f, mode);
+}
+#define DIRECTED(operation, suffix, mode)                                                                      \
+  float __simt_nvvm_##operation##_##suffix##_f(float x, float y) { return operation##_rounded(x, y, mode); }   \
+  float __simt_nvvm_##operation##_##suffix##_ftz_f(float x, float y) {                                         \
+    return ftz(operation##_rounded(ftz(x), ftz(y), mode));                                                     \
+  }
+DIRECTED(add, rz, FE_TOWARDZERO)
+DIRECTED(add, rm, FE_DOWNWARD)
+DIRECTED(add, rp, FE_UPWARD)
+DIRECTED(mul, rz, FE_TOWARDZERO)
+DIRECTED(mul, rm, FE_DOWNWARD)
+DIRECTED(mul, rp, FE_UPWARD)
 /* PTX's conversions to integers saturate and give 0 for NaN (C leaves both undefined). */
 static int32_t to_i32(double x) {
   if (isnan(x))
