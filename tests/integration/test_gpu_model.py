@@ -84,7 +84,7 @@ def labelled(
     root = tmp_path_factory.mktemp("device-labels")
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(root / "cache"), "COLUMNS": "200"}
     args = ("gpu", "labels", "bench://kernels-v1", "-o", str(root / "labels"), "--per-file", "1")
-    done = cli(env, *args, "--budget", "12", "--pool", "3", "--jobs", "2")
+    done = cli(env, *args, "--budget", "6", "--pool", "3", "--jobs", "2")
     assert done.returncode == 0, done.stderr
     assert "30 kernels searched, 30 measured" in done.stdout
     return root / "labels", env
@@ -103,7 +103,7 @@ def test_device_labels_resume_and_skip_a_broken_shard(
     loaded = load_device_labels(labels, units)
     assert len(loaded.uris) == 30 and 1 <= len(loaded.pool) <= 3
     assert all(len(row) == len(loaded.pool) for row in loaded.lists)
-    rerun = ("gpu", "labels", "bench://kernels-v1", "-o", str(labels), "--per-file", "1", "--budget", "12")
+    rerun = ("gpu", "labels", "bench://kernels-v1", "-o", str(labels), "--per-file", "1", "--budget", "6")
     again = cli(env, *rerun, "--pool", "3")
     assert again.returncode == 0 and "0 kernels searched, 0 measured" in again.stdout
 

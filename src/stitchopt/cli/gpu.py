@@ -67,6 +67,7 @@ from stitchopt.toolchain.device import (
     is_device_triple,
     kernel_unit,
     openmp_device_ir,
+    openmp_runtime_linked,
     printed_device_pipeline,
 )
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
@@ -152,7 +153,7 @@ def measure_command(
     last = builds[list(pipelines)[-1]]
     if ptx is not None and isinstance(last, DeviceBuild):
         ptx.write_text(last.ptx)
-    document = _document(file, device_arch(options), cuda.version, pipelines, builds)
+    document = _document(toolchain, module, file, device_arch(options), cuda.version, pipelines, builds)
     if json_output:
         print(json.dumps(document, indent=2))
     else:
@@ -220,7 +221,7 @@ def tune_command(
     builds: dict[str, DeviceBuild | str] = {f"-{DEVICE_LEVEL}": found.reference}
     if found.passes is not None:
         pipelines["best"], builds["best"] = found.pipeline, found.answer
-    document = _document(file, device_arch(options), cuda.version, pipelines, builds)
+    document = _document(toolchain, module, file, device_arch(options), cuda.version, pipelines, builds)
     document["search"] = {
         "strategy": strategy,
         "seed": seed,
@@ -313,7 +314,7 @@ def optimize_command(
     pipelines, builds = {f"-{DEVICE_LEVEL}": reference}, {f"-{DEVICE_LEVEL}": choice.reference}
     if choice.kept_list:
         pipelines["chosen"], builds["chosen"] = choice.pipeline, choice.answer
-    document = _document(file, device_arch(options), cuda.version, pipelines, dict(builds))
+    document = _document(toolchain, module, file, device_arch(options), cuda.version, pipelines, dict(builds))
     document["device"] = {
         "mode": mode,
         "objective": objective,
@@ -707,8 +708,16 @@ def _built_device_input(
 
 
 def _document(
-    file: str, arch: str, ptxas: str, pipelines: dict[str, str], builds: dict[str, DeviceBuild | str]
+    toolchain: Toolchain,
+    module: IRModule,
+    file: str,
+    arch: str,
+    ptxas: str,
+    pipelines: dict[str, str],
+    builds: dict[str, DeviceBuild | str],
 ) -> dict[str, Any]:
+    """Every build's kernels and their measures; for OpenMP target regions, whether the device runtime was linked
+    in before optimizing (the measures include the runtime code the regions call only then)."""
     rows = []
     for label, build in builds.items():
         entry: dict[str, Any] = {"build": label, "pipeline": pipelines[label]}
@@ -730,7 +739,9 @@ def _document(
                 for name, k in build.kernels.items()
             }
         rows.append(entry)
-    return {"file": str(file), "arch": arch, "ptxas": ptxas, "builds": rows}
+    document = {"file": str(file), "arch": arch, "ptxas": ptxas, "builds": rows}
+    linked = openmp_runtime_linked(disassemble(toolchain, module.bitcode, file))
+    return document if linked is None else {**document, "openmp_runtime_linked": linked}
 
 
 def _print(document: dict[str, Any]) -> None:

@@ -51,6 +51,8 @@ _EXTERNAL_SYMBOL_RE = re.compile(
     r"^(?:define (?![^@\n]*\b(?:internal|private)\b)[^@\n]*@|@)(\"[^\"]+\"|[-\w.$]+)(?:\(| = (?!internal|private))",
     re.MULTILINE,
 )
+_OPENMP_REGION_RE = re.compile(r"^@\S+_kernel_environment = ", re.MULTILINE)
+_OPENMP_RUNTIME_DEFINED_RE = re.compile(r"^define [^@\n]*@__kmpc_target_init\(", re.MULTILINE)
 _PTX_ENTRY_RE = re.compile(r"^(?:\.visible |\.weak )?\.entry\s+([^\s(]+)\s*\(", re.MULTILINE)
 # A function defined in PTX (not `.extern`), and any name in a body (a call's target, an address taken).
 _PTX_DEFINITION_RE = re.compile(
@@ -207,6 +209,14 @@ def kernel_names(ir_text: str) -> list[str]:
     their names without file IDs (the same in every checkout)."""
     found = _ANNOTATED_KERNEL_RE.findall(ir_text) + _PTX_KERNEL_CC_RE.findall(ir_text)
     return sorted({name.strip('"') for name in found}, key=lambda name: (without_file_ids(name), name))
+
+
+def openmp_runtime_linked(ir_text: str) -> bool | None:
+    """Whether the OpenMP device runtime is linked into a module's target regions (it then defines their
+    `__kmpc_target_init`), which changes what their measures include; None for a module without target regions."""
+    if not _OPENMP_REGION_RE.search(ir_text):
+        return None
+    return bool(_OPENMP_RUNTIME_DEFINED_RE.search(ir_text))
 
 
 def kernel_unit(toolchain: Toolchain, bitcode: bytes, kernel: str, text: str | None = None) -> bytes:
