@@ -91,8 +91,8 @@ declare i32 @llvm.nvvm.read.ptx.sreg.clock64()
 
 # Inline PTX as CUDA's headers and CUB write it: thread 0 writes a reciprocal, the others their lane index
 # (CUB's LaneId); with the flag set, a read of the clock, which the CPU run does not know. Then float sums and
-# products rounded toward zero, up and down (libdevice's expf and log1pf use add.rz): 1 - 1e-8 toward zero is
-# the float below 1 (to nearest, 1), 1 + 1e-8 upward the float above 1, and 1 * 0 downward +0 (not -0).
+# products rounded toward zero, up and down (libdevice's expf and log1pf use add.rz), with and without flushing
+# subnormals: values where rounding to nearest, the sign of an exact zero or a missed flush would differ.
 INLINE_PTX = """target triple = "nvptx64-nvidia-cuda"
 
 define void @reciprocal(ptr %out, i32 %flag) {
@@ -114,21 +114,45 @@ done:
 }
 
 define void @directed(ptr %in, ptr %out) {
-  %down = call float @llvm.nvvm.add.rz.f(float 1.0, float 0xBE45798EE0000000)
-  %up = call float @llvm.nvvm.add.rp.ftz.f(float 1.0, float 0x3E45798EE0000000)
-  %zero = call float @llvm.nvvm.mul.rm.f(float 1.0, float 0.0)
-  store float %down, ptr %out
-  %second = getelementptr float, ptr %out, i32 1
-  store float %up, ptr %second
-  %third = getelementptr float, ptr %out, i32 2
-  store float %zero, ptr %third
+  %v0 = call float @llvm.nvvm.add.rz.f(float 1.0, float 0xBE45798EE0000000)
+  %p0 = getelementptr float, ptr %out, i32 0
+  store float %v0, ptr %p0
+  %v1 = call float @llvm.nvvm.add.rp.ftz.f(float 1.0, float 0x3E45798EE0000000)
+  %p1 = getelementptr float, ptr %out, i32 1
+  store float %v1, ptr %p1
+  %v2 = call float @llvm.nvvm.mul.rm.f(float 1.0, float 0.0)
+  %p2 = getelementptr float, ptr %out, i32 2
+  store float %v2, ptr %p2
+  %v3 = call float @llvm.nvvm.mul.rz.f(float -1.0, float 0.0)
+  %p3 = getelementptr float, ptr %out, i32 3
+  store float %v3, ptr %p3
+  %v4 = call float @llvm.nvvm.add.rm.f(float 1.0, float -1.0)
+  %p4 = getelementptr float, ptr %out, i32 4
+  store float %v4, ptr %p4
+  %v5 = call float @llvm.nvvm.add.rz.f(float 1.0, float -1.0)
+  %p5 = getelementptr float, ptr %out, i32 5
+  store float %v5, ptr %p5
+  %v6 = call float @llvm.nvvm.mul.rp.f(float 0x3BC79CA100000000, float 0x3BC79CA100000000)
+  %p6 = getelementptr float, ptr %out, i32 6
+  store float %v6, ptr %p6
+  %v7 = call float @llvm.nvvm.mul.rp.ftz.f(float 0x3BC79CA100000000, float 0x3BC79CA100000000)
+  %p7 = getelementptr float, ptr %out, i32 7
+  store float %v7, ptr %p7
+  %v8 = call float @llvm.nvvm.add.rz.ftz.f(float 0x36A0000000000000, float 0.0)
+  %p8 = getelementptr float, ptr %out, i32 8
+  store float %v8, ptr %p8
   ret void
 }
 
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-declare float @llvm.nvvm.add.rz.f(float, float)
+declare float @llvm.nvvm.add.rm.f(float, float)
 declare float @llvm.nvvm.add.rp.ftz.f(float, float)
+declare float @llvm.nvvm.add.rz.f(float, float)
+declare float @llvm.nvvm.add.rz.ftz.f(float, float)
 declare float @llvm.nvvm.mul.rm.f(float, float)
+declare float @llvm.nvvm.mul.rp.f(float, float)
+declare float @llvm.nvvm.mul.rp.ftz.f(float, float)
+declare float @llvm.nvvm.mul.rz.f(float, float)
 """
 
 
@@ -199,9 +223,7 @@ def test_an_intrinsic_the_emulator_lacks_is_named_and_nothing_is_known(runner: D
     )
 
 
-def test_inline_ptx_and_directed_roundings_run_where_the_emulator_knows_them_and_are_named_where_not(
-    runner: DeviceRunner,
-) -> None:
+def test_inline_ptx_and_directed_roundings_run_and_unknown_inline_ptx_is_named(runner: DeviceRunner) -> None:
     written = runner.run(INLINE_PTX.encode(), "reciprocal", twice_launch(0, blocks=1), [0])
     assert written.returncode == 0, written.stderr
     values = np.frombuffer(outputs(written.stdout)[0], np.int32)
@@ -211,12 +233,14 @@ def test_inline_ptx_and_directed_roundings_run_where_the_emulator_knows_them_and
         stopped.verdict
         == "not run: simt: the kernel reached what the emulator cannot run: inline PTX mov.u32 $0, %clock;"
     )
-    rounded = runner.run(INLINE_PTX.encode(), "directed", warp_launch(np.zeros(3, np.float32)), [0])
+    rounded = runner.run(INLINE_PTX.encode(), "directed", warp_launch(np.zeros(9, np.float32)), [0])
     assert rounded.returncode == 0, rounded.stderr
-    down, up, zero = np.frombuffer(outputs(rounded.stdout)[0][:12], np.float32)
+    got = np.frombuffer(outputs(rounded.stdout)[0], np.float32)
     one = np.float32(1)
-    assert down == np.nextafter(one, np.float32(0)) and up == np.nextafter(one, np.float32(2))
-    assert zero == 0 and not np.signbit(zero)
+    expected = [np.nextafter(one, np.float32(0)), np.nextafter(one, np.float32(2)), 0.0, -0.0, -0.0, 0.0]
+    exact = float(np.float32(1e-20)) ** 2  # exact in a double; upward, the subnormal float above it
+    expected += [np.nextafter(np.float32(exact), np.float32(1)), 0.0, 0.0]  # then flushed twice
+    assert got.tobytes() == np.array(expected, np.float32).tobytes()  # bytes: the signs of the zeros count
 
 
 # Two correct builds of out[t] = -sqrt(in[t]) that write NaNs of other signs for negative inputs; a warp shuffle

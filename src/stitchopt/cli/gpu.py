@@ -135,7 +135,7 @@ def measure_command(
     """Per kernel: SASS bytes, registers, spills, stack and occupancy, for -O3 and the list."""
     toolchain = find_toolchain(llvm)
     cuda = find_cuda()
-    module, options = _device_input(toolchain, cuda, file, arch, clang_args or [])
+    module, options, runtime_linked = _device_input(toolchain, cuda, file, arch, clang_args or [])
     catalogue = load_catalogue(toolchain, device=True)
     reference = device_baseline(options)
     pipelines = {f"-{DEVICE_LEVEL}": reference.pipeline}
@@ -153,7 +153,7 @@ def measure_command(
     last = builds[list(pipelines)[-1]]
     if ptx is not None and isinstance(last, DeviceBuild):
         ptx.write_text(last.ptx)
-    document = _document(toolchain, module, file, device_arch(options), cuda.version, pipelines, builds)
+    document = _document(file, device_arch(options), cuda.version, pipelines, builds, runtime_linked)
     if json_output:
         print(json.dumps(document, indent=2))
     else:
@@ -189,7 +189,7 @@ def tune_command(
         raise StitchoptError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     toolchain = find_toolchain(llvm)
     cuda = find_cuda()
-    module, options = _device_input(toolchain, cuda, file, arch, clang_args or [])
+    module, options, runtime_linked = _device_input(toolchain, cuda, file, arch, clang_args or [])
     catalogue = load_catalogue(toolchain, device=True)
     reference = device_baseline(options)
     start = printed_device_pipeline(toolchain, device_arch(options))
@@ -221,7 +221,7 @@ def tune_command(
     builds: dict[str, DeviceBuild | str] = {f"-{DEVICE_LEVEL}": found.reference}
     if found.passes is not None:
         pipelines["best"], builds["best"] = found.pipeline, found.answer
-    document = _document(toolchain, module, file, device_arch(options), cuda.version, pipelines, builds)
+    document = _document(file, device_arch(options), cuda.version, pipelines, builds, runtime_linked)
     document["search"] = {
         "strategy": strategy,
         "seed": seed,
@@ -304,7 +304,7 @@ def optimize_command(
             f"warning: the device model was trained with LLVM {model.llvm_version}, this is "
             f"{toolchain.version_string}: its lists may not build or mean the same"
         )
-    module, options = _device_input(toolchain, cuda, file, arch, clang_args or [])
+    module, options, runtime_linked = _device_input(toolchain, cuda, file, arch, clang_args or [])
     with (
         _run_check(toolchain, launch) as run_check,
         status_console.status(f"{file}: building the model's choice ({mode}) and -{DEVICE_LEVEL}"),
@@ -314,7 +314,7 @@ def optimize_command(
     pipelines, builds = {f"-{DEVICE_LEVEL}": reference}, {f"-{DEVICE_LEVEL}": choice.reference}
     if choice.kept_list:
         pipelines["chosen"], builds["chosen"] = choice.pipeline, choice.answer
-    document = _document(toolchain, module, file, device_arch(options), cuda.version, pipelines, dict(builds))
+    document = _document(file, device_arch(options), cuda.version, pipelines, dict(builds), runtime_linked)
     document["device"] = {
         "mode": mode,
         "objective": objective,
@@ -630,11 +630,11 @@ def _run_check(toolchain: Toolchain, launch: Path | None) -> Iterator[RunCheck |
 
 def _device_input(
     toolchain: Toolchain, cuda: CudaToolkit, target: str, arch: str | None, clang_args: list[str]
-) -> tuple[IRModule, CompileOptions]:
+) -> tuple[IRModule, CompileOptions, bool | None]:
     """The device module of a .cu file, of a C/C++ file's OpenMP target regions or of
     `bench://kernels-v1/<family>[#<kernel>]` (compiled for `arch` with `clang_args`), of device IR or of a built
-    device dataset's entry (`bench://ggml-cuda-v1/<file>.cu[#<kernel>]`: built already, for sm_90), and how
-    clang would build it."""
+    device dataset's entry (`bench://ggml-cuda-v1/<file>.cu[#<kernel>]`: built already, for sm_90), how clang
+    would build it, and whether the OpenMP device runtime is linked in (None: no target regions)."""
     kernel = None
     if is_benchmark_uri(target) and not target.startswith(KERNELS_URI):
         return _built_device_input(toolchain, cuda, target, benchmark_module(toolchain, target), arch, clang_args)
@@ -653,7 +653,8 @@ def _device_input(
         runtime = _openmp_runtime(toolchain, arch or DEFAULT_ARCH)
         bitcode = openmp_device_ir(toolchain, cuda, source, arch or DEFAULT_ARCH, clang_args, runtime)
     module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel) if kernel else bitcode, target)
-    return module, device_options(disassemble(toolchain, module.bitcode, source.name), cuda)
+    text = disassemble(toolchain, module.bitcode, source.name)
+    return module, device_options(text, cuda), openmp_runtime_linked(text)
 
 
 def _openmp_runtime(toolchain: Toolchain, arch: str) -> Path | None:
@@ -695,26 +696,26 @@ def _offload_program(target: str) -> Path | None:
 
 def _built_device_input(
     toolchain: Toolchain, cuda: CudaToolkit, target: str, module: IRModule, arch: str | None, clang_args: list[str]
-) -> tuple[IRModule, CompileOptions]:
+) -> tuple[IRModule, CompileOptions, bool | None]:
     """Device IR as it is: its own sm_XX; --arch and clang arguments, which would change nothing, are refused."""
     if not is_device_triple(module.triple):
         raise InputError(f"{target}: IR for {module.triple}, not GPU device code (nvptx64); use `stitchopt eval`")
-    options = device_options(disassemble(toolchain, module.bitcode, module.name), cuda)
+    text = disassemble(toolchain, module.bitcode, module.name)
+    options = device_options(text, cuda)
     if arch is not None and check_arch(arch) != device_arch(options):
         raise InputError(f"{target} is device IR for {device_arch(options)}: --arch applies to source files; drop it")
     if clang_args:
         raise InputError(f"{target} is device IR: clang arguments apply to source files; drop them")
-    return module, options
+    return module, options, openmp_runtime_linked(text)
 
 
 def _document(
-    toolchain: Toolchain,
-    module: IRModule,
     file: str,
     arch: str,
     ptxas: str,
     pipelines: dict[str, str],
     builds: dict[str, DeviceBuild | str],
+    runtime_linked: bool | None,
 ) -> dict[str, Any]:
     """Every build's kernels and their measures; for OpenMP target regions, whether the device runtime was linked
     in before optimizing (the measures include the runtime code the regions call only then)."""
@@ -740,8 +741,7 @@ def _document(
             }
         rows.append(entry)
     document = {"file": str(file), "arch": arch, "ptxas": ptxas, "builds": rows}
-    linked = openmp_runtime_linked(disassemble(toolchain, module.bitcode, file))
-    return document if linked is None else {**document, "openmp_runtime_linked": linked}
+    return document if runtime_linked is None else {**document, "openmp_runtime_linked": runtime_linked}
 
 
 def _print(document: dict[str, Any]) -> None:

@@ -53,8 +53,8 @@ _INLINE_ASM_RE = re.compile(
     r"\((?P<arguments>.*)\)(?P<rest>(?: #\d+)?(?:, ![^\n]*)?)$",
     re.MULTILINE,
 )
-# Inline PTX that CUDA's headers put in kernels, run on the CPU: by its text, a body over its operands %p0, %p1...
-# (approximations by the exact operation, as the runtime's intrinsics). Any other stops a run that reaches it.
+# Inline PTX that CUDA's headers and CUB put in kernels, run on the CPU: by its text, a body over its operands %p0,
+# %p1... (approximations by the exact operation, as the runtime's intrinsics). Any other stops a run that reaches it.
 _INLINE_PTX = {
     "rcp.approx.ftz.f32 $0,$1;": "  %r = fdiv float 1.0, %p0\n  ret float %r",
     "trap;": "  call void @__simt_trap()\n  unreachable",
