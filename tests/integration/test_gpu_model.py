@@ -11,7 +11,9 @@ import os
 import subprocess
 import sys
 import tarfile
+import threading
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +38,7 @@ from stitchopt.labels.device import (
     matrix_row,
     pool_of,
     read_shards,
+    run_stage,
     shard_path,
 )
 from stitchopt.labels.labelset import write_gzip_json
@@ -141,6 +144,34 @@ def test_a_changed_pool_builds_only_the_lists_no_earlier_pool_measured(
     assert known == {"default<O1>": planted, "default<O3>": planted}
     row = matrix_row(toolchain, unit, ["default<O1>", "default<O2>"], 1, known)
     assert row["o3"] == planted and row["lists"][0] == planted and row["lists"][1]["sass"] > 1
+
+
+def test_a_stage_labels_kernels_side_by_side_and_leaves_one_it_cannot_label_for_the_next_run(
+    toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path
+) -> None:
+    """`gpu labels --jobs 2` searches two kernels at once (each waits for the other at a barrier, which breaks when
+    they run one after the other); a kernel that cannot be labelled is reported and labelled by the next run."""
+    bitcode = cuda_device_ir(toolchain, cuda, kernel_sources()[2])  # scan
+    kernel = "_Z14add_block_sumsPiPKii"
+    module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel), "scan")
+    options = device_options(disassemble(toolchain, module.bitcode, "scan"), cuda)
+    first = KernelUnit(f"bench://kernels-v1/scan#{kernel}", "scan", "train", kernel, module, options, "ir")
+    units = [replace(first, uri=f"{first.uri}{n}", ir=str(n)) for n in range(3)]
+    together = threading.Barrier(2, timeout=60)
+
+    def label(unit: KernelUnit) -> dict[str, str]:
+        if unit is units[2]:
+            raise InputError("no launch")
+        together.wait()
+        return {"uri": unit.uri}
+
+    skipped: list[str] = []
+    identity = {"budget": 1}
+    done = run_stage(units, tmp_path, SEARCH, identity, label, on_skip=lambda u, why: skipped.append(why), jobs=2)
+    assert done == 2 and skipped == ["no launch"]
+    assert sorted(s["uri"] for s in read_shards(tmp_path, SEARCH)) == [units[0].uri, units[1].uri]
+    again = run_stage(units, tmp_path, SEARCH, identity, lambda unit: {"uri": unit.uri}, jobs=2)
+    assert again == 1 and len(read_shards(tmp_path, SEARCH)) == 3
 
 
 def test_a_pipeline_stitchopt_printed_is_taken_back_as_it_is(catalogue_device: Catalogue) -> None:

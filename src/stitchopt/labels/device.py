@@ -20,7 +20,7 @@ import hashlib
 import json
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -244,24 +244,35 @@ def run_stage(
     label: Callable[[KernelUnit], dict[str, Any]],
     on_shard: Callable[[Path], None] | None = None,
     on_skip: Callable[[KernelUnit, str], None] | None = None,
+    jobs: int = 1,
 ) -> int:
-    """Label every unit that has no shard yet (resuming is running it again); returns how many were labelled.
-    A unit that cannot be labelled is reported to `on_skip` and left for the next run."""
-    done = 0
+    """Label every unit that has no shard yet (resuming is running it again), `jobs` units at a time, each shard
+    written as its unit finishes; returns how many were labelled. A unit that cannot be labelled is reported to
+    `on_skip` and left for the next run."""
+    wanted = []
     for unit in units:
         path = shard_path(directory, stage, unit, identity)
-        if path.exists() and _read_or_warn(path) is not None:  # a broken shard is labelled again
-            continue
+        if not (path.exists() and _read_or_warn(path) is not None):  # a broken shard is labelled again
+            wanted.append((unit, path))
+    done = 0
+    with ThreadPoolExecutor(max(1, jobs)) as threads:
+        futures = {threads.submit(label, unit): (unit, path) for unit, path in wanted}
         try:
-            document = label(unit)
-        except StitchoptError as exc:
-            if on_skip is not None:
-                on_skip(unit, str(exc))
-            continue
-        write_gzip_json(path, {"format": FORMAT, **document, "identity": identity})
-        done += 1
-        if on_shard is not None:
-            on_shard(path)
+            for future in as_completed(futures):
+                unit, path = futures[future]
+                try:
+                    document = future.result()
+                except StitchoptError as exc:
+                    if on_skip is not None:
+                        on_skip(unit, str(exc))
+                    continue
+                write_gzip_json(path, {"format": FORMAT, **document, "identity": identity})
+                done += 1
+                if on_shard is not None:
+                    on_shard(path)
+        except BaseException:  # interrupted: what finished is written; units not started are dropped
+            threads.shutdown(wait=False, cancel_futures=True)
+            raise
     return done
 
 
@@ -340,6 +351,7 @@ def label_kernels(
         lambda unit: search_kernel(evaluator, catalogue, start, unit, budget, seed),
         on_shard,
         on_skip,
+        jobs=evaluator.jobs,  # a search is mostly one build after another: kernels side by side fill the cores
     )
     train = {unit.uri for unit in units if unit.split == "train"}
     searches = current_shards(directory, SEARCH, units, search_identity)
