@@ -90,9 +90,7 @@ declare i32 @llvm.nvvm.read.ptx.sreg.clock64()
 
 
 # Inline PTX as CUDA's headers and CUB write it: thread 0 writes a reciprocal, the others their lane index
-# (CUB's LaneId); with the flag set, a read of the clock, which the CPU run does not know. Then float sums and
-# products rounded toward zero, up and down (libdevice's expf and log1pf use add.rz), with and without flushing
-# subnormals: values where rounding to nearest, the sign of an exact zero or a missed flush would differ.
+# (CUB's LaneId); with the flag set, a read of the clock, which the CPU run does not know.
 INLINE_PTX = """target triple = "nvptx64-nvidia-cuda"
 
 define void @reciprocal(ptr %out, i32 %flag) {
@@ -113,47 +111,43 @@ done:
   ret void
 }
 
-define void @directed(ptr %in, ptr %out) {
-  %v0 = call float @llvm.nvvm.add.rz.f(float 1.0, float 0xBE45798EE0000000)
-  %p0 = getelementptr float, ptr %out, i32 0
-  store float %v0, ptr %p0
-  %v1 = call float @llvm.nvvm.add.rp.ftz.f(float 1.0, float 0x3E45798EE0000000)
-  %p1 = getelementptr float, ptr %out, i32 1
-  store float %v1, ptr %p1
-  %v2 = call float @llvm.nvvm.mul.rm.f(float 1.0, float 0.0)
-  %p2 = getelementptr float, ptr %out, i32 2
-  store float %v2, ptr %p2
-  %v3 = call float @llvm.nvvm.mul.rz.f(float -1.0, float 0.0)
-  %p3 = getelementptr float, ptr %out, i32 3
-  store float %v3, ptr %p3
-  %v4 = call float @llvm.nvvm.add.rm.f(float 1.0, float -1.0)
-  %p4 = getelementptr float, ptr %out, i32 4
-  store float %v4, ptr %p4
-  %v5 = call float @llvm.nvvm.add.rz.f(float 1.0, float -1.0)
-  %p5 = getelementptr float, ptr %out, i32 5
-  store float %v5, ptr %p5
-  %v6 = call float @llvm.nvvm.mul.rp.f(float 0x3BC79CA100000000, float 0x3BC79CA100000000)
-  %p6 = getelementptr float, ptr %out, i32 6
-  store float %v6, ptr %p6
-  %v7 = call float @llvm.nvvm.mul.rp.ftz.f(float 0x3BC79CA100000000, float 0x3BC79CA100000000)
-  %p7 = getelementptr float, ptr %out, i32 7
-  store float %v7, ptr %p7
-  %v8 = call float @llvm.nvvm.add.rz.ftz.f(float 0x36A0000000000000, float 0.0)
-  %p8 = getelementptr float, ptr %out, i32 8
-  store float %v8, ptr %p8
-  ret void
-}
-
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-declare float @llvm.nvvm.add.rm.f(float, float)
-declare float @llvm.nvvm.add.rp.ftz.f(float, float)
-declare float @llvm.nvvm.add.rz.f(float, float)
-declare float @llvm.nvvm.add.rz.ftz.f(float, float)
-declare float @llvm.nvvm.mul.rm.f(float, float)
-declare float @llvm.nvvm.mul.rp.f(float, float)
-declare float @llvm.nvvm.mul.rp.ftz.f(float, float)
-declare float @llvm.nvvm.mul.rz.f(float, float)
 """
+
+
+TINY, SMALL, ONE = float(np.float32(1e-8)), float(np.float32(1e-20)), np.float32(1)
+# Float sums and products rounded toward zero, down and up (libdevice's expf and log1pf use add.rz), with and
+# without flushing subnormals: (intrinsic, x, y, result) where rounding to nearest, the sign of an exact zero or
+# a missed flush would give another result.
+DIRECTED_ROUNDINGS = [
+    ("add.rz.f", 1.0, -TINY, np.nextafter(ONE, np.float32(0))),
+    ("add.rp.ftz.f", 1.0, TINY, np.nextafter(ONE, np.float32(2))),
+    ("mul.rm.f", 1.0, 0.0, 0.0),
+    ("mul.rz.f", -1.0, 0.0, -0.0),
+    ("add.rm.f", 1.0, -1.0, -0.0),
+    ("add.rz.f", 1.0, -1.0, 0.0),
+    ("mul.rp.f", SMALL, SMALL, np.nextafter(np.float32(SMALL * SMALL), ONE)),  # the exact product is above it
+    ("mul.rp.ftz.f", SMALL, SMALL, 0.0),
+    ("add.rz.ftz.f", 2.0**-149, 0.0, 0.0),
+]
+
+
+def directed_module() -> str:
+    """A kernel that writes each of DIRECTED_ROUNDINGS' operations to out[i]."""
+
+    def constant(value: float) -> str:  # a float constant as LLVM's text writes it: its double's bits
+        return f"0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"
+
+    body, declared = [], set()
+    for i, (name, x, y, _) in enumerate(DIRECTED_ROUNDINGS):
+        body += [
+            f"  %v{i} = call float @llvm.nvvm.{name}(float {constant(x)}, float {constant(y)})",
+            f"  %p{i} = getelementptr float, ptr %out, i32 {i}",
+            f"  store float %v{i}, ptr %p{i}",
+        ]
+        declared.add(f"declare float @llvm.nvvm.{name}(float, float)")
+    lines = ['target triple = "nvptx64-nvidia-cuda"', "define void @directed(ptr %in, ptr %out) {", *body]
+    return "\n".join([*lines, "  ret void", "}", *sorted(declared), ""])
 
 
 SUM_TREE_LAUNCH = """{"kernel": "_Z8sum_treePKfPfi", "grid": [64], "block": [256], "shared_bytes": 1024,
@@ -233,14 +227,11 @@ def test_inline_ptx_and_directed_roundings_run_and_unknown_inline_ptx_is_named(r
         stopped.verdict
         == "not run: simt: the kernel reached what the emulator cannot run: inline PTX mov.u32 $0, %clock;"
     )
-    rounded = runner.run(INLINE_PTX.encode(), "directed", warp_launch(np.zeros(9, np.float32)), [0])
+    count = len(DIRECTED_ROUNDINGS)
+    rounded = runner.run(directed_module().encode(), "directed", warp_launch(np.zeros(count, np.float32)), [0])
     assert rounded.returncode == 0, rounded.stderr
-    got = np.frombuffer(outputs(rounded.stdout)[0], np.float32)
-    one = np.float32(1)
-    expected = [np.nextafter(one, np.float32(0)), np.nextafter(one, np.float32(2)), 0.0, -0.0, -0.0, 0.0]
-    exact = float(np.float32(1e-20)) ** 2  # exact in a double; upward, the subnormal float above it
-    expected += [np.nextafter(np.float32(exact), np.float32(1)), 0.0, 0.0]  # then flushed twice
-    assert got.tobytes() == np.array(expected, np.float32).tobytes()  # bytes: the signs of the zeros count
+    expected = np.array([result for *_, result in DIRECTED_ROUNDINGS], np.float32)
+    assert outputs(rounded.stdout)[0] == expected.tobytes()  # bytes: the signs of the zeros count
 
 
 # Two correct builds of out[t] = -sqrt(in[t]) that write NaNs of other signs for negative inputs; a warp shuffle
