@@ -12,13 +12,14 @@ import subprocess
 import sys
 import tarfile
 import threading
+import time
 import warnings
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from stitchopt.core import CompileOptions, IRModule
 from stitchopt.datasets.kernels import kernel_sources
 from stitchopt.datasets.normalize import normalized_text
 from stitchopt.datasets.sources.ggml_cuda import GgmlCudaSource
@@ -29,6 +30,7 @@ from stitchopt.labels.device import (
     SEARCH,
     DeviceLabels,
     KernelUnit,
+    StageStopped,
     earlier_measures,
     earlier_pools,
     kernel_units,
@@ -146,20 +148,22 @@ def test_a_changed_pool_builds_only_the_lists_no_earlier_pool_measured(
     assert row["o3"] == planted and row["lists"][0] == planted and row["lists"][1]["sass"] > 1
 
 
-def test_a_stage_labels_kernels_side_by_side_and_leaves_one_it_cannot_label_for_the_next_run(
-    toolchain: Toolchain, cuda: CudaToolkit, tmp_path: Path
-) -> None:
+def stage_units(count: int) -> list[KernelUnit]:
+    """Units for run_stage's scheduling, which never reads their IR."""
+    module = IRModule("k", b"", "nvptx64-nvidia-cuda")
+    return [
+        KernelUnit(f"bench://kernels-v1/k#k{n}", "k", "train", "k", module, CompileOptions(), str(n))
+        for n in range(count)
+    ]
+
+
+def test_a_stage_labels_kernels_side_by_side_and_leaves_one_it_cannot_label_for_the_next_run(tmp_path: Path) -> None:
     """`gpu labels --jobs 2` searches two kernels at once (each waits for the other at a barrier, which breaks when
     they run one after the other); a kernel that cannot be labelled is reported and labelled by the next run."""
-    bitcode = cuda_device_ir(toolchain, cuda, kernel_sources()[2])  # scan
-    kernel = "_Z14add_block_sumsPiPKii"
-    module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel), "scan")
-    options = device_options(disassemble(toolchain, module.bitcode, "scan"), cuda)
-    first = KernelUnit(f"bench://kernels-v1/scan#{kernel}", "scan", "train", kernel, module, options, "ir")
-    units = [replace(first, uri=f"{first.uri}{n}", ir=str(n)) for n in range(3)]
+    units = stage_units(3)
     together = threading.Barrier(2, timeout=60)
 
-    def label(unit: KernelUnit) -> dict[str, str]:
+    def label(unit: KernelUnit, stop: threading.Event) -> dict[str, str]:
         if unit is units[2]:
             raise InputError("no launch")
         together.wait()
@@ -170,8 +174,29 @@ def test_a_stage_labels_kernels_side_by_side_and_leaves_one_it_cannot_label_for_
     done = run_stage(units, tmp_path, SEARCH, identity, label, on_skip=lambda u, why: skipped.append(why), jobs=2)
     assert done == 2 and skipped == ["no launch"]
     assert sorted(s["uri"] for s in read_shards(tmp_path, SEARCH)) == [units[0].uri, units[1].uri]
-    again = run_stage(units, tmp_path, SEARCH, identity, lambda unit: {"uri": unit.uri}, jobs=2)
+    again = run_stage(units, tmp_path, SEARCH, identity, lambda unit, stop: {"uri": unit.uri}, jobs=2)
     assert again == 1 and len(read_shards(tmp_path, SEARCH)) == 3
+
+
+def test_a_stage_that_fails_stops_the_labels_running_and_keeps_what_finished(tmp_path: Path) -> None:
+    """One kernel labelled, a second running until told to stop, a third failing (as an interrupt would): the
+    failure propagates once the second has stopped, and only the first kernel's shard is written."""
+    units = stage_units(3)
+    told: list[bool] = []
+
+    def label(unit: KernelUnit, stop: threading.Event) -> dict[str, str]:
+        if unit is units[1]:
+            told.append(stop.wait(timeout=60))
+            raise StageStopped(unit.uri)
+        if unit is units[2]:
+            raise RuntimeError("broken")
+        return {"uri": unit.uri}
+
+    began = time.monotonic()
+    with pytest.raises(RuntimeError, match="broken"):
+        run_stage(units, tmp_path, SEARCH, {"budget": 1}, label, jobs=2)
+    assert told == [True] and time.monotonic() - began < 30  # stopped when told, not at the timeout
+    assert [s["uri"] for s in read_shards(tmp_path, SEARCH)] == [units[0].uri]
 
 
 def test_a_pipeline_stitchopt_printed_is_taken_back_as_it_is(catalogue_device: Catalogue) -> None:

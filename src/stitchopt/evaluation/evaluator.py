@@ -156,6 +156,10 @@ class Evaluator:
         )
         if jobs is None and self.backend.parallelism is not None:
             self.jobs = self.backend.parallelism  # keep the whole cluster busy
+        # `jobs` bounds the builds of every caller together: callers in threads of their own (kernels labelled
+        # side by side) each open a pool of up to `jobs` threads
+        self._building = threading.BoundedSemaphore(self.jobs)
+        self._counting = threading.Lock()
         self.codegen_cache = CodegenCache(toolchain, store)
         self.counters = EvalCounters()
         self._baselines: dict[str, Baseline] | None = None
@@ -207,8 +211,9 @@ class Evaluator:
         passes walk; see docs/evaluation.md)."""
         request = EvalRequest(module, pipeline, options)
         result = self._measure(request)
-        self.counters.evaluated += 1
-        self.counters.codegen_skipped += result.codegen_cached
+        with self._counting:
+            self.counters.evaluated += 1
+            self.counters.codegen_skipped += result.codegen_cached
         if self.store is not None:
             self.store.put(self.key(request), result)
         return self._with_probes([request], [result])[0] if self._probes else result
@@ -230,7 +235,8 @@ class Evaluator:
             if cached is not None and cached.resumed and request.base is None:
                 cached = None  # a search's resumed result: measured again whole for a caller that wants one
             if cached is not None and cached.holds_under(self.timeout, self.memory_bytes):
-                self.counters.cache_hits += 1
+                with self._counting:
+                    self.counters.cache_hits += 1
                 self._finish(index, cached, results, on_result)
             else:
                 pending.setdefault(key, []).append(index)
@@ -242,9 +248,10 @@ class Evaluator:
                     for future in as_completed(futures):
                         key = futures[future]
                         result = future.result()
-                        self.counters.evaluated += 1
-                        self.counters.codegen_skipped += result.codegen_cached
-                        self.counters.screened += result.status is EvalStatus.SCREENED
+                        with self._counting:
+                            self.counters.evaluated += 1
+                            self.counters.codegen_skipped += result.codegen_cached
+                            self.counters.screened += result.status is EvalStatus.SCREENED
                         if self.store is not None and result.status is not EvalStatus.SCREENED:
                             self.store.put(key, result)
                         for index in pending[key]:
@@ -275,9 +282,10 @@ class Evaluator:
             return list(pool.map(add, zip(requests, results, strict=True)))
 
     def _measure(self, request: EvalRequest, screen: Screen | None = None) -> EvalResult:
-        result = self.backend.evaluate(
-            request.module, request.pipeline, request.options, self.codegen_cache, base=request.base, screen=screen
-        )
+        with self._building:
+            result = self.backend.evaluate(
+                request.module, request.pipeline, request.options, self.codegen_cache, base=request.base, screen=screen
+            )
         return self._limits(result)
 
     def _limits(self, result: EvalResult) -> EvalResult:
@@ -296,6 +304,7 @@ class Evaluator:
         on_result: Callable[[int, EvalResult], None] | None,
     ) -> None:
         results[index] = result
-        self.counters.by_status[result.status.value] = self.counters.by_status.get(result.status.value, 0) + 1
+        with self._counting:
+            self.counters.by_status[result.status.value] = self.counters.by_status.get(result.status.value, 0) + 1
         if on_result is not None:
             on_result(index, result)

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,7 @@ from stitchopt.toolchain.device import (
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble, load_module, module_from_bitcode
 from stitchopt.tune.device import Measure, tune_device
-from stitchopt.tune.driver import Budget
+from stitchopt.tune.driver import Budget, TuningRun
 
 FORMAT = 1
 SEARCH, MATRIX = "search", "matrix"
@@ -157,11 +158,23 @@ def read_shards(directory: Path, stage: str) -> list[dict[str, Any]]:
 
 
 def search_kernel(
-    evaluator: Evaluator, catalogue: Catalogue, start: str, unit: KernelUnit, budget: int, seed: int
+    evaluator: Evaluator,
+    catalogue: Catalogue,
+    start: str,
+    unit: KernelUnit,
+    budget: int,
+    seed: int,
+    stop: threading.Event | None = None,
 ) -> dict[str, Any]:
-    """One kernel's search as a shard's document."""
+    """One kernel's search as a shard's document; once `stop` is set, StageStopped after the batch it is at."""
+
+    def stopped(run: TuningRun) -> None:
+        if stop is not None and stop.is_set():
+            raise StageStopped(unit.uri)
+
+    baseline = device_baseline(unit.options)
     result = tune_device(
-        evaluator, unit.module, catalogue, device_baseline(unit.options), start, seed=seed, budget=Budget(budget)
+        evaluator, unit.module, catalogue, baseline, start, seed=seed, budget=Budget(budget), on_progress=stopped
     )
     o3 = Measure.of(result.reference.kernels[unit.kernel])
     best = Measure.of(result.answer.kernels[unit.kernel]) if result.passes else None
@@ -236,44 +249,58 @@ def earlier_measures(
     return known
 
 
+class StageStopped(Exception):
+    """A label given up because its stage stopped: interrupted, or another kernel's label failed."""
+
+
 def run_stage(
     units: Sequence[KernelUnit],
     directory: Path,
     stage: str,
     identity: dict[str, Any],
-    label: Callable[[KernelUnit], dict[str, Any]],
+    label: Callable[[KernelUnit, threading.Event], dict[str, Any]],
     on_shard: Callable[[Path], None] | None = None,
     on_skip: Callable[[KernelUnit, str], None] | None = None,
     jobs: int = 1,
 ) -> int:
     """Label every unit that has no shard yet (resuming is running it again), `jobs` units at a time, each shard
     written as its unit finishes; returns how many were labelled. A unit that cannot be labelled is reported to
-    `on_skip` and left for the next run."""
+    `on_skip` and left for the next run. Interrupted (or a label failing otherwise), the event `label` is given is
+    set, the labels running stop at their next step (raising StageStopped), and what finished is written."""
     wanted = []
     for unit in units:
         path = shard_path(directory, stage, unit, identity)
         if not (path.exists() and _read_or_warn(path) is not None):  # a broken shard is labelled again
             wanted.append((unit, path))
-    done = 0
-    with ThreadPoolExecutor(max(1, jobs)) as threads:
-        futures = {threads.submit(label, unit): (unit, path) for unit, path in wanted}
+    stop, handled = threading.Event(), set()
+
+    def keep(future: Future[dict[str, Any]]) -> int:
+        handled.add(future)
+        unit, path = futures[future]
         try:
-            for future in as_completed(futures):
-                unit, path = futures[future]
-                try:
-                    document = future.result()
-                except StitchoptError as exc:
-                    if on_skip is not None:
-                        on_skip(unit, str(exc))
-                    continue
-                write_gzip_json(path, {"format": FORMAT, **document, "identity": identity})
-                done += 1
-                if on_shard is not None:
-                    on_shard(path)
-        except BaseException:  # interrupted: what finished is written; units not started are dropped
-            threads.shutdown(wait=False, cancel_futures=True)
+            document = future.result()
+        except StitchoptError as exc:
+            if on_skip is not None:
+                on_skip(unit, str(exc))
+            return 0
+        write_gzip_json(path, {"format": FORMAT, **document, "identity": identity})
+        if on_shard is not None:
+            on_shard(path)
+        return 1
+
+    with ThreadPoolExecutor(max(1, jobs)) as threads:
+        futures = {threads.submit(label, unit, stop): (unit, path) for unit, path in wanted}
+        try:
+            return sum(keep(future) for future in as_completed(futures))
+        except BaseException:
+            stop.set()
+            for future in futures:
+                future.cancel()
+            wait(futures)
+            for future in futures:
+                if future not in handled and not future.cancelled() and future.exception() is None:
+                    keep(future)
             raise
-    return done
 
 
 def train_first(units: Sequence[KernelUnit]) -> list[KernelUnit]:
@@ -348,7 +375,7 @@ def label_kernels(
         directory,
         SEARCH,
         search_identity,
-        lambda unit: search_kernel(evaluator, catalogue, start, unit, budget, seed),
+        lambda unit, stop: search_kernel(evaluator, catalogue, start, unit, budget, seed, stop),
         on_shard,
         on_skip,
         jobs=evaluator.jobs,  # a search is mostly one build after another: kernels side by side fill the cores
@@ -368,7 +395,7 @@ def label_kernels(
         directory,
         MATRIX,
         identity,
-        lambda unit: matrix_row(toolchain, unit, pool, evaluator.jobs, earlier_measures(directory, unit, earlier)),
+        lambda unit, _: matrix_row(toolchain, unit, pool, evaluator.jobs, earlier_measures(directory, unit, earlier)),
         on_shard,
         on_skip,
     )
