@@ -265,7 +265,7 @@ def run_stage(
 ) -> int:
     """Label every unit that has no shard yet (resuming is running it again), `jobs` units at a time, each shard
     written as its unit finishes; returns how many were labelled. A unit that cannot be labelled is reported to
-    `on_skip` and left for the next run. Interrupted (or a label failing otherwise), the event `label` is given is
+    `on_skip` and left for the next run. Interrupted (or a label failing otherwise), the event passed to `label` is
     set, the labels running stop at their next step (raising StageStopped), and what finished is written."""
     wanted = []
     for unit in units:
