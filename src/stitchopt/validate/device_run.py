@@ -16,6 +16,7 @@ import json
 import re
 import struct
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -53,6 +54,7 @@ class LaunchArgument:
 _ELEMENT_CODES = {"float32": 1, "float64": 2}  # simt.c's ELEMENT_F32, ELEMENT_F64
 _BITCODE_MAGIC = b"BC\xc0\xde"
 UNSUPPORTED_EXIT = 5  # simt.c: the emulator cannot run the kernel (not the kernel's doing)
+KEPT_OUTCOMES = 16  # runs a DeviceRunner answers again without running: kernels checked at once, and their lists
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,9 @@ class DeviceRunner:
         self.sandbox = sandbox or Sandbox(DEVICE_RUN_LIMITS)
         self._directory = scratch_directory("build")  # reclaimed by the sandbox's sweep if this process dies
         self._builder = SimtBuilder(toolchain, Path(self._directory.name))
-        self._outcomes: dict[str, RunOutcome] = {}  # runs are deterministic: -O3's is run once, not per list
+        # Runs are deterministic: -O3's is run once, not once per list. The latest few only (a kernel's reference
+        # is asked for again with each list): an outcome holds up to a MiB of output.
+        self._outcomes: OrderedDict[str, RunOutcome] = OrderedDict()
         self._lock = threading.Lock()
 
     def run(self, optimized: bytes, kernel: str, launch: DeviceLaunch, blocks: Sequence[int]) -> RunOutcome:
@@ -159,8 +163,9 @@ class DeviceRunner:
         key = hashlib.sha256(b"\0".join([optimized, kernel.encode(), stdin])).hexdigest()
         with self._lock:
             known = self._outcomes.get(key)
-        if known is not None:
-            return known
+            if known is not None:
+                self._outcomes.move_to_end(key)
+                return known
         is_bitcode = optimized.startswith(_BITCODE_MAGIC)
         text = disassemble(self.toolchain, optimized, kernel) if is_bitcode else optimized.decode()
         program = self._builder.program(host_module(text, kernel))
@@ -170,6 +175,8 @@ class DeviceRunner:
             program.unlink(missing_ok=True)
         with self._lock:
             self._outcomes[key] = outcome
+            while len(self._outcomes) > KEPT_OUTCOMES:
+                self._outcomes.popitem(last=False)
         return outcome
 
     def check(self, reference: bytes, candidate: bytes, kernel: str, launch: DeviceLaunch) -> DeviceRunCheck:
