@@ -43,7 +43,7 @@ from stitchopt.labels.device import (
     run_stage,
     shard_path,
 )
-from stitchopt.labels.labelset import write_gzip_json
+from stitchopt.labels.labelset import read_gzip_json, write_gzip_json
 from stitchopt.learning.device import (
     BEST_SINGLE_LIST,
     EVERY_LIST,
@@ -85,10 +85,10 @@ def labelled(
     tmp_path_factory: pytest.TempPathFactory, cuda: CudaToolkit, openmp_runtime: Path
 ) -> tuple[Path, dict[str, str]]:
     """Device labels of one kernel per file of the project's kernels, CUDA and OpenMP (built with the OpenMP
-    device runtime; short searches, a pool of 3)."""
+    device runtime; short searches, not minimized, a pool of 3)."""
     root = tmp_path_factory.mktemp("device-labels")
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(root / "cache"), "COLUMNS": "200"}
-    args = ("gpu", "labels", "bench://kernels-v1", "-o", str(root / "labels"), "--per-file", "1")
+    args = ("gpu", "labels", "bench://kernels-v1", "-o", str(root / "labels"), "--per-file", "1", "--no-minimize")
     done = cli(env, *args, "--budget", "6", "--pool", "3", "--jobs", "2")
     assert done.returncode == 0, done.stderr
     assert "30 kernels searched, 30 measured" in done.stdout
@@ -108,7 +108,10 @@ def test_device_labels_resume_and_skip_a_broken_shard(
     loaded = load_device_labels(labels, units)
     assert len(loaded.uris) == 30 and 1 <= len(loaded.pool) <= 3
     assert all(len(row) == len(loaded.pool) for row in loaded.lists)
-    rerun = ("gpu", "labels", "bench://kernels-v1", "-o", str(labels), "--per-file", "1", "--budget", "6")
+    (pool_file,) = labels.glob("pool-*.json.gz")
+    assert read_gzip_json(pool_file, "pool")["identity"]["minimized"] is False  # so minimized labels are not mixed in
+    rerun = ("gpu", "labels", "bench://kernels-v1", "-o", str(labels), "--per-file", "1", "--no-minimize")
+    rerun = (*rerun, "--budget", "6")
     again = cli(env, *rerun, "--pool", "3")
     assert again.returncode == 0 and "0 kernels searched, 0 measured" in again.stdout
 

@@ -419,6 +419,14 @@ def labels_command(
     budget: Annotated[int, typer.Option(min=1, help="Evaluations of each kernel's search.")] = 100,
     pool: Annotated[int, typer.Option(min=1, help="Lists measured on every kernel.")] = 40,
     seed: Annotated[int, typer.Option(min=0, help="Random seed of the searches.")] = 0,
+    no_minimize: Annotated[
+        bool,
+        typer.Option(
+            "--no-minimize",
+            help="Keep each search's best as found: several times faster (minimizing is most of a search's builds), "
+            "with longer lists.",
+        ),
+    ] = False,
     commit: Annotated[
         bool, typer.Option("--commit", help="Commit each shard to the git repository holding the directory.")
     ] = False,
@@ -431,7 +439,7 @@ def labels_command(
     toolchain = find_toolchain(llvm)
     cuda = find_cuda()
     committer = shard_committer(output) if commit else None
-    units = kernel_units(toolchain, cuda, sources, per_file)
+    units = kernel_units(toolchain, cuda, sources, per_file, jobs=jobs)
     catalogue = load_catalogue(toolchain, device=True)
     note(f"{len(units)} kernels of {len({u.family for u in units})} families")
 
@@ -454,6 +462,7 @@ def labels_command(
             budget=budget,
             seed=seed,
             pool_size=pool,
+            minimize=not no_minimize,
             on_shard=written,
             on_skip=skipped,
         )
@@ -467,7 +476,8 @@ def labels_command(
             f"warning: {done.unsearched_train} train kernels have no search (see above); the pool is made without "
             "them, and a rerun that searches them changes it (and measures the matrix again)"
         )
-    say(f"{done.searched} kernels searched, {done.measured} measured with a pool of {len(done.pool)} lists: {output}")
+    lists = f"{len(done.pool)} list" + ("" if len(done.pool) == 1 else "s")
+    say(f"{done.searched} kernels searched, {done.measured} measured with a pool of {lists}: {output}")
 
 
 @gpu_app.command("transfers")

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -80,42 +82,55 @@ def kernel_units(
     sources: Sequence[str],
     per_file: int | None = None,
     only: set[str] | None = None,
+    jobs: int = 0,
 ) -> list[KernelUnit]:
     """Every kernel of `sources` (`bench://kernels-v1`, built device datasets), at most `per_file` of a file
     (spread over its kernels in name order: template instantiations of one kernel come in runs); with `only`,
-    just the kernels of those URIs."""
-    found: list[KernelUnit] = []
+    just the kernels of those URIs. Files are compiled and split `jobs` at a time (0: a core each; a file is a
+    few tool runs one after another), the units in the files' order."""
+    files: list[tuple[str, str, str, Callable[[], bytes]]] = []
     for source in sources:
         if source.rstrip("/") + "/" == KERNELS_URI:
             runtime = _openmp_runtime(toolchain)
-            files = [
-                (KERNELS_URI + p.stem, p.stem, FAMILY_SPLITS[p.stem], cuda_device_ir(toolchain, cuda, p))
+            files += [
+                (KERNELS_URI + p.stem, p.stem, FAMILY_SPLITS[p.stem], partial(cuda_device_ir, toolchain, cuda, p))
                 for p in kernel_sources()
-            ] + [
+            ]
+            files += [
                 (
                     KERNELS_URI + OPENMP_PREFIX + p.stem,
                     p.stem,
                     FAMILY_SPLITS[p.stem],
-                    openmp_device_ir(toolchain, cuda, p, runtime=runtime),
+                    partial(openmp_device_ir, toolchain, cuda, p, runtime=runtime),
                 )
                 for p in offload_sources()
             ]
         else:
-            files = [
-                (b.uri, b.package, b.split, load_module(toolchain, b.path).bitcode) for b in dataset_benchmarks(source)
+            files += [
+                (b.uri, b.package, b.split, partial(_bitcode, toolchain, b.path)) for b in dataset_benchmarks(source)
             ]
-        for uri, family, split, bitcode in files:
-            text = disassemble(toolchain, bitcode, uri)
-            options = device_options(text, cuda)
-            for kernel in _spread(kernel_names(text), per_file):
-                name = f"{uri}#{without_file_ids(kernel)}"
-                if only is not None and name not in only:
-                    continue
+
+    def units_of(uri: str, family: str, split: str, compiled: Callable[[], bytes]) -> list[KernelUnit]:
+        bitcode = compiled()
+        text = disassemble(toolchain, bitcode, uri)
+        options = device_options(text, cuda)
+        units = []
+        for kernel in _spread(kernel_names(text), per_file):
+            name = f"{uri}#{without_file_ids(kernel)}"
+            if only is None or name in only:
                 unit = kernel_unit(toolchain, bitcode, kernel, text)
                 module = module_from_bitcode(toolchain, unit, name)
-                ir = normalized_sha256(toolchain, unit)
-                found.append(KernelUnit(name, family, split, kernel, module, options, ir))
-    return found
+                units.append(
+                    KernelUnit(name, family, split, kernel, module, options, normalized_sha256(toolchain, unit))
+                )
+        return units
+
+    with ThreadPoolExecutor(jobs or os.cpu_count() or 1) as threads:
+        return [unit for units in threads.map(lambda file: units_of(*file), files) for unit in units]
+
+
+def _bitcode(toolchain: Toolchain, path: Path) -> bytes:
+    return load_module(toolchain, path).bitcode
 
 
 def _openmp_runtime(toolchain: Toolchain) -> Path:
@@ -165,6 +180,8 @@ def search_kernel(
     budget: int,
     seed: int,
     stop: threading.Event | None = None,
+    *,
+    minimize: bool = True,
 ) -> dict[str, Any]:
     """One kernel's search as a shard's document; once `stop` is set, StageStopped after the batch it is at."""
 
@@ -174,7 +191,15 @@ def search_kernel(
 
     baseline = device_baseline(unit.options)
     result = tune_device(
-        evaluator, unit.module, catalogue, baseline, start, seed=seed, budget=Budget(budget), on_progress=stopped
+        evaluator,
+        unit.module,
+        catalogue,
+        baseline,
+        start,
+        seed=seed,
+        budget=Budget(budget),
+        minimize_best=minimize,
+        on_progress=stopped,
     )
     o3 = Measure.of(result.reference.kernels[unit.kernel])
     best = Measure.of(result.answer.kernels[unit.kernel]) if result.passes else None
@@ -360,22 +385,27 @@ def label_kernels(
     budget: int,
     seed: int,
     pool_size: int,
+    minimize: bool = True,
     on_shard: Callable[[Path], None] | None = None,
     on_skip: Callable[[KernelUnit, str], None] | None = None,
 ) -> DeviceLabelling:
     """Both stages for `units`: every kernel searched (train first, families interleaved), then the pool of the
     train kernels' kept bests measured on every kernel. A rerun resumes; a changed pool builds only the lists no
-    earlier pool measured."""
+    earlier pool measured. `minimize=False` keeps each search's best as found: most of a search's builds are its
+    minimization (clang's printed pipeline has dozens of passes to drop one at a time), so this labels several
+    times faster, with longer lists; the identity says so, and minimized shards keep their names."""
     toolchain = evaluator.toolchain
     versions = {"llvm": toolchain.version_string, "ptxas": cuda.version}
     search_identity = {**versions, "catalogue": catalogue.identity, "budget": budget, "seed": seed}
+    if not minimize:
+        search_identity["minimized"] = False
     ordered = train_first(units)
     searched = run_stage(
         ordered,
         directory,
         SEARCH,
         search_identity,
-        lambda unit, stop: search_kernel(evaluator, catalogue, start, unit, budget, seed, stop),
+        lambda unit, stop: search_kernel(evaluator, catalogue, start, unit, budget, seed, stop, minimize=minimize),
         on_shard,
         on_skip,
         jobs=evaluator.jobs,  # a search is mostly one build after another: kernels side by side fill the cores
