@@ -5,7 +5,8 @@ JSON) says per kernel and list "same", "differs: ..." or why -O3's own build cou
 unoptimized IR ran the same (a check of the emulator: it should, unless a kernel has undefined behaviour);
 benchmarks/gpu_model.py `--evidence` reads it to count a model's 10%+ wins that ran the same. NVPTX's code generator and
 ptxas do not run here (a GPU run checks those: benchmarks/gpu_timing.py). OpenMP target regions are launched
-as the OpenMP runtime would where their -O3 build is SPMD and their arrays have sizes the IR states
+as the OpenMP runtime would where their -O3 build is SPMD, with their programs' values where
+studies/gpu_launches.py `OPENMP_ARGUMENTS` names them, else where their arrays have sizes the IR states
 (studies/kernel_emulation.py `openmp_launch`); the others have no launch and are left out of the table.
 
     python benchmarks/gpu_emulation.py [--labels data/labels/device] [--jobs 2] -o RECORD.json.gz

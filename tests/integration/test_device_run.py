@@ -19,12 +19,12 @@ import pytest
 
 from stitchopt.apply.device import choose_device_list
 from stitchopt.core import CompileOptions
-from stitchopt.datasets.kernels import kernel_sources
+from stitchopt.datasets.kernels import KERNELS_URI, OPENMP_PREFIX, kernel_sources
 from stitchopt.errors import InputError
-from stitchopt.labels.device import KernelUnit
+from stitchopt.labels.device import KernelUnit, kernel_units
 from stitchopt.models.device_model import load_device_model
-from stitchopt.studies.gpu_launches import launch
-from stitchopt.studies.kernel_emulation import SAME, check_kernel, emulated_launch, openmp_launch
+from stitchopt.studies.gpu_launches import OPENMP_ARGUMENTS, Buffer, launch
+from stitchopt.studies.kernel_emulation import SAME, check_kernel, emulated_launch, named_arguments, openmp_launch
 from stitchopt.toolchain.cuda import CudaToolkit
 from stitchopt.toolchain.device import (
     cuda_device_ir,
@@ -38,6 +38,7 @@ from stitchopt.toolchain.device import (
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
 from stitchopt.toolchain.llvm import opt_command
+from stitchopt.toolchain.offload import openmp_host_ir, region_parameters
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.device_run import (
     ArgumentKind,
@@ -522,3 +523,43 @@ def test_an_spmd_openmp_region_runs_with_the_device_runtime_and_a_generic_one_is
     padded = np.concatenate([np.zeros(8, np.float32), signal, np.zeros(8, np.float32)])
     expected = np.array([np.dot(taps, padded[i : i + 17]) for i in range(128)], np.float32)
     assert np.abs(smoothed[:128] - expected).max() < 1e-5  # team 0's first 128 points
+
+
+def test_openmp_regions_with_scalars_and_sections_run_with_their_programs_values(
+    toolchain: Toolchain, cuda: CudaToolkit, openmp_runtime: Path, runner: DeviceRunner
+) -> None:
+    """Each region OPENMP_ARGUMENTS names gets a launch, the values matched to its parameters by the names its
+    map items have in the program's host IR (spmv's: by-value `rows`, then its array sections in the order the
+    region first uses them, not the clause's); nbody's force region, run as -O3 builds it, writes the forces
+    NumPy computes with the `soft2` it was given; a launch one argument short, or with an array smaller than the
+    IR says the kernel reads, is none."""
+    named = {f"{KERNELS_URI}{OPENMP_PREFIX}{key}" for key in OPENMP_ARGUMENTS}
+    units = kernel_units(toolchain, cuda, ["bench://kernels-v1"], only=named)
+    assert {unit.uri for unit in units} == named
+    spmv_host = disassemble(
+        toolchain, openmp_host_ir(toolchain, KERNELS["spmv"].parent / "omp" / "spmv.c", "sm_90", ["-g"]), "spmv"
+    )
+    assert list(region_parameters(spmv_host).values()) == [
+        ["rows", "row_ptr[0:rows + 1]", "vals[0:nnz]", "x[0:rows]", "cols[0:nnz]", "y[0:rows]"]
+    ]
+    for unit in units:
+        o3 = optimize_device(toolchain, unit.module.bitcode, device_baseline(unit.options).pipeline, unit.options)
+        text = disassemble(toolchain, o3, unit.uri)
+        arguments = named_arguments(toolchain, unit)
+        assert arguments is not None and openmp_launch(text, unit.kernel, arguments) is not None, unit.uri
+        if unit.uri.endswith("step_l10"):
+            forces, o3_forces, o3_text = unit, o3, text
+    pos, soft2, acc = named_arguments(toolchain, forces) or []
+    assert isinstance(pos, Buffer) and isinstance(acc, Buffer) and soft2 == np.float32(1e-3)
+    assert openmp_launch(o3_text, forces.kernel, [pos, soft2]) is None
+    assert openmp_launch(o3_text, forces.kernel, [Buffer(pos.data[:-4]), soft2, acc]) is None
+    launched = openmp_launch(o3_text, forces.kernel, [pos, soft2, acc])
+    assert launched is not None
+    written = np.frombuffer(outputs(runner.run(o3_forces, forces.kernel, launched, [0]).stdout)[1], np.float32)
+    bodies = pos.data.reshape(-1, 4).astype(np.float64)
+    done = np.flatnonzero(written.reshape(-1, 3).any(axis=1))
+    assert list(done) == list(range(128))  # team 0's chunk: a body for each of its threads
+    delta = bodies[None, :, :3] - bodies[done, None, :3]
+    inverse = 1 / np.sqrt((delta**2).sum(axis=2) + 1e-3)
+    expected = (delta * (bodies[None, :, 3] * inverse**3)[:, :, None]).sum(axis=1)
+    assert np.allclose(written.reshape(-1, 3)[done], expected, rtol=1e-3, atol=1e-3)

@@ -1,10 +1,11 @@
 """Run evidence for device lists without a GPU: every pool list of the device labels built on each labelled kernel
 that has a launch, run on the CPU beside -O3's build (validate/device_run.py), outputs compared. CUDA kernels
 are launched as the GPU timing script launches them (studies/gpu_launches.py); an OpenMP target region as the
-OpenMP runtime would, where its -O3 build runs SPMD and its parameters after the launch environment are arrays
-of a size the IR states (`openmp_launch`). The record says, per kernel and list, "same", "differs" or why -O3's
-own build could not run; a model's choice counts as checked where its list ran the same (benchmarks/
-gpu_model.py `--evidence`).
+OpenMP runtime would, where its -O3 build runs SPMD, with the values its program gives it where
+`OPENMP_ARGUMENTS` names them (scalars, array sections, index arrays), else where its parameters after the
+launch environment are all arrays of a size the IR states (`openmp_launch`). The record says, per kernel and
+list, "same", "differs" or why -O3's own build could not run; a model's choice counts as checked where its list
+ran the same (benchmarks/gpu_model.py `--evidence`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from stitchopt.datasets.kernels import OPENMP_PREFIX
+from stitchopt.datasets.kernels import OPENMP_PREFIX, offload_sources
 from stitchopt.errors import InputError
 from stitchopt.labels.device import DeviceLabels, KernelUnit
-from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch
-from stitchopt.toolchain.device import device_baseline, optimize_device
+from stitchopt.studies.gpu_launches import LAUNCHES, OPENMP_ARGUMENTS, Argument, Buffer, Launch
+from stitchopt.toolchain.device import DEFAULT_ARCH, device_baseline, optimize_device, without_file_ids
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
+from stitchopt.toolchain.offload import openmp_host_ir, region_parameters
 from stitchopt.toolchain.simt import is_spmd, kernel_parameters, openmp_configuration
 from stitchopt.validate.device_run import ArgumentKind, DeviceLaunch, DeviceRunner, LaunchArgument
 
@@ -31,7 +33,9 @@ SEED = 0  # the launches' inputs, as the GPU timing script seeds them
 OPENMP_TEAMS = 64  # blocks of an OpenMP launch: any count computes the same, a distribute loop spreads over them
 _DEREFERENCEABLE_RE = re.compile(r"^ptr\b.*\bdereferenceable\((\d+)\)")
 SAME = "same"
-NO_LAUNCH = "no launch: an OpenMP region not built SPMD, or with a scalar or an array of unknown size"
+NO_LAUNCH = (
+    "no launch: an OpenMP region not built SPMD, or with a scalar or an array of unknown size and no OPENMP_ARGUMENTS"
+)
 UNOPTIMIZED = "verify"  # the kernel's IR as the front end wrote it: a check of the emulator, not of a list
 
 
@@ -50,31 +54,67 @@ def emulated_launch(launch: Launch) -> DeviceLaunch:
     return DeviceLaunch(launch.grid, launch.block, launch.shared_bytes, arguments)
 
 
-def openmp_launch(optimized_ir: str, kernel: str, seed: int = SEED) -> DeviceLaunch | None:
-    """A launch of an OpenMP target region built SPMD whose every parameter but the first (the runtime's launch
-    environment, zeroed) is an array the IR sizes (`dereferenceable(N)`, the program's static arrays): each filled
-    with floats from [-1, 1), all compared; the block as the kernel environment's thread count. None otherwise
-    (a scalar parameter or an array of unknown size needs the program's own values)."""
+def openmp_launch(optimized_ir: str, kernel: str, arguments: Sequence[Argument] | None = None) -> DeviceLaunch | None:
+    """A launch of an OpenMP target region built SPMD: its parameters after the first (the runtime's launch
+    environment, zeroed) are `arguments` (scalars passed as a 64-bit parameter holds them, arrays no smaller
+    than the IR's `dereferenceable(N)` says), or without them, where each is an array the IR sizes (the
+    program's static arrays), each filled with floats from [-1, 1); all arrays are compared; the block as the
+    kernel environment's thread count. None otherwise (a scalar parameter or an array of unknown size needs the
+    program's own values: `OPENMP_ARGUMENTS`)."""
     configuration = openmp_configuration(optimized_ir, kernel)
     if configuration is None or not is_spmd(configuration[0]):
         return None
-    sizes = [_DEREFERENCEABLE_RE.match(p) for p in kernel_parameters(optimized_ir, kernel)[1:]]
-    if not sizes or not all(size and int(size.group(1)) % 4 == 0 for size in sizes):
+    parameters = kernel_parameters(optimized_ir, kernel)[1:]
+    if arguments is None:
+        arguments = _float_arrays(parameters)
+    if arguments is None or not _fit(parameters, arguments):
         return None
-    rng = np.random.default_rng(seed)
-    arrays = tuple(
-        LaunchArgument(
-            ArgumentKind.OUTPUT,
-            rng.uniform(-1.0, 1.0, int(size.group(1)) // 4).astype(np.float32).tobytes(),
-            "float32",
-        )
-        for size in sizes
-        if size
+    passed = tuple(
+        LaunchArgument(ArgumentKind.OUTPUT, a.data.tobytes(), a.data.dtype.name)
+        if isinstance(a, Buffer)
+        else LaunchArgument(ArgumentKind.SCALAR, np.asarray(a).tobytes().ljust(8, b"\0"))
+        for a in arguments
     )
     threads = configuration[1] if configuration[1] > 0 else 128  # unspecified (-1): a block of 128
     return DeviceLaunch(
-        (OPENMP_TEAMS, 1, 1), (threads, 1, 1), 0, (LaunchArgument(ArgumentKind.INPUT, bytes(64)), *arrays)
+        (OPENMP_TEAMS, 1, 1), (threads, 1, 1), 0, (LaunchArgument(ArgumentKind.INPUT, bytes(64)), *passed)
     )
+
+
+def _float_arrays(parameters: Sequence[str], seed: int = SEED) -> list[Argument] | None:
+    sizes = [_DEREFERENCEABLE_RE.match(p) for p in parameters]
+    if not sizes or not all(size and int(size.group(1)) % 4 == 0 for size in sizes):
+        return None
+    rng = np.random.default_rng(seed)
+    return [Buffer(rng.uniform(-1.0, 1.0, int(size.group(1)) // 4).astype(np.float32)) for size in sizes if size]
+
+
+def _fit(parameters: Sequence[str], arguments: Sequence[Argument]) -> bool:
+    """Whether each argument can be its parameter: an array for a pointer, of at least the bytes the IR says the
+    kernel may read; a scalar of at most 8 bytes for an integer (how the runtime passes a captured value)."""
+    if len(parameters) != len(arguments):
+        return False
+    for parameter, argument in zip(parameters, arguments, strict=True):
+        if isinstance(argument, Buffer):
+            size = _DEREFERENCEABLE_RE.match(parameter)
+            if not parameter.startswith("ptr") or (size is not None and argument.data.nbytes < int(size.group(1))):
+                return False
+        elif not parameter.startswith("i64") or np.asarray(argument).nbytes > 8:
+            return False
+    return True
+
+
+def named_arguments(toolchain: Toolchain, unit: KernelUnit) -> list[Argument] | None:
+    """`OPENMP_ARGUMENTS`' values for an OpenMP region of the project's programs, in its parameters' order (read
+    from its program's host IR); None for a region the table does not name."""
+    make = OPENMP_ARGUMENTS.get(unit.uri.rsplit("/", 1)[-1])
+    if make is None:
+        return None
+    source = next(p for p in offload_sources() if p.stem == unit.family)
+    host = disassemble(toolchain, openmp_host_ir(toolchain, source, DEFAULT_ARCH, ["-gline-tables-only"]), source.name)
+    names = {without_file_ids(region): names for region, names in region_parameters(host).items()}
+    values = make(np.random.default_rng(SEED))
+    return [values[name] for name in names[without_file_ids(unit.kernel)]]
 
 
 def _optimized(toolchain: Toolchain, unit: KernelUnit, pipeline: str) -> bytes | None:
@@ -96,7 +136,9 @@ def check_kernel(toolchain: Toolchain, runner: DeviceRunner, unit: KernelUnit, p
     if unit.kernel in LAUNCHES:
         launch: DeviceLaunch | None = emulated_launch(LAUNCHES[unit.kernel](np.random.default_rng(SEED)))
     else:
-        launch = openmp_launch(disassemble(toolchain, reference, unit.uri), unit.kernel)
+        launch = openmp_launch(
+            disassemble(toolchain, reference, unit.uri), unit.kernel, named_arguments(toolchain, unit)
+        )
     if launch is None:
         return {**record, "reference": NO_LAUNCH, "lists": {}, "unoptimized": None}
     record["reference"] = runner.reference_status(reference, unit.kernel, launch)

@@ -31,12 +31,22 @@ from stitchopt.toolchain.process import run_tool
 MAP_TO = 0x01
 MAP_FROM = 0x02
 MAP_PRIVATE = 0x80
+MAP_TARGET_PARAM = 0x20  # the item is one of the kernel's parameters
 MAP_LITERAL = 0x100  # passed by value: no copy
 FRONTEND_TIMEOUT_S = 300.0
 DIRECTIONS = ("to_device", "from_device")
 # A map or sizes array: its entries, or `zeroinitializer` (all 0: e.g. the map types of `map(alloc:)`).
 _ARRAY_RE = re.compile(
     r"^@(\.offload_(?:maptypes|sizes)[\w.]*) = [^\[]*\[(\d+) x i64\] (?:\[([^\]]*)\]|zeroinitializer)", re.MULTILINE
+)
+
+# `.offload_mapnames` (written with debug info): each item's source text, as `;row_ptr[0:rows + 1];file;line;col;;`.
+_MAP_NAME_RE = re.compile(r'^@([-\w.$]+) = private unnamed_addr constant \[\d+ x i8\] c";([^;]*);', re.MULTILINE)
+_MAP_NAMES_RE = re.compile(r"^@(\.offload_mapnames[\w.]*) = private constant \[\d+ x ptr\] \[([^\]]*)\]", re.MULTILINE)
+# What a launch's kernel-arguments struct is given, and the launch (`__tgt_target_kernel`) it is given to.
+_LAUNCH_PART_RE = re.compile(
+    r"store ptr @(\.offload_(?:maptypes|mapnames)[\w.]*),|"
+    r"call i32 @__tgt_target_kernel\([^\n]*?ptr @\.(__omp_offloading_[\w.$]+)\.region_id"
 )
 
 
@@ -95,6 +105,29 @@ def offload_constructs(ir_text: str) -> list[OffloadConstruct]:
             sizes = [0] * len(values)
         constructs.append(OffloadConstruct(name, tuple(MappedItem(f, s) for f, s in zip(values, sizes, strict=True))))
     return constructs
+
+
+def region_parameters(ir_text: str) -> dict[str, list[str]]:
+    """Each target region's kernel parameters after the runtime's launch environment, named as its map clauses
+    write them (`row_ptr[0:rows + 1]`; a variable the region captures by value, by its name): the map items of
+    its launch that are kernel parameters (TARGET_PARAM), in order. Read from unoptimized host IR compiled with
+    debug info (clang writes `.offload_mapnames` only then), where a launch's map arrays are stored into its
+    arguments just before the call; by region name (`__omp_offloading_<file ids>_<function>_l<line>`)."""
+    strings = dict(_MAP_NAME_RE.findall(ir_text))
+    names = {
+        array: [strings.get(item.split()[-1].lstrip("@"), "") for item in entries.split(",")]
+        for array, entries in _MAP_NAMES_RE.findall(ir_text)
+    }
+    flags = {construct.name: [item.flags for item in construct.items] for construct in offload_constructs(ir_text)}
+    parameters: dict[str, list[str]] = {}
+    stored: dict[str, str] = {}
+    for match in _LAUNCH_PART_RE.finditer(ir_text):
+        if match.group(1):
+            stored["maptypes" if "maptypes" in match.group(1) else "mapnames"] = match.group(1)
+        elif stored.get("maptypes") in flags and stored.get("mapnames") in names:
+            items = zip(flags[stored["maptypes"]], names[stored["mapnames"]], strict=True)
+            parameters[match.group(2)] = [name for flag, name in items if flag & MAP_TARGET_PARAM]
+    return parameters
 
 
 def openmp_host_ir(toolchain: Toolchain, source: Path, arch: str, extra_args: list[str] | None = None) -> bytes:
