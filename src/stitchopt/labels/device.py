@@ -86,8 +86,8 @@ def kernel_units(
 ) -> list[KernelUnit]:
     """Every kernel of `sources` (`bench://kernels-v1`, built device datasets), at most `per_file` of a file
     (spread over its kernels in name order: template instantiations of one kernel come in runs); with `only`,
-    just the kernels of those URIs. Files are compiled and split `jobs` at a time (0: a core each; a file is a
-    few tool runs one after another), the units in the files' order."""
+    just the kernels of those URIs (and only their files compiled). Files are compiled and split `jobs` at a time
+    (0: a core each; a file is a few tool runs one after another), the units in the files' order."""
     files: list[tuple[str, str, str, Callable[[], bytes]]] = []
     for source in sources:
         if source.rstrip("/") + "/" == KERNELS_URI:
@@ -125,6 +125,9 @@ def kernel_units(
                 )
         return units
 
+    if only is not None:  # no file compiled for nothing
+        wanted = {name.split("#", 1)[0] for name in only}
+        files = [file for file in files if file[0] in wanted]
     with ThreadPoolExecutor(jobs or os.cpu_count() or 1) as threads:
         return [unit for units in threads.map(lambda file: units_of(*file), files) for unit in units]
 
