@@ -51,7 +51,13 @@ from stitchopt.labels.device import KernelUnit, kernel_units, label_kernels
 from stitchopt.models.device_model import load_device_model
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
-from stitchopt.toolchain.cuda import OFFLOAD_INSTALL_HINT, CudaToolkit, find_cuda, openmp_offload_bitcode
+from stitchopt.toolchain.cuda import (
+    OFFLOAD_INSTALL_HINT,
+    CudaToolkit,
+    find_cuda,
+    openmp_offload_bitcode,
+    require_ptxas_arch,
+)
 from stitchopt.toolchain.device import (
     CUDA_SUFFIXES,
     DEFAULT_ARCH,
@@ -657,6 +663,7 @@ def _device_input(
         raise InputError(f"{source}: unsupported file type {source.suffix!r} for a GPU; use one of {suffixes}")
     if source.suffix not in CUDA_SUFFIXES | C_SUFFIXES | CXX_SUFFIXES:
         return _built_device_input(toolchain, cuda, target, load_module(toolchain, source, []), arch, clang_args)
+    require_ptxas_arch(cuda, check_arch(arch or DEFAULT_ARCH))
     if source.suffix in CUDA_SUFFIXES:
         bitcode = cuda_device_ir(toolchain, cuda, source, arch or DEFAULT_ARCH, clang_args)
     else:

@@ -10,6 +10,7 @@ files cannot be compiled). Nothing is downloaded.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -17,7 +18,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from stitchopt.errors import ToolchainError
+from stitchopt.errors import InputError, ToolchainError
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.process import run_tool
 
@@ -25,6 +26,7 @@ ENV_VAR = "STITCHOPT_CUDA"
 CUDA_INSTALL_HINT = "install the gpu extra (`pip install 'stitchopt[gpu]'`) or set $STITCHOPT_CUDA to a CUDA toolkit"
 OFFLOAD_INSTALL_HINT = "install libomp-19-dev (`sudo bash scripts/install-system-deps.sh --gpu`)"
 _PTXAS_VERSION_RE = re.compile(r"release (\d+)\.(\d+), V(\d+\.\d+\.\d+)")
+_PTXAS_ARCH_RE = re.compile(r"'(sm_\d+[a-z]?)'")  # `ptxas --help`: --gpu-name's allowed values
 # Headers clang 19's CUDA wrapper still includes and CUDA 13 no longer ships: empty stand-ins, searched after
 # every other directory (-idirafter), so a CUDA that ships them keeps its own.
 STANDIN_DIR = Path(__file__).with_name("cuda_standins")
@@ -96,6 +98,26 @@ def _ptxas_version(ptxas: Path) -> str | None:
         return None
     match = _PTXAS_VERSION_RE.search(run.stdout.decode(errors="replace"))
     return match.group(3) if run.returncode == 0 and match else None
+
+
+def require_ptxas_arch(cuda: CudaToolkit, arch: str) -> None:
+    """InputError, before anything is compiled, where this ptxas cannot build `arch` (CUDA 13 dropped sm_70 and
+    sm_72); nothing where its help lists no architectures to tell."""
+    known = _ptxas_archs(cuda.ptxas)
+    if known and arch not in known:
+        plain = sorted((name for name in known if name[-1].isdigit()), key=lambda name: int(name[3:]))
+        raise InputError(f"ptxas {cuda.version} cannot build {arch}: use one of {', '.join(plain)}")
+
+
+@functools.cache
+def _ptxas_archs(ptxas: Path) -> frozenset[str]:
+    try:
+        run = run_tool([str(ptxas), "--help"], timeout=30)
+    except OSError:
+        return frozenset()
+    text = run.stdout.decode(errors="replace")
+    start = text.find("--gpu-name")
+    return frozenset(_PTXAS_ARCH_RE.findall(text[start : text.find("\n--", start + 1)])) if start >= 0 else frozenset()
 
 
 def _libdevice(root: Path) -> Path:

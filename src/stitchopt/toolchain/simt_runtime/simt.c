@@ -241,6 +241,7 @@ static int32_t to_i32(double x) {
 int32_t __simt_nvvm_f2i_rz(float x) { return to_i32(truncf(x)); }
 int32_t __simt_nvvm_f2i_rn(float x) { return to_i32(rintf(x)); }
 int32_t __simt_nvvm_f2i_rz_ftz(float x) { return to_i32(truncf(ftz(x))); }
+int32_t __simt_nvvm_f2i_rn_ftz(float x) { return to_i32(rintf(ftz(x))); }
 double __simt_nvvm_fabs_d(double x) { return fabs(x); }
 double __simt_nvvm_add_rn_d(double x, double y) { return x + y; }
 double __simt_nvvm_mul_rn_d(double x, double y) { return x * y; }
