@@ -159,6 +159,8 @@ def measure_command(
     last = builds[list(pipelines)[-1]]
     if ptx is not None and isinstance(last, DeviceBuild):
         ptx.write_text(last.ptx)
+    elif ptx is not None:
+        note(f"{ptx} not written: the list built no PTX")
     document = _document(file, device_arch(options), cuda.version, pipelines, builds, runtime_linked)
     if json_output:
         print(json.dumps(document, indent=2))
@@ -657,7 +659,7 @@ def _device_input(
     if is_benchmark_uri(target):
         source, kernel = kernel_uri_source(target)
     else:
-        source = Path(target)
+        source = _not_a_directory(Path(target))
     if source.suffix not in _GPU_SUFFIXES:
         suffixes = ", ".join(sorted(_GPU_SUFFIXES))
         raise InputError(f"{source}: unsupported file type {source.suffix!r} for a GPU; use one of {suffixes}")
@@ -671,7 +673,7 @@ def _device_input(
         bitcode = openmp_device_ir(toolchain, cuda, source, arch or DEFAULT_ARCH, clang_args, runtime)
     module = module_from_bitcode(toolchain, kernel_unit(toolchain, bitcode, kernel) if kernel else bitcode, target)
     text = disassemble(toolchain, module.bitcode, source.name)
-    return module, device_options(text, cuda), openmp_runtime_linked(text)
+    return module, device_options(text, cuda, target), openmp_runtime_linked(text)
 
 
 def _openmp_runtime(toolchain: Toolchain, arch: str) -> Path | None:
@@ -690,7 +692,7 @@ def _transfers_program(target: str) -> Path:
     """The program `gpu transfers` reads: a file, or the OpenMP program a `bench://kernels-v1/omp/<family>` URI
     names."""
     if not is_benchmark_uri(target):
-        return Path(target)
+        return _not_a_directory(Path(target))
     program = _offload_program(target)
     if program is None:
         raise InputError(
@@ -698,6 +700,12 @@ def _transfers_program(target: str) -> Path:
             f"{KERNELS_URI}{OPENMP_PREFIX}<family>"
         )
     return program
+
+
+def _not_a_directory(path: Path) -> Path:
+    if path.is_dir():
+        raise InputError(f"{path} is a directory: give one file (.cu, C/C++ with OpenMP target regions, device IR)")
+    return path
 
 
 def _offload_program(target: str) -> Path | None:
@@ -716,9 +724,12 @@ def _built_device_input(
 ) -> tuple[IRModule, CompileOptions, bool | None]:
     """Device IR as it is: its own sm_XX; --arch and clang arguments, which would change nothing, are refused."""
     if not is_device_triple(module.triple):
-        raise InputError(f"{target}: IR for {module.triple}, not GPU device code (nvptx64); use `stitchopt eval`")
+        raise InputError(
+            f"{target}: IR for {module.triple} (IR without a target triple is taken as the host's), not GPU device "
+            "code (nvptx64): `stitchopt eval` measures host IR; device IR comes from clang --cuda-device-only"
+        )
     text = disassemble(toolchain, module.bitcode, module.name)
-    options = device_options(text, cuda)
+    options = device_options(text, cuda, target)
     if arch is not None and check_arch(arch) != device_arch(options):
         raise InputError(f"{target} is device IR for {device_arch(options)}: --arch applies to source files; drop it")
     if clang_args:

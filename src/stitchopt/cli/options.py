@@ -170,7 +170,7 @@ def checked_run_command(ctx: typer.Context, param: typer.CallbackParam, run: str
         return run
     source = ctx.get_parameter_source(param.name or "")  # (typer's own click: its enum, compared by name)
     if source is not None and source.name != "DEFAULT":
-        run_arguments(run)
+        run_arguments(run, inputs=any(option.name == "inputs" for option in ctx.command.params))
     return run
 
 
@@ -418,20 +418,21 @@ def require_positive(option: str, value: float | None) -> None:
         raise InputError(f"{option} {value:g}: give a finite number above 0")
 
 
-def run_arguments(run: str) -> tuple[str, ...]:
-    """The program's arguments in a `--run '{exe} ARGS'` command (shell quoting); a bad command is one line."""
+def run_arguments(run: str, inputs: bool = False) -> tuple[str, ...]:
+    """The program's arguments in a `--run '{exe} ARGS'` command (shell quoting); a bad command is one line
+    (`inputs`: the command has --inputs, which a redirection from a file is told of)."""
     try:
         words = shlex.split(run)
     except ValueError as exc:
         raise InputError(f"--run {run!r}: {exc} (quote it as in a shell)") from exc
-    if not words or words[0] != EXE:
-        raise InputError(f"--run must start with {EXE}, the program: e.g. --run '{EXE} input.txt'")
     if operator := _shell_operator(run):
-        stdin = " (a command with --inputs feeds each input file on stdin)" if "<" in operator else ""
+        stdin = " (--inputs feeds each input file on stdin)" if "<" in operator and inputs else ""
         raise InputError(
             f"--run {run!r}: {operator!r} would reach the program as an argument (the command is not run by a "
             f"shell): give the program's arguments only{stdin}"
         )
+    if not words or words[0] != EXE:
+        raise InputError(f"--run must start with {EXE}, the program: e.g. --run '{EXE} input.txt'")
     return tuple(words[1:])
 
 

@@ -218,7 +218,7 @@ def _program_run(
         refuse_ignored(ctx, ("perf_counter",), "to an objective with a perf term")
     if counter not in COUNTERS:
         raise StitchoptError(f"unknown --perf-counter {counter!r}: use {', '.join(COUNTERS)}")
-    return ProgramRun(run_arguments(run), inputs, counter)
+    return ProgramRun(run_arguments(run, inputs=True), inputs, counter)
 
 
 def _answer_text(answer: TunedProgram) -> str:

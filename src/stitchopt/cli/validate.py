@@ -103,7 +103,7 @@ def validate_command(
     if json_output:
         refuse_ignored(ctx, ("show_passed",), "to the table (--json has every verdict)")
     require_positive("--run-timeout", run_timeout)
-    run_args = run_arguments(run or EXE)
+    run_args = run_arguments(run or EXE, inputs=True)
     toolchain = find_toolchain(llvm)
     pipeline = pipeline_from_text(passes, load_catalogue(toolchain))
     limits = Limits(wall_seconds=run_timeout, cpu_seconds=max(1, int(run_timeout)))

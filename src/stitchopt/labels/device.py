@@ -113,7 +113,7 @@ def kernel_units(
     def units_of(uri: str, family: str, split: str, compiled: Callable[[], bytes]) -> list[KernelUnit]:
         bitcode = compiled()
         text = disassemble(toolchain, bitcode, uri)
-        options = device_options(text, cuda)
+        options = device_options(text, cuda, uri)
         units = []
         for kernel in _spread(kernel_names(text), per_file):
             name = f"{uri}#{without_file_ids(kernel)}"

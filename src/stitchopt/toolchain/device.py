@@ -159,17 +159,18 @@ def openmp_device_ir(
     return bitcode
 
 
-def device_options(ir_text: str, cuda: CudaToolkit) -> CompileOptions:
+def device_options(ir_text: str, cuda: CudaToolkit, name: str = "") -> CompileOptions:
     """How clang builds this device module: its sm_XX and PTX version (from the functions' attributes), and for
     OpenMP's device code (module flag `openmp-device`) C's FP contraction and a relocatable cubin, as clang
     assembles it (what the regions still call is resolved when the program links). InputError for device IR
-    that names neither, or has no kernel to build."""
+    that names neither, or has no kernel to build (`name`: the input's, for the message)."""
     cpu = _TARGET_CPU_RE.search(ir_text)
     # The newest PTX any function asks for: linked-in runtime code (OpenMP's device runtime) may name older ones.
     features = ",".join(_TARGET_FEATURES_RE.findall(ir_text))
     ptx = max((int(version) for version in _PTX_VERSION_RE.findall(features)), default=None)
     if not kernel_names(ir_text):
-        raise InputError("no kernel in this device code (no __global__ function, no nvvm.annotations kernel)")
+        where = f"{name}: " if name else ""
+        raise InputError(f"{where}no kernel in this device code (no __global__ function, no nvvm.annotations kernel)")
     if cpu is None or ptx is None:
         raise InputError(
             "device IR without a target-cpu (sm_XX) and PTX version (+ptxNN) in its function attributes: "
