@@ -369,6 +369,8 @@ def test_gpu_commands(tmp_path: Path) -> None:
     empty.write_text("__device__ int twice(int x) { return 2 * x; }\n")
     none = cli("gpu", "tune", str(empty))
     assert none.returncode == 2 and "no kernel" in none.stderr and none.stderr.count("\n") == 1
+    directory = cli("gpu", "measure", str(tmp_path))
+    assert directory.returncode == 2 and "is a directory: give one file" in directory.stderr
     text = tmp_path / "kernel.txt"
     text.write_text("__global__ void k() {}\n")
     unsupported = cli("gpu", "measure", str(text))
