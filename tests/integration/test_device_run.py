@@ -34,6 +34,7 @@ from stitchopt.toolchain.device import (
     kernel_unit,
     openmp_device_ir,
     optimize_device,
+    without_file_ids,
 )
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
@@ -465,7 +466,7 @@ def test_sixteen_bad_launch_files_are_each_one_line_naming_the_mistake(
     for document, message in cases:
         path.write_text(document)
         with pytest.raises(InputError) as refused:
-            RunCheck(runner, read_launches(path)).fit(text, kernel_names(text), "reduction.cu")
+            RunCheck(runner, read_launches(path)).fitted(text, kernel_names(text), "reduction.cu")
         assert message in str(refused.value) and "\n" not in str(refused.value), (message, str(refused.value))
 
 
@@ -523,6 +524,8 @@ def test_an_spmd_openmp_region_runs_with_the_device_runtime_and_a_generic_one_is
     padded = np.concatenate([np.zeros(8, np.float32), signal, np.zeros(8, np.float32)])
     expected = np.array([np.dot(taps, padded[i : i + 17]) for i in range(128)], np.float32)
     assert np.abs(smoothed[:128] - expected).max() < 1e-5  # team 0's first 128 points
+    portable = RunCheck(runner, [(without_file_ids(region), conv1d)]).fitted(o3_text, [region], "convolution.c")
+    assert portable.launches[0][0] == region != without_file_ids(region)  # a launch file survives a moved source
 
 
 def test_openmp_regions_with_scalars_and_sections_run_with_their_programs_values(

@@ -70,7 +70,7 @@ def choose_device_list(
     if not kernels:
         raise InputError(f"{module.name}: no kernel in this device code: nothing to choose a list for")
     if run_check:
-        run_check.fit(text, kernels, module.name)
+        run_check = run_check.fitted(text, kernels, module.name)
     units = [(kernel, kernel_unit(toolchain, module.bitcode, kernel, text)) for kernel in kernels]
     features = [
         kernel_features(

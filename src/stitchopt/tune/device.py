@@ -95,7 +95,9 @@ def tune_device(
     toolchain, options = evaluator.toolchain, reference.options
     built = build_device(toolchain, module.bitcode, reference.pipeline, options)
     if run_check:
-        run_check.fit(disassemble(toolchain, module.bitcode, module.name), list(built.kernels), module.name)
+        run_check = run_check.fitted(
+            disassemble(toolchain, module.bitcode, module.name), list(built.kernels), module.name
+        )
     searched = make_strategy(strategy, catalogue, seed, start)
     run = tune(
         evaluator, module, searched, catalogue, Objective(), budget, on_progress=on_progress, reference=reference

@@ -18,7 +18,7 @@ import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ import numpy as np
 
 from stitchopt.core import CompileOptions
 from stitchopt.errors import InputError, StitchoptError
-from stitchopt.toolchain.device import optimize_device
+from stitchopt.toolchain.device import optimize_device, without_file_ids
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
 from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, SimtBuilder, host_module, kernel_parameters
@@ -223,14 +223,19 @@ class RunCheck:
             for number, (kernel, launch) in enumerate(self.launches, 1)
         }
 
-    def fit(self, device_ir: str, kernels: Sequence[str], module: str) -> None:
-        """InputError where a launch names a kernel that `module` (its text `device_ir`, its kernels `kernels`)
-        lacks, or passes arguments its parameters do not take: one per parameter, a buffer for a pointer, a scalar
-        of the parameter's width otherwise."""
-        for number, (kernel, launch) in enumerate(self.launches, 1):
-            if kernel not in kernels:
+    def fitted(self, device_ir: str, kernels: Sequence[str], module: str) -> RunCheck:
+        """These launches with their kernels named as `module` (its text `device_ir`, its kernels `kernels`) names
+        them: an OpenMP region also by its name without the file IDs clang puts in it (`__omp_offloading_f_l2`),
+        which copying or moving the file changes. InputError where a launch names a kernel the module lacks, or
+        passes arguments its parameters do not take: one per parameter, a buffer for a pointer, a scalar of the
+        parameter's width otherwise."""
+        portable = {without_file_ids(kernel): kernel for kernel in kernels}
+        launches = []
+        for number, (named, launch) in enumerate(self.launches, 1):
+            kernel = named if named in kernels else portable.get(without_file_ids(named), "")
+            if not kernel:
                 raise InputError(
-                    f"launch {number} names kernel {kernel!r}, which {module} lacks: launch one of {', '.join(kernels)}"
+                    f"launch {number} names kernel {named!r}, which {module} lacks: launch one of {', '.join(kernels)}"
                 )
             parameters = kernel_parameters(device_ir, kernel)
             if len(parameters) != len(launch.arguments):
@@ -247,6 +252,8 @@ class RunCheck:
                     raise InputError(
                         f"launch {number}, argument {position}: {kernel} takes {takes} there ({parameter.split()[0]})"
                     )
+            launches.append((kernel, launch))
+        return replace(self, launches=launches)
 
 
 def run_refusal(verdicts: dict[str, str]) -> str:
