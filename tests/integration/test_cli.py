@@ -289,6 +289,8 @@ def test_datasets_list_and_info_as_json(cli) -> None:  # type: ignore[no-untyped
     info = json.loads(cli("datasets", "info", "demo", "--json").stdout)
     assert info["dataset"] == "demo-v1" and info["entries"] == 2 and sum(info["splits"].values()) == 2
     assert info["directory"] == listed["directory"] and info["failures"] == {}
+    host = cli("gpu", "labels", "bench://demo-v1", "-o", str(Path(info["directory"]) / "labels"), "--per-file", "1")
+    assert host.returncode == 2 and "is host code" in host.stderr and host.stderr.count("\n") == 1, host.stderr
 
 
 def test_validate_exit_status_says_whether_every_program_passed(cli) -> None:  # type: ignore[no-untyped-def]

@@ -50,6 +50,7 @@ from stitchopt.toolchain.device import (
     cuda_device_ir,
     device_baseline,
     device_options,
+    is_device_triple,
     kernel_names,
     kernel_unit,
     openmp_device_ir,
@@ -107,7 +108,8 @@ def kernel_units(
             ]
         else:
             files += [
-                (b.uri, b.package, b.split, partial(_bitcode, toolchain, b.path)) for b in dataset_benchmarks(source)
+                (b.uri, b.package, b.split, partial(_device_bitcode, toolchain, b.path, b.uri))
+                for b in dataset_benchmarks(source)
             ]
 
     def units_of(uri: str, family: str, split: str, compiled: Callable[[], bytes]) -> list[KernelUnit]:
@@ -132,8 +134,14 @@ def kernel_units(
         return [unit for units in threads.map(lambda file: units_of(*file), files) for unit in units]
 
 
-def _bitcode(toolchain: Toolchain, path: Path) -> bytes:
-    return load_module(toolchain, path).bitcode
+def _device_bitcode(toolchain: Toolchain, path: Path, uri: str) -> bytes:
+    module = load_module(toolchain, path)
+    if not is_device_triple(module.triple):
+        raise InputError(
+            f"{uri} is host code ({module.triple}): device labels take {KERNELS_URI} and built device datasets "
+            "(bench://ggml-cuda-v1)"
+        )
+    return module.bitcode
 
 
 def _openmp_runtime(toolchain: Toolchain) -> Path:
