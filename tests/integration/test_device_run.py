@@ -436,6 +436,7 @@ def bad_launch_files(sum_tree: dict[str, Any]) -> list[tuple[str, str]]:
     cases = [
         ({"kernel": "_Z4nonev"}, "launch 1 names kernel '_Z4nonev', which"),
         ({"block": [0]}, 'launch 1: "block" is a list of 1 to 3 positive'),
+        ({"block": [32, 32, 2]}, "launch.json: launch 1: a launch needs 1 to 1024 threads a block"),
         ({"arguments": [*arguments[:2], {"scalar": "int8", "value": 300}]}, "300 is not a int8"),
         ({"grid": [1, 1 << 20]}, '"grid" is at most'),
         ({"grid": [1 << 30, 65535]}, "blocks"),
@@ -453,7 +454,7 @@ def bad_launch_files(sum_tree: dict[str, Any]) -> list[tuple[str, str]]:
     return [*files, ("{", "not a readable JSON"), ('{"launches": []}', "at least one launch"), (deep, "not a readable")]
 
 
-def test_sixteen_bad_launch_files_are_each_one_line_naming_the_mistake(
+def test_seventeen_bad_launch_files_are_each_one_line_naming_the_mistake(
     toolchain: Toolchain, cuda: CudaToolkit, runner: DeviceRunner, tmp_path: Path
 ) -> None:
     """What `gpu optimize/tune --launch` check before anything runs (the CLI test above shows two of them as the
@@ -462,7 +463,7 @@ def test_sixteen_bad_launch_files_are_each_one_line_naming_the_mistake(
     sum_tree = json.loads(SUM_TREE_LAUNCH)
     path = tmp_path / "launch.json"
     cases = bad_launch_files(sum_tree)
-    assert len(cases) == 16
+    assert len(cases) == 17
     for document, message in cases:
         path.write_text(document)
         with pytest.raises(InputError) as refused:

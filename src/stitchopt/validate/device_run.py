@@ -327,7 +327,10 @@ def _launch(path: Path, number: int, entry: object) -> tuple[str, DeviceLaunch]:
     made = tuple(_argument(f"{where}, argument {i}", rng, a, budget) for i, a in enumerate(arguments, 1))
     if not any(a.kind is ArgumentKind.OUTPUT for a in made):
         raise InputError(f'{where}: no buffer is an output ("output": true): a run would compare nothing')
-    return entry["kernel"], DeviceLaunch(grid, block, shared, made)
+    try:
+        return entry["kernel"], DeviceLaunch(grid, block, shared, made)
+    except InputError as exc:  # the block's threads, the shared memory: checked where every launch is made
+        raise InputError(f"{where}: {exc}") from None
 
 
 def _dimensions(where: str, entry: dict[str, object], key: str) -> tuple[int, int, int]:
