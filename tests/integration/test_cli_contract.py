@@ -404,6 +404,7 @@ def test_hybrid_mode_validates_every_part(inputs: Inputs, tmp_path: Path) -> Non
         (["gpu", "optimize", "x.c", "--run", ""], "--run must start with {exe}"),
         (["hot", "x.c", "--run", "{exe} > out.txt"], "'>' would reach the program as an argument"),
         (["gpu", "transfers", "x.c", "--run", "{exe}; ls"], "';' would reach the program as an argument"),
+        (["gpu", "optimize", "x.cu", "--k", "3"], "--k only applies with --mode jit"),
         (["tune", "x.c", "--no-validate", "--run", "{exe} < in"], "--inputs feeds each input file on stdin"),
         (["validate", "-p", "sroa", "--seed", "3"], "--seed only applies to the csmith suite"),
         (["validate", "-p", "sroa", "--reproducer", "r"], "--reproducer only applies with --reduce"),

@@ -37,6 +37,7 @@ from stitchopt.cli.options import (
     passes_option,
     print_table,
     progress_bar,
+    refuse_ignored,
     run_arguments,
     run_option,
     status_console,
@@ -257,6 +258,7 @@ def tune_command(
 
 @gpu_app.command("optimize")
 def optimize_command(
+    ctx: typer.Context,
     file: Annotated[str, typer.Argument(help=DEVICE_INPUT_HELP)],
     mode: Annotated[str, typer.Option(help=f"One of {', '.join(DEVICE_MODES)}.")] = "static",
     k: KOption = DEVICE_JIT_K,
@@ -297,6 +299,8 @@ def optimize_command(
         raise InputError(f"unknown mode {mode!r}: use one of {', '.join(DEVICE_MODES)}")
     if objective not in DEVICE_OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}: use one of {', '.join(DEVICE_OBJECTIVES)}")
+    if mode != "jit":
+        refuse_ignored(ctx, ("k",), "with --mode jit")
     program = _offload_program(file)
     if run and program is None:
         raise InputError(
@@ -312,6 +316,8 @@ def optimize_command(
             f"warning: the device model was trained with LLVM {model.llvm_version}, this is "
             f"{toolchain.version_string}: its lists may not build or mean the same"
         )
+    if mode == "jit" and k > len(model.lists):
+        note(f"--k {k}: the device model has {len(model.lists)} lists; all are built")
     module, options, runtime_linked = _device_input(toolchain, cuda, file, arch, clang_args or [])
     with (
         _run_check(toolchain, launch) as run_check,
@@ -325,6 +331,7 @@ def optimize_command(
     document = _document(file, device_arch(options), cuda.version, pipelines, dict(builds), runtime_linked)
     document["device"] = {
         "mode": mode,
+        **({"k": min(k, len(model.lists))} if mode == "jit" else {}),  # lists built beside -O3
         "objective": objective,
         "pipeline": choice.pipeline,
         "kept_list": choice.kept_list,

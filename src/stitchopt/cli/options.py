@@ -109,8 +109,8 @@ KOption = Annotated[
         "--k",
         min=1,
         help=(
-            "How many of the model's lists jit mode compiles beside the baseline (where a command has hybrid and "
-            "search modes: hybrid's lists too, and search's seeds, 40 there)."
+            "How many of the model's lists jit mode compiles beside the baseline (at most all of them; with hybrid "
+            "and search modes, where a command has them: hybrid's lists too, and search's seeds, 40 there)."
         ),
     ),
 ]
