@@ -190,7 +190,7 @@ def test_a_damaged_or_misplaced_cache_never_costs_a_run_its_results(cli, tmp_pat
         env={**os.environ, "STITCHOPT_CACHE_DIR": str(blocked)},
         timeout=120,
     )
-    assert done.returncode == 2 and "set STITCHOPT_CACHE_DIR to a writable directory" in done.stderr
+    assert done.returncode == 2 and "point --cache-dir or $STITCHOPT_CACHE_DIR at a writable directory" in done.stderr
     assert cli("eval", str(DATA / "loop_sum.c"), "-p", "sroa").returncode == 0  # fills the cache
     database = tmp_path / "cache" / "evaluations.sqlite"
     size = database.stat().st_size

@@ -85,8 +85,15 @@ def test_a_v3_cache_is_upgraded_and_its_rows_still_read(tmp_path: Path) -> None:
 def test_corrupt_file_gives_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     path.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(CacheError, match="cannot open the evaluation cache"):
+    with pytest.raises(CacheError, match="cannot open the evaluation cache .*; delete it, or point --cache-dir"):
         EvaluationStore(path)
+
+
+def test_a_cache_that_cannot_be_created_says_to_point_it_elsewhere_not_to_delete_it(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"  # a directory where the database file would be
+    taken.mkdir()
+    with pytest.raises(CacheError, match=r"cannot create the evaluation cache .*; point --cache-dir or \$STITCHOPT"):
+        EvaluationStore(taken)
 
 
 def test_lru_eviction_keeps_recent_entries(tmp_path: Path) -> None:

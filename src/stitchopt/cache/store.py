@@ -157,7 +157,7 @@ class EvaluationStore:
             except OSError as exc:
                 raise CacheError(
                     f"cannot create the evaluation cache directory {self.path.parent}: {exc.strerror}; "
-                    f"set {CACHE_DIR_ENV} to a writable directory"
+                    f"point --cache-dir or ${CACHE_DIR_ENV} at a writable directory"
                 ) from exc
             try:
                 self._db = self._connect()
@@ -211,7 +211,10 @@ class EvaluationStore:
         return db
 
     def _unusable(self, exc: Exception) -> CacheError:
-        return CacheError(f"cannot open the evaluation cache {self.path}: {exc}; delete it or set {CACHE_DIR_ENV}")
+        elsewhere = f"point --cache-dir or ${CACHE_DIR_ENV} at a writable directory"
+        if not self.path.is_file():  # nothing to delete: the directory refuses a new file
+            return CacheError(f"cannot create the evaluation cache {self.path}: {exc}; {elsewhere}")
+        return CacheError(f"cannot open the evaluation cache {self.path}: {exc}; delete it, or {elsewhere}")
 
     def _init_schema(self) -> None:
         with self._transaction() as db:
