@@ -446,6 +446,16 @@ def test_offload_transfers_are_read_from_host_ir(tmp_path: Path) -> None:
     assert moved == [(2, 1, 0), (1, 1, 16384), (2, 2, 32768), (0, 1, 0), (0, 0, 0), (1, 0, 0), (0, 0, 0)]
     assert constructs[0]["to_device"]["runtime_sized"] == 2 and constructs[3]["from_device"]["static_bytes"] == 64
     assert constructs[5]["to_device"]["runtime_sized"] == 1  # `update to(p[0:n])`: its size only the run knows
+    assert [(c["kind"], c["line"]) for c in constructs] == [
+        ("target", 7),
+        ("target data", 11),
+        ("target", 13),
+        ("target update", 15),
+        ("target enter data", 20),
+        ("target update", 21),
+        ("target exit data", 22),
+    ]
+    assert constructs[1]["construct"] == "target data, line 11"  # what the table shows
     plain = tmp_path / "plain.c"
     plain.write_text("int twice(int x) { return 2 * x; }\n")
     none = subprocess.run([*cli, str(plain)], capture_output=True, text=True, env=env)

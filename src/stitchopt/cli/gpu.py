@@ -533,16 +533,17 @@ def transfers_command(
         program_args = list(run_arguments(run))
         _run_transfers(toolchain, file, passes or HOISTING_PIPELINE, program_args, clang_args or [], json_output)
         return
-    text = disassemble(toolchain, openmp_host_ir(toolchain, file, arch, clang_args), file.name)
+    lines = [*(clang_args or []), "-gline-tables-only"]  # each construct's source line, in its runtime call
+    text = disassemble(toolchain, openmp_host_ir(toolchain, file, arch, lines), file.name)
     constructs = offload_constructs(text)
     if not constructs:
         raise InputError(f"{file}: no OpenMP construct maps data to a device (no #pragma omp target with map clauses)")
     rows = [_construct(c) for c in constructs]
-    document: dict[str, Any] = {"file": str(file), "arch": arch, "constructs": rows, "total": _total(constructs)}
+    document: dict[str, Any] = {"file": target, "arch": arch, "constructs": rows, "total": _total(constructs)}
     if json_output:
         print(json.dumps(document, indent=2))
         return
-    table = Table(title=f"{file}: data mapped to and from the device (static; items inside a data region count)")
+    table = Table(title=f"{target}: data mapped to and from the device (static; items inside a data region count)")
     for column in ("construct", "to device", "from device"):
         table.add_column(column, justify="left" if column == "construct" else "right")
     for row in [*rows, {"construct": "total", **document["total"]}]:
@@ -612,8 +613,15 @@ def _host_check(
 
 
 def _construct(construct: OffloadConstruct) -> dict[str, Any]:
-    """One construct's row: what it maps in each direction."""
-    return {"construct": construct.name, **{d: _direction(construct, d) for d in DIRECTIONS}}
+    """One construct's row: what it is (`target data, line 11`; its maptypes array where no call names it) and
+    what it maps in each direction."""
+    where = f"{construct.kind}, line {construct.line}" if construct.line else construct.kind
+    return {
+        "construct": where or construct.name,
+        "kind": construct.kind,
+        "line": construct.line,
+        **{d: _direction(construct, d) for d in DIRECTIONS},
+    }
 
 
 def _direction(construct: OffloadConstruct, direction: str) -> dict[str, int]:

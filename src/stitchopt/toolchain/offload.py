@@ -43,6 +43,12 @@ _ARRAY_RE = re.compile(
 # `.offload_mapnames` (written with debug info): each item's source text, as `;row_ptr[0:rows + 1];file;line;col;;`.
 _MAP_NAME_RE = re.compile(r'^@([-\w.$]+) = private unnamed_addr constant \[\d+ x i8\] c";([^;]*);', re.MULTILINE)
 _MAP_NAMES_RE = re.compile(r"^@(\.offload_mapnames[\w.]*) = private constant \[\d+ x ptr\] \[([^\]]*)\]", re.MULTILINE)
+# A maptypes array stored into a launch's arguments, the launch (its ident), or a data call passing one directly.
+_MAPTYPES_USE_RE = re.compile(
+    r"store ptr @(\.offload_maptypes[\w.]*),|"
+    r"call i32 @__tgt_target_kernel\(ptr @([-\w.$]+),|"
+    r"call void @__tgt_target_data_(begin|end|update)_mapper\(ptr @([-\w.$]+), [^\n]*?ptr @(\.offload_maptypes[\w.]*),"
+)
 # What a launch's kernel-arguments struct is given, and the launch (`__tgt_target_kernel`) it is given to.
 _LAUNCH_PART_RE = re.compile(
     r"store ptr @(\.offload_(?:maptypes|mapnames)[\w.]*),|"
@@ -70,10 +76,14 @@ class MappedItem:
 
 @dataclass(frozen=True)
 class OffloadConstruct:
-    """One construct's map list (its `.offload_maptypes` array)."""
+    """One construct's map list (its `.offload_maptypes` array), what construct it is (`target`, `target data`,
+    `target enter data`, `target exit data`, `target update`; "" when no runtime call names it) and its source
+    line (0 without debug information)."""
 
     name: str
     items: tuple[MappedItem, ...]
+    kind: str = ""
+    line: int = 0
 
     def count(self, direction: str) -> int:
         return sum(getattr(item, direction) for item in self.items)
@@ -103,8 +113,49 @@ def offload_constructs(ir_text: str) -> list[OffloadConstruct]:
         sizes = previous[1] if previous and previous[0].startswith(".offload_sizes") else [0] * len(values)
         if len(sizes) != len(values):
             sizes = [0] * len(values)
-        constructs.append(OffloadConstruct(name, tuple(MappedItem(f, s) for f, s in zip(values, sizes, strict=True))))
+        items = tuple(MappedItem(f, s) for f, s in zip(values, sizes, strict=True))
+        kind, line = _construct_kind_and_line(ir_text, name)
+        constructs.append(OffloadConstruct(name, items, kind, line))
     return constructs
+
+
+_KINDS = {
+    frozenset({"kernel"}): "target",
+    frozenset({"begin", "end"}): "target data",
+    frozenset({"begin"}): "target enter data",
+    frozenset({"end"}): "target exit data",
+    frozenset({"update"}): "target update",
+}
+
+
+def _construct_kind_and_line(ir_text: str, maptypes: str) -> tuple[str, int]:
+    """Which runtime calls take a maptypes array (a data call as an argument; a kernel launch through its
+    arguments struct, stored just before the call) and the first source line their `ident_t`s give."""
+    calls: set[str] = set()
+    lines: list[int] = []
+    pending = False
+    for match in _MAPTYPES_USE_RE.finditer(ir_text):
+        stored, launch_ident, call, call_ident, passed = match.groups()
+        if stored is not None:
+            pending = stored == maptypes
+        elif launch_ident is not None and pending:
+            calls.add("kernel")
+            lines.append(_ident_line(ir_text, launch_ident))
+            pending = False
+        elif call is not None and passed == maptypes:
+            calls.add(call)
+            lines.append(_ident_line(ir_text, call_ident))
+    found = [line for line in lines if line > 0]
+    return _KINDS.get(frozenset(calls), ""), min(found, default=0)
+
+
+def _ident_line(ir_text: str, ident: str) -> int:
+    """The line of an OpenMP `ident_t` (`;file;function;line;column;;`; 0 where clang wrote `unknown`)."""
+    struct = re.search(rf"^@{re.escape(ident)} = [^\n]*%struct\.ident_t \{{[^}}]*ptr @([-\w.$]+) \}}", ir_text, re.M)
+    if struct is None:
+        return 0
+    text = re.search(rf'^@{re.escape(struct.group(1))} = [^\n]*c";[^;]*;[^;]*;(\d+);', ir_text, re.M)
+    return int(text.group(1)) if text else 0
 
 
 def region_parameters(ir_text: str) -> dict[str, list[str]]:
