@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from stitchopt.cli.options import writable_file
+from stitchopt.toolchain.cuda import CudaToolkit
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import compile_source
 from stitchopt.tune.trial_log import trial_log_file
@@ -289,7 +290,11 @@ def test_datasets_list_and_info_as_json(cli) -> None:  # type: ignore[no-untyped
     info = json.loads(cli("datasets", "info", "demo", "--json").stdout)
     assert info["dataset"] == "demo-v1" and info["entries"] == 2 and sum(info["splits"].values()) == 2
     assert info["directory"] == listed["directory"] and info["failures"] == {}
-    host = cli("gpu", "labels", "bench://demo-v1", "-o", str(Path(info["directory"]) / "labels"), "--per-file", "1")
+
+
+def test_gpu_labels_say_a_host_dataset_is_host_code(cli, cuda: CudaToolkit, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("datasets", "build", "demo", "--limit", "1", "--jobs", "1").returncode == 0
+    host = cli("gpu", "labels", "bench://demo-v1", "-o", str(tmp_path / "labels"), "--per-file", "1")
     assert host.returncode == 2 and "is host code" in host.stderr and host.stderr.count("\n") == 1, host.stderr
 
 

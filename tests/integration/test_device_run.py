@@ -527,6 +527,9 @@ def test_an_spmd_openmp_region_runs_with_the_device_runtime_and_a_generic_one_is
     assert np.abs(smoothed[:128] - expected).max() < 1e-5  # team 0's first 128 points
     portable = RunCheck(runner, [(without_file_ids(region), conv1d)]).fitted(o3_text, [region], "convolution.c")
     assert portable.launches[0][0] == region != without_file_ids(region)  # a launch file survives a moved source
+    twin = re.sub(r"_offloading_\w+?_", "_offloading_ffff_", region, count=1)  # the same region of another file
+    with pytest.raises(InputError, match="name one of them"):
+        RunCheck(runner, [(without_file_ids(region), conv1d)]).fitted(o3_text, [region, twin], "linked.bc")
 
 
 def test_openmp_regions_with_scalars_and_sections_run_with_their_programs_values(
@@ -536,7 +539,8 @@ def test_openmp_regions_with_scalars_and_sections_run_with_their_programs_values
     map items have in the program's host IR (spmv's: by-value `rows`, then its array sections in the order the
     region first uses them, not the clause's); nbody's force region, run as -O3 builds it, writes the forces
     NumPy computes with the `soft2` it was given; a launch one argument short, or with an array smaller than the
-    IR says the kernel reads, is none."""
+    IR says the kernel reads, a scalar for a pointer or an array for a scalar, is none; each region's -O3 build
+    runs with its values."""
     named = {f"{KERNELS_URI}{OPENMP_PREFIX}{key}" for key in OPENMP_ARGUMENTS}
     units = kernel_units(toolchain, cuda, ["bench://kernels-v1"], only=named)
     assert {unit.uri for unit in units} == named
@@ -550,12 +554,15 @@ def test_openmp_regions_with_scalars_and_sections_run_with_their_programs_values
         o3 = optimize_device(toolchain, unit.module.bitcode, device_baseline(unit.options).pipeline, unit.options)
         text = disassemble(toolchain, o3, unit.uri)
         arguments = named_arguments(toolchain, unit)
-        assert arguments is not None and openmp_launch(text, unit.kernel, arguments) is not None, unit.uri
+        launched = openmp_launch(text, unit.kernel, arguments)
+        assert launched is not None and runner.reference_status(o3, unit.kernel, launched) == "ran", unit.uri
         if unit.uri.endswith("step_l10"):
             forces, o3_forces, o3_text = unit, o3, text
     pos, soft2, acc = named_arguments(toolchain, forces) or []
     assert isinstance(pos, Buffer) and isinstance(acc, Buffer) and soft2 == np.float32(1e-3)
     assert openmp_launch(o3_text, forces.kernel, [pos, soft2]) is None
+    assert openmp_launch(o3_text, forces.kernel, [soft2, soft2, acc]) is None  # a scalar for a pointer
+    assert openmp_launch(o3_text, forces.kernel, [pos, acc, acc]) is None  # an array for a scalar
     assert openmp_launch(o3_text, forces.kernel, [Buffer(pos.data[:-4]), soft2, acc]) is None
     launched = openmp_launch(o3_text, forces.kernel, [pos, soft2, acc])
     assert launched is not None

@@ -39,6 +39,7 @@ from stitchopt.toolchain.device import (
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.elf import SASS_WORD, object_sizes, read_sections
 from stitchopt.toolchain.frontend import disassemble, module_from_bitcode
+from stitchopt.toolchain.offload import offload_constructs, openmp_host_ir, region_parameters
 from stitchopt.toolchain.ptx import KernelResources
 from stitchopt.toolchain.ptx_code import LoopShape
 from stitchopt.tune.device import tune_device
@@ -430,6 +431,21 @@ def test_gpu_timing_launches_fit_the_kernels_and_the_run_says_why_it_cannot_time
     document = json.loads((tmp_path / "timing.json").read_text())
     assert timed.returncode == 0 and document["manifest"] == manifest
     assert document["gpu"] is None and document["reason"] and document["kernels"] == []
+
+
+def test_a_region_that_maps_nothing_has_no_parameters_and_a_nowait_update_is_named(
+    toolchain: Toolchain, tmp_path: Path
+) -> None:
+    """Each launch's map arrays are its own (a bare region after one that maps an array has none), and the
+    `nowait` forms of the data calls name their constructs too."""
+    source = tmp_path / "nowait.c"
+    source.write_text(
+        "int a[64];\nvoid f(void) {\n#pragma omp target map(tofrom: a)\n  a[0] = 1;\n#pragma omp target\n  { }\n"
+        "#pragma omp target update to(a) nowait\n}\n"
+    )
+    text = disassemble(toolchain, openmp_host_ir(toolchain, source, "sm_90", ["-gline-tables-only"]), "nowait.c")
+    assert sorted(region_parameters(text).values()) == [[], ["a"]]
+    assert [(c.kind, c.line) for c in offload_constructs(text)] == [("target", 3), ("target update", 7)]
 
 
 def test_offload_transfers_are_read_from_host_ir(tmp_path: Path) -> None:

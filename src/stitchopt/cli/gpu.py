@@ -531,7 +531,9 @@ def transfers_command(
         raise InputError(f"-p/--passes chooses the host pipeline of a run: add --run '{EXE}'")
     if run:
         program_args = list(run_arguments(run))
-        _run_transfers(toolchain, file, passes or HOISTING_PIPELINE, program_args, clang_args or [], json_output)
+        _run_transfers(
+            toolchain, file, target, passes or HOISTING_PIPELINE, program_args, clang_args or [], json_output
+        )
         return
     lines = [*(clang_args or []), "-gline-tables-only"]  # each construct's source line, in its runtime call
     text = disassemble(toolchain, openmp_host_ir(toolchain, file, arch, lines), file.name)
@@ -552,19 +554,26 @@ def transfers_command(
 
 
 def _run_transfers(
-    toolchain: Toolchain, file: Path, pipeline: str, args: list[str], clang_args: list[str], json_output: bool
+    toolchain: Toolchain,
+    file: Path,
+    target: str,
+    pipeline: str,
+    args: list[str],
+    clang_args: list[str],
+    json_output: bool,
 ) -> None:
-    """`gpu transfers --run`: -O3's build and `pipeline`'s, run; NEGATIVE when their outputs differ."""
+    """`gpu transfers --run`: -O3's build and `pipeline`'s, run; NEGATIVE when their outputs differ (`target`: the
+    program as given, a file or a bench:// URI)."""
     check = _host_check(toolchain, file, pipeline, args, clang_args)
     document = {
-        "file": str(file),
+        "file": target,
         "device": f"{HOST_AS_DEVICE} (the host CPU as the offload device)",
         **check.to_dict(),
     }
     if json_output:
         print(json.dumps(document, indent=2))
     else:
-        table = Table(title=f"{file}: copies between host and device in a run")
+        table = Table(title=f"{target}: copies between host and device in a run")
         for column in ("build", "to device", "from device", "exit"):
             table.add_column(column, justify="left" if column == "build" else "right")
         for label, done in (("-O3", check.baseline), ("list", check.candidate)):
@@ -615,7 +624,7 @@ def _host_check(
 def _construct(construct: OffloadConstruct) -> dict[str, Any]:
     """One construct's row: what it is (`target data, line 11`; its maptypes array where no call names it) and
     what it maps in each direction."""
-    where = f"{construct.kind}, line {construct.line}" if construct.line else construct.kind
+    where = f"{construct.kind}, line {construct.line}" if construct.kind and construct.line else construct.kind
     return {
         "construct": where or construct.name,
         "kind": construct.kind,
@@ -745,6 +754,7 @@ def _built_device_input(
         )
     text = disassemble(toolchain, module.bitcode, module.name)
     options = device_options(text, cuda, target)
+    require_ptxas_arch(cuda, device_arch(options))
     if arch is not None and check_arch(arch) != device_arch(options):
         raise InputError(f"{target} is device IR for {device_arch(options)}: --arch applies to source files; drop it")
     if clang_args:

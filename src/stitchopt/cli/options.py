@@ -440,7 +440,10 @@ def _shell_operator(run: str) -> str | None:
     """The first pipe, redirection, `;`, `&` or parenthesis written outside quotes in `run`, if any."""
     lexer = shlex.shlex(run, posix=False, punctuation_chars=True)  # (not posix: quoted words keep their quotes)
     lexer.whitespace_split = True
-    return next((token for token in lexer if token and set(token) <= set(lexer.punctuation_chars)), None)
+    try:
+        return next((token for token in lexer if token and set(token) <= set(lexer.punctuation_chars)), None)
+    except ValueError:  # quoting POSIX's split takes and this one does not (`"\""`): no operator found
+        return None
 
 
 def parse_objective(text: str) -> Objective:

@@ -130,8 +130,11 @@ def kernel_units(
     if only is not None:  # no file compiled for nothing
         wanted = {name.split("#", 1)[0] for name in only}
         files = [file for file in files if file[0] in wanted]
-    with ThreadPoolExecutor(jobs or os.cpu_count() or 1) as threads:
+    threads = ThreadPoolExecutor(jobs or os.cpu_count() or 1)
+    try:
         return [unit for units in threads.map(lambda file: units_of(*file), files) for unit in units]
+    finally:  # an error or an interrupt stops here: files not yet started are not compiled
+        threads.shutdown(wait=True, cancel_futures=True)
 
 
 def _device_bitcode(toolchain: Toolchain, path: Path, uri: str) -> bytes:

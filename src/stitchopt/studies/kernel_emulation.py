@@ -81,11 +81,11 @@ def openmp_launch(optimized_ir: str, kernel: str, arguments: Sequence[Argument] 
     )
 
 
-def _float_arrays(parameters: Sequence[str], seed: int = SEED) -> list[Argument] | None:
+def _float_arrays(parameters: Sequence[str]) -> list[Argument] | None:
     sizes = [_DEREFERENCEABLE_RE.match(p) for p in parameters]
     if not sizes or not all(size and int(size.group(1)) % 4 == 0 for size in sizes):
         return None
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(SEED)
     return [Buffer(rng.uniform(-1.0, 1.0, int(size.group(1)) // 4).astype(np.float32)) for size in sizes if size]
 
 
@@ -106,15 +106,20 @@ def _fit(parameters: Sequence[str], arguments: Sequence[Argument]) -> bool:
 
 def named_arguments(toolchain: Toolchain, unit: KernelUnit) -> list[Argument] | None:
     """`OPENMP_ARGUMENTS`' values for an OpenMP region of the project's programs, in its parameters' order (read
-    from its program's host IR); None for a region the table does not name."""
+    from its program's host IR); None for a region the table does not name or names other parameters of."""
     make = OPENMP_ARGUMENTS.get(unit.uri.rsplit("/", 1)[-1])
     if make is None:
         return None
-    source = next(p for p in offload_sources() if p.stem == unit.family)
-    host = disassemble(toolchain, openmp_host_ir(toolchain, source, DEFAULT_ARCH, ["-gline-tables-only"]), source.name)
-    names = {without_file_ids(region): names for region, names in region_parameters(host).items()}
+    names = _region_parameters(toolchain, unit.family).get(without_file_ids(unit.kernel), [])
     values = make(np.random.default_rng(SEED))
-    return [values[name] for name in names[without_file_ids(unit.kernel)]]
+    return [values[name] for name in names] if names and set(names) <= set(values) else None
+
+
+def _region_parameters(toolchain: Toolchain, family: str) -> dict[str, list[str]]:
+    """The parameters' names of each region of a family's OpenMP program, by region name without file IDs."""
+    source = next(p for p in offload_sources() if p.stem == family)
+    host = disassemble(toolchain, openmp_host_ir(toolchain, source, DEFAULT_ARCH, ["-gline-tables-only"]), source.name)
+    return {without_file_ids(region): names for region, names in region_parameters(host).items()}
 
 
 def _optimized(toolchain: Toolchain, unit: KernelUnit, pipeline: str) -> bytes | None:

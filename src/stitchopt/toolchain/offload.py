@@ -47,7 +47,8 @@ _MAP_NAMES_RE = re.compile(r"^@(\.offload_mapnames[\w.]*) = private constant \[\
 _MAPTYPES_USE_RE = re.compile(
     r"store ptr @(\.offload_maptypes[\w.]*),|"
     r"call i32 @__tgt_target_kernel\(ptr @([-\w.$]+),|"
-    r"call void @__tgt_target_data_(begin|end|update)_mapper\(ptr @([-\w.$]+), [^\n]*?ptr @(\.offload_maptypes[\w.]*),"
+    r"call void @__tgt_target_data_(begin|end|update)(?:_nowait)?_mapper\(ptr @([-\w.$]+), [^\n]*?"
+    r"ptr @(\.offload_maptypes[\w.]*),"
 )
 # What a launch's kernel-arguments struct is given, and the launch (`__tgt_target_kernel`) it is given to.
 _LAUNCH_PART_RE = re.compile(
@@ -175,9 +176,13 @@ def region_parameters(ir_text: str) -> dict[str, list[str]]:
     for match in _LAUNCH_PART_RE.finditer(ir_text):
         if match.group(1):
             stored["maptypes" if "maptypes" in match.group(1) else "mapnames"] = match.group(1)
-        elif stored.get("maptypes") in flags and stored.get("mapnames") in names:
-            items = zip(flags[stored["maptypes"]], names[stored["mapnames"]], strict=True)
-            parameters[match.group(2)] = [name for flag, name in items if flag & MAP_TARGET_PARAM]
+        else:  # a launch: the arrays stored since the last one are its own (none: it maps nothing)
+            types, named = flags.get(stored.get("maptypes", ""), []), names.get(stored.get("mapnames", ""), [])
+            if len(types) == len(named):
+                parameters[match.group(2)] = [
+                    name for flag, name in zip(types, named, strict=True) if flag & MAP_TARGET_PARAM
+                ]
+            stored.clear()
     return parameters
 
 

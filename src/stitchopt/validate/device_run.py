@@ -229,10 +229,12 @@ class RunCheck:
         which copying or moving the file changes. InputError where a launch names a kernel the module lacks, or
         passes arguments its parameters do not take: one per parameter, a buffer for a pointer, a scalar of the
         parameter's width otherwise."""
-        portable = {without_file_ids(kernel): kernel for kernel in kernels}
         launches = []
         for number, (named, launch) in enumerate(self.launches, 1):
-            kernel = named if named in kernels else portable.get(without_file_ids(named), "")
+            alike = [kernel for kernel in kernels if without_file_ids(kernel) == without_file_ids(named)]
+            if named not in kernels and len(alike) > 1:
+                raise InputError(f"launch {number} names {named!r}, which is {' or '.join(alike)}: name one of them")
+            kernel = named if named in kernels else next(iter(alike), "")
             if not kernel:
                 raise InputError(
                     f"launch {number} names kernel {named!r}, which {module} lacks: launch one of {', '.join(kernels)}"
