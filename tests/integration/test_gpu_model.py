@@ -123,6 +123,7 @@ def test_device_labels_resume_and_skip_a_broken_shard(
     assert any(broken.name in str(w.message) for w in caught)
     repaired = cli(env, *rerun, "--pool", "3")  # the broken shard is measured again, nothing else
     assert repaired.returncode == 0 and "0 kernels searched, 1 measured" in repaired.stdout
+    assert repaired.stderr.count("cannot read this shard") == 1, repaired.stderr  # said once, where it is relabelled
     assert len(load_device_labels(labels, units).uris) == 30
 
 
