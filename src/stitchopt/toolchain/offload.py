@@ -40,21 +40,51 @@ _ARRAY_RE = re.compile(
     r"^@(\.offload_(?:maptypes|sizes)[\w.]*) = [^\[]*\[(\d+) x i64\] (?:\[([^\]]*)\]|zeroinitializer)", re.MULTILINE
 )
 
-# `.offload_mapnames` (written with debug info): each item's source text, as `;row_ptr[0:rows + 1];file;line;col;;`.
-_MAP_NAME_RE = re.compile(r'^@([-\w.$]+) = private unnamed_addr constant \[\d+ x i8\] c";([^;]*);', re.MULTILINE)
+# A C string clang writes for OpenMP: a map item's name (`;row_ptr[0:rows + 1];file;line;col;;`, in
+# `.offload_mapnames`, with debug info) or a source location (`;file;function;line;col;;`, an `ident_t`'s).
+_OMP_STRING_RE = re.compile(r'^@([-\w.$]+) = private unnamed_addr constant \[\d+ x i8\] c"(;[^"]*)"', re.MULTILINE)
+_IDENT_RE = re.compile(r"^@([-\w.$]+) = [^\n]*%struct\.ident_t \{[^}]*ptr @([-\w.$]+) \}", re.MULTILINE)
 _MAP_NAMES_RE = re.compile(r"^@(\.offload_mapnames[\w.]*) = private constant \[\d+ x ptr\] \[([^\]]*)\]", re.MULTILINE)
-# A maptypes array stored into a launch's arguments, the launch (its ident), or a data call passing one directly.
-_MAPTYPES_USE_RE = re.compile(
-    r"store ptr @(\.offload_maptypes[\w.]*),|"
-    r"call i32 @__tgt_target_kernel\(ptr @([-\w.$]+),|"
+# The runtime calls that take map lists: a launch (its arrays stored into its arguments just before it), or a
+# data call passing its maptypes array directly; each with its `ident_t`.
+_CALL_RE = re.compile(
+    r"store ptr @(\.offload_(?:maptypes|mapnames)[\w.]*),|"
+    r"call i32 @__tgt_target_kernel\(ptr @([-\w.$]+),[^\n]*?ptr @\.(__omp_offloading_[\w.$]+)\.region_id|"
     r"call void @__tgt_target_data_(begin|end|update)(?:_nowait)?_mapper\(ptr @([-\w.$]+), [^\n]*?"
     r"ptr @(\.offload_maptypes[\w.]*),"
 )
-# What a launch's kernel-arguments struct is given, and the launch (`__tgt_target_kernel`) it is given to.
-_LAUNCH_PART_RE = re.compile(
-    r"store ptr @(\.offload_(?:maptypes|mapnames)[\w.]*),|"
-    r"call i32 @__tgt_target_kernel\([^\n]*?ptr @\.(__omp_offloading_[\w.$]+)\.region_id"
-)
+
+
+@dataclass(frozen=True)
+class _RuntimeCall:
+    kind: str  # "kernel", or the data call's "begin", "end" or "update"
+    line: int  # from its ident_t (0: clang wrote `unknown`, as without debug information)
+    maptypes: str  # its maptypes array ("": a launch that maps nothing)
+    mapnames: str = ""  # a launch's mapnames array (with debug information)
+    region: str = ""  # a launch's region, `__omp_offloading_<file ids>_<function>_l<line>`
+
+
+def _runtime_calls(ir_text: str) -> list[_RuntimeCall]:
+    """The runtime calls of unoptimized host IR that take map lists, in order."""
+    strings = {name: text.split(";") for name, text in _OMP_STRING_RE.findall(ir_text)}
+    lines = {
+        ident: int(parts[3]) if len(parts) > 3 and parts[3].isdigit() else 0
+        for ident, text in _IDENT_RE.findall(ir_text)
+        if (parts := strings.get(text, []))
+    }
+    calls = []
+    stored: dict[str, str] = {}
+    for match in _CALL_RE.finditer(ir_text):
+        array, launch_ident, region, data_call, data_ident, maptypes = match.groups()
+        if array is not None:
+            stored["maptypes" if array.startswith(".offload_maptypes") else "mapnames"] = array
+        elif region is not None:  # the arrays stored since the last launch are this one's (none: it maps nothing)
+            line = lines.get(launch_ident, 0)
+            calls.append(_RuntimeCall("kernel", line, stored.get("maptypes", ""), stored.get("mapnames", ""), region))
+            stored.clear()
+        else:
+            calls.append(_RuntimeCall(data_call, lines.get(data_ident, 0), maptypes))
+    return calls
 
 
 @dataclass(frozen=True)
@@ -99,13 +129,11 @@ class OffloadConstruct:
 
 
 def offload_constructs(ir_text: str) -> list[OffloadConstruct]:
-    """Every construct of host IR that maps data, in the order clang wrote them. A maptypes array is paired
-    with the sizes array clang wrote just before it (same length); without one, sizes are unknown."""
-    arrays: list[tuple[str, list[int]]] = []
-    for match in _ARRAY_RE.finditer(ir_text):
-        entries = match.group(3)
-        values = [int(value.split()[-1]) for value in entries.split(",")] if entries else [0] * int(match.group(2))
-        arrays.append((match.group(1), values))
+    """Every construct of host IR that maps data, in the order clang wrote them, with its kind and first line as
+    the runtime calls that take its map list give them. A maptypes array is paired with the sizes array clang
+    wrote just before it (same length); without one, sizes are unknown."""
+    arrays = _arrays(ir_text)
+    calls = _runtime_calls(ir_text)
     constructs = []
     for index, (name, values) in enumerate(arrays):
         if not name.startswith(".offload_maptypes"):
@@ -115,9 +143,21 @@ def offload_constructs(ir_text: str) -> list[OffloadConstruct]:
         if len(sizes) != len(values):
             sizes = [0] * len(values)
         items = tuple(MappedItem(f, s) for f, s in zip(values, sizes, strict=True))
-        kind, line = _construct_kind_and_line(ir_text, name)
+        mine = [call for call in calls if call.maptypes == name]
+        kind = _KINDS.get(frozenset(call.kind for call in mine), "")
+        line = min((call.line for call in mine if call.line > 0), default=0)
         constructs.append(OffloadConstruct(name, items, kind, line))
     return constructs
+
+
+def _arrays(ir_text: str) -> list[tuple[str, list[int]]]:
+    """The maptypes and sizes arrays, by name, in the order clang wrote them."""
+    arrays = []
+    for match in _ARRAY_RE.finditer(ir_text):
+        entries = match.group(3)
+        values = [int(value.split()[-1]) for value in entries.split(",")] if entries else [0] * int(match.group(2))
+        arrays.append((match.group(1), values))
+    return arrays
 
 
 _KINDS = {
@@ -129,60 +169,23 @@ _KINDS = {
 }
 
 
-def _construct_kind_and_line(ir_text: str, maptypes: str) -> tuple[str, int]:
-    """Which runtime calls take a maptypes array (a data call as an argument; a kernel launch through its
-    arguments struct, stored just before the call) and the first source line their `ident_t`s give."""
-    calls: set[str] = set()
-    lines: list[int] = []
-    pending = False
-    for match in _MAPTYPES_USE_RE.finditer(ir_text):
-        stored, launch_ident, call, call_ident, passed = match.groups()
-        if stored is not None:
-            pending = stored == maptypes
-        elif launch_ident is not None and pending:
-            calls.add("kernel")
-            lines.append(_ident_line(ir_text, launch_ident))
-            pending = False
-        elif call is not None and passed == maptypes:
-            calls.add(call)
-            lines.append(_ident_line(ir_text, call_ident))
-    found = [line for line in lines if line > 0]
-    return _KINDS.get(frozenset(calls), ""), min(found, default=0)
-
-
-def _ident_line(ir_text: str, ident: str) -> int:
-    """The line of an OpenMP `ident_t` (`;file;function;line;column;;`; 0 where clang wrote `unknown`)."""
-    struct = re.search(rf"^@{re.escape(ident)} = [^\n]*%struct\.ident_t \{{[^}}]*ptr @([-\w.$]+) \}}", ir_text, re.M)
-    if struct is None:
-        return 0
-    text = re.search(rf'^@{re.escape(struct.group(1))} = [^\n]*c";[^;]*;[^;]*;(\d+);', ir_text, re.M)
-    return int(text.group(1)) if text else 0
-
-
 def region_parameters(ir_text: str) -> dict[str, list[str]]:
     """Each target region's kernel parameters after the runtime's launch environment, named as its map clauses
     write them (`row_ptr[0:rows + 1]`; a variable the region captures by value, by its name): the map items of
     its launch that are kernel parameters (TARGET_PARAM), in order. Read from unoptimized host IR compiled with
-    debug info (clang writes `.offload_mapnames` only then), where a launch's map arrays are stored into its
-    arguments just before the call; by region name (`__omp_offloading_<file ids>_<function>_l<line>`)."""
-    strings = dict(_MAP_NAME_RE.findall(ir_text))
+    debug info (clang writes `.offload_mapnames` only then); by region name
+    (`__omp_offloading_<file ids>_<function>_l<line>`)."""
+    strings = {name: text.split(";") for name, text in _OMP_STRING_RE.findall(ir_text)}
     names = {
-        array: [strings.get(item.split()[-1].lstrip("@"), "") for item in entries.split(",")]
+        array: [strings.get(item.split()[-1].lstrip("@"), ["", ""])[1] for item in entries.split(",")]
         for array, entries in _MAP_NAMES_RE.findall(ir_text)
     }
-    flags = {construct.name: [item.flags for item in construct.items] for construct in offload_constructs(ir_text)}
+    flags = dict(_arrays(ir_text))
     parameters: dict[str, list[str]] = {}
-    stored: dict[str, str] = {}
-    for match in _LAUNCH_PART_RE.finditer(ir_text):
-        if match.group(1):
-            stored["maptypes" if "maptypes" in match.group(1) else "mapnames"] = match.group(1)
-        else:  # a launch: the arrays stored since the last one are its own (none: it maps nothing)
-            types, named = flags.get(stored.get("maptypes", ""), []), names.get(stored.get("mapnames", ""), [])
-            if len(types) == len(named):
-                parameters[match.group(2)] = [
-                    name for flag, name in zip(types, named, strict=True) if flag & MAP_TARGET_PARAM
-                ]
-            stored.clear()
+    for call in _runtime_calls(ir_text):
+        types, named = flags.get(call.maptypes, []), names.get(call.mapnames, [])
+        if call.kind == "kernel" and len(types) == len(named):
+            parameters[call.region] = [name for flag, name in zip(types, named, strict=True) if flag & MAP_TARGET_PARAM]
     return parameters
 
 
