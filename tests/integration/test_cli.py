@@ -292,10 +292,12 @@ def test_datasets_list_and_info_as_json(cli) -> None:  # type: ignore[no-untyped
     assert info["directory"] == listed["directory"] and info["failures"] == {}
 
 
-def test_gpu_labels_say_a_host_dataset_is_host_code(cli, cuda: CudaToolkit, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    assert cli("datasets", "build", "demo", "--limit", "1", "--jobs", "1").returncode == 0
-    host = cli("gpu", "labels", "bench://demo-v1", "-o", str(tmp_path / "labels"), "--per-file", "1")
-    assert host.returncode == 2 and "is host code" in host.stderr and host.stderr.count("\n") == 1, host.stderr
+def test_gpu_labels_name_the_device_datasets_for_a_host_or_unknown_one(cli, cuda: CudaToolkit, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    for dataset in ("bench://demo-v1", "bench://nope-v1"):
+        refused = cli("gpu", "labels", dataset, "-o", str(tmp_path / "labels"), "--per-file", "1")
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert f"{dataset} is not a device dataset" in refused.stderr and "bench://ggml-cuda-v1" in refused.stderr
+        assert "csmith" not in refused.stderr, refused.stderr
 
 
 def test_validate_exit_status_says_whether_every_program_passed(cli) -> None:  # type: ignore[no-untyped-def]

@@ -36,6 +36,7 @@ T = TypeVar("T")
 FUNCTION_SEPARATOR = "#"  # `<entry>#<function>`: one function of an entry
 _built_lazily: set[Path] = set()  # dataset directories this process builds unit by unit (said once each)
 DATASET_NAMES = ("demo", "csmith", "llvm-stress", "humaneval-cpp", "pypi", "debian", "ggml-cuda")
+DEVICE_DATASET_NAMES = ("ggml-cuda",)  # those whose units are GPU device IR
 
 
 def open_source(name: str, data_dir: Path | None = None) -> Source:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from stitchopt.core import CompileOptions, IRModule
-from stitchopt.datasets.benchmarks import dataset_benchmarks, interleaved
+from stitchopt.datasets.benchmarks import DEVICE_DATASET_NAMES, dataset_benchmarks, interleaved
 from stitchopt.datasets.kernels import (
     FAMILY_SPLITS,
     KERNELS_URI,
@@ -50,7 +50,6 @@ from stitchopt.toolchain.device import (
     cuda_device_ir,
     device_baseline,
     device_options,
-    is_device_triple,
     kernel_names,
     kernel_unit,
     openmp_device_ir,
@@ -64,6 +63,9 @@ from stitchopt.tune.driver import Budget, TuningRun
 FORMAT = 1
 SEARCH, MATRIX = "search", "matrix"
 SPLIT_ORDER = ("train", "validation", "test")
+_DEVICE_SOURCES = (
+    f"{KERNELS_URI} and built device datasets ({', '.join(f'{SCHEME}{n}-v1' for n in DEVICE_DATASET_NAMES)})"
+)
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,8 @@ def kernel_units(
             ]
         else:
             files += [
-                (b.uri, b.package, b.split, partial(_device_bitcode, toolchain, b.path, b.uri))
-                for b in dataset_benchmarks(source)
+                (b.uri, b.package, b.split, partial(_bitcode, toolchain, b.path))
+                for b in dataset_benchmarks(_device_dataset(source))
             ]
 
     def units_of(uri: str, family: str, split: str, compiled: Callable[[], bytes]) -> list[KernelUnit]:
@@ -137,14 +139,15 @@ def kernel_units(
         threads.shutdown(wait=True, cancel_futures=True)
 
 
-def _device_bitcode(toolchain: Toolchain, path: Path, uri: str) -> bytes:
-    module = load_module(toolchain, path)
-    if not is_device_triple(module.triple):
-        raise InputError(
-            f"{uri} is host code ({module.triple}): device labels take {KERNELS_URI} and built device datasets "
-            "(bench://ggml-cuda-v1)"
-        )
-    return module.bitcode
+def _device_dataset(source: str) -> str:
+    """`source` if it names a device dataset: a host dataset's or an unknown name's error says what to give."""
+    if source.removeprefix(SCHEME).rstrip("/").rpartition("-v")[0] not in DEVICE_DATASET_NAMES:
+        raise InputError(f"{source} is not a device dataset: device labels take {_DEVICE_SOURCES}")
+    return source
+
+
+def _bitcode(toolchain: Toolchain, path: Path) -> bytes:
+    return load_module(toolchain, path).bitcode
 
 
 def _openmp_runtime(toolchain: Toolchain) -> Path:
