@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,14 @@ from stitchopt.errors import InputError
 from stitchopt.labels.device import KernelUnit, kernel_units
 from stitchopt.models.device_model import load_device_model
 from stitchopt.studies.gpu_launches import OPENMP_ARGUMENTS, Buffer, launch
-from stitchopt.studies.kernel_emulation import SAME, check_kernel, emulated_launch, named_arguments, openmp_launch
+from stitchopt.studies.kernel_emulation import (
+    OPENMP_TEAMS,
+    SAME,
+    check_kernel,
+    emulated_launch,
+    named_arguments,
+    openmp_launch,
+)
 from stitchopt.toolchain.cuda import CudaToolkit
 from stitchopt.toolchain.device import (
     cuda_device_ir,
@@ -42,6 +50,7 @@ from stitchopt.toolchain.llvm import opt_command
 from stitchopt.toolchain.offload import openmp_host_ir, region_parameters
 from stitchopt.toolchain.process import run_tool
 from stitchopt.validate.device_run import (
+    SAMPLED_BLOCKS,
     ArgumentKind,
     DeviceLaunch,
     DeviceRunner,
@@ -513,7 +522,8 @@ def test_an_spmd_openmp_region_runs_with_the_device_runtime_and_a_generic_one_is
     o3_text = disassemble(toolchain, o3, region)
     conv1d = openmp_launch(o3_text, region)
     assert conv1d is not None and conv1d.block == (128, 1, 1)
-    assert [len(a.data) for a in conv1d.arguments] == [64, 17 * 4, 4 << 16, 4 << 16]  # launch environment, arrays
+    assert [len(a.data) for a in conv1d.arguments] == [0, 17 * 4, 4 << 16, 4 << 16]  # no reduction buffer; arrays
+    assert conv1d.arguments[0].kind is ArgumentKind.LAUNCH_ENVIRONMENT and conv1d.grid == (OPENMP_TEAMS, 1, 1)
     assert runner.verdict(o3, linked, region, conv1d) == SAME
     spmd = re.compile(rf"(@{region}_kernel_environment = .*?\{{ i8 \d+, i8 \d+, i8 )2,")
     generic = spmd.sub(r"\g<1>1,", o3_text)
@@ -525,8 +535,14 @@ def test_an_spmd_openmp_region_runs_with_the_device_runtime_and_a_generic_one_is
     padded = np.concatenate([np.zeros(8, np.float32), signal, np.zeros(8, np.float32)])
     expected = np.array([np.dot(taps, padded[i : i + 17]) for i in range(128)], np.float32)
     assert np.abs(smoothed[:128] - expected).max() < 1e-5  # team 0's first 128 points
-    portable = RunCheck(runner, [(without_file_ids(region), conv1d)]).fitted(o3_text, [region], "convolution.c")
+    as_a_file_gives_it = replace(
+        conv1d, arguments=(LaunchArgument(ArgumentKind.INPUT, bytes(64)), *conv1d.arguments[1:])
+    )
+    portable = RunCheck(runner, [(without_file_ids(region), as_a_file_gives_it)]).fitted(
+        o3_text, [region], "convolution.c"
+    )
     assert portable.launches[0][0] == region != without_file_ids(region)  # a launch file survives a moved source
+    assert portable.launches[0][1] == conv1d  # the runtime's launch environment, whatever buffer the file gave
     twin = re.sub(r"_offloading_\w+?_", "_offloading_ffff_", region, count=1)  # the same region of another file
     with pytest.raises(InputError, match="name one of them"):
         RunCheck(runner, [(without_file_ids(region), conv1d)]).fitted(o3_text, [region, twin], "linked.bc")
@@ -540,7 +556,7 @@ def test_openmp_regions_with_scalars_and_sections_run_with_their_programs_values
     region first uses them, not the clause's); nbody's force region, run as -O3 builds it, writes the forces
     NumPy computes with the `soft2` it was given; a launch one argument short, or with an array smaller than the
     IR says the kernel reads, a scalar for a pointer or an array for a scalar, is none; each region's -O3 build
-    runs with its values."""
+    runs with its values, reduction's cross-team sum writing the samples' sum."""
     named = {f"{KERNELS_URI}{OPENMP_PREFIX}{key}" for key in OPENMP_ARGUMENTS}
     units = kernel_units(toolchain, cuda, ["bench://kernels-v1"], only=named)
     assert {unit.uri for unit in units} == named
@@ -558,6 +574,11 @@ def test_openmp_regions_with_scalars_and_sections_run_with_their_programs_values
         assert launched is not None and runner.reference_status(o3, unit.kernel, launched) == "ran", unit.uri
         if unit.uri.endswith("step_l10"):
             forces, o3_forces, o3_text = unit, o3, text
+        if unit.uri.endswith("center_l13"):  # every team runs, and the last one adds up their records
+            total, samples = named_arguments(toolchain, unit) or []
+            assert isinstance(samples, Buffer) and launched.grid == (SAMPLED_BLOCKS, 1, 1)
+            (summed, _) = outputs(runner.run(o3, unit.kernel, launched, sampled_blocks(launched.grid)).stdout)
+            assert np.frombuffer(summed, np.int64)[0] == samples.data.astype(np.int64).sum() > 0
     pos, soft2, acc = named_arguments(toolchain, forces) or []
     assert isinstance(pos, Buffer) and isinstance(acc, Buffer) and soft2 == np.float32(1e-3)
     assert openmp_launch(o3_text, forces.kernel, [pos, soft2]) is None

@@ -620,8 +620,16 @@ def _omp_cross_entropy(rng: np.random.Generator) -> dict[str, Argument]:
     return {"loss": Buffer(np.zeros(rows, np.float32)), "probabilities": probabilities, "labels": labels}
 
 
+def _omp_samples(rng: np.random.Generator) -> Buffer:
+    return Buffer(rng.integers(0, 4096, 1 << 20, np.int32))
+
+
+def _omp_sum(rng: np.random.Generator) -> dict[str, Argument]:
+    return {"samples": _omp_samples(rng), "sum": Buffer(np.zeros(1, np.int64))}
+
+
 def _omp_shift(rng: np.random.Generator) -> dict[str, Argument]:
-    return {"samples": Buffer(rng.integers(0, 4096, 1 << 20, np.int32)), "mean": np.int32(2047)}
+    return {"samples": _omp_samples(rng), "mean": np.int32(2047)}
 
 
 # The arguments of OpenMP target regions whose parameters the device IR cannot size or fill by itself (scalars,
@@ -639,5 +647,6 @@ OPENMP_ARGUMENTS: dict[str, Callable[[np.random.Generator], dict[str, Argument]]
     "transpose#__omp_offloading_transpose_l11": _omp_transpose,
     "fft#__omp_offloading_stage_l21": _omp_fft_stage,
     "softmax#__omp_offloading_cross_entropy_l22": _omp_cross_entropy,
+    "reduction#__omp_offloading_center_l13": _omp_sum,
     "reduction#__omp_offloading_center_l16": _omp_shift,
 }

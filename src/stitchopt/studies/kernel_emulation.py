@@ -26,8 +26,15 @@ from stitchopt.toolchain.device import DEFAULT_ARCH, device_baseline, optimize_d
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
 from stitchopt.toolchain.offload import openmp_host_ir, region_parameters
-from stitchopt.toolchain.simt import is_spmd, kernel_parameters, openmp_configuration
-from stitchopt.validate.device_run import ArgumentKind, DeviceLaunch, DeviceRunner, LaunchArgument
+from stitchopt.toolchain.simt import kernel_parameters, openmp_configuration
+from stitchopt.validate.device_run import (
+    SAMPLED_BLOCKS,
+    ArgumentKind,
+    DeviceLaunch,
+    DeviceRunner,
+    LaunchArgument,
+    launch_environment,
+)
 
 SEED = 0  # the launches' inputs, as the GPU timing script seeds them
 OPENMP_TEAMS = 64  # blocks of an OpenMP launch: any count computes the same, a distribute loop spreads over them
@@ -56,13 +63,15 @@ def emulated_launch(launch: Launch) -> DeviceLaunch:
 
 def openmp_launch(optimized_ir: str, kernel: str, arguments: Sequence[Argument] | None = None) -> DeviceLaunch | None:
     """A launch of an OpenMP target region built SPMD: its parameters after the first (the runtime's launch
-    environment, zeroed) are `arguments` (scalars passed as a 64-bit parameter holds them, arrays no smaller
+    environment: counters zeroed and, for a cross-team reduction, a zeroed buffer of the records the kernel
+    environment asks for) are `arguments` (scalars passed as a 64-bit parameter holds them, arrays no smaller
     than the IR's `dereferenceable(N)` says), or without them, where each is an array the IR sizes (the
     program's static arrays), each filled with floats from [-1, 1); all arrays are compared; the block as the
-    kernel environment's thread count. None otherwise (a scalar parameter or an array of unknown size needs the
-    program's own values: `OPENMP_ARGUMENTS`)."""
+    kernel environment's thread count. A region with a cross-team reduction has as many teams as a check runs
+    blocks, so that every team runs and the last one combines their records. None otherwise (a scalar parameter
+    or an array of unknown size needs the program's own values: `OPENMP_ARGUMENTS`)."""
     configuration = openmp_configuration(optimized_ir, kernel)
-    if configuration is None or not is_spmd(configuration[0]):
+    if configuration is None or not configuration.spmd:
         return None
     parameters = kernel_parameters(optimized_ir, kernel)[1:]
     if arguments is None:
@@ -75,10 +84,9 @@ def openmp_launch(optimized_ir: str, kernel: str, arguments: Sequence[Argument] 
         else LaunchArgument(ArgumentKind.SCALAR, np.asarray(a).tobytes().ljust(8, b"\0"))
         for a in arguments
     )
-    threads = configuration[1] if configuration[1] > 0 else 128  # unspecified (-1): a block of 128
-    return DeviceLaunch(
-        (OPENMP_TEAMS, 1, 1), (threads, 1, 1), 0, (LaunchArgument(ArgumentKind.INPUT, bytes(64)), *passed)
-    )
+    teams = SAMPLED_BLOCKS if configuration.reduction_bytes else OPENMP_TEAMS
+    threads = configuration.max_threads if configuration.max_threads > 0 else 128  # unspecified (-1): 128
+    return DeviceLaunch((teams, 1, 1), (threads, 1, 1), 0, (launch_environment(configuration), *passed))
 
 
 def _float_arrays(parameters: Sequence[str]) -> list[Argument] | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import shutil
 import threading
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -47,7 +48,12 @@ _ARCH_RE = re.compile(r'"target-cpu"="sm_(\d+)[a-z]?"')
 _RUNTIME = "simt.c"
 _LANE_ID = "__simt_nvvm_read_ptx_sreg_laneid"  # the runtime's %laneid, as the intrinsic is renamed
 OPENMP_SPMD = 2  # the mode bit of an OpenMP region whose threads all run it (openmp-opt's generic-SPMD has it too)
-_KERNEL_ENVIRONMENT_RE = r"^@{}_kernel_environment = [^\n]*?\{{ i8 \d+, i8 \d+, i8 (\d+), i32 -?\d+, i32 (-?\d+),"
+# ConfigurationEnvironmentTy: state machine, nested parallelism, mode; min/max threads, min/max teams; the bytes of a
+# team's reduction record and how many records the cross-team reduction buffer holds.
+_KERNEL_ENVIRONMENT_RE = (
+    r"^@{}_kernel_environment = [^\n]*?\{{ i8 \d+, i8 \d+, i8 (\d+), i32 -?\d+, i32 (-?\d+), i32 -?\d+, i32 -?\d+, "
+    r"i32 (\d+), i32 (\d+) \}}"
+)
 _INLINE_ASM_RE = re.compile(
     r'call (?P<returned>[^@"\n]*?) asm (?:sideeffect |alignstack |inteldialect )*"(?P<text>[^"]*)", "[^"]*"'
     r"\((?P<arguments>.*)\)(?P<rest>(?: #\d+)?(?:, ![^\n]*)?)$",
@@ -69,8 +75,8 @@ def host_module(device_ir: str, kernel: str) -> str:
     with an entry `__simt_entry(ptr slots)` that calls `kernel` with the value each slot points at; InputError
     when the kernel is absent or takes a parameter the runtime cannot pass (a struct by value)."""
     parameters = _parameter_types(device_ir, kernel)
-    mode = openmp_configuration(device_ir, kernel)
-    if mode is not None and not is_spmd(mode[0]):
+    configuration = openmp_configuration(device_ir, kernel)
+    if configuration is not None and not configuration.spmd:
         raise InputError(
             f"{kernel} is an OpenMP region in generic mode (a main thread and the runtime's state machine), which "
             "the CPU run does not emulate"
@@ -116,21 +122,32 @@ def host_module(device_ir: str, kernel: str) -> str:
     )
 
 
-def is_spmd(mode: int) -> bool:
-    """Whether an OpenMP region's execution mode runs all its threads through it (no main thread apart)."""
-    return bool(mode & OPENMP_SPMD)
-
-
 def llvm_name(name: str) -> str:
     """`name` as LLVM's text writes it after `@`: quoted where it is not a plain name."""
     return name if _PLAIN_NAME_RE.fullmatch(name) else f'"{name}"'
 
 
-def openmp_configuration(device_ir: str, kernel: str) -> tuple[int, int] | None:
-    """An OpenMP region's execution mode and most threads a team, from its kernel environment; None for a kernel
-    that has none (CUDA's)."""
+@dataclass(frozen=True)
+class OpenmpConfiguration:
+    """What the OpenMP runtime reads of a region's kernel environment to launch it."""
+
+    mode: int  # OPENMP_SPMD set: every thread runs the region
+    max_threads: int  # a team's threads; -1: unspecified
+    reduction_bytes: int  # the cross-team reduction buffer the launch provides (0: no cross-team reduction)
+
+    @property
+    def spmd(self) -> bool:
+        return bool(self.mode & OPENMP_SPMD)
+
+
+def openmp_configuration(device_ir: str, kernel: str) -> OpenmpConfiguration | None:
+    """An OpenMP region's launch configuration, from its kernel environment; None for a kernel that has none
+    (CUDA's)."""
     found = re.search(_KERNEL_ENVIRONMENT_RE.format(re.escape(kernel)), device_ir, re.MULTILINE)
-    return (int(found.group(1)), int(found.group(2))) if found else None
+    if found is None:
+        return None
+    mode, threads, record, records = (int(group) for group in found.groups())
+    return OpenmpConfiguration(mode, threads, record * records)
 
 
 def kernel_parameters(device_ir: str, kernel: str) -> list[str]:

@@ -30,7 +30,14 @@ from stitchopt.errors import InputError, StitchoptError
 from stitchopt.toolchain.device import optimize_device, without_file_ids
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
-from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, SimtBuilder, host_module, kernel_parameters
+from stitchopt.toolchain.simt import (
+    DYNAMIC_SHARED_BYTES,
+    OpenmpConfiguration,
+    SimtBuilder,
+    host_module,
+    kernel_parameters,
+    openmp_configuration,
+)
 from stitchopt.validate.sandbox import Limits, RunOutcome, Sandbox, scratch_directory
 
 DEVICE_RUN_LIMITS = Limits(wall_seconds=120.0, cpu_seconds=120, address_space_bytes=8 << 30, file_bytes=1 << 30)
@@ -42,6 +49,7 @@ class ArgumentKind(IntEnum):
     SCALAR = 0
     INPUT = 1
     OUTPUT = 2  # read back after the run and compared
+    LAUNCH_ENVIRONMENT = 3  # an OpenMP region's first parameter; the data is its cross-team reduction buffer's
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,13 @@ class DeviceLaunch:
             raise InputError(f"{self.shared_bytes} bytes of dynamic shared memory: at most {DYNAMIC_SHARED_BYTES}")
         if any(a.kind is ArgumentKind.SCALAR and len(a.data) > 8 for a in self.arguments):
             raise InputError("a scalar kernel argument is at most 8 bytes")
+
+
+def launch_environment(configuration: OpenmpConfiguration) -> LaunchArgument:
+    """An OpenMP region's first argument as the runtime passes it: counters zeroed and the cross-team reduction
+    buffer its kernel environment asks for (a region's reduction combines the teams' values only where every
+    team runs: a grid of at most `SAMPLED_BLOCKS`)."""
+    return LaunchArgument(ArgumentKind.LAUNCH_ENVIRONMENT, bytes(configuration.reduction_bytes))
 
 
 def sampled_blocks(grid: tuple[int, int, int], count: int = SAMPLED_BLOCKS) -> list[int]:
@@ -254,6 +269,9 @@ class RunCheck:
                     raise InputError(
                         f"launch {number}, argument {position}: {kernel} takes {takes} there ({parameter.split()[0]})"
                     )
+            configuration = openmp_configuration(device_ir, kernel)
+            if configuration is not None:  # the runtime's launch environment, whatever buffer the file gave
+                launch = replace(launch, arguments=(launch_environment(configuration), *launch.arguments[1:]))
             launches.append((kernel, launch))
         return replace(self, launches=launches)
 

@@ -9,7 +9,8 @@
  *
  * It reads the launch from stdin (little-endian): "SIMT1", grid x y z (u32), block x y z, the count and linear
  * indices of the blocks to run, the count of arguments and for each its kind (0 a scalar, 1 an input buffer,
- * 2 an output buffer), its elements (0 other, 1 float, 2 double), size in bytes (u64) and bytes. It writes each
+ * 2 an output buffer, 3 an OpenMP launch environment whose bytes are its cross-team reduction buffer's), its
+ * elements (0 other, 1 float, 2 double), size in bytes (u64) and bytes. It writes each
  * output buffer's size (u64) and bytes to stdout, and exits 0 when every listed block ran; 4 when the kernel
  * trapped; 5 when the emulator cannot run it (an intrinsic it lacks, a deadlock, a stack overflow: a line on
  * stderr says which).
@@ -152,6 +153,14 @@ void __simt_nvvm_bar_warp_sync(uint32_t m) { warp_op(WARP_SYNC, m, 0, 0, 0); }
 
 
 /* Fences order memory between threads that run one at a time here: nothing to do. */
+/* PTX's atom.inc: the old value, the new one wrapping to 0 past `limit`. Atomic as it is: fibers switch only at
+ * barriers and warp operations. */
+uint32_t __simt_nvvm_atomic_load_inc_32_p0(uint32_t *at, uint32_t limit) {
+  uint32_t old = *at;
+  *at = old >= limit ? 0 : old + 1;
+  return old;
+}
+
 void __simt_nvvm_membar_cta(void) {}
 void __simt_nvvm_membar_gl(void) {}
 void __simt_nvvm_membar_sys(void) {}
@@ -479,6 +488,20 @@ static void read_exactly(FILE *file, void *into, size_t bytes) {
     fail("the launch file is truncated", "");
 }
 
+static void *read_buffer(FILE *file, uint64_t bytes) {
+  void *buffer = aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  if (!buffer)
+    fail("out of memory for a buffer", "");
+  read_exactly(file, buffer, bytes);
+  return buffer;
+}
+
+/* The OpenMP device runtime's KernelLaunchEnvironmentTy (LLVM 19), which a region's first parameter points at. */
+typedef struct {
+  uint32_t reduction_count, reduction_iterations; /* counters of the teams done with the cross-team reduction */
+  void *reduction_buffer;                         /* a record a team */
+} LaunchEnvironment;
+
 static uint32_t read_u32(FILE *file) {
   uint32_t value;
   read_exactly(file, &value, sizeof value);
@@ -512,10 +535,14 @@ int main(void) {
         fail("a scalar argument wider than 8 bytes", "");
       read_exactly(launch, slots[i], sizes[i]);
     } else {
-      void *buffer = aligned_alloc(256, (sizes[i] + 255) / 256 * 256 + 256);
-      if (!buffer)
-        fail("out of memory for a buffer", "");
-      read_exactly(launch, buffer, sizes[i]);
+      void *buffer = read_buffer(launch, sizes[i]);
+      if (kinds[i] == 3) {
+        LaunchEnvironment *environment = calloc(1, sizeof *environment);
+        if (!environment)
+          fail("out of memory for a launch environment", "");
+        environment->reduction_buffer = buffer;
+        buffer = environment;
+      }
       slots[i] = malloc(sizeof(void *));
       memcpy(slots[i], &buffer, sizeof buffer);
     }
