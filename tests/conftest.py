@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.cc.client import SERVER_DIR_ENV, server_paths, stop_server
-from stitchopt.cli.main import app
+from stitchopt.cli.main import command_app
 from stitchopt.core import IRModule
 from stitchopt.errors import ToolchainError
 from stitchopt.evaluation.evaluator import BACKEND_ENV, Evaluator
@@ -159,7 +159,7 @@ def evaluator(request: pytest.FixtureRequest, toolchain: Toolchain, store: Evalu
 def cli_commands() -> dict[str, Command]:
     """Every command and subcommand ("tune", "stitch table"), found in the app itself (typer's own click)."""
     found: dict[str, Command] = {}
-    pending: list[tuple[str, Command]] = [("", typer.main.get_command(app))]
+    pending: list[tuple[str, Command]] = [("", typer.main.get_command(command_app()))]
     while pending:
         path, command = pending.pop()
         if isinstance(command, TyperGroup):

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from stitchopt import __version__
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.cli import entry
-from stitchopt.cli.main import DEBUG_ENV, app, exit_status
+from stitchopt.cli.main import DEBUG_ENV, command_app, exit_status
 from stitchopt.cli.options import progress_bar
 from stitchopt.datasets.kernels import KERNEL_DIR
 from stitchopt.errors import StitchoptError
@@ -479,7 +479,7 @@ def test_options_a_mode_would_ignore_are_refused(
 ) -> None:
     """Refused before any work (in process: main() turns the error into one line and exit status 2)."""
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, args, env={"STITCHOPT_CACHE_DIR": str(tmp_path / "cache")})
+    result = CliRunner().invoke(command_app(), args, env={"STITCHOPT_CACHE_DIR": str(tmp_path / "cache")})
     assert isinstance(result.exception, StitchoptError), result.output
     assert message in str(result.exception)
 
@@ -599,7 +599,7 @@ def test_evaluator_options_reach_the_evaluator(name: str, tmp_path: Path, monkey
     args = [arg.replace("{data}", str(DATA)) for arg in REACHES[name]]
     cache = tmp_path / "cache"
     options = ["--jobs", "3", "--backend", "subprocess", "--address", "ray://head:10001", "--cache-dir", str(cache)]
-    result = CliRunner().invoke(app, [*args, *options])
+    result = CliRunner().invoke(command_app(), [*args, *options])
     assert isinstance(result.exception, Reached), result.output
     assert seen["jobs"] == 3 and seen["backend"] == "subprocess" and seen["address"] == "ray://head:10001"
     assert cache in Path(seen["store"].path).parents
@@ -688,6 +688,27 @@ def test_an_error_raised_while_ctrl_c_unwinds_is_the_interrupt(
     monkeypatch.setattr("stitchopt.cli.report.build_report", interrupted_cleanup)
     assert exit_status(["report", "run", "r.json"]) == 130
     assert capsys.readouterr().err == "stitchopt: interrupted\n"
+
+
+def test_a_command_loads_its_own_modules_and_not_the_other_commands() -> None:
+    """`stitchopt cache ...` starts without the GPU, tuning or report commands' modules (COMMANDS' table)."""
+    loaded = (
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from stitchopt.cli.main import exit_status; status = exit_status(['cache', '--help']); "
+                "print(status, *sorted(m for m in sys.modules if m.startswith('stitchopt.cli.')))",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.splitlines()[-1]
+        .split()
+    )  # after the help
+    assert loaded[0] == "0" and "stitchopt.cli.cache" in loaded, loaded
+    assert not {"stitchopt.cli.gpu", "stitchopt.cli.tune", "stitchopt.cli.report"} & set(loaded), loaded
 
 
 def test_ctrl_c_while_the_commands_load_is_the_same_line_and_status(

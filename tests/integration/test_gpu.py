@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.cli import gpu as gpu_cli
-from stitchopt.cli.main import app
+from stitchopt.cli.main import command_app
 from stitchopt.core import EvalStatus, IRModule
 from stitchopt.datasets.kernels import FAMILY_SPLITS, kernel_sources, offload_sources
 from stitchopt.datasets.normalize import normalized_sha256
@@ -117,7 +117,7 @@ def test_without_the_openmp_device_runtime_a_note_says_the_regions_are_built_wit
     """Where the runtime's bitcode is missing (faked: make test installs it), `gpu measure` still measures the
     program's regions, as `--offload-device-only -S` compiles them, and says what is missing."""
     monkeypatch.setattr(gpu_cli, "openmp_offload_bitcode", lambda toolchain, arch: None)
-    result = CliRunner().invoke(app, ["gpu", "measure", str(OMP_PROGRAMS["gemv"]), "--json"])
+    result = CliRunner().invoke(command_app(), ["gpu", "measure", str(OMP_PROGRAMS["gemv"]), "--json"])
     assert result.exit_code == 0, result.output
     said = " ".join(result.stderr.split())  # (the console wraps it to the terminal's width)
     assert "no OpenMP device runtime for sm_90 (libomptarget-nvptx-sm_90.bc; install libomp-19-dev" in said

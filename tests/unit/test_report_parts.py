@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from stitchopt.cc.build_log import BuildEntry, append_entry
 from stitchopt.cli import options
-from stitchopt.cli.main import app
+from stitchopt.cli.main import command_app
 from stitchopt.errors import InputError
 from stitchopt.reports.build_log_report import build_log_report
 from stitchopt.reports.document import Figure, Link, Report, Section, to_csv, to_html, to_md
@@ -264,7 +264,7 @@ def test_a_search_that_fell_back_is_shown_apart(tmp_path: Path) -> None:
 
 def test_report_build_json_is_one_document_with_the_numbers(tmp_path: Path) -> None:
     log = _build_log(tmp_path / "build.jsonl")
-    done = CliRunner().invoke(app, ["report", "build", str(log), "--json"])
+    done = CliRunner().invoke(command_app(), ["report", "build", str(log), "--json"])
     assert done.exit_code == 0, done.output
     found = json.loads(done.stdout)
     assert found["kind"] == "build" and found["data"]["units"] == 5

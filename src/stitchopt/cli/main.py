@@ -1,8 +1,9 @@
-"""The `stitchopt` command: the app with every command registered, and the one entry point that turns what
+"""The `stitchopt` command: the table of commands, loaded one at a time, and the one entry point that turns what
 happened into an exit status (EXIT_STATUSES)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
@@ -16,25 +17,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from stitchopt.cli.cache import cache_app
-from stitchopt.cli.datasets import datasets_app
-from stitchopt.cli.demo import demo_command
-from stitchopt.cli.doctor import doctor_command, show_version
 from stitchopt.cli.exit_codes import INTERNAL_ERROR, INTERRUPTED, INTERRUPTED_LINE, NEGATIVE, SUCCESS, USER_ERROR
-from stitchopt.cli.gpu import gpu_app
-from stitchopt.cli.heldout import evaluate_command
-from stitchopt.cli.hot import hot_command
-from stitchopt.cli.labels import labels_app
-from stitchopt.cli.learn import optimize_command, predict_command, train_command
-from stitchopt.cli.lift import lift_eval_command
-from stitchopt.cli.measure import eval_command, ir_command, passes_command
-from stitchopt.cli.plugin import plugin_app
-from stitchopt.cli.report import report_command
-from stitchopt.cli.security import security_app
-from stitchopt.cli.serve import serve_command
-from stitchopt.cli.stitch import stitch_app
-from stitchopt.cli.tune import broadcast_command, minimize_command, pareto_command, tune_command
-from stitchopt.cli.validate import validate_command
 from stitchopt.diagnostics import warning_line
 from stitchopt.errors import StitchoptError
 
@@ -53,48 +36,72 @@ PATH_ERRORS: dict[type[OSError], str] = {
     FileExistsError: "a file is in the way of a directory to create: choose another path",
 }
 
-app = typer.Typer(
-    help="Choose LLVM optimization pass lists that make programs smaller and faster.",
-    epilog=EXIT_STATUSES,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.command("doctor")(doctor_command)
-app.command("ir")(ir_command)
-app.command("passes")(passes_command)
-app.command("eval")(eval_command)
-app.command("demo")(demo_command)
-app.command("validate")(validate_command)
-app.command("train")(train_command)
-app.command("predict")(predict_command)
-app.command("optimize")(optimize_command)
-app.command("evaluate")(evaluate_command)
-app.command("report")(report_command)
-app.command("hot")(hot_command)
-app.command("lift-eval")(lift_eval_command)
-app.command("tune")(tune_command)
-app.command("broadcast")(broadcast_command)
-app.command("pareto")(pareto_command)
-app.command("minimize")(minimize_command)
-app.command("serve")(serve_command)
-app.add_typer(labels_app, name="labels")
-app.add_typer(datasets_app, name="datasets")
-app.add_typer(stitch_app, name="stitch")
-app.add_typer(security_app, name="security")
-app.add_typer(cache_app, name="cache")
-app.add_typer(plugin_app, name="plugin")
-app.add_typer(gpu_app, name="gpu")
+# Every command by name: its module and the command function or Typer group there. A run loads the one it names
+# (`command_app`), not the others' modules, which were a quarter to a half of a command's start.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "doctor": ("stitchopt.cli.doctor", "doctor_command"),
+    "ir": ("stitchopt.cli.measure", "ir_command"),
+    "passes": ("stitchopt.cli.measure", "passes_command"),
+    "eval": ("stitchopt.cli.measure", "eval_command"),
+    "demo": ("stitchopt.cli.demo", "demo_command"),
+    "validate": ("stitchopt.cli.validate", "validate_command"),
+    "train": ("stitchopt.cli.learn", "train_command"),
+    "predict": ("stitchopt.cli.learn", "predict_command"),
+    "optimize": ("stitchopt.cli.learn", "optimize_command"),
+    "evaluate": ("stitchopt.cli.heldout", "evaluate_command"),
+    "report": ("stitchopt.cli.report", "report_command"),
+    "hot": ("stitchopt.cli.hot", "hot_command"),
+    "lift-eval": ("stitchopt.cli.lift", "lift_eval_command"),
+    "tune": ("stitchopt.cli.tune", "tune_command"),
+    "broadcast": ("stitchopt.cli.tune", "broadcast_command"),
+    "pareto": ("stitchopt.cli.tune", "pareto_command"),
+    "minimize": ("stitchopt.cli.tune", "minimize_command"),
+    "serve": ("stitchopt.cli.serve", "serve_command"),
+    "labels": ("stitchopt.cli.labels", "labels_app"),
+    "datasets": ("stitchopt.cli.datasets", "datasets_app"),
+    "stitch": ("stitchopt.cli.stitch", "stitch_app"),
+    "security": ("stitchopt.cli.security", "security_app"),
+    "cache": ("stitchopt.cli.cache", "cache_app"),
+    "plugin": ("stitchopt.cli.plugin", "plugin_app"),
+    "gpu": ("stitchopt.cli.gpu", "gpu_app"),
+}
 
 
-@app.callback()
+def command_app(named: str | None = None) -> typer.Typer:
+    """The app with the command `named` registered; with every command where it is None or not in the table
+    (the help lists them all; click suggests the nearest name to a typo)."""
+    app = typer.Typer(
+        help="Choose LLVM optimization pass lists that make programs smaller and faster.",
+        epilog=EXIT_STATUSES,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    app.callback()(_global_options)
+    for name, (module, attribute) in COMMANDS.items():
+        if named in COMMANDS and name != named:
+            continue
+        command = getattr(importlib.import_module(module), attribute)
+        if isinstance(command, typer.Typer):
+            app.add_typer(command, name=name)
+        else:
+            app.command(name)(command)
+    return app
+
+
+def _show_version(shown: bool) -> None:
+    """The eager `--version` callback; doctor's modules are loaded only when it is given."""
+    if shown:
+        importlib.import_module("stitchopt.cli.doctor").show_version(shown)
+
+
 def _global_options(
     version: Annotated[
         bool,
         typer.Option(
             "--version",
             is_eager=True,
-            callback=show_version,
+            callback=_show_version,
             help="Print the versions of stitchopt, the LLVM it finds and the shipped model.",
         ),
     ] = False,
@@ -142,6 +149,7 @@ def _run(args: Sequence[str] | None) -> int:
     try:
         try:
             # Not standalone: click raises usage errors (printed here as one line) and returns typer.Exit's status.
+            app = command_app(_command_named(sys.argv[1:] if args is None else args))
             returned = app(args=args, prog_name="stitchopt", standalone_mode=False)
         except Exception as exc:
             if not _raised_unwinding_an_interrupt(exc):
@@ -170,6 +178,12 @@ def _run(args: Sequence[str] | None) -> int:
     if status == INTERRUPTED:  # typer ends a Ctrl-C with this status, silently
         print(INTERRUPTED_LINE, file=sys.stderr)
     return status
+
+
+def _command_named(args: Sequence[str]) -> str | None:
+    """The command a command line names: its first word that is not an option (the options before a command
+    take no value)."""
+    return next((arg for arg in args if not arg.startswith("-")), None)
 
 
 def _raised_unwinding_an_interrupt(exc: BaseException) -> bool:
