@@ -579,6 +579,9 @@ def test_openmp_regions_with_scalars_and_sections_run_with_their_programs_values
             assert isinstance(samples, Buffer) and launched.grid == (SAMPLED_BLOCKS, 1, 1)
             (summed, _) = outputs(runner.run(o3, unit.kernel, launched, sampled_blocks(launched.grid)).stdout)
             assert np.frombuffer(summed, np.int64)[0] == samples.data.astype(np.int64).sum() > 0
+            as_a_file_gives_it = replace(launched, grid=(64, 1, 1))  # 8 of 64 teams run: the last would not
+            fitted = RunCheck(runner, [(unit.kernel, as_a_file_gives_it)]).fitted(text, [unit.kernel], "reduction.c")
+            assert fitted.launches[0][1] == launched
     pos, soft2, acc = named_arguments(toolchain, forces) or []
     assert isinstance(pos, Buffer) and isinstance(acc, Buffer) and soft2 == np.float32(1e-3)
     assert openmp_launch(o3_text, forces.kernel, [pos, soft2]) is None

@@ -28,12 +28,11 @@ from stitchopt.toolchain.frontend import disassemble
 from stitchopt.toolchain.offload import openmp_host_ir, region_parameters
 from stitchopt.toolchain.simt import kernel_parameters, openmp_configuration
 from stitchopt.validate.device_run import (
-    SAMPLED_BLOCKS,
     ArgumentKind,
     DeviceLaunch,
     DeviceRunner,
     LaunchArgument,
-    launch_environment,
+    as_the_runtime_launches,
 )
 
 SEED = 0  # the launches' inputs, as the GPU timing script seeds them
@@ -63,13 +62,12 @@ def emulated_launch(launch: Launch) -> DeviceLaunch:
 
 def openmp_launch(optimized_ir: str, kernel: str, arguments: Sequence[Argument] | None = None) -> DeviceLaunch | None:
     """A launch of an OpenMP target region built SPMD: its parameters after the first (the runtime's launch
-    environment: counters zeroed and, for a cross-team reduction, a zeroed buffer of the records the kernel
-    environment asks for) are `arguments` (scalars passed as a 64-bit parameter holds them, arrays no smaller
-    than the IR's `dereferenceable(N)` says), or without them, where each is an array the IR sizes (the
-    program's static arrays), each filled with floats from [-1, 1); all arrays are compared; the block as the
-    kernel environment's thread count. A region with a cross-team reduction has as many teams as a check runs
-    blocks, so that every team runs and the last one combines their records. None otherwise (a scalar parameter
-    or an array of unknown size needs the program's own values: `OPENMP_ARGUMENTS`)."""
+    environment, as `as_the_runtime_launches` makes it) are `arguments` (scalars passed as a 64-bit parameter
+    holds them, arrays no smaller than the IR's `dereferenceable(N)` says), or without them, where each is an
+    array the IR sizes (the program's static arrays), each filled with floats from [-1, 1); all arrays are
+    compared; the block as the kernel environment's thread count, `OPENMP_TEAMS` teams (fewer for a cross-team
+    reduction). None otherwise (a scalar parameter or an array of unknown size needs the program's own values:
+    `OPENMP_ARGUMENTS`)."""
     configuration = openmp_configuration(optimized_ir, kernel)
     if configuration is None or not configuration.spmd:
         return None
@@ -84,9 +82,10 @@ def openmp_launch(optimized_ir: str, kernel: str, arguments: Sequence[Argument] 
         else LaunchArgument(ArgumentKind.SCALAR, np.asarray(a).tobytes().ljust(8, b"\0"))
         for a in arguments
     )
-    teams = SAMPLED_BLOCKS if configuration.reduction_bytes else OPENMP_TEAMS
     threads = configuration.max_threads if configuration.max_threads > 0 else 128  # unspecified (-1): 128
-    return DeviceLaunch((teams, 1, 1), (threads, 1, 1), 0, (launch_environment(configuration), *passed))
+    unset = LaunchArgument(ArgumentKind.INPUT, b"")  # the launch environment, which the runtime's launch sets
+    launch = DeviceLaunch((OPENMP_TEAMS, 1, 1), (threads, 1, 1), 0, (unset, *passed))
+    return as_the_runtime_launches(launch, configuration)
 
 
 def _float_arrays(parameters: Sequence[str]) -> list[Argument] | None:

@@ -84,11 +84,15 @@ class DeviceLaunch:
             raise InputError("a scalar kernel argument is at most 8 bytes")
 
 
-def launch_environment(configuration: OpenmpConfiguration) -> LaunchArgument:
-    """An OpenMP region's first argument as the runtime passes it: counters zeroed and the cross-team reduction
-    buffer its kernel environment asks for (a region's reduction combines the teams' values only where every
-    team runs: a grid of at most `SAMPLED_BLOCKS`)."""
-    return LaunchArgument(ArgumentKind.LAUNCH_ENVIRONMENT, bytes(configuration.reduction_bytes))
+def as_the_runtime_launches(launch: DeviceLaunch, configuration: OpenmpConfiguration) -> DeviceLaunch:
+    """An OpenMP region's launch as the CPU run makes it: its first argument the runtime's launch environment
+    (counters zeroed, and the cross-team reduction buffer the kernel environment asks for), whatever it was; a
+    region with a cross-team reduction at most `SAMPLED_BLOCKS` teams, so that every team runs and the last
+    one combines their records (the runtime picks the count of teams: any computes the same)."""
+    environment = LaunchArgument(ArgumentKind.LAUNCH_ENVIRONMENT, bytes(configuration.reduction_bytes))
+    teams = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    grid = (SAMPLED_BLOCKS, 1, 1) if configuration.reduction_bytes and teams > SAMPLED_BLOCKS else launch.grid
+    return replace(launch, grid=grid, arguments=(environment, *launch.arguments[1:]))
 
 
 def sampled_blocks(grid: tuple[int, int, int], count: int = SAMPLED_BLOCKS) -> list[int]:
@@ -270,9 +274,9 @@ class RunCheck:
                         f"launch {number}, argument {position}: {kernel} takes {takes} there ({parameter.split()[0]})"
                     )
             configuration = openmp_configuration(device_ir, kernel)
-            if configuration is not None:  # the runtime's launch environment, whatever buffer the file gave
-                launch = replace(launch, arguments=(launch_environment(configuration), *launch.arguments[1:]))
-            launches.append((kernel, launch))
+            launches.append(
+                (kernel, launch if configuration is None else as_the_runtime_launches(launch, configuration))
+            )
         return replace(self, launches=launches)
 
 
