@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from stitchopt import __version__
 from stitchopt.cache.store import EvaluationStore
 from stitchopt.cli import entry
-from stitchopt.cli.main import DEBUG_ENV, command_app, exit_status
+from stitchopt.cli.main import COMMANDS, DEBUG_ENV, command_app, exit_status
 from stitchopt.cli.options import progress_bar
 from stitchopt.datasets.kernels import KERNEL_DIR
 from stitchopt.errors import StitchoptError
@@ -711,10 +711,23 @@ def test_a_command_loads_its_own_modules_and_not_the_other_commands() -> None:
     assert not {"stitchopt.cli.gpu", "stitchopt.cli.tune", "stitchopt.cli.report"} & set(loaded), loaded
 
 
+def test_debug_shows_the_traceback_of_a_command_that_fails_to_load(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--debug is read before the command's modules load, so a module that fails to load is shown too."""
+    monkeypatch.setenv(DEBUG_ENV, "0")
+    monkeypatch.setitem(COMMANDS, "cache", ("stitchopt.cli.no_such_module", "cache_app"))
+    assert exit_status(["cache", "--help"]) == 3
+    assert "Traceback" not in capsys.readouterr().err
+    assert exit_status(["--debug", "cache", "--help"]) == 3
+    assert "Traceback" in capsys.readouterr().err
+
+
 def test_ctrl_c_while_the_commands_load_is_the_same_line_and_status(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The executable's first moment, loading typer, numpy and every command, is interrupted as a command is."""
+    """The executable's first moment, loading typer, is interrupted as a command is (the command's own modules load
+    inside `exit_status`, which ends a Ctrl-C so)."""
 
     class Loading(types.ModuleType):
         def __getattr__(self, name: str) -> object:

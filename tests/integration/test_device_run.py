@@ -543,6 +543,12 @@ def test_an_spmd_openmp_region_runs_with_the_device_runtime_and_a_generic_one_is
     )
     assert portable.launches[0][0] == region != without_file_ids(region)  # a launch file survives a moved source
     assert portable.launches[0][1] == conv1d  # the runtime's launch environment, whatever buffer the file gave
+    square = RunCheck(runner, [(region, replace(conv1d, grid=(8, 8, 1)))]).fitted(o3_text, [region], "c.c")
+    assert square.launches[0][1].grid == (OPENMP_TEAMS, 1, 1)  # the runtime numbers its teams along x
+    inputs_only = tuple(replace(a, kind=ArgumentKind.INPUT) for a in conv1d.arguments[1:])
+    environment_only = replace(conv1d, arguments=(LaunchArgument(ArgumentKind.OUTPUT, bytes(64)), *inputs_only))
+    with pytest.raises(InputError, match="argument 1 of an OpenMP region is the runtime's launch environment"):
+        RunCheck(runner, [(region, environment_only)]).fitted(o3_text, [region], "convolution.c")
     twin = re.sub(r"_offloading_\w+?_", "_offloading_ffff_", region, count=1)  # the same region of another file
     with pytest.raises(InputError, match="name one of them"):
         RunCheck(runner, [(without_file_ids(region), conv1d)]).fitted(o3_text, [region, twin], "linked.bc")

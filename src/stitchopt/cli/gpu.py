@@ -48,7 +48,7 @@ from stitchopt.datasets.kernels import KERNELS_URI, OPENMP_PREFIX, kernel_uri_so
 from stitchopt.datasets.uri import is_benchmark_uri
 from stitchopt.errors import InputError, StitchoptError
 from stitchopt.labels.commit import shard_committer
-from stitchopt.labels.device import KernelUnit, kernel_units, label_kernels
+from stitchopt.labels.device import KernelUnit, kernel_units, label_kernels, require_device_source
 from stitchopt.models.device_model import load_device_model
 from stitchopt.passes.catalogue import load_catalogue
 from stitchopt.passes.pipeline import check_pipeline, pipeline_from_text
@@ -451,6 +451,8 @@ def labels_command(
 ) -> None:
     """Device labels: each kernel searched, then the train kernels' best lists measured on every kernel; one
     shard per kernel and stage, so a rerun resumes."""
+    for source in sources:  # before looking for the tools: a wrong source is the first thing to fix
+        require_device_source(source)
     toolchain = find_toolchain(llvm)
     cuda = find_cuda()
     committer = shard_committer(output) if commit else None

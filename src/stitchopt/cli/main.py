@@ -4,13 +4,14 @@ happened into an exit status (EXIT_STATUSES)."""
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 import signal
 import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
 from typing import Annotated, NoReturn
@@ -67,9 +68,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def command_app(named: str | None = None) -> typer.Typer:
-    """The app with the command `named` registered; with every command where it is None or not in the table
-    (the help lists them all; click suggests the nearest name to a typo)."""
+def command_app(names: Iterable[str] = COMMANDS) -> typer.Typer:
+    """The app with the commands `names` registered, their modules loaded (all by default)."""
     app = typer.Typer(
         help="Choose LLVM optimization pass lists that make programs smaller and faster.",
         epilog=EXIT_STATUSES,
@@ -78,9 +78,8 @@ def command_app(named: str | None = None) -> typer.Typer:
         add_completion=False,
     )
     app.callback()(_global_options)
-    for name, (module, attribute) in COMMANDS.items():
-        if named in COMMANDS and name != named:
-            continue
+    for name in names:
+        module, attribute = COMMANDS[name]
         command = getattr(importlib.import_module(module), attribute)
         if isinstance(command, typer.Typer):
             app.add_typer(command, name=name)
@@ -109,9 +108,8 @@ def _global_options(
         bool, typer.Option("--debug", help=f"Print the traceback of an internal error (also {DEBUG_ENV}=1).")
     ] = False,
 ) -> None:
-    """Options before the command; --version answers at once (eager), --debug is for exit_status()."""
-    if debug:
-        os.environ[DEBUG_ENV] = "1"  # read by exit_status(), which sees the exception after the command
+    """Options before the command: --version answers at once (eager); --debug is read by `_run` before the
+    command's modules load (one that fails to load shows its traceback too)."""
 
 
 def main(args: Sequence[str] | None = None) -> NoReturn:
@@ -149,8 +147,10 @@ def _run(args: Sequence[str] | None) -> int:
     try:
         try:
             # Not standalone: click raises usage errors (printed here as one line) and returns typer.Exit's status.
-            app = command_app(_command_named(sys.argv[1:] if args is None else args))
-            returned = app(args=args, prog_name="stitchopt", standalone_mode=False)
+            words = list(sys.argv[1:] if args is None else args)
+            if "--debug" in _leading_options(words):  # before the command's modules load: that can fail too
+                os.environ[DEBUG_ENV] = "1"
+            returned = command_app(_commands_to_load(words))(args=args, prog_name="stitchopt", standalone_mode=False)
         except Exception as exc:
             if not _raised_unwinding_an_interrupt(exc):
                 raise
@@ -180,10 +180,19 @@ def _run(args: Sequence[str] | None) -> int:
     return status
 
 
-def _command_named(args: Sequence[str]) -> str | None:
-    """The command a command line names: its first word that is not an option (the options before a command
-    take no value)."""
-    return next((arg for arg in args if not arg.startswith("-")), None)
+def _leading_options(args: list[str]) -> list[str]:
+    """The options before the command (they take no value: the command is the first word that is not one)."""
+    return list(itertools.takewhile(lambda arg: arg.startswith("-"), args))
+
+
+def _commands_to_load(args: list[str]) -> Iterable[str]:
+    """The command a command line names; none for --version, which answers alone; every one where it names
+    none or one not in the table (the help lists them all; click suggests the nearest name to a typo)."""
+    options = _leading_options(args)
+    if "--version" in options and "--help" not in options:
+        return ()
+    named = args[len(options)] if len(options) < len(args) else None
+    return (named,) if named in COMMANDS else COMMANDS
 
 
 def _raised_unwinding_an_interrupt(exc: BaseException) -> bool:

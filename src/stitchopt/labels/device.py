@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from stitchopt.core import CompileOptions, IRModule
-from stitchopt.datasets.benchmarks import DEVICE_DATASET_NAMES, dataset_benchmarks, interleaved
+from stitchopt.datasets.benchmarks import DEVICE_DATASET_NAMES, dataset_benchmarks, interleaved, open_source
 from stitchopt.datasets.kernels import (
     FAMILY_SPLITS,
     KERNELS_URI,
@@ -63,9 +63,6 @@ from stitchopt.tune.driver import Budget, TuningRun
 FORMAT = 1
 SEARCH, MATRIX = "search", "matrix"
 SPLIT_ORDER = ("train", "validation", "test")
-_DEVICE_SOURCES = (
-    f"{KERNELS_URI} and built device datasets ({', '.join(f'{SCHEME}{n}-v1' for n in DEVICE_DATASET_NAMES)})"
-)
 
 
 @dataclass(frozen=True)
@@ -111,7 +108,7 @@ def kernel_units(
         else:
             files += [
                 (b.uri, b.package, b.split, partial(_bitcode, toolchain, b.path))
-                for b in dataset_benchmarks(_device_dataset(source))
+                for b in dataset_benchmarks(require_device_source(source))
             ]
 
     def units_of(uri: str, family: str, split: str, compiled: Callable[[], bytes]) -> list[KernelUnit]:
@@ -139,10 +136,16 @@ def kernel_units(
         threads.shutdown(wait=True, cancel_futures=True)
 
 
-def _device_dataset(source: str) -> str:
-    """`source` if it names a device dataset: a host dataset's or an unknown name's error says what to give."""
+def require_device_source(source: str) -> str:
+    """`source` if device labels can take it (`bench://kernels-v1`, a device dataset); else InputError saying
+    what they take (a host dataset or an unknown name)."""
+    if source.rstrip("/") + "/" == KERNELS_URI:
+        return source
     if source.removeprefix(SCHEME).rstrip("/").rpartition("-v")[0] not in DEVICE_DATASET_NAMES:
-        raise InputError(f"{source} is not a device dataset: device labels take {_DEVICE_SOURCES}")
+        datasets = ", ".join(f"{SCHEME}{name}-v{open_source(name).version}" for name in DEVICE_DATASET_NAMES)
+        raise InputError(
+            f"{source} is not a device dataset: device labels take {KERNELS_URI} and built device datasets ({datasets})"
+        )
     return source
 
 

@@ -67,8 +67,11 @@ def openmp_launch(optimized_ir: str, kernel: str, arguments: Sequence[Argument] 
     array the IR sizes (the program's static arrays), each filled with floats from [-1, 1); all arrays are
     compared; the block as the kernel environment's thread count, `OPENMP_TEAMS` teams (fewer for a cross-team
     reduction). None otherwise (a scalar parameter or an array of unknown size needs the program's own values:
-    `OPENMP_ARGUMENTS`)."""
-    configuration = openmp_configuration(optimized_ir, kernel)
+    `OPENMP_ARGUMENTS`; a kernel environment in a form not read here)."""
+    try:
+        configuration = openmp_configuration(optimized_ir, kernel)
+    except InputError:  # a kernel environment not read here: no launch
+        return None
     if configuration is None or not configuration.spmd:
         return None
     parameters = kernel_parameters(optimized_ir, kernel)[1:]

@@ -48,11 +48,12 @@ _ARCH_RE = re.compile(r'"target-cpu"="sm_(\d+)[a-z]?"')
 _RUNTIME = "simt.c"
 _LANE_ID = "__simt_nvvm_read_ptx_sreg_laneid"  # the runtime's %laneid, as the intrinsic is renamed
 OPENMP_SPMD = 2  # the mode bit of an OpenMP region whose threads all run it (openmp-opt's generic-SPMD has it too)
-# ConfigurationEnvironmentTy: state machine, nested parallelism, mode; min/max threads, min/max teams; the bytes of a
-# team's reduction record and how many records the cross-team reduction buffer holds.
-_KERNEL_ENVIRONMENT_RE = (
-    r"^@{}_kernel_environment = [^\n]*?\{{ i8 \d+, i8 \d+, i8 (\d+), i32 -?\d+, i32 (-?\d+), i32 -?\d+, i32 -?\d+, "
-    r"i32 (\d+), i32 (\d+) \}}"
+# ConfigurationEnvironmentTy: state machine, nested parallelism, mode; min/max threads; in LLVM 19, then min/max
+# teams, the bytes of a team's reduction record and how many records the cross-team reduction buffer holds.
+_KERNEL_ENVIRONMENT = r"^@{}_kernel_environment = "
+_CONFIGURATION_RE = (
+    r"[^\n]*?\{ i8 \d+, i8 \d+, i8 (\d+), i32 -?\d+, i32 (-?\d+),"
+    r"(?: i32 -?\d+, i32 -?\d+, i32 (\d+), i32 (\d+) \})?"
 )
 _INLINE_ASM_RE = re.compile(
     r'call (?P<returned>[^@"\n]*?) asm (?:sideeffect |alignstack |inteldialect )*"(?P<text>[^"]*)", "[^"]*"'
@@ -142,11 +143,14 @@ class OpenmpConfiguration:
 
 def openmp_configuration(device_ir: str, kernel: str) -> OpenmpConfiguration | None:
     """An OpenMP region's launch configuration, from its kernel environment; None for a kernel that has none
-    (CUDA's)."""
-    found = re.search(_KERNEL_ENVIRONMENT_RE.format(re.escape(kernel)), device_ir, re.MULTILINE)
+    (CUDA's); InputError for one written in a form not read here (its mode unknown, it cannot be run)."""
+    environment = _KERNEL_ENVIRONMENT.format(re.escape(kernel))
+    found = re.search(environment + _CONFIGURATION_RE, device_ir, re.MULTILINE)
     if found is None:
+        if re.search(environment, device_ir, re.MULTILINE):
+            raise InputError(f"{kernel}'s OpenMP kernel environment is in a form the CPU run does not read")
         return None
-    mode, threads, record, records = (int(group) for group in found.groups())
+    mode, threads, record, records = (int(group or 0) for group in found.groups())
     return OpenmpConfiguration(mode, threads, record * records)
 
 

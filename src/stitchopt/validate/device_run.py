@@ -86,13 +86,15 @@ class DeviceLaunch:
 
 def as_the_runtime_launches(launch: DeviceLaunch, configuration: OpenmpConfiguration) -> DeviceLaunch:
     """An OpenMP region's launch as the CPU run makes it: its first argument the runtime's launch environment
-    (counters zeroed, and the cross-team reduction buffer the kernel environment asks for), whatever it was; a
-    region with a cross-team reduction at most `SAMPLED_BLOCKS` teams, so that every team runs and the last
-    one combines their records (the runtime picks the count of teams: any computes the same)."""
+    (counters zeroed, and the cross-team reduction buffer the kernel environment asks for), whatever it was; its
+    teams along x, as the runtime numbers them; a region with a cross-team reduction at most `SAMPLED_BLOCKS`
+    teams, so that every team runs and the last one combines their records (the runtime picks the count of
+    teams: any computes the same)."""
     environment = LaunchArgument(ArgumentKind.LAUNCH_ENVIRONMENT, bytes(configuration.reduction_bytes))
-    teams = launch.grid[0] * launch.grid[1] * launch.grid[2]
-    grid = (SAMPLED_BLOCKS, 1, 1) if configuration.reduction_bytes and teams > SAMPLED_BLOCKS else launch.grid
-    return replace(launch, grid=grid, arguments=(environment, *launch.arguments[1:]))
+    teams = launch.grid[0] * launch.grid[1] * launch.grid[2]  # numbered along x only: the runtime's grid is flat
+    if configuration.reduction_bytes:
+        teams = min(teams, SAMPLED_BLOCKS)
+    return replace(launch, grid=(teams, 1, 1), arguments=(environment, *launch.arguments[1:]))
 
 
 def sampled_blocks(grid: tuple[int, int, int], count: int = SAMPLED_BLOCKS) -> list[int]:
@@ -274,9 +276,14 @@ class RunCheck:
                         f"launch {number}, argument {position}: {kernel} takes {takes} there ({parameter.split()[0]})"
                     )
             configuration = openmp_configuration(device_ir, kernel)
-            launches.append(
-                (kernel, launch if configuration is None else as_the_runtime_launches(launch, configuration))
-            )
+            if configuration is not None:
+                if not any(a.kind is ArgumentKind.OUTPUT for a in launch.arguments[1:]):
+                    raise InputError(
+                        f"launch {number}: argument 1 of an OpenMP region is the runtime's launch environment, "
+                        "which is not compared: mark one of the region's own arguments as an output"
+                    )
+                launch = as_the_runtime_launches(launch, configuration)
+            launches.append((kernel, launch))
         return replace(self, launches=launches)
 
 

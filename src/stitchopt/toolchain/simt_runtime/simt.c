@@ -152,7 +152,6 @@ uint32_t __simt_nvvm_vote_ballot_sync(uint32_t m, _Bool p) { return warp_op(VOTE
 void __simt_nvvm_bar_warp_sync(uint32_t m) { warp_op(WARP_SYNC, m, 0, 0, 0); }
 
 
-/* Fences order memory between threads that run one at a time here: nothing to do. */
 /* PTX's atom.inc: the old value, the new one wrapping to 0 past `limit`. Atomic as it is: fibers switch only at
  * barriers and warp operations. */
 uint32_t __simt_nvvm_atomic_load_inc_32_p0(uint32_t *at, uint32_t limit) {
@@ -161,6 +160,7 @@ uint32_t __simt_nvvm_atomic_load_inc_32_p0(uint32_t *at, uint32_t limit) {
   return old;
 }
 
+/* Fences order memory between threads that run one at a time here: nothing to do. */
 void __simt_nvvm_membar_cta(void) {}
 void __simt_nvvm_membar_gl(void) {}
 void __simt_nvvm_membar_sys(void) {}
@@ -496,7 +496,9 @@ static void *read_buffer(FILE *file, uint64_t bytes) {
   return buffer;
 }
 
-/* The OpenMP device runtime's KernelLaunchEnvironmentTy (LLVM 19), which a region's first parameter points at. */
+/* The OpenMP device runtime's KernelLaunchEnvironmentTy, which a region's first parameter points at: LLVM 19's
+ * layout (Debian's libomp-19-dev runtime). A runtime that reads another finds no reduction buffer, and its
+ * region's -O3 build then faults: not run, nothing claimed. */
 typedef struct {
   uint32_t reduction_count, reduction_iterations; /* counters of the teams done with the cross-team reduction */
   void *reduction_buffer;                         /* a record a team */
