@@ -579,16 +579,16 @@ def test_openmp_regions_with_scalars_and_sections_run_with_their_programs_values
         launched = openmp_launch(text, unit.kernel, arguments)
         assert launched is not None and runner.reference_status(o3, unit.kernel, launched) == "ran", unit.uri
         if unit.uri.endswith("step_l10"):
-            forces, o3_forces, o3_text = unit, o3, text
+            forces, forces_arguments, o3_forces, o3_text = unit, arguments, o3, text
         if unit.uri.endswith("center_l13"):  # every team runs, and the last one adds up their records
-            total, samples = named_arguments(toolchain, unit) or []
+            _, samples = arguments or []
             assert isinstance(samples, Buffer) and launched.grid == (SAMPLED_BLOCKS, 1, 1)
             (summed, _) = outputs(runner.run(o3, unit.kernel, launched, sampled_blocks(launched.grid)).stdout)
             assert np.frombuffer(summed, np.int64)[0] == samples.data.astype(np.int64).sum() > 0
             as_a_file_gives_it = replace(launched, grid=(64, 1, 1))  # 8 of 64 teams run: the last would not
             fitted = RunCheck(runner, [(unit.kernel, as_a_file_gives_it)]).fitted(text, [unit.kernel], "reduction.c")
             assert fitted.launches[0][1] == launched
-    pos, soft2, acc = named_arguments(toolchain, forces) or []
+    pos, soft2, acc = forces_arguments or []
     assert isinstance(pos, Buffer) and isinstance(acc, Buffer) and soft2 == np.float32(1e-3)
     assert openmp_launch(o3_text, forces.kernel, [pos, soft2]) is None
     assert openmp_launch(o3_text, forces.kernel, [soft2, soft2, acc]) is None  # a scalar for a pointer

@@ -90,7 +90,7 @@ def kernel_units(
     (0: a core each; a file is a few tool runs one after another), the units in the files' order."""
     files: list[tuple[str, str, str, Callable[[], bytes]]] = []
     for source in sources:
-        if source.rstrip("/") + "/" == KERNELS_URI:
+        if _is_project_kernels(source):
             runtime = _openmp_runtime(toolchain)
             files += [
                 (KERNELS_URI + p.stem, p.stem, FAMILY_SPLITS[p.stem], partial(cuda_device_ir, toolchain, cuda, p))
@@ -139,7 +139,7 @@ def kernel_units(
 def require_device_source(source: str) -> str:
     """`source` if device labels can take it (`bench://kernels-v1`, a device dataset); else InputError saying
     what they take (a host dataset or an unknown name)."""
-    if source.rstrip("/") + "/" == KERNELS_URI:
+    if _is_project_kernels(source):
         return source
     if source.removeprefix(SCHEME).rstrip("/").rpartition("-v")[0] not in DEVICE_DATASET_NAMES:
         datasets = ", ".join(f"{SCHEME}{name}-v{open_source(name).version}" for name in DEVICE_DATASET_NAMES)
@@ -147,6 +147,10 @@ def require_device_source(source: str) -> str:
             f"{source} is not a device dataset: device labels take {KERNELS_URI} and built device datasets ({datasets})"
         )
     return source
+
+
+def _is_project_kernels(source: str) -> bool:
+    return source.rstrip("/") + "/" == KERNELS_URI
 
 
 def _bitcode(toolchain: Toolchain, path: Path) -> bytes:
