@@ -1,21 +1,24 @@
 """Kernel time on a GPU: every way of choosing a device list, timed against clang's -O3 device build, outputs
 compared.
 
-Three steps, because the GPU machine has no LLVM, and a fourth for documents written before `prepare` kept the
-builds' loop shapes:
+Three steps, because the GPU machine has no LLVM, and two more for documents written before `prepare` kept the
+builds' loop shapes and executed instructions:
 
     python benchmarks/gpu_timing.py prepare [--labels data/labels/device] [--splits train,validation,test]
         [--lists gpu_static.json] [--candidates benchmarks/gpu_time_candidates.txt] -o gpu-run
     python benchmarks/gpu_timing.py run gpu-run --json timing.json [--repeats 30] [--seconds 420] [--nvcc]
     python benchmarks/gpu_timing.py report timing.json[.gz] [--json F]
     python benchmarks/gpu_timing.py loops timing.json[.gz] [--labels data/labels/device] -o with-loops.json.gz
+    python benchmarks/gpu_timing.py executed timing.json[.gz] [--labels data/labels/device] -o counted.json.gz
 
 `prepare` (here) builds, for each labelled kernel of `--splits` that studies/gpu_launches.py can launch, -O3, every
 list of the label pool, the device model's lists, the kernel's own search's kept list, with `--lists`
 (`benchmarks/gpu_static.py --json`) that script's search list, and with `--candidates` more lists (e.g. -O3 with
 one pass more, made to look for speed; a line `PIPELINE ; FLAGS` also gives opt flags, such as an unroll count);
-identical cubins are kept once. The manifest holds each build's ptxas measures and the shipped device model's order
-of choices, so the report needs no LLVM. `run` (on the GPU machine: numpy and CuPy, `PYTHONPATH=src`) runs each
+identical cubins are kept once. The manifest holds each build's ptxas measures, its loop shapes, the instructions
+it executes on the CPU with the kernel's launch (`gpu optimize --objective time --launch`'s measure; null where
+that run fails or its outputs differ from -O3's) and the shipped device model's order of choices, so the report
+needs no LLVM. `run` (on the GPU machine: numpy and CuPy, `PYTHONPATH=src`) runs each
 kernel in a process of its own (a kernel whose build faults cannot stop the other kernels): one launch of every
 build on the same seeded inputs, a build rejected when any output differs from -O3's by one bit (a miscompile, as
 on the CPU), then 3 warm-up rounds and `--repeats` timed rounds (CUDA events), the builds interleaved in each round
@@ -29,7 +32,9 @@ applied to the others (a static choice learned from time), and the fastest build
 rounds timed it (what timing every build on the GPU would choose). Where the manifest's builds carry their loop
 shapes (`prepare` writes them; `loops` adds them to an older document by rebuilding each build here and checking
 its ptxas measures), `report` adds `gpu optimize --objective time`'s choices and how its loop signs sort the
-timed builds.
+timed builds; where they carry executed instructions (`executed` adds them as `loops` does), the time objective
+with the launch (the model's lists and -O3 with each unroll count, the fewest instructions executed) and the
+fewest executed over every build.
 """
 
 from __future__ import annotations
@@ -51,7 +56,9 @@ import numpy as np
 
 from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch, argument_types, launch, ptx_parameter_types
 from stitchopt.studies.kernel_timing import (
+    FLAGS_SEPARATOR,
     candidate_rows,
+    executed_rank_rows,
     loop_sign_rows,
     method_rows,
     o3_build,
@@ -61,7 +68,6 @@ from stitchopt.studies.kernel_timing import (
 )
 
 MANIFEST = "manifest.json"
-FLAGS_SEPARATOR = " ; "  # in a candidate line: the pipeline, then opt flags that a pass list cannot say
 # datasets/kernels.py's KERNELS_URI and KERNEL_DIR, spelled again: that module cannot be imported on the GPU
 # machine (its imports reach the evaluation store's dependencies), and `run` needs them there for --nvcc.
 PROJECT_KERNELS = "bench://kernels-v1/"
@@ -81,10 +87,12 @@ def prepare(
     from stitchopt.toolchain.device import DEFAULT_ARCH, device_baseline
     from stitchopt.toolchain.discovery import find_toolchain
     from stitchopt.tune.device import Measure
+    from stitchopt.validate.device_run import DeviceRunner
 
     toolchain, cuda = find_toolchain(), find_cuda()
     labels, units = labelled_kernels(toolchain, cuda, labels_directory)
     model = load_device_model()
+    runner = DeviceRunner(toolchain)
     unit_of = {unit.uri: unit for unit in units}
     row_of = {uri: i for i, uri in enumerate(labels.uris)}
     search_list = {  # the shard whose kept best the labels hold (older shards of a kernel may lie beside it)
@@ -112,6 +120,7 @@ def prepare(
         builds: dict[str, int | None] = {}
         variants: list[dict[str, Any]] = []
         by_digest: dict[str, int] = {}
+        count = _executed_counter(toolchain, runner, unit)
         for pipeline in pipelines:
             try:
                 built = _build(toolchain, unit, pipeline)
@@ -129,7 +138,8 @@ def prepare(
                 name = f"{len(entries)}-{len(variants)}.cubin"
                 (output / name).write_bytes(built.cubin)
                 kernel = built.kernels[unit.kernel]
-                variants.append({"cubin": name, **asdict(Measure.of(kernel)), "loops": asdict(kernel.loops)})
+                measures = {**asdict(Measure.of(kernel)), "loops": asdict(kernel.loops), "executed": count(built)}
+                variants.append({"cubin": name, **measures})
             builds[pipeline] = by_digest[digest]
         order = model.order(kernel_features(toolchain, unit.module, model.features))
         entries.append(
@@ -147,6 +157,7 @@ def prepare(
             }
         )
         print(f"prepared {unit.uri}: {len(variants)} distinct builds of {len(pipelines)} lists", file=sys.stderr)
+    runner.close()
     manifest = {"arch": DEFAULT_ARCH, "ptxas": cuda.version, "model": model.trained_on, "kernels": entries}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return 0
@@ -161,32 +172,61 @@ def _build(toolchain: Any, unit: Any, pipeline: str) -> Any:
     return build_device(toolchain, unit.module.bitcode, text, options)
 
 
-def add_loops(timing: Path, labels_directory: Path, output: Path) -> int:
-    """A timing document whose manifest's variants also carry their kernels' loop shapes (what the time objective
-    compares), from each variant rebuilt here by the first list the manifest names for it; a rebuild whose
-    ptxas measures differ from the manifest's stops this (another LLVM or ptxas would not build those cubins)."""
+def _executed_counter(toolchain: Any, runner: Any, unit: Any) -> Any:
+    """A function of a kernel's build: the instructions it executes on the CPU with the kernel's timing launch
+    (its sampled blocks), as `gpu optimize --objective time --launch` counts them; None where the run fails or
+    writes other outputs than the first build counted (-O3's, which `prepare` and `add_measures` build first)."""
+    from stitchopt.studies.kernel_emulation import emulated_launch
+    from stitchopt.toolchain.device import codegen_ir
+    from stitchopt.validate.device_run import executed_instructions, sampled_blocks
+
+    emulated = emulated_launch(launch(unit.kernel))
+    blocks = sampled_blocks(emulated.grid)
+    reference: list[Any] = []  # the first build's run
+
+    def count(built: Any) -> int | None:
+        ir = codegen_ir(toolchain, built.optimized, unit.options)
+        outcome = runner.run(ir.encode(), unit.kernel, emulated, blocks, counted=True)
+        if not reference:
+            reference.append(outcome)
+        return executed_instructions(outcome) if outcome.behaves_like(reference[0]) else None
+
+    return count
+
+
+def add_measures(timing: Path, labels_directory: Path, output: Path, measure: str) -> int:
+    """A timing document whose manifest's variants also carry `measure`: "loops" (their kernels' loop shapes, what
+    the time objective compares without launches) or "executed" (the instructions executed on the CPU with the
+    kernel's launch, what it compares with them), from each variant rebuilt here by the first list the manifest
+    names for it; a rebuild whose ptxas measures differ from the manifest's stops this (another LLVM or ptxas
+    would not build those cubins)."""
     from stitchopt.labels.device import labelled_kernels
     from stitchopt.toolchain.cuda import find_cuda
     from stitchopt.toolchain.discovery import find_toolchain
     from stitchopt.tune.device import Measure
+    from stitchopt.validate.device_run import DeviceRunner
 
     document = _read_document(timing)
     toolchain, cuda = find_toolchain(), find_cuda()
     _, units = labelled_kernels(toolchain, cuda, labels_directory)
     unit_of = {unit.uri: unit for unit in units}
+    runner = DeviceRunner(toolchain)
     for entry in document["manifest"]["kernels"]:
         unit = unit_of[entry["uri"]]
+        count = _executed_counter(toolchain, runner, unit)
         first: dict[int, str] = {}
         for pipeline, v in entry["builds"].items():
             if v is not None:
                 first.setdefault(v, pipeline)
-        for v, variant in enumerate(entry["variants"]):
-            kernel = _build(toolchain, unit, first[v]).kernels[unit.kernel]
+        for v, variant in enumerate(entry["variants"]):  # variant 0 is -O3's
+            built = _build(toolchain, unit, first[v])
+            kernel = built.kernels[unit.kernel]
             measured = asdict(Measure.of(kernel))
             if any(variant[what] != measured[what] for what in measured):
                 raise SystemExit(f"{entry['uri']}: {first[v]} builds {measured} here, the record has {variant}")
-            variant["loops"] = asdict(kernel.loops)
+            variant[measure] = asdict(kernel.loops) if measure == "loops" else count(built)
         print(f"{entry['uri']}: {len(entry['variants'])} builds", file=sys.stderr)
+    runner.close()
     output.write_bytes(gzip.compress(json.dumps(document).encode(), mtime=0))
     return 0
 
@@ -363,8 +403,9 @@ def _change(ratio: float) -> str:
 def report(timing: Path, output: Path | None) -> int:
     """Markdown tables: each method per split (geomean time and SASS against -O3, kernels faster and slower by more
     than the noise, builds rejected for their outputs), each kernel (time / SASS change per method), where the
-    builds carry loop shapes how the time objective's signs sort them, each candidate list alone on the train and
-    test kernels, and nvcc's builds where they were timed."""
+    builds carry loop shapes how the time objective's signs sort them, where they carry executed instructions how
+    the counts order pairs of builds that differ in time, each candidate list alone on the train and test kernels,
+    and nvcc's builds where they were timed."""
     from stitchopt.reports.tables import Rows, to_markdown  # here, not on the GPU machine (no LLVM-side packages)
 
     document = _read_document(timing)
@@ -405,6 +446,15 @@ def report(timing: Path, output: Path | None) -> int:
         kinds = [f"{speed} {verdict}" for speed in ("slower", "same", "faster") for verdict in ("refused", "kept")]
         sign_table = [[row["split"], *(str(row.get(kind, 0)) for kind in kinds)] for row in signs]
         print(to_markdown(Rows("Loop signs", ["split", *kinds], sign_table)))
+    ranks = executed_rank_rows(document)
+    if ranks:
+        print(
+            "\nPairs of one kernel's builds (both with -O3's outputs) whose times differ by more than the noise, by "
+            "whether their instructions executed on the CPU order them alike\n"
+        )
+        kinds = ["alike", "opposite", "tied"]
+        rank_table = [[row["split"], *(str(row[kind]) for kind in kinds)] for row in ranks]
+        print(to_markdown(Rows("Executed instructions against time", ["split", *kinds], rank_table)))
     alone = [row for row in candidate_rows(document) if row["split"] != "validation"]
     if alone:
         print("\nEach candidate list on every kernel of a split (-O3 where it fails or changes the outputs)\n")
@@ -436,6 +486,7 @@ def report(timing: Path, output: Path | None) -> int:
             "summary": summary,
             "kernels": rows,
             "loop_signs": signs,
+            "executed_ranks": ranks,
             "vendor": against_vendor,
         }
         output.write_text(json.dumps(result, indent=1) + "\n")
@@ -462,10 +513,11 @@ def main() -> int:
     one.add_argument("index", type=int)
     one.add_argument("--repeats", type=int, default=30)
     one.add_argument("--vendor", default=None, help="a cubin of the same kernel to time beside the builds")
-    shaped = steps.add_parser("loops", help="add the builds' loop shapes to a document (needs LLVM and ptxas)")
-    shaped.add_argument("timing", type=Path)
-    shaped.add_argument("--labels", type=Path, default=Path("data/labels/device"))
-    shaped.add_argument("-o", "--output", type=Path, required=True)
+    for measure, what in (("loops", "loop shapes"), ("executed", "instructions executed on the CPU")):
+        added = steps.add_parser(measure, help=f"add the builds' {what} to a document (needs LLVM and ptxas)")
+        added.add_argument("timing", type=Path)
+        added.add_argument("--labels", type=Path, default=Path("data/labels/device"))
+        added.add_argument("-o", "--output", type=Path, required=True)
     reported = steps.add_parser("report", help="each method's time from run's document")
     reported.add_argument("timing", type=Path)
     reported.add_argument("--json", type=Path, default=None)
@@ -482,8 +534,8 @@ def main() -> int:
         return 0
     if args.step == "report":
         return report(args.timing, args.json)
-    if args.step == "loops":
-        return add_loops(args.timing, args.labels, args.output)
+    if args.step in ("loops", "executed"):
+        return add_measures(args.timing, args.labels, args.output, args.step)
     return run(args.directory, args.json, args.repeats, args.seconds, args.nvcc)
 
 

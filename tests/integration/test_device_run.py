@@ -56,6 +56,7 @@ from stitchopt.validate.device_run import (
     DeviceRunner,
     LaunchArgument,
     RunCheck,
+    executed_instructions,
     read_launches,
     sampled_blocks,
 )
@@ -406,6 +407,87 @@ def test_retargeted_text_keeps_the_parameters_and_gives_extern_shared_memory(tmp
         host_module(HANDWRITTEN.replace("ptr %out,", "ptr byval(%struct.s) align 8 %out,"), "twice")
     with pytest.raises(InputError, match="no kernel 'thrice'"):
         host_module(HANDWRITTEN, "thrice")
+
+
+# Per thread: entry 2, each of n iterations 4 (the phis are not counted), the switch 1 (not its case lines), the
+# store block 3; thread 0 also passes `first` (1). `wasteful` adds one instruction to each iteration.
+COUNTED = """target triple = "nvptx64-nvidia-cuda"
+
+define void @triangle(ptr %out, i32 %n) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  br label %loop
+
+loop:
+  %i = phi i32 [ 0, %entry ], [ %next, %loop ]
+  %sum = phi i32 [ 0, %entry ], [ %added, %loop ]
+  %added = add i32 %sum, %i
+  %next = add i32 %i, 1
+  %done = icmp sge i32 %next, %n
+  br i1 %done, label %exit, label %loop
+
+exit:
+  switch i32 %t, label %store [
+    i32 0, label %first
+  ]
+
+first:
+  br label %store
+
+store:
+  %p = getelementptr i32, ptr %out, i32 %t
+  store i32 %added, ptr %p
+  ret void
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+"""
+
+
+def test_a_counted_run_counts_each_instruction_its_threads_execute(runner: DeviceRunner) -> None:
+    wasteful = COUNTED.replace("  %next = add i32 %i, 1\n", "  %next = add i32 %i, 1\n  %waste = mul i32 %i, 3\n")
+    n, threads = 10, 64
+    triangle = DeviceLaunch(
+        (2, 1, 1),
+        (threads, 1, 1),
+        0,
+        (
+            LaunchArgument(ArgumentKind.OUTPUT, bytes(4 * threads)),
+            LaunchArgument(ArgumentKind.SCALAR, struct.pack("<i", n)),
+        ),
+    )
+    run = runner.run(COUNTED.encode(), "triangle", triangle, [0], counted=True)
+    assert executed_instructions(run) == threads * (6 + 4 * n) + 1, run.stderr
+    assert np.array_equal(np.frombuffer(outputs(run.stdout)[0], np.int32), np.full(threads, n * (n - 1) // 2))
+    assert executed_instructions(runner.run(COUNTED.encode(), "triangle", triangle, [0])) is None  # not counted
+    check = RunCheck(runner, [("triangle", triangle)]).executed(COUNTED, wasteful)  # both sampled blocks
+    assert check.verdicts == {"triangle #1": SAME}
+    assert check.ratio == (threads * (6 + 5 * n) + 1) / (threads * (6 + 4 * n) + 1)
+
+
+def test_gpu_optimize_for_time_keeps_the_build_whose_launch_executes_fewest_instructions(tmp_path: Path) -> None:
+    forces = "_Z12nbody_forcesPK6float4P6float3if"
+    bodies = {"buffer": "float32", "count": 4 * 512}
+    written = {"buffer": "float32", "count": 3 * 512, "fill": "zeros", "output": True}
+    scalars = [{"scalar": "int32", "value": 512}, {"scalar": "float32", "value": 1e-3}]
+    nbody = {"kernel": forces, "grid": [4], "block": [128], "shared_bytes": 16 * 128}
+    launches = tmp_path / "launch.json"
+    launches.write_text(json.dumps({"launches": [{**nbody, "arguments": [bodies, written, *scalars]}]}))
+    run = subprocess.run(
+        [sys.executable, "-m", "stitchopt", "gpu", "optimize", str(KERNELS["nbody"]), "--objective", "time"]
+        + ["--launch", str(launches), "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert run.returncode == 0, run.stderr
+    device = json.loads(run.stdout)["device"]
+    # -O3 leaves the inner loop (two exits) hardly unrolled; an unroll count executes a fifth fewer instructions.
+    assert device["kept_list"] and device["pipeline"] == "default<O3>", device["tried"]
+    assert device["opt_flags"][0].startswith("-unroll-count=")
+    chosen = " ".join([device["pipeline"], *device["opt_flags"]])
+    assert device["runs"][chosen] == {f"{forces} #1": SAME} and device["executed"][chosen] < 0.9
+    assert all(ratio >= device["executed"][chosen] for ratio in device["executed"].values())
 
 
 def test_gpu_optimize_keeps_a_list_whose_launch_ran_the_same_and_says_what_did_not_run(tmp_path: Path) -> None:

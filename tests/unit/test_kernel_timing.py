@@ -10,6 +10,7 @@ import pytest
 from stitchopt.studies.kernel_timing import (
     candidate_rows,
     choices,
+    executed_rank_rows,
     fastest_train_list,
     loop_sign_rows,
     method_rows,
@@ -144,3 +145,25 @@ def test_the_time_objective_refuses_builds_whose_loops_lose_o3s_shape() -> None:
     fewer_loads = _with_loops((1, 0, 8), (1, 0, 8), (1, 0, 4), (0, 0, 8))  # 2 unrolled less; 3 fine
     assert choices(fewer_loads)["jit k=10, time objective"] == 3
     assert choices(fewer_loads)["jit k=3, time objective"] == 0
+
+
+def test_the_time_objective_with_the_launch_keeps_the_fewest_instructions_executed_by_a_margin() -> None:
+    """Builds 4 and 5 are -O3 with unroll counts 4 and 8; 5 executes fewest but spills (local memory, which the
+    CPU run does not see), 3's CPU run wrote other outputs (None); 2 executes 1% fewer than -O3: no evidence."""
+    unrolled = {"O3 ; -unroll-count=2": None, "O3 ; -unroll-count=4": 4, "O3 ; -unroll-count=8": 5}
+    variants = [*ENTRY["variants"], _variant(1500, 30), {**_variant(2000, 40), "spilled": 8}]
+    counted = [
+        {**variant, "executed": executed}
+        for variant, executed in zip(variants, [100, 120, 99, None, 70, 60], strict=True)
+    ]
+    entry = {**ENTRY, "builds": {**ENTRY["builds"], **unrolled}, "variants": counted}
+    chosen = choices(entry)
+    assert chosen["static + backup, time objective with the launch"] == 4  # "a" executes more than -O3
+    assert chosen["jit k=10, time objective with the launch"] == chosen["fewest executed on the CPU"] == 4
+    counted[4] = {**counted[4], "executed": 99}
+    assert choices(entry)["jit k=10, time objective with the launch"] == 0  # 1% fewer: -O3 stays
+    assert "fewest executed on the CPU" not in choices(ENTRY)  # variants without counts: no such rows
+    # 3 is left out (no count); 0 and 2 ran as fast; 2 and 4 execute as many (99); 5 fewer than 4 but ran slower.
+    timed = {"uri": ENTRY["uri"], "identical_outputs": [True] * 6, "median_ms": [2.0, 2.5, 2.0, 1.0, 1.5, 1.6]}
+    ranks = executed_rank_rows({"manifest": {"kernels": [entry]}, "kernels": [timed]})
+    assert ranks == [{"split": "test", "alike": 7, "opposite": 1, "tied": 1}]

@@ -77,6 +77,7 @@ from stitchopt.toolchain.device import (
     openmp_runtime_linked,
     printed_device_pipeline,
 )
+from stitchopt.toolchain.device_time import TIME_MARGIN, TIME_UNROLL_COUNTS
 from stitchopt.toolchain.discovery import Toolchain, find_toolchain
 from stitchopt.toolchain.elf import SASS_WORD
 from stitchopt.toolchain.frontend import (
@@ -266,7 +267,10 @@ def optimize_command(
         str,
         typer.Option(
             help="size: keep the smallest list no worse than -O3 in SASS, registers, spills and stack; time: also "
-            "no worse in the loop shapes that went with slower kernels on a GPU (unrolling, rotation)."
+            "no worse in the loop shapes that went with slower kernels on a GPU (unrolling, rotation), or with "
+            "--launch, the build (the model's lists, -O3 with unroll counts "
+            f"{', '.join(map(str, TIME_UNROLL_COUNTS))}) whose launches execute the fewest instructions on the CPU, "
+            f"{TIME_MARGIN:.0%} fewer than -O3's."
         ),
     ] = "size",
     model_dir: Annotated[
@@ -294,7 +298,8 @@ def optimize_command(
     no better); for an OpenMP offload program, its host pipeline too (data kept on the device where the hoisting
     pass proves the program cannot tell; with --run, only where a run copies fewer bytes with the same output).
     Smaller is not faster: on an H200 the model's size choices ran slower than -O3 (docs/results.md); --objective
-    time keeps only lists whose loops keep -O3's shape."""
+    time keeps only lists whose loops keep -O3's shape, or with --launch, the build whose launches execute the
+    fewest instructions on the CPU (unroll counts included)."""
     if mode not in DEVICE_MODES:
         raise InputError(f"unknown mode {mode!r}: use one of {', '.join(DEVICE_MODES)}")
     if objective not in DEVICE_OBJECTIVES:
@@ -334,9 +339,11 @@ def optimize_command(
         **({"k": min(k, len(model.lists))} if mode == "jit" else {}),  # lists built beside -O3
         "objective": objective,
         "pipeline": choice.pipeline,
+        "opt_flags": list(choice.opt_flags),
         "kept_list": choice.kept_list,
         "tried": choice.tried,
         "runs": choice.runs,
+        "executed": choice.executed,
     }
     check = None
     if program is not None:
@@ -367,17 +374,28 @@ def _say_optimized(
     for pipeline, reason in choice.tried.items():
         if reason is not None:
             say(f"not kept: {pipeline}: {reason}")
-    for launch, verdict in choice.runs.get(choice.pipeline, {}).items():
+    for launch, verdict in choice.runs.get(choice.label, {}).items():
         say(f"run on the CPU beside -{DEVICE_LEVEL}: {launch}: {verdict}")
     (sass, registers), (o3_sass, o3_registers) = sass_and_registers(choice.answer), sass_and_registers(choice.reference)
     change = f"SASS {100 * (sass / o3_sass - 1):+.2f}%, registers {o3_registers} -> {registers} (all kernels)"
-    answer = f"'{opt_passes_option(choice.pipeline)}'" if choice.kept_list else f"-{DEVICE_LEVEL} stays the answer"
+    flags = "".join(f" {flag}" for flag in choice.opt_flags)
+    answer = (
+        f"'{opt_passes_option(choice.pipeline)}'{flags}" if choice.kept_list else f"-{DEVICE_LEVEL} stays the answer"
+    )
     objective = document["device"]["objective"]
+    if choice.label in choice.executed:
+        change = f"instructions executed on the CPU {100 * (choice.executed[choice.label] - 1):+.2f}%, {change}"
     say(f"device ({mode}{', time objective' if objective == 'time' else ''}): {change} vs -{DEVICE_LEVEL}: {answer}")
-    launched = choice.runs.get(choice.pipeline, {})
-    if launched and all(verdict == "same" for verdict in launched.values()):
-        unlaunched = sorted(set(choice.answer.kernels) - {launch.rsplit(" #", 1)[0] for launch in launched})
-        without = f"; kernels without a launch did not run: {', '.join(unlaunched)}" if unlaunched else ""
+    launched = choice.runs.get(choice.label, {})
+    unlaunched = sorted(set(choice.answer.kernels) - {launch.rsplit(" #", 1)[0] for launch in launched})
+    without = f"; kernels without a launch did not run: {', '.join(unlaunched)}" if unlaunched else ""
+    if choice.kept_list and choice.label in choice.executed:
+        say(
+            f"its launches ran on the CPU with -{DEVICE_LEVEL}'s outputs and fewer instructions executed (the IR llc "
+            f"selects instructions from){without}: a ranking of builds that matched an H200's times on held-out "
+            "kernels, not a time; unverified until timed on a GPU"
+        )
+    elif launched and all(verdict == "same" for verdict in launched.values()):
         say(
             f"its launches ran on the CPU with -{DEVICE_LEVEL}'s outputs (the list's IR; NVPTX's code generator and "
             f"ptxas run only on a GPU){without}; the speed is unmeasured"

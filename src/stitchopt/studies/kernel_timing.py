@@ -8,6 +8,7 @@ import math
 import statistics
 from typing import Any
 
+from stitchopt.toolchain.device_time import TIME_MARGIN, TIME_UNROLL_COUNTS, unroll_flags
 from stitchopt.toolchain.ptx_code import LoopShape
 
 JIT_KS = (3, 10)
@@ -17,6 +18,9 @@ NOISE = 0.02
 FASTEST_TRAIN_LIST = "fastest train list"
 FASTEST = "fastest with -O3's outputs"
 TIME_SUFFIX = ", time objective"  # `gpu optimize --objective time`: the loops kept as -O3 shapes them
+LAUNCH_SUFFIX = ", time objective with the launch"  # ... --launch: the fewest instructions executed on the CPU
+FEWEST_EXECUTED = "fewest executed on the CPU"
+FLAGS_SEPARATOR = " ; "  # in a manifest's pipeline: the pipeline, then opt flags that a pass list cannot say
 
 
 def o3_build(entry: dict[str, Any]) -> int:
@@ -74,11 +78,36 @@ def choices(entry: dict[str, Any]) -> dict[str, int]:
     if all("loops" in variant for variant in variants):
         chosen["static + backup" + TIME_SUFFIX] = smallest(entry["order"][:1], "time")
         chosen |= {f"jit k={k}{TIME_SUFFIX}": smallest(ranked[:k], "time") for k in JIT_KS}
+    if all("executed" in variant for variant in variants):
+        unrolled = [FLAGS_SEPARATOR.join([roles["-O3"], *unroll_flags(count)]) for count in TIME_UNROLL_COUNTS]
+        chosen["static + backup" + LAUNCH_SUFFIX] = _fewest_executed(entry, [*entry["order"][:1], *unrolled])
+        chosen |= {f"jit k={k}{LAUNCH_SUFFIX}": _fewest_executed(entry, [*ranked[:k], *unrolled]) for k in JIT_KS}
+        chosen[FEWEST_EXECUTED] = _fewest_executed(entry, list(builds))
     chosen["every pool list"] = smallest(entry["pool"])
     for role in ("search", "long search"):  # "long search": only on the kernels the timing run was given one for
         if role in roles:
             chosen[role] = smallest([roles[role]] if roles[role] else [])
     return chosen
+
+
+def _fewest_executed(entry: dict[str, Any], pipelines: list[str]) -> int:
+    """`apply/device.py`'s time objective with launches over the manifest's numbers: of `pipelines`' builds with
+    -O3's outputs on the CPU and no more spills or stack, the one that executed fewest instructions, where that
+    is TIME_MARGIN fewer than -O3's; else -O3. (A manifest's variants carry "executed" since `gpu_timing.py
+    executed` or `prepare` wrote it: None where the CPU run failed or wrote other outputs.)"""
+    builds, variants, o3 = entry["builds"], entry["variants"], o3_build(entry)
+    if variants[o3]["executed"] is None:  # -O3's own build did not run on the CPU: nothing to compare with
+        return o3
+    counted = [builds[p] for p in pipelines if builds.get(p) is not None]
+    kept = [
+        v
+        for v in counted
+        if variants[v]["executed"] is not None
+        and all(variants[v][what] <= variants[o3][what] for what in ("spilled", "stack"))
+    ]
+    best = min(kept, key=lambda v: variants[v]["executed"], default=o3)
+    fewer = variants[best]["executed"] <= variants[o3]["executed"] * (1 - TIME_MARGIN)
+    return best if fewer else o3
 
 
 def fastest_train_list(document: dict[str, Any]) -> str | None:
@@ -188,6 +217,32 @@ def loop_sign_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
             signs = "refused" if LoopShape(**variant["loops"]).slower_signs(reference) else "kept"
             row = counts.setdefault(entry["split"], {})
             row[f"{speed} {signs}"] = row.get(f"{speed} {signs}", 0) + 1
+    return [{"split": split, **row} for split, row in counts.items()]
+
+
+def executed_rank_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per split, every pair of one kernel's timed builds with -O3's outputs (on the GPU and on the CPU) whose
+    times differ by more than NOISE: ordered "alike" by their executed instructions, "opposite", or "tied" (the
+    same count). Empty when the variants carry no counts."""
+    counts: dict[str, dict[str, int]] = {}
+    for timed, entry in timed_entries(document):
+        variants = entry["variants"]
+        if not all("executed" in variant for variant in variants):
+            return []
+        ran = [
+            (variants[v]["executed"], timed["median_ms"][v])
+            for v in range(len(variants))
+            if timed["identical_outputs"][v] and variants[v]["executed"] is not None
+        ]
+        row = counts.setdefault(entry["split"], {"alike": 0, "opposite": 0, "tied": 0})
+        for i, (executed, ms) in enumerate(ran):
+            for other_executed, other_ms in ran[:i]:
+                if abs(ms / other_ms - 1) <= NOISE:
+                    continue
+                if executed == other_executed:
+                    row["tied"] += 1
+                else:
+                    row["alike" if (executed < other_executed) == (ms < other_ms) else "opposite"] += 1
     return [{"split": split, **row} for split, row in counts.items()]
 
 

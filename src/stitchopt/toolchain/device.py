@@ -64,6 +64,8 @@ _ANNOTATIONS_RE = re.compile(r"^!nvvm\.annotations = !\{([^}]*)\}$", re.MULTILIN
 _ANNOTATION_NODE_RE = re.compile(r'^(![0-9]+) = (?:distinct )?!\{ptr @("[^"]+"|[^,\s]+),', re.MULTILINE)
 # clang names an OpenMP target region `__omp_offloading_<device>_<file>_<function>_l<line>`, the first two the
 # source file's device and inode numbers: another checkout of the same file gives other names.
+_INSTRUCTION_SELECTION = "nvptx-isel"  # llc's IR passes all run before it
+_MIR_MODULE_RE = re.compile(r"^--- \|\n(.*?)^\.\.\.$", re.MULTILINE | re.DOTALL)  # MIR's embedded IR, indented
 _OFFLOAD_FILE_ID_RE = re.compile(r"__omp_offloading_[0-9a-f]+_[0-9a-f]+_")
 
 
@@ -354,8 +356,9 @@ class KernelMeasure:
 
 @dataclass(frozen=True)
 class DeviceBuild:
-    """A device module built with one list: its PTX, the cubin, and each kernel's measures."""
+    """A device module built with one list: opt's output, its PTX, the cubin, and each kernel's measures."""
 
+    optimized: bytes
     ptx: str
     cubin: bytes
     kernels: dict[str, KernelMeasure]
@@ -364,6 +367,18 @@ class DeviceBuild:
 def optimize_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: CompileOptions) -> bytes:
     """Device bitcode after `pipeline`, as clang's device compile runs opt; InputError when opt fails."""
     return _run(opt_command(toolchain.tool("opt"), pipeline, flags=options.opt_args()), bitcode, "opt")
+
+
+def codegen_ir(toolchain: Toolchain, optimized: bytes, options: CompileOptions) -> str:
+    """An optimized device module as NVPTX's instruction selection receives it, after llc's own IR passes (SROA,
+    GVN, loop strength reduction, the load-store vectorizer, ...): what a GPU runs follows this IR more closely
+    than opt's output, which llc still changes alike for many lists. InputError when llc fails."""
+    stop = f"-stop-before={_INSTRUCTION_SELECTION}"
+    mir = _run([toolchain.tool("llc"), *options.llc_flags(), stop, "-o", "-"], optimized, "llc").decode()
+    embedded = _MIR_MODULE_RE.search(mir)
+    if embedded is None:
+        raise ToolchainError(f"llc {stop} wrote no IR module: this LLVM's NVPTX back end names its passes otherwise")
+    return "\n".join(line.removeprefix("  ") for line in embedded.group(1).split("\n"))
 
 
 def build_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: CompileOptions) -> DeviceBuild:
@@ -398,7 +413,7 @@ def build_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options: C
         )
         for name in kernels
     }
-    return DeviceBuild(emission.ptx, emission.ptxas.stdout, measured)
+    return DeviceBuild(optimized, emission.ptx, emission.ptxas.stdout, measured)
 
 
 def _tool(argv: list[str], stdin: bytes) -> ToolRun:

@@ -11,6 +11,11 @@ declares, and inline PTX other than the few forms CUDA's headers write), and `ex
 most shared memory a block may have. The host's compiler then builds it at -O0, so nothing but the list optimizes
 the kernel. NVPTX's code generator and ptxas do not run: a list whose IR is right but which they compile
 wrongly is not caught here (that needs a GPU run, benchmarks/gpu_timing.py).
+
+With `counted`, each block of the device functions first adds its own instruction count to the runtime's
+counter: the run then says how many IR instructions its threads executed, a measure of the work a build does
+on the launch's data (on the IR as instruction selection receives it, toolchain/device.py `codegen_ir`, it
+ranked an H200's times of a kernel's builds: docs/results.md).
 """
 
 from __future__ import annotations
@@ -47,6 +52,11 @@ _FTZ_FLAG_RE = re.compile(r'!"nvvm-reflect-ftz", i32 (\d+)')
 _ARCH_RE = re.compile(r'"target-cpu"="sm_(\d+)[a-z]?"')
 _RUNTIME = "simt.c"
 _LANE_ID = "__simt_nvvm_read_ptx_sreg_laneid"  # the runtime's %laneid, as the intrinsic is renamed
+_COUNT = "__simt_count"  # the runtime's counter of executed instructions
+_DEFINE_RE = re.compile(r"^define [^\n]*\{$")
+_BLOCK_LABEL_RE = re.compile(r'^(?:[-\w.$]+|"[^"]+"):')
+# What a block's count leaves out: phis (no instruction on a GPU), debug records, a switch's case lines.
+_NOT_COUNTED_RE = re.compile(r"^  (?:%\S+ = phi |call void @llvm\.dbg\.|#dbg_)|^   |^  \]")
 OPENMP_SPMD = 2  # the mode bit of an OpenMP region whose threads all run it (openmp-opt's generic-SPMD has it too)
 # ConfigurationEnvironmentTy: state machine, nested parallelism, mode; min/max threads; in LLVM 19, then min/max
 # teams, the bytes of a team's reduction record and how many records the cross-team reduction buffer holds.
@@ -71,10 +81,11 @@ _INLINE_PTX = {
 }
 
 
-def host_module(device_ir: str, kernel: str) -> str:
+def host_module(device_ir: str, kernel: str, counted: bool = False) -> str:
     """The module text of `device_ir` (an optimized NVPTX module, as `llvm-dis` writes it) retargeted to the host,
-    with an entry `__simt_entry(ptr slots)` that calls `kernel` with the value each slot points at; InputError
-    when the kernel is absent or takes a parameter the runtime cannot pass (a struct by value)."""
+    with an entry `__simt_entry(ptr slots)` that calls `kernel` with the value each slot points at, its executed
+    instructions `counted` or not; InputError when the kernel is absent or takes a parameter the runtime cannot
+    pass (a struct by value)."""
     parameters = _parameter_types(device_ir, kernel)
     configuration = openmp_configuration(device_ir, kernel)
     if configuration is not None and not configuration.spmd:
@@ -88,6 +99,8 @@ def host_module(device_ir: str, kernel: str) -> str:
         f"__simt_nvvm_{name.replace('.', '_')}": f"llvm.nvvm.{name}" for name in _INTRINSIC_RE.findall(device_ir)
     }
     text = _INTRINSIC_RE.sub(lambda m: "@__simt_nvvm_" + m.group(1).replace(".", "_"), device_ir)
+    if counted:
+        text = _with_counters(text)
     text = re.sub(r"^target triple = .*$", f'target triple = "{HOST_TRIPLE}"', text, flags=re.MULTILINE)
     text = re.sub(r"^target datalayout = .*$", f'target datalayout = "{HOST_DATALAYOUT}"', text, flags=re.MULTILINE)
     text = _TARGET_ATTRIBUTE_RE.sub("", text)
@@ -115,12 +128,46 @@ def host_module(device_ir: str, kernel: str) -> str:
             f"@__simt_arch = constant i32 {arch.group(1) if arch else 0}",
             "declare void @__simt_unsupported(ptr)",
             "declare void @__simt_trap()",
+            *([f"declare void @{_COUNT}(i64)"] if counted else []),
             *([] if f"@{_LANE_ID}(" in text else [f"declare i32 @{_LANE_ID}()"]),
             *stand_ins,
             _entry(kernel, parameters),
             "",
         ]
     )
+
+
+def _with_counters(text: str) -> str:
+    """`text` with a call at the top of each block of its defined functions (after the block's phis) that adds
+    the block's instruction count to the runtime's counter."""
+    lines = text.split("\n")
+    counted: list[str] = []
+    block: list[str] | None = None  # the lines of the block being read, inside a function
+    for line in lines:
+        if block is None:
+            counted.append(line)
+            if _DEFINE_RE.match(line):
+                block = []
+            continue
+        if line == "}" or _BLOCK_LABEL_RE.match(line):
+            counted += _counted_block(block)
+            block = [] if line != "}" else None
+            if block is None:
+                counted.append(line)
+                continue
+        block.append(line)
+    return "\n".join(counted)
+
+
+def _counted_block(block: list[str]) -> list[str]:
+    """One block's lines (its label first, where it has one) with the call of the counter after its phis; a
+    block of no instruction (the blank lines between blocks) unchanged."""
+    instructions = [line for line in block if line.startswith("  ") and not line.lstrip().startswith(";")]
+    if not instructions:
+        return block
+    count = sum(1 for line in instructions if not _NOT_COUNTED_RE.match(line))
+    at = next(i for i, line in enumerate(block) if line in instructions and " = phi " not in line)
+    return [*block[:at], f"  call void @{_COUNT}(i64 {count})", *block[at:]]
 
 
 def llvm_name(name: str) -> str:

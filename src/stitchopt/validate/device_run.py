@@ -6,7 +6,8 @@ that changes a kernel's outputs is rejected like a miscompile on the CPU; where 
 The check covers what a pass list can break in the IR; NVPTX's code generator and ptxas, the same for every list,
 do not run. Only some blocks run (`sampled_blocks`: the first, the last and some between): what a kernel computes
 in one block is the same code as in the others, and a launch of millions of threads as fibers would take
-minutes.
+minutes. A counted run (`RunCheck.executed`) runs the IR as instruction selection receives it, llc's IR passes
+included, and says how many instructions the sampled blocks executed: the time objective's measure.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class LaunchArgument:
 _ELEMENT_CODES = {"float32": 1, "float64": 2}  # simt.c's ELEMENT_F32, ELEMENT_F64
 _BITCODE_MAGIC = b"BC\xc0\xde"
 UNSUPPORTED_EXIT = 5  # simt.c: the emulator cannot run the kernel (not the kernel's doing)
+_EXECUTED_RE = re.compile(rb"^simt: executed (\d+)$", re.MULTILINE)  # a counted run's last line on stderr
 KEPT_OUTCOMES = 16  # runs a DeviceRunner answers again without running: kernels checked at once, and their lists
 
 
@@ -177,11 +179,14 @@ class DeviceRunner:
         self._outcomes: OrderedDict[str, RunOutcome] = OrderedDict()
         self._lock = threading.Lock()
 
-    def run(self, optimized: bytes, kernel: str, launch: DeviceLaunch, blocks: Sequence[int]) -> RunOutcome:
-        """`kernel` of an optimized device module (bitcode or text) run on `blocks` of `launch`; a run asked for
-        again is answered from the first."""
+    def run(
+        self, optimized: bytes, kernel: str, launch: DeviceLaunch, blocks: Sequence[int], counted: bool = False
+    ) -> RunOutcome:
+        """`kernel` of an optimized device module (bitcode or text) run on `blocks` of `launch`, its executed
+        instructions `counted` or not (`executed_instructions`); a run asked for again is answered from the
+        first."""
         stdin = launch_input(launch, blocks)
-        key = hashlib.sha256(b"\0".join([optimized, kernel.encode(), stdin])).hexdigest()
+        key = hashlib.sha256(b"\0".join([optimized, kernel.encode(), stdin, bytes([counted])])).hexdigest()
         with self._lock:
             known = self._outcomes.get(key)
             if known is not None:
@@ -189,7 +194,7 @@ class DeviceRunner:
                 return known
         is_bitcode = optimized.startswith(_BITCODE_MAGIC)
         text = disassemble(self.toolchain, optimized, kernel) if is_bitcode else optimized.decode()
-        program = self._builder.program(host_module(text, kernel))
+        program = self._builder.program(host_module(text, kernel, counted))
         try:
             outcome = self.sandbox.run(program, stdin=stdin)
         finally:
@@ -226,6 +231,21 @@ class DeviceRunner:
         self._directory.cleanup()
 
 
+def executed_instructions(outcome: RunOutcome) -> int | None:
+    """The instructions a counted run executed; None where it did not end cleanly."""
+    found = _EXECUTED_RE.search(outcome.stderr)
+    return int(found.group(1)) if found and outcome.returncode == 0 and not outcome.timed_out else None
+
+
+@dataclass(frozen=True)
+class ExecutedCheck:
+    """A build's counted runs beside -O3's: each launch's verdict, and the instructions executed over all
+    launches against -O3's (the mean of the launches' ratios; None where a launch's count is missing)."""
+
+    verdicts: dict[str, str]
+    ratio: float | None
+
+
 @dataclass(frozen=True)
 class RunCheck:
     """Lists run on the CPU before they are kept (`gpu optimize`, `gpu tune`): each launch (kernel, launch) of the
@@ -243,6 +263,28 @@ class RunCheck:
             f"{kernel} #{number}": self.runner.verdict(reference, candidate, kernel, launch)
             for number, (kernel, launch) in enumerate(self.launches, 1)
         }
+
+    def executed(self, reference_ir: str, candidate_ir: str) -> ExecutedCheck:
+        """-O3's module and a build's, each as instruction selection receives it (`codegen_ir`), run with their
+        instructions counted on every launch: the outputs compared as `verdicts` does, the counts as a ratio."""
+        verdicts, ratios = {}, []
+        for number, (kernel, launch) in enumerate(self.launches, 1):
+            blocks = sampled_blocks(launch.grid)
+            name = f"{kernel} #{number}"
+            try:
+                reference, candidate = (
+                    self.runner.run(ir.encode(), kernel, launch, blocks, counted=True)
+                    for ir in (reference_ir, candidate_ir)
+                )
+            except StitchoptError as exc:
+                verdicts[name] = f"not run: {exc}"
+                continue
+            verdicts[name] = DeviceRunCheck(reference, candidate).verdict
+            counts = executed_instructions(reference), executed_instructions(candidate)
+            if verdicts[name] == "same" and counts[0] and counts[1] is not None:
+                ratios.append(counts[1] / counts[0])
+        complete = len(ratios) == len(self.launches)
+        return ExecutedCheck(verdicts, sum(ratios) / len(ratios) if complete else None)
 
     def fitted(self, device_ir: str, kernels: Sequence[str], module: str) -> RunCheck:
         """These launches with their kernels named as `module` (its text `device_ir`, its kernels `kernels`) names

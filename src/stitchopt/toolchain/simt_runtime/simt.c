@@ -13,7 +13,9 @@
  * elements (0 other, 1 float, 2 double), size in bytes (u64) and bytes. It writes each
  * output buffer's size (u64) and bytes to stdout, and exits 0 when every listed block ran; 4 when the kernel
  * trapped; 5 when the emulator cannot run it (an intrinsic it lacks, a deadlock, a stack overflow: a line on
- * stderr says which).
+ * stderr says which). A module retargeted with its instructions counted (each block calls __simt_count with
+ * its own count) also writes "simt: executed N" to stderr after a clean run: the IR instructions all threads
+ * of the listed blocks executed.
  */
 #define _GNU_SOURCE
 #include <fenv.h>
@@ -57,6 +59,7 @@ static char *stacks;
 static uint32_t threads, current;
 static ucontext_t scheduler;
 static void *slots[MAX_ARGUMENTS];
+static uint64_t executed; /* IR instructions run, where the module counts them */
 
 extern void __simt_entry(void **arguments);
 extern const int32_t __simt_reflect_ftz, __simt_arch;
@@ -69,6 +72,7 @@ static void stop(int status, const char *what, const char *detail) {
 
 static void fail(const char *what, const char *detail) { stop(UNSUPPORTED, what, detail); }
 
+void __simt_count(uint64_t instructions) { executed += instructions; }
 void __simt_unsupported(const char *name) { fail("the kernel reached what the emulator cannot run: ", name); }
 
 /* Thread geometry. */
@@ -569,5 +573,7 @@ int main(void) {
       fwrite(&sizes[i], sizeof sizes[i], 1, stdout);
       fwrite(buffer, 1, sizes[i], stdout);
     }
+  if (executed)
+    fprintf(stderr, "simt: executed %llu\n", (unsigned long long)executed);
   return fflush(stdout) == 0 ? 0 : UNSUPPORTED;
 }
