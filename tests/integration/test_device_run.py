@@ -24,6 +24,7 @@ from stitchopt.datasets.kernels import KERNELS_URI, OPENMP_PREFIX, kernel_source
 from stitchopt.errors import InputError
 from stitchopt.labels.device import KernelUnit, kernel_units
 from stitchopt.models.device_model import load_device_model
+from stitchopt.studies.executed_labels import executed_record, unrolled_names
 from stitchopt.studies.gpu_launches import OPENMP_ARGUMENTS, Buffer, launch
 from stitchopt.studies.kernel_emulation import (
     OPENMP_TEAMS,
@@ -62,6 +63,7 @@ from stitchopt.validate.device_run import (
 )
 
 KERNELS = {source.stem: source for source in kernel_sources()}
+NBODY_KERNELS = ("_Z12nbody_forcesPK6float4P6float3if", "_Z8leapfrogP6float4P6float3PKS1_if")
 # A kernel that writes its thread's index times two; `slow` calls an intrinsic the emulator lacks (the clock)
 # only when its flag is set, `never_called` always but is never called.
 HANDWRITTEN = """target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
@@ -388,7 +390,7 @@ def test_a_launch_the_emulator_cannot_hold_is_refused() -> None:
         DeviceLaunch((1, 1, 1), (32, 1, 1), 0, (LaunchArgument(ArgumentKind.SCALAR, bytes(16)),))
 
 
-def test_retargeted_text_keeps_the_parameters_and_gives_extern_shared_memory(tmp_path: Path) -> None:
+def test_retargeted_text_keeps_the_parameters_gives_extern_shared_memory_and_aligns_arrays(tmp_path: Path) -> None:
     from stitchopt.toolchain.simt import DYNAMIC_SHARED_BYTES, host_module
 
     device = (
@@ -397,8 +399,11 @@ def test_retargeted_text_keeps_the_parameters_and_gives_extern_shared_memory(tmp
             "define void @twice(ptr noundef align 4 %out, i32 noundef range(i32 0, 2) %flag)",
         )
         + "@window = external addrspace(3) global [0 x float], align 4\n"
+        + "@tile = internal addrspace(3) global [64 x float] undef, align 4\n"
     )
-    host = host_module(device, "twice")
+    host = host_module(device.replace("  %t = call", "  %local = alloca [8 x float], align 4\n  %t = call"), "twice")
+    # llc's load-store vectorizer may read them 16 bytes at a time: an unaligned vector load faults on the host
+    assert "%local = alloca [8 x float], align 16" in host and "[64 x float] undef, align 16" in host
     assert "call void @twice(ptr %arg0, i32 %arg1)" in host
     assert f"@window = internal addrspace(3) global [{DYNAMIC_SHARED_BYTES} x i8] zeroinitializer" in host
     assert "@llvm.nvvm" not in host and "nvptx" not in host
@@ -686,3 +691,18 @@ def test_openmp_regions_with_scalars_and_sections_run_with_their_programs_values
     inverse = 1 / np.sqrt((delta**2).sum(axis=2) + 1e-3)
     expected = (delta * (bodies[None, :, 3] * inverse**3)[:, :, None]).sum(axis=1)
     assert np.allclose(written.reshape(-1, 3)[done], expected, rtol=1e-3, atol=1e-3)
+
+
+def test_time_labels_count_each_unroll_count_of_a_kernel_against_o3(
+    toolchain: Toolchain, cuda: CudaToolkit, runner: DeviceRunner
+) -> None:
+    """nbody_forces's inner loop, which -O3 leaves hardly unrolled, executes fewer instructions at every unroll
+    count, with -O3's outputs; leapfrog has no loop: every count builds -O3's code."""
+    forces, leapfrog = (f"{KERNELS_URI}nbody#{kernel}" for kernel in NBODY_KERNELS)
+    units = {unit.uri: unit for unit in kernel_units(toolchain, cuda, [KERNELS_URI], only={forces, leapfrog})}
+    unrolled = executed_record(toolchain, runner, units[forces])
+    assert unrolled["launch"] and set(unrolled["builds"]) == set(unrolled_names())
+    assert all(build["verdict"] == SAME and build["ratio"] < 0.9 for build in unrolled["builds"].values())
+    assert all(
+        build["ratio"] == 1.0 for build in executed_record(toolchain, runner, units[leapfrog])["builds"].values()
+    )

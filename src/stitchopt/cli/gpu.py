@@ -361,13 +361,18 @@ def optimize_command(
     if json_output:
         print(json.dumps(document, indent=2))
     else:
-        _say_optimized(document, choice, mode, check, bool(run))
+        _say_optimized(document, choice, mode, check, bool(run), launch is not None)
     if host_failed and run:  # what --run asked for could not be done
         raise InputError(document["host"]["error"])
 
 
 def _say_optimized(
-    document: dict[str, Any], choice: DeviceChoice, mode: str, check: HostListCheck | None, ran: bool
+    document: dict[str, Any],
+    choice: DeviceChoice,
+    mode: str,
+    check: HostListCheck | None,
+    ran: bool,
+    launched_any: bool,
 ) -> None:
     """`gpu optimize`'s table and lines: the device answer, then the host's."""
     _print(document)
@@ -402,6 +407,11 @@ def _say_optimized(
         )
     elif choice.kept_list and objective == "time":
         say("static measures (ptxas, PTX loops): kept with -O3's loop shape; unverified until the kernels run on a GPU")
+    if objective == "time" and not launched_any:
+        say(
+            "without --launch the time objective refuses slower loop shapes but finds no faster code: with a launch "
+            "file it counts each build's instructions on the CPU, unroll counts included (docs/gpu.md)"
+        )
     elif choice.kept_list:
         say(
             "static measures (ptxas): less SASS can be slower code (e.g. a loop -O3 unrolls left rolled; "

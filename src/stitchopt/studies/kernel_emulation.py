@@ -140,6 +140,14 @@ def _optimized(toolchain: Toolchain, unit: KernelUnit, pipeline: str) -> bytes |
         return None
 
 
+def unit_launch(toolchain: Toolchain, unit: KernelUnit, reference: bytes) -> DeviceLaunch | None:
+    """How a labelled kernel is launched on the CPU: a CUDA kernel as the GPU timing script launches it, an
+    OpenMP region as `openmp_launch` makes it from its -O3 build (`reference`); None where it has no launch."""
+    if unit.kernel in LAUNCHES:
+        return emulated_launch(LAUNCHES[unit.kernel](np.random.default_rng(SEED)))
+    return openmp_launch(disassemble(toolchain, reference, unit.uri), unit.kernel, named_arguments(toolchain, unit))
+
+
 def check_kernel(toolchain: Toolchain, runner: DeviceRunner, unit: KernelUnit, pool: Sequence[str]) -> dict[str, Any]:
     """Every list of `pool` on one kernel beside -O3, each distinct optimized module run once; the unoptimized
     IR too (`UNOPTIMIZED`): where it differs from -O3's build, the emulator or the kernel (undefined behaviour) is
@@ -148,12 +156,7 @@ def check_kernel(toolchain: Toolchain, runner: DeviceRunner, unit: KernelUnit, p
     record: dict[str, Any] = {"uri": unit.uri, "split": unit.split, "reference": "ran"}
     if reference is None:
         return {**record, "reference": "opt failed on -O3", "lists": {}, "unoptimized": None}
-    if unit.kernel in LAUNCHES:
-        launch: DeviceLaunch | None = emulated_launch(LAUNCHES[unit.kernel](np.random.default_rng(SEED)))
-    else:
-        launch = openmp_launch(
-            disassemble(toolchain, reference, unit.uri), unit.kernel, named_arguments(toolchain, unit)
-        )
+    launch = unit_launch(toolchain, unit, reference)
     if launch is None:
         return {**record, "reference": NO_LAUNCH, "lists": {}, "unoptimized": None}
     record["reference"] = runner.reference_status(reference, unit.kernel, launch)

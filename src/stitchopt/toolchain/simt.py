@@ -7,10 +7,11 @@ the IR: the triple and data layout become the host's (NVPTX's layout is the host
 bits, which CUDA code does not hold in memory), NVVM intrinsics become calls into the runtime
 (`simt_runtime/simt.c`: thread geometry, barriers, warp shuffles and votes, libdevice's arithmetic), each with
 a weak stand-in that stops a run reaching one the runtime lacks (so does every function the module only
-declares, and inline PTX other than the few forms CUDA's headers write), and `extern __shared__` arrays get the
-most shared memory a block may have. The host's compiler then builds it at -O0, so nothing but the list optimizes
-the kernel. NVPTX's code generator and ptxas do not run: a list whose IR is right but which they compile
-wrongly is not caught here (that needs a GPU run, benchmarks/gpu_timing.py).
+declares, and inline PTX other than the few forms CUDA's headers write), `extern __shared__` arrays get the
+most shared memory a block may have, and every local array and global is 16-byte aligned (as PTX's code
+generator aligns what llc's vectorizer reads in vectors). The host's compiler then builds it at -O0, so nothing
+but the list optimizes the kernel. NVPTX's code generator and ptxas do not run: a list whose IR is right but
+which they compile wrongly is not caught here (that needs a GPU run, benchmarks/gpu_timing.py).
 
 With `counted`, each block of the device functions first adds its own instruction count to the runtime's
 counter: the run then says how many IR instructions its threads executed, a measure of the work a build does
@@ -43,6 +44,11 @@ _DECLARE_RE = re.compile(r'^declare ([^@\n]*)@((?!llvm\.)"[^"]+"|(?!llvm\.)[-\w.
 _PLAIN_NAME_RE = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*")  # an LLVM name written without quotes
 _FAST_MATH_FLAGS = frozenset({"nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc", "fast"})
 _HOST_LIBRARY = frozenset({"malloc", "free", "memcpy", "memmove", "memset"})  # device code's, as the C library's
+# Where llc's load-store vectorizer (in the IR the time objective counts) assumes a local array or a global
+# 16-byte aligned that the IR still declares less aligned (PTX's code generator aligns them as the vector access
+# needs): on the host an unaligned vector load faults, so every alloca and global is aligned so.
+_ALIGNED_BYTES = 16
+_ALIGNMENT_RE = re.compile(r"^((?:  %\S+ = alloca |@)[^\n]*, align )(\d+)", re.MULTILINE)
 _EXTERN_SHARED_RE = re.compile(
     r"^(@[-\w.$]+|@\"[^\"]+\") = external [^\n]*addrspace\(3\) global \[0 x [^\]\n]+\][^\n]*$", re.MULTILINE
 )
@@ -111,6 +117,7 @@ def host_module(device_ir: str, kernel: str, counted: bool = False) -> str:
         ),
         text,
     )
+    text = _ALIGNMENT_RE.sub(lambda m: m.group(1) + str(max(int(m.group(2)), _ALIGNED_BYTES)), text)
     stand_ins: list[str] = []
     text = _DECLARE_RE.sub(
         lambda m: (
