@@ -356,6 +356,9 @@ def test_gpu_commands(tmp_path: Path) -> None:
     host.write_text('target triple = "x86_64-pc-linux-gnu"\ndefine i32 @f() {\n  ret i32 0\n}\n')
     refused = cli("gpu", "tune", str(host))
     assert refused.returncode == 2 and "not GPU device code" in refused.stderr
+    (tmp_path / "empty.ll").write_text("\n")  # valid IR, read as the host's: said to be empty, not host code
+    empty = cli("gpu", "measure", str(tmp_path / "empty.ll"))
+    assert empty.returncode == 2 and empty.stderr.count("\n") == 1 and "empty.ll is empty" in empty.stderr
     broken = tmp_path / "broken.cu"
     broken.write_text("__global__ void k(int *p) { p[0] = undeclared; }\n")
     failed = cli("gpu", "measure", str(broken))

@@ -177,7 +177,7 @@ def _fewest_executed(
             tried[label] = "its launches did not all run on the CPU: no count to compare"
             continue
         executed[label] = check.ratio
-        if check.ratio > fewest:
+        if check.ratio > fewest or (check.ratio == fewest and chosen[0] is not o3):  # a tie keeps the first
             than = f"-{DEVICE_LEVEL}'s" if chosen[0] is o3 else f"{build_label(*chosen[1:])}'s"
             tried[label] = (
                 f"executes {100 * (check.ratio - 1):+.1f}% instructions: not fewer by {TIME_MARGIN:.0%} than {than}"

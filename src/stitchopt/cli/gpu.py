@@ -778,6 +778,8 @@ def _built_device_input(
 ) -> tuple[IRModule, CompileOptions, bool | None]:
     """Device IR as it is: its own sm_XX; --arch and clang arguments, which would change nothing, are refused."""
     if not is_device_triple(module.triple):
+        if Path(target).is_file() and not Path(target).read_bytes().strip():
+            raise InputError(f"{target} is empty: give device IR (clang --cuda-device-only -emit-llvm) or a .cu file")
         raise InputError(
             f"{target}: IR for {module.triple} (IR without a target triple is taken as the host's), not GPU device "
             "code (nvptx64): `stitchopt eval` measures host IR; device IR comes from clang --cuda-device-only"
