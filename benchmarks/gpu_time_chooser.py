@@ -37,7 +37,7 @@ from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.studies.executed_labels import unrolled_names
 from stitchopt.studies.kernel_timing import FLAGS_SEPARATOR, NOISE, o3_build, timed_entries
-from stitchopt.toolchain.device_time import TIME_MARGIN
+from stitchopt.toolchain.device_time import LOCAL_MEMORY, TIME_MARGIN
 
 O3 = "-O3"
 SPLITS = ("train", "validation", "test")
@@ -74,7 +74,7 @@ def kept_ratio(record: dict[str, Any], name: str) -> float:
     ratio = build.get("ratio")
     if ratio is None or build["verdict"] != "same" or ratio > 1 - TIME_MARGIN:
         return 1.0
-    return 1.0 if build["spilled"] > reference["spilled"] or build["stack"] > reference["stack"] else float(ratio)
+    return 1.0 if any(build[what] > reference[what] for what in LOCAL_MEMORY) else float(ratio)
 
 
 def _geomean_change(ratios: list[float]) -> str:

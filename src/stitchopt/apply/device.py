@@ -35,10 +35,10 @@ from stitchopt.toolchain.device import (
     kernel_names,
     kernel_unit,
 )
-from stitchopt.toolchain.device_time import TIME_MARGIN, TIME_UNROLL_COUNTS, unroll_flags
+from stitchopt.toolchain.device_time import LOCAL_MEMORY, TIME_MARGIN, TIME_UNROLL_COUNTS, unroll_flags
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
-from stitchopt.tune.device import Measure
+from stitchopt.tune.device import MEASURES, Measure
 from stitchopt.validate.device_run import RunCheck, run_refusal
 
 DEVICE_MODES = ("static", "jit")
@@ -161,7 +161,9 @@ def _fewest_executed(
         with_flags = replace(options, opt_flags=(*options.opt_flags, *flags))
         try:
             built = build_device(toolchain, bitcode, pipeline, with_flags)
-            local = [_more_local_memory(name, kernel, o3.kernels[name]) for name, kernel in built.kernels.items()]
+            local = [
+                _worse(name, kernel, o3.kernels[name], "size", LOCAL_MEMORY) for name, kernel in built.kernels.items()
+            ]
             if any(local):
                 tried[label] = f"worse than -{DEVICE_LEVEL}: {'; '.join(line for line in local if line)}"
                 continue
@@ -190,22 +192,13 @@ def _fewest_executed(
     return DeviceChoice(pipeline, o3, best, tried, runs, flags, executed)
 
 
-def _more_local_memory(name: str, kernel: KernelMeasure, reference: KernelMeasure) -> str:
-    """A kernel's spills and stack where more than -O3's, with both numbers ('' otherwise): local memory, which
-    the CPU run does not count."""
+def _worse(
+    name: str, kernel: KernelMeasure, reference: KernelMeasure, objective: str, measures: tuple[str, ...] = MEASURES
+) -> str:
+    """What is worse than -O3 in one kernel's build under `objective`, of ptxas's `measures`, with both numbers
+    ('' when nothing is)."""
     built, o3 = Measure.of(kernel), Measure.of(reference)
-    worse = [
-        f"{what} {getattr(o3, what)} -> {getattr(built, what)}"
-        for what in ("spilled", "stack")
-        if getattr(built, what) > getattr(o3, what)
-    ]
-    return f"{name} ({', '.join(worse)})" if worse else ""
-
-
-def _worse(name: str, kernel: KernelMeasure, reference: KernelMeasure, objective: str) -> str:
-    """What is worse than -O3 in one kernel's build under `objective`, with both numbers ('' when nothing is)."""
-    built, o3 = Measure.of(kernel), Measure.of(reference)
-    worse = [f"{what} {getattr(o3, what)} -> {getattr(built, what)}" for what in built.worse_in(o3)]
+    worse = [f"{what} {getattr(o3, what)} -> {getattr(built, what)}" for what in built.worse_in(o3) if what in measures]
     if objective == "time":
         worse += kernel.loops.slower_signs(reference.loops)
     return f"{name} ({', '.join(worse)})" if worse else ""

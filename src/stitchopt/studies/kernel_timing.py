@@ -8,7 +8,7 @@ import math
 import statistics
 from typing import Any
 
-from stitchopt.toolchain.device_time import TIME_MARGIN, TIME_UNROLL_COUNTS, unroll_flags
+from stitchopt.toolchain.device_time import LOCAL_MEMORY, TIME_MARGIN, TIME_UNROLL_COUNTS, unroll_flags
 from stitchopt.toolchain.ptx_code import LoopShape
 
 JIT_KS = (3, 10)
@@ -102,8 +102,7 @@ def _fewest_executed(entry: dict[str, Any], pipelines: list[str]) -> int:
     kept = [
         v
         for v in counted
-        if variants[v]["executed"] is not None
-        and all(variants[v][what] <= variants[o3][what] for what in ("spilled", "stack"))
+        if variants[v]["executed"] is not None and all(variants[v][what] <= variants[o3][what] for what in LOCAL_MEMORY)
     ]
     best = min(kept, key=lambda v: variants[v]["executed"], default=o3)
     fewer = variants[best]["executed"] <= variants[o3]["executed"] * (1 - TIME_MARGIN)

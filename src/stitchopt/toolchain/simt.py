@@ -147,22 +147,20 @@ def host_module(device_ir: str, kernel: str, counted: bool = False) -> str:
 def _with_counters(text: str) -> str:
     """`text` with a call at the top of each block of its defined functions (after the block's phis) that adds
     the block's instruction count to the runtime's counter."""
-    lines = text.split("\n")
     counted: list[str] = []
     block: list[str] | None = None  # the lines of the block being read, inside a function
-    for line in lines:
+    for line in text.split("\n"):
         if block is None:
             counted.append(line)
-            if _DEFINE_RE.match(line):
+            block = [] if _DEFINE_RE.match(line) else None
+        elif line == "}":
+            counted += [*_counted_block(block), line]
+            block = None
+        else:
+            if _BLOCK_LABEL_RE.match(line):
+                counted += _counted_block(block)
                 block = []
-            continue
-        if line == "}" or _BLOCK_LABEL_RE.match(line):
-            counted += _counted_block(block)
-            block = [] if line != "}" else None
-            if block is None:
-                counted.append(line)
-                continue
-        block.append(line)
+            block.append(line)
     return "\n".join(counted)
 
 
