@@ -8,14 +8,13 @@ train families, judged by the instructions executed on the held-out kernels and 
 `label` builds each labelled kernel that has a launch (studies/gpu_launches.py's CUDA launches, the OpenMP
 regions `openmp_launch` can launch) with -O3 and with -O3 and each unroll count of `TIME_UNROLL_COUNTS`, runs
 each build on the CPU beside -O3's with its instructions counted (studies/executed_labels.py), and stores the
-kernel's features (the shipped device model's representations) beside them. `evaluate` (no LLVM) fits a softmax
-chooser (models/chooser.py) over -O3 and the unrolled builds on the train kernels, where a build's cost is its log
-instruction ratio to -O3 where `gpu optimize --objective time --launch` would keep it (2% fewer, -O3's outputs,
-no more spills or stack) and 0 otherwise, and reports per split, over the kernels whose every build was counted,
-what each way of choosing executes against -O3: -O3, each count alone, the count best on train, the chooser
-(these three build what they choose: no launch tells them otherwise), and the fewest of the three where the time
-objective would keep it (what the launch decides). With `--timing`, the same choices' times on the kernels that
-the H200 record timed.
+kernel's features (the shipped device model's representations) beside them. `evaluate` (no LLVM) fits a
+softmax chooser (models/chooser.py) over -O3 and the unrolled builds on the train kernels, where a build's cost
+is its log instruction ratio to -O3 (without a launch nothing refuses a build once chosen), and reports per
+split, over the kernels whose every build was counted, what each way of choosing executes against -O3: -O3, each
+count alone, the count best on train, the chooser (these build what they choose: no launch tells them
+otherwise), and the fewest of the three where the time objective would keep it (what the launch decides). With
+`--timing`, the same choices' times on the kernels that the H200 record timed.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ from stitchopt.models.chooser import SoftmaxChooser, decision_costs
 from stitchopt.reports.tables import Rows, to_markdown
 from stitchopt.studies.executed_labels import unrolled_names
 from stitchopt.studies.kernel_timing import FLAGS_SEPARATOR, NOISE, o3_build, timed_entries
-from stitchopt.toolchain.device_time import LOCAL_MEMORY, TIME_MARGIN
+from stitchopt.toolchain.device_time import LOCAL_MEMORY, TIME_MARGIN, fewest_executed
 
 O3 = "-O3"
 SPLITS = ("train", "validation", "test")
@@ -68,13 +67,14 @@ def label(labels_directory: Path, jobs: int, output: Path) -> int:
     return 0
 
 
-def kept_ratio(record: dict[str, Any], name: str) -> float:
-    """A build's instructions against -O3's where the time objective with the launch would keep it, else 1."""
+def kept_ratio(record: dict[str, Any], name: str) -> float | None:
+    """A build's instructions against -O3's where the time objective with the launch could keep it (its run the
+    same as -O3's, no more spills or stack), else None."""
     build, reference = record["builds"].get(name, {}), record["reference"]
     ratio = build.get("ratio")
-    if ratio is None or build["verdict"] != "same" or ratio > 1 - TIME_MARGIN:
-        return 1.0
-    return 1.0 if any(build[what] > reference[what] for what in LOCAL_MEMORY) else float(ratio)
+    if ratio is None or build["verdict"] != "same" or any(build[what] > reference[what] for what in LOCAL_MEMORY):
+        return None
+    return float(ratio)
 
 
 def _geomean_change(ratios: list[float]) -> str:
@@ -95,7 +95,9 @@ def choices(document: dict[str, Any]) -> dict[str, dict[str, str]]:
     names = unrolled_names()
     kernels = counted(document)
     train = [r for r in kernels if r["split"] == "train"]
-    ratios = np.array([[kept_ratio(r, name) for name in names] for r in kernels])
+    kept = [[kept_ratio(r, name) for name in names] for r in kernels]
+    # what a build executes where it is built (without a launch nothing refuses it): every counted kernel has all
+    ratios = np.array([[r["builds"][name]["ratio"] for name in names] for r in kernels])
     train_rows = [i for i, r in enumerate(kernels) if r["split"] == "train"]
     standardizer = Standardizer.fit(np.array([r["features"] for r in train]))
     features = standardizer.transform(np.array([r["features"] for r in kernels]))
@@ -113,8 +115,8 @@ def choices(document: dict[str, Any]) -> dict[str, dict[str, str]]:
         methods["best count on train"][uri] = best_on_train
         for name in names:
             methods[f"{name} alone"][uri] = name
-        fewest = int(ratios[i].argmin())
-        methods[LAUNCH_DECIDES][uri] = names[fewest] if ratios[i, fewest] < 1 else O3
+        fewest = fewest_executed(kept[i])
+        methods[LAUNCH_DECIDES][uri] = O3 if fewest is None else names[fewest]
     return methods
 
 
@@ -155,8 +157,10 @@ def _timed(methods: dict[str, dict[str, str]], timing: dict[str, Any]) -> Rows:
             ratios = []
             for timed, entry in mine:
                 o3 = o3_build(entry)
-                pipeline = FLAGS_SEPARATOR.join([entry["roles"]["-O3"], chosen[entry["uri"]]])
+                pipeline = entry["roles"]["-O3"] + FLAGS_SEPARATOR + chosen[entry["uri"]]
                 build = o3 if chosen[entry["uri"]] == O3 else entry["builds"][pipeline]
+                if build is None or not timed["identical_outputs"][build]:  # not built, or rejected: -O3 stays
+                    build = o3
                 ratios.append(timed["median_ms"][build] / timed["median_ms"][o3])
             faster, slower = sum(r < 1 - NOISE for r in ratios), sum(r > 1 + NOISE for r in ratios)
             rows[method].append(f"{_geomean_change(ratios)}, {faster}, {slower}")

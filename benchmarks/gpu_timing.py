@@ -7,12 +7,13 @@ builds' loop shapes and executed instructions:
     python benchmarks/gpu_timing.py prepare [--labels data/labels/device] [--splits train,validation,test]
         [--lists gpu_static.json] [--candidates benchmarks/gpu_time_candidates.txt] -o gpu-run
     python benchmarks/gpu_timing.py run gpu-run --json timing.json [--repeats 30] [--seconds 420] [--nvcc]
-    python benchmarks/gpu_timing.py report timing.json[.gz] [--json F]
+    python benchmarks/gpu_timing.py report timing.json[.gz] [--json F] [--margin 0.02]
     python benchmarks/gpu_timing.py loops timing.json[.gz] [--labels data/labels/device] -o with-loops.json.gz
     python benchmarks/gpu_timing.py executed timing.json[.gz] [--labels data/labels/device] -o counted.json.gz
 
 `prepare` (here) builds, for each labelled kernel of `--splits` that studies/gpu_launches.py can launch, -O3, every
-list of the label pool, the device model's lists, the kernel's own search's kept list, with `--lists`
+list of the label pool, the device model's lists, -O3 with each unroll count the time objective tries, the
+kernel's own search's kept list, with `--lists`
 (`benchmarks/gpu_static.py --json`) that script's search list, and with `--candidates` more lists (e.g. -O3 with
 one pass more, made to look for speed; a line `PIPELINE ; FLAGS` also gives opt flags, such as an unroll count);
 identical cubins are kept once. The manifest holds each build's ptxas measures, its loop shapes, the instructions
@@ -58,6 +59,7 @@ from stitchopt.studies.gpu_launches import LAUNCHES, Buffer, Launch, argument_ty
 from stitchopt.studies.kernel_timing import (
     FLAGS_SEPARATOR,
     candidate_rows,
+    executed_margin_rows,
     executed_rank_rows,
     loop_sign_rows,
     method_rows,
@@ -66,6 +68,7 @@ from stitchopt.studies.kernel_timing import (
     timed_entries,
     vendor_rows,
 )
+from stitchopt.toolchain.device_time import TIME_MARGIN, TIME_UNROLL_COUNTS, unroll_flags
 
 MANIFEST = "manifest.json"
 # datasets/kernels.py's KERNELS_URI and KERNEL_DIR, spelled again: that module cannot be imported on the GPU
@@ -106,58 +109,64 @@ def prepare(
             longer[result["kernel"]] = result["search"]["pipeline"]
     output.mkdir(parents=True, exist_ok=True)
     entries = []
-    for i in labels.rows(splits):
-        unit = unit_of[labels.uris[i]]
-        if unit.kernel not in LAUNCHES:
-            continue
-        expected = argument_types(launch(unit.kernel))  # draws the launch's inputs (megabytes): once per kernel
-        o3 = device_baseline(unit.options).pipeline
-        roles = {"-O3": o3, "search": search_list.get(unit.uri)}  # None: the search kept -O3
-        if unit.kernel in longer:
-            roles["long search"] = longer[unit.kernel]
-        chosen = [o3, *labels.pool, *model.lists, *(p for p in roles.values() if p), *candidates]
-        pipelines = list(dict.fromkeys(chosen))
-        builds: dict[str, int | None] = {}
-        variants: list[dict[str, Any]] = []
-        by_digest: dict[str, int] = {}
-        count = _executed_counter(toolchain, runner, unit)
-        for pipeline in pipelines:
-            try:
-                built = _build(toolchain, unit, pipeline)
-            except StitchoptError as exc:
-                if pipeline == o3:  # o3 is pipelines[0]: nothing is built before this stops
-                    reason = exception_line(exc)
-                    raise SystemExit(f"{unit.uri}: clang's -O3 device pipeline does not build it: {reason}") from exc
-                builds[pipeline] = None
+    try:
+        for i in labels.rows(splits):
+            unit = unit_of[labels.uris[i]]
+            if unit.kernel not in LAUNCHES:
                 continue
-            if ptx_parameter_types(built.ptx, unit.kernel) != expected:
-                raise SystemExit(f"{unit.uri}: its launch passes {expected}, the PTX takes other parameters")
-            digest = hashlib.sha256(built.cubin).hexdigest()
-            if digest not in by_digest:
-                by_digest[digest] = len(variants)
-                name = f"{len(entries)}-{len(variants)}.cubin"
-                (output / name).write_bytes(built.cubin)
-                kernel = built.kernels[unit.kernel]
-                measures = {**asdict(Measure.of(kernel)), "loops": asdict(kernel.loops), "executed": count(built)}
-                variants.append({"cubin": name, **measures})
-            builds[pipeline] = by_digest[digest]
-        order = model.order(kernel_features(toolchain, unit.module, model.features))
-        entries.append(
-            {
-                "uri": unit.uri,
-                "kernel": unit.kernel,
-                "family": unit.family,
-                "split": unit.split,
-                "roles": roles,
-                "pool": labels.pool,
-                "candidates": candidates,
-                "order": [p or o3 for p in order],
-                "builds": builds,
-                "variants": variants,
-            }
-        )
-        print(f"prepared {unit.uri}: {len(variants)} distinct builds of {len(pipelines)} lists", file=sys.stderr)
-    runner.close()
+            expected = argument_types(launch(unit.kernel))  # draws the launch's inputs (megabytes): once per kernel
+            o3 = device_baseline(unit.options).pipeline
+            roles = {"-O3": o3, "search": search_list.get(unit.uri)}  # None: the search kept -O3
+            if unit.kernel in longer:
+                roles["long search"] = longer[unit.kernel]
+            # -O3 with each unroll count: what the time objective builds beside the lists
+            unrolled = [o3 + FLAGS_SEPARATOR + " ".join(unroll_flags(n)) for n in TIME_UNROLL_COUNTS]
+            chosen = [o3, *labels.pool, *model.lists, *(p for p in roles.values() if p), *unrolled, *candidates]
+            pipelines = list(dict.fromkeys(chosen))
+            builds: dict[str, int | None] = {}
+            variants: list[dict[str, Any]] = []
+            by_digest: dict[str, int] = {}
+            count = _executed_counter(toolchain, runner, unit)
+            for pipeline in pipelines:
+                try:
+                    built = _build(toolchain, unit, pipeline)
+                except StitchoptError as exc:
+                    if pipeline == o3:  # o3 is pipelines[0]: nothing is built before this stops
+                        reason = exception_line(exc)
+                        raise SystemExit(
+                            f"{unit.uri}: clang's -O3 device pipeline does not build it: {reason}"
+                        ) from exc
+                    builds[pipeline] = None
+                    continue
+                if ptx_parameter_types(built.ptx, unit.kernel) != expected:
+                    raise SystemExit(f"{unit.uri}: its launch passes {expected}, the PTX takes other parameters")
+                digest = hashlib.sha256(built.cubin).hexdigest()
+                if digest not in by_digest:
+                    by_digest[digest] = len(variants)
+                    name = f"{len(entries)}-{len(variants)}.cubin"
+                    (output / name).write_bytes(built.cubin)
+                    kernel = built.kernels[unit.kernel]
+                    measures = {**asdict(Measure.of(kernel)), "loops": asdict(kernel.loops), "executed": count(built)}
+                    variants.append({"cubin": name, **measures})
+                builds[pipeline] = by_digest[digest]
+            order = model.order(kernel_features(toolchain, unit.module, model.features))
+            entries.append(
+                {
+                    "uri": unit.uri,
+                    "kernel": unit.kernel,
+                    "family": unit.family,
+                    "split": unit.split,
+                    "roles": roles,
+                    "pool": labels.pool,
+                    "candidates": candidates,
+                    "order": [p or o3 for p in order],
+                    "builds": builds,
+                    "variants": variants,
+                }
+            )
+            print(f"prepared {unit.uri}: {len(variants)} distinct builds of {len(pipelines)} lists", file=sys.stderr)
+    finally:
+        runner.close()
     manifest = {"arch": DEFAULT_ARCH, "ptxas": cuda.version, "model": model.trained_on, "kernels": entries}
     (output / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return 0
@@ -176,6 +185,7 @@ def _executed_counter(toolchain: Any, runner: Any, unit: Any) -> Any:
     """A function of a kernel's build: the instructions it executes on the CPU with the kernel's timing launch
     (its sampled blocks), as `gpu optimize --objective time --launch` counts them; None where the run fails or
     writes other outputs than the first build counted (-O3's, which `prepare` and `add_measures` build first)."""
+    from stitchopt.errors import StitchoptError
     from stitchopt.studies.kernel_emulation import emulated_launch
     from stitchopt.toolchain.device import codegen_ir
     from stitchopt.validate.device_run import executed_instructions, sampled_blocks
@@ -185,8 +195,12 @@ def _executed_counter(toolchain: Any, runner: Any, unit: Any) -> Any:
     reference: list[Any] = []  # the first build's run
 
     def count(built: Any) -> int | None:
-        ir = codegen_ir(toolchain, built.optimized, unit.options)
-        outcome = runner.run(ir.encode(), unit.kernel, emulated, blocks, counted=True)
+        try:
+            ir = codegen_ir(toolchain, built.optimized, unit.options)
+            outcome = runner.run(ir.encode(), unit.kernel, emulated, blocks, counted=True)
+        except StitchoptError as exc:
+            print(f"{unit.uri}: not counted: {exc}", file=sys.stderr)
+            return None
         if not reference:
             reference.append(outcome)
         return executed_instructions(outcome) if outcome.behaves_like(reference[0]) else None
@@ -211,22 +225,24 @@ def add_measures(timing: Path, labels_directory: Path, output: Path, measure: st
     _, units = labelled_kernels(toolchain, cuda, labels_directory)
     unit_of = {unit.uri: unit for unit in units}
     runner = DeviceRunner(toolchain)
-    for entry in document["manifest"]["kernels"]:
-        unit = unit_of[entry["uri"]]
-        count = _executed_counter(toolchain, runner, unit)
-        first: dict[int, str] = {}
-        for pipeline, v in entry["builds"].items():
-            if v is not None:
-                first.setdefault(v, pipeline)
-        for v, variant in enumerate(entry["variants"]):  # variant 0 is -O3's
-            built = _build(toolchain, unit, first[v])
-            kernel = built.kernels[unit.kernel]
-            measured = asdict(Measure.of(kernel))
-            if any(variant[what] != measured[what] for what in measured):
-                raise SystemExit(f"{entry['uri']}: {first[v]} builds {measured} here, the record has {variant}")
-            variant[measure] = asdict(kernel.loops) if measure == "loops" else count(built)
-        print(f"{entry['uri']}: {len(entry['variants'])} builds", file=sys.stderr)
-    runner.close()
+    try:
+        for entry in document["manifest"]["kernels"]:
+            unit = unit_of[entry["uri"]]
+            count = _executed_counter(toolchain, runner, unit) if measure == "executed" else None
+            first: dict[int, str] = {}
+            for pipeline, v in entry["builds"].items():
+                if v is not None:
+                    first.setdefault(v, pipeline)
+            for v, variant in enumerate(entry["variants"]):  # variant 0 is -O3's
+                built = _build(toolchain, unit, first[v])
+                kernel = built.kernels[unit.kernel]
+                measured = asdict(Measure.of(kernel))
+                if any(variant[what] != measured[what] for what in measured):
+                    raise SystemExit(f"{entry['uri']}: {first[v]} builds {measured} here, the record has {variant}")
+                variant[measure] = count(built) if count else asdict(kernel.loops)
+            print(f"{entry['uri']}: {len(entry['variants'])} builds", file=sys.stderr)
+    finally:
+        runner.close()
     output.write_bytes(gzip.compress(json.dumps(document).encode(), mtime=0))
     return 0
 
@@ -400,7 +416,7 @@ def _change(ratio: float) -> str:
     return f"{100 * (ratio - 1):+.1f}%"
 
 
-def report(timing: Path, output: Path | None) -> int:
+def report(timing: Path, output: Path | None, margin: float) -> int:
     """Markdown tables: each method per split (geomean time and SASS against -O3, kernels faster and slower by more
     than the noise, builds rejected for their outputs), each kernel (time / SASS change per method), where the
     builds carry loop shapes how the time objective's signs sort them, where they carry executed instructions how
@@ -411,7 +427,7 @@ def report(timing: Path, output: Path | None) -> int:
     document = _read_document(timing)
     if document["gpu"] is None:
         raise SystemExit(f"{timing}: nothing was timed ({document['reason']})")
-    rows = method_rows(document)
+    rows = method_rows(document, margin)
     summary = summarize(rows)
     header = ["split", "method", "kernels", "geomean time", "geomean SASS", "faster", "slower", "rejected"]
     table = [
@@ -455,6 +471,15 @@ def report(timing: Path, output: Path | None) -> int:
         kinds = ["alike", "opposite", "tied"]
         rank_table = [[row["split"], *(str(row[kind]) for kind in kinds)] for row in ranks]
         print(to_markdown(Rows("Executed instructions against time", ["split", *kinds], rank_table)))
+        print(
+            f"\nEvery timed build that executed {margin:.0%} fewer instructions than -O3 on the CPU (no more spills or "
+            "stack: what the time objective may keep), by its time against -O3\n"
+        )
+        speeds = ["faster", "same", "slower"]
+        margin_table = [
+            [r["split"], *(str(r[speed]) for speed in speeds)] for r in executed_margin_rows(document, margin)
+        ]
+        print(to_markdown(Rows("Builds the margin keeps", ["split", *speeds], margin_table)))
     alone = [row for row in candidate_rows(document) if row["split"] != "validation"]
     if alone:
         print("\nEach candidate list on every kernel of a split (-O3 where it fails or changes the outputs)\n")
@@ -521,6 +546,9 @@ def main() -> int:
     reported = steps.add_parser("report", help="each method's time from run's document")
     reported.add_argument("timing", type=Path)
     reported.add_argument("--json", type=Path, default=None)
+    reported.add_argument(
+        "--margin", type=float, default=TIME_MARGIN, help="the time objective's margin of executed instructions"
+    )
     args = parser.parse_args()
     if args.step == "prepare":
         extra = (
@@ -533,7 +561,7 @@ def main() -> int:
         print(json.dumps(time_kernel(args.directory, args.index, args.repeats, args.vendor)))
         return 0
     if args.step == "report":
-        return report(args.timing, args.json)
+        return report(args.timing, args.json, args.margin)
     if args.step in ("loops", "executed"):
         return add_measures(args.timing, args.labels, args.output, args.step)
     return run(args.directory, args.json, args.repeats, args.seconds, args.nvcc)

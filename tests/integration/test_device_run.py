@@ -478,21 +478,24 @@ def test_gpu_optimize_for_time_keeps_the_build_whose_launch_executes_fewest_inst
     nbody = {"kernel": forces, "grid": [4], "block": [128], "shared_bytes": 16 * 128}
     launches = tmp_path / "launch.json"
     launches.write_text(json.dumps({"launches": [{**nbody, "arguments": [bodies, written, *scalars]}]}))
-    run = subprocess.run(
-        [sys.executable, "-m", "stitchopt", "gpu", "optimize", str(KERNELS["nbody"]), "--objective", "time"]
-        + ["--launch", str(launches), "--json"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache")},
-    )
+    argv = [sys.executable, "-m", "stitchopt", "gpu", "optimize", str(KERNELS["nbody"]), "--objective", "time"]
+    env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "400"}
+    run = subprocess.run([*argv, "--launch", str(launches), "--json"], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
-    device = json.loads(run.stdout)["device"]
+    document = json.loads(run.stdout)
+    device = document["device"]
     # -O3 leaves the inner loop (two exits) hardly unrolled; an unroll count executes a fifth fewer instructions.
     assert device["kept_list"] and device["pipeline"] == "default<O3>", device["tried"]
-    assert device["opt_flags"][0].startswith("-unroll-count=")
+    assert (
+        device["opt_flags"][0].startswith("-unroll-count=")
+        and document["builds"][-1]["opt_flags"] == device["opt_flags"]
+    )
     chosen = " ".join([device["pipeline"], *device["opt_flags"]])
     assert device["runs"][chosen] == {f"{forces} #1": SAME} and device["executed"][chosen] < 0.9
     assert all(ratio >= device["executed"][chosen] for ratio in device["executed"].values())
+    said = subprocess.run([*argv, "--launch", str(launches)], capture_output=True, text=True, env=env).stdout
+    assert f"'-passes=default<O3>' {device['opt_flags'][0]}" in said and "fewer instructions executed" in said
+    assert "static measures" not in said and "without --launch" not in said  # the launch's count, nothing else
 
 
 def test_gpu_optimize_keeps_a_list_whose_launch_ran_the_same_and_says_what_did_not_run(tmp_path: Path) -> None:

@@ -34,8 +34,15 @@ from stitchopt.toolchain.device import (
     device_baseline,
     kernel_names,
     kernel_unit,
+    ptx_functions,
 )
-from stitchopt.toolchain.device_time import LOCAL_MEMORY, TIME_MARGIN, TIME_UNROLL_COUNTS, unroll_flags
+from stitchopt.toolchain.device_time import (
+    LOCAL_MEMORY,
+    TIME_MARGIN,
+    TIME_UNROLL_COUNTS,
+    fewest_executed,
+    unroll_flags,
+)
 from stitchopt.toolchain.discovery import Toolchain
 from stitchopt.toolchain.frontend import disassemble
 from stitchopt.tune.device import MEASURES, Measure
@@ -101,7 +108,8 @@ def choose_device_list(
     reference = device_baseline(options).pipeline
     o3 = build_device(toolchain, module.bitcode, reference, options)
     if objective == "time" and run_check:
-        return _fewest_executed(toolchain, module.bitcode, options, [p for p in candidates if p], o3, run_check)
+        lists = [p for p in candidates if p is not None]
+        return _fewest_executed(toolchain, module.bitcode, options, lists, o3, run_check)
     best, best_pipeline = o3, reference
     tried: dict[str, str | None] = {}
     runs: dict[str, dict[str, str]] = {}
@@ -146,50 +154,63 @@ def _fewest_executed(
     run_check: RunCheck,
 ) -> DeviceChoice:
     """The time objective with launches: of `lists` and -O3 with each unroll count, the build whose launches
-    execute fewest instructions on the CPU, where that is `TIME_MARGIN` fewer than -O3's; -O3 otherwise."""
+    execute fewest instructions on the CPU (`fewest_executed`); -O3 where none executes `TIME_MARGIN` fewer. A
+    build that changes a kernel no launch runs is refused: nothing measured that kernel."""
     reference = device_baseline(options).pipeline
+    builds = [(p, ()) for p in lists if p != reference] + [(reference, unroll_flags(n)) for n in TIME_UNROLL_COUNTS]
+    labels = [build_label(pipeline, flags) for pipeline, flags in builds]
     reference_ir = codegen_ir(toolchain, o3.optimized, options)
-    builds: list[tuple[str, tuple[str, ...]]] = [(p, ()) for p in lists]
-    builds += [(reference, unroll_flags(count)) for count in TIME_UNROLL_COUNTS]
-    chosen: tuple[DeviceBuild, str, tuple[str, ...]] = (o3, reference, ())
-    fewest = 1 - TIME_MARGIN
+    if (baseline := run_check.executed(reference_ir, reference_ir)).ratio is None:
+        failed = "; ".join(f"{launch}: {verdict}" for launch, verdict in baseline.verdicts.items())
+        reason = f"-{DEVICE_LEVEL}'s own build did not run on the CPU ({failed}): no count to compare with"
+        return DeviceChoice(reference, o3, o3, dict.fromkeys(labels, reason))
+    launched = {kernel for kernel, _ in run_check.launches}
+    o3_code = ptx_functions(o3.ptx)
     tried: dict[str, str | None] = {}
     runs: dict[str, dict[str, str]] = {}
     executed: dict[str, float] = {}
-    for pipeline, flags in builds:
-        label = build_label(pipeline, flags)
+    built: dict[str, DeviceBuild] = {}
+    for label, (pipeline, flags) in zip(labels, builds, strict=True):
         with_flags = replace(options, opt_flags=(*options.opt_flags, *flags))
         try:
-            built = build_device(toolchain, bitcode, pipeline, with_flags)
-            local = [
-                _worse(name, kernel, o3.kernels[name], "size", LOCAL_MEMORY) for name, kernel in built.kernels.items()
+            build = build_device(toolchain, bitcode, pipeline, with_flags)
+            code = ptx_functions(build.ptx)
+            worse = [
+                _worse(name, kernel, o3.kernels[name], "size", LOCAL_MEMORY) for name, kernel in build.kernels.items()
             ]
-            if any(local):
-                tried[label] = f"worse than -{DEVICE_LEVEL}: {'; '.join(line for line in local if line)}"
+            refused = [f"worse than -{DEVICE_LEVEL}: {line}" for line in worse if line]
+            unmeasured = [
+                name for name in sorted(build.kernels) if name not in launched and code[name] != o3_code[name]
+            ]
+            refused += [f"changes {name}, which no launch runs" for name in unmeasured]
+            if refused:
+                tried[label] = "; ".join(refused)
                 continue
-            check = run_check.executed(reference_ir, codegen_ir(toolchain, built.optimized, with_flags))
+            check = run_check.executed(reference_ir, codegen_ir(toolchain, build.optimized, with_flags))
         except StitchoptError as exc:
             tried[label] = str(exc)
             continue
         runs[label] = check.verdicts
-        if refusal := run_refusal(check.verdicts):
-            tried[label] = refusal
-            continue
-        if check.ratio is None:
-            tried[label] = "its launches did not all run on the CPU: no count to compare"
-            continue
-        executed[label] = check.ratio
-        if check.ratio > fewest or (check.ratio == fewest and chosen[0] is not o3):  # a tie keeps the first
-            than = f"-{DEVICE_LEVEL}'s" if chosen[0] is o3 else f"{build_label(*chosen[1:])}'s"
-            tried[label] = (
-                f"executes {100 * (check.ratio - 1):+.1f}% instructions: not fewer by {TIME_MARGIN:.0%} than {than}"
-            )
-            continue
-        if chosen[0] is not o3:
-            tried[build_label(*chosen[1:])] = "a later build executes fewer instructions"
-        tried[label], chosen, fewest = None, (built, pipeline, flags), check.ratio
-    best, pipeline, flags = chosen
-    return DeviceChoice(pipeline, o3, best, tried, runs, flags, executed)
+        tried[label] = run_refusal(check.verdicts) or (
+            "" if check.ratio is not None else "its launches did not all run on the CPU: no count to compare"
+        )
+        if not tried[label] and check.ratio is not None:
+            executed[label], built[label] = check.ratio, build
+    counted = [label for label in labels if label in executed]
+    chosen = fewest_executed([executed[label] for label in counted])
+    for label in counted:
+        change = f"executes {100 * (executed[label] - 1):+.1f}% instructions"
+        if chosen is None:
+            tried[label] = f"{change}: not {TIME_MARGIN:.0%} fewer than -{DEVICE_LEVEL}'s"
+        elif label == counted[chosen]:
+            tried[label] = None
+        else:
+            best = counted[chosen]
+            tried[label] = f"{change}; {best} executes fewer ({100 * (executed[best] - 1):+.1f}%)"
+    if chosen is None:
+        return DeviceChoice(reference, o3, o3, tried, runs, (), executed)
+    pipeline, flags = builds[labels.index(counted[chosen])]
+    return DeviceChoice(pipeline, o3, built[counted[chosen]], tried, runs, flags, executed)
 
 
 def _worse(

@@ -28,15 +28,18 @@ def unrolled_names() -> list[str]:
 def executed_record(toolchain: Toolchain, runner: DeviceRunner, unit: KernelUnit) -> dict[str, Any]:
     """One kernel's labels: -O3's ptxas measures, and per unrolled build its measures, the verdict of its CPU run
     beside -O3's and the instructions it executed against -O3's ("ratio", None where a run failed or differs);
-    "launch" False where the kernel has none (no builds then)."""
+    "launch" False where the kernel has none, or "error" where -O3's own build fails (no builds then)."""
     record: dict[str, Any] = {"uri": unit.uri, "family": unit.family, "split": unit.split, "kernel": unit.kernel}
-    o3 = build_device(toolchain, unit.module.bitcode, device_baseline(unit.options).pipeline, unit.options)
-    launch = unit_launch(toolchain, unit, o3.optimized)
+    try:
+        o3 = build_device(toolchain, unit.module.bitcode, device_baseline(unit.options).pipeline, unit.options)
+        launch = unit_launch(toolchain, unit, o3.optimized)
+        reference_ir = codegen_ir(toolchain, o3.optimized, unit.options)
+    except StitchoptError as exc:  # -O3's own build: nothing to label against
+        return {**record, "launch": False, "error": str(exc), "builds": {}}
     record |= {"launch": launch is not None, "reference": asdict(Measure.of(o3.kernels[unit.kernel])), "builds": {}}
     if launch is None:
         return record
     check = RunCheck(runner, [(unit.kernel, launch)])
-    reference_ir = codegen_ir(toolchain, o3.optimized, unit.options)
     for name in unrolled_names():
         options = replace(unit.options, opt_flags=(*unit.options.opt_flags, *name.split()))
         try:

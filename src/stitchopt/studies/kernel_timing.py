@@ -8,7 +8,7 @@ import math
 import statistics
 from typing import Any
 
-from stitchopt.toolchain.device_time import LOCAL_MEMORY, TIME_MARGIN, TIME_UNROLL_COUNTS, unroll_flags
+from stitchopt.toolchain.device_time import LOCAL_MEMORY, TIME_MARGIN, TIME_UNROLL_COUNTS, fewest_executed, unroll_flags
 from stitchopt.toolchain.ptx_code import LoopShape
 
 JIT_KS = (3, 10)
@@ -59,7 +59,7 @@ def _no_worse(variant: dict[str, Any], o3: dict[str, Any], objective: str) -> bo
     return objective == "size" or not LoopShape(**variant["loops"]).slower_signs(LoopShape(**o3["loops"]))
 
 
-def choices(entry: dict[str, Any]) -> dict[str, int]:
+def choices(entry: dict[str, Any], margin: float = TIME_MARGIN) -> dict[str, int]:
     """The build (index into `entry["variants"]`) each method chooses for one kernel of the manifest, from the
     ptxas measures alone: the device model's top list with the -O3 backup (static + backup), the smallest of its
     top k lists no worse than -O3 (jit k), the same over the whole pool, and the kernel's own searches; where the
@@ -79,10 +79,14 @@ def choices(entry: dict[str, Any]) -> dict[str, int]:
         chosen["static + backup" + TIME_SUFFIX] = smallest(entry["order"][:1], "time")
         chosen |= {f"jit k={k}{TIME_SUFFIX}": smallest(ranked[:k], "time") for k in JIT_KS}
     if all("executed" in variant for variant in variants):
-        unrolled = [FLAGS_SEPARATOR.join([roles["-O3"], *unroll_flags(count)]) for count in TIME_UNROLL_COUNTS]
-        chosen["static + backup" + LAUNCH_SUFFIX] = _fewest_executed(entry, [*entry["order"][:1], *unrolled])
-        chosen |= {f"jit k={k}{LAUNCH_SUFFIX}": _fewest_executed(entry, [*ranked[:k], *unrolled]) for k in JIT_KS}
-        chosen[FEWEST_EXECUTED] = _fewest_executed(entry, list(builds))
+        unrolled = [roles["-O3"] + FLAGS_SEPARATOR + " ".join(unroll_flags(n)) for n in TIME_UNROLL_COUNTS]
+        if missing := [pipeline for pipeline in unrolled if pipeline not in builds]:
+            raise ValueError(f"{entry['uri']}: the manifest has no build {missing[0]!r} (prepare's --candidates)")
+        chosen["static + backup" + LAUNCH_SUFFIX] = _fewest_executed(entry, [*entry["order"][:1], *unrolled], margin)
+        chosen |= {
+            f"jit k={k}{LAUNCH_SUFFIX}": _fewest_executed(entry, [*ranked[:k], *unrolled], margin) for k in JIT_KS
+        }
+        chosen[FEWEST_EXECUTED] = _fewest_executed(entry, list(builds), margin)
     chosen["every pool list"] = smallest(entry["pool"])
     for role in ("search", "long search"):  # "long search": only on the kernels the timing run was given one for
         if role in roles:
@@ -90,23 +94,22 @@ def choices(entry: dict[str, Any]) -> dict[str, int]:
     return chosen
 
 
-def _fewest_executed(entry: dict[str, Any], pipelines: list[str]) -> int:
-    """`apply/device.py`'s time objective with launches over the manifest's numbers: of `pipelines`' builds with
-    -O3's outputs on the CPU and no more spills or stack, the one that executed fewest instructions, where that
-    is TIME_MARGIN fewer than -O3's; else -O3. (A manifest's variants carry "executed" since `gpu_timing.py
-    executed` or `prepare` wrote it: None where the CPU run failed or wrote other outputs.)"""
+def _fewest_executed(entry: dict[str, Any], pipelines: list[str], margin: float) -> int:
+    """`apply/device.py`'s time objective with launches over the manifest's numbers (`fewest_executed` of
+    `pipelines`' builds; None for a build whose CPU run failed or wrote other outputs, or with more spills or
+    stack than -O3's); -O3 where none is kept. (A manifest's variants carry "executed" since `gpu_timing.py
+    executed` or `prepare` wrote it.)"""
     builds, variants, o3 = entry["builds"], entry["variants"], o3_build(entry)
     if variants[o3]["executed"] is None:  # -O3's own build did not run on the CPU: nothing to compare with
         return o3
     counted = [builds[p] for p in pipelines if builds.get(p) is not None]
-    kept = [
-        v
-        for v in counted
-        if variants[v]["executed"] is not None and all(variants[v][what] <= variants[o3][what] for what in LOCAL_MEMORY)
-    ]
-    best = min(kept, key=lambda v: variants[v]["executed"], default=o3)
-    fewer = variants[best]["executed"] <= variants[o3]["executed"] * (1 - TIME_MARGIN)
-    return best if fewer else o3
+
+    def ratio(v: int) -> float | None:
+        local = any(variants[v][what] > variants[o3][what] for what in LOCAL_MEMORY)
+        return None if variants[v]["executed"] is None or local else variants[v]["executed"] / variants[o3]["executed"]
+
+    chosen = fewest_executed([ratio(v) for v in counted], margin)
+    return o3 if chosen is None else counted[chosen]
 
 
 def fastest_train_list(document: dict[str, Any]) -> str | None:
@@ -128,7 +131,7 @@ def fastest_train_list(document: dict[str, Any]) -> str | None:
     return min(geomeans, key=geomeans.__getitem__) if geomeans else None
 
 
-def method_rows(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def method_rows(document: dict[str, Any], margin: float = TIME_MARGIN) -> dict[str, list[dict[str, Any]]]:
     """Per method, per timed kernel: its build's median time and SASS as ratios of -O3's. A build whose outputs
     differ from -O3's is rejected (a miscompile): the kernel keeps -O3 (ratio 1) and is counted. Kernels outside
     the train split also get the fastest train list (`fastest_train_list`; -O3 where it cannot build). The last
@@ -139,7 +142,7 @@ def method_rows(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     for timed, entry in timed_entries(document):
         o3 = o3_build(entry)
         medians, same = timed["median_ms"], timed["identical_outputs"]
-        chosen = choices(entry)
+        chosen = choices(entry, margin)
         if learned is not None and entry["split"] != "train":
             built = entry["builds"].get(learned)
             chosen[FASTEST_TRAIN_LIST] = o3 if built is None else built
@@ -242,6 +245,28 @@ def executed_rank_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
                     row["tied"] += 1
                 else:
                     row["alike" if (executed < other_executed) == (ms < other_ms) else "opposite"] += 1
+    return [{"split": split, **row} for split, row in counts.items()]
+
+
+def executed_margin_rows(document: dict[str, Any], margin: float = TIME_MARGIN) -> list[dict[str, Any]]:
+    """Per split, every timed build with -O3's outputs (on the GPU and on the CPU) that executed `margin` fewer
+    instructions than -O3's with no more spills or stack (what the time objective may keep), by its time
+    against -O3: faster, same or slower by more than NOISE. Empty when the variants carry no counts."""
+    counts: dict[str, dict[str, int]] = {}
+    for timed, entry in timed_entries(document):
+        variants, o3 = entry["variants"], o3_build(entry)
+        if not all("executed" in variant for variant in variants):
+            return []
+        row = counts.setdefault(entry["split"], {"faster": 0, "same": 0, "slower": 0})
+        if variants[o3]["executed"] is None:
+            continue
+        for v, variant in enumerate(variants):
+            local = any(variant[what] > variants[o3][what] for what in LOCAL_MEMORY)
+            if v == o3 or local or variant["executed"] is None or not timed["identical_outputs"][v]:
+                continue
+            if variant["executed"] <= variants[o3]["executed"] * (1 - margin):
+                ratio = timed["median_ms"][v] / timed["median_ms"][o3]
+                row["faster" if ratio < 1 - NOISE else "slower" if ratio > 1 + NOISE else "same"] += 1
     return [{"split": split, **row} for split, row in counts.items()]
 
 

@@ -64,9 +64,9 @@ _ANNOTATIONS_RE = re.compile(r"^!nvvm\.annotations = !\{([^}]*)\}$", re.MULTILIN
 _ANNOTATION_NODE_RE = re.compile(r'^(![0-9]+) = (?:distinct )?!\{ptr @("[^"]+"|[^,\s]+),', re.MULTILINE)
 # clang names an OpenMP target region `__omp_offloading_<device>_<file>_<function>_l<line>`, the first two the
 # source file's device and inode numbers: another checkout of the same file gives other names.
+_OFFLOAD_FILE_ID_RE = re.compile(r"__omp_offloading_[0-9a-f]+_[0-9a-f]+_")
 _INSTRUCTION_SELECTION = "nvptx-isel"  # llc's IR passes all run before it
 _MIR_MODULE_RE = re.compile(r"^--- \|\n(.*?)^\.\.\.$", re.MULTILINE | re.DOTALL)  # MIR's embedded IR, indented
-_OFFLOAD_FILE_ID_RE = re.compile(r"__omp_offloading_[0-9a-f]+_[0-9a-f]+_")
 
 
 def is_device_triple(triple: str) -> bool:
@@ -372,12 +372,15 @@ def optimize_device(toolchain: Toolchain, bitcode: bytes, pipeline: str, options
 def codegen_ir(toolchain: Toolchain, optimized: bytes, options: CompileOptions) -> str:
     """An optimized device module as NVPTX's instruction selection receives it, after llc's own IR passes (SROA,
     GVN, loop strength reduction, the load-store vectorizer, ...): what a GPU runs follows this IR more closely
-    than opt's output, which llc still changes alike for many lists. InputError when llc fails."""
+    than opt's output, which llc still changes alike for many lists. ToolchainError where llc cannot stop there
+    (a module it builds otherwise: this LLVM's NVPTX back end, not the input, is at fault)."""
     stop = f"-stop-before={_INSTRUCTION_SELECTION}"
-    mir = _run([toolchain.tool("llc"), *options.llc_flags(), stop, "-o", "-"], optimized, "llc").decode()
-    embedded = _MIR_MODULE_RE.search(mir)
+    run = _tool([toolchain.tool("llc"), *options.llc_flags(), stop, "-o", "-"], optimized)
+    embedded = _MIR_MODULE_RE.search(run.stdout.decode(errors="replace")) if run.returncode == 0 else None
     if embedded is None:
-        raise ToolchainError(f"llc {stop} wrote no IR module: this LLVM's NVPTX back end names its passes otherwise")
+        raise ToolchainError(
+            f"llc {stop} wrote no IR module: {first_error(run.stderr_text) or 'this LLVM names its passes otherwise'}"
+        )
     return "\n".join(line.removeprefix("  ") for line in embedded.group(1).split("\n"))
 
 

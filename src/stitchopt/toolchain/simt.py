@@ -16,7 +16,7 @@ which they compile wrongly is not caught here (that needs a GPU run, benchmarks/
 With `counted`, each block of the device functions first adds its own instruction count to the runtime's
 counter: the run then says how many IR instructions its threads executed, a measure of the work a build does
 on the launch's data (on the IR as instruction selection receives it, toolchain/device.py `codegen_ir`, it
-ranked an H200's times of a kernel's builds: docs/results.md).
+ordered 88% of the pairs of held-out kernels' builds that an H200 timed apart as their times: docs/results.md).
 """
 
 from __future__ import annotations
@@ -167,11 +167,11 @@ def _with_counters(text: str) -> str:
 def _counted_block(block: list[str]) -> list[str]:
     """One block's lines (its label first, where it has one) with the call of the counter after its phis; a
     block of no instruction (the blank lines between blocks) unchanged."""
-    instructions = [line for line in block if line.startswith("  ") and not line.lstrip().startswith(";")]
+    instructions = [i for i, line in enumerate(block) if line.startswith("  ") and not line.lstrip().startswith(";")]
     if not instructions:
         return block
-    count = sum(1 for line in instructions if not _NOT_COUNTED_RE.match(line))
-    at = next(i for i, line in enumerate(block) if line in instructions and " = phi " not in line)
+    count = sum(1 for i in instructions if not _NOT_COUNTED_RE.match(block[i]))
+    at = next(i for i in instructions if " = phi " not in block[i])
     return [*block[:at], f"  call void @{_COUNT}(i64 {count})", *block[at:]]
 
 

@@ -239,8 +239,8 @@ def executed_instructions(outcome: RunOutcome) -> int | None:
 
 @dataclass(frozen=True)
 class ExecutedCheck:
-    """A build's counted runs beside -O3's: each launch's verdict, and the instructions executed over all
-    launches against -O3's (the mean of the launches' ratios; None where a launch's count is missing)."""
+    """A build's counted runs beside -O3's: each launch's verdict, and the instructions its launches executed in
+    all against -O3's (None where a launch's count is missing, or there is no launch)."""
 
     verdicts: dict[str, str]
     ratio: float | None
@@ -266,8 +266,10 @@ class RunCheck:
 
     def executed(self, reference_ir: str, candidate_ir: str) -> ExecutedCheck:
         """-O3's module and a build's, each as instruction selection receives it (`codegen_ir`), run with their
-        instructions counted on every launch: the outputs compared as `verdicts` does, the counts as a ratio."""
-        verdicts, ratios = {}, []
+        instructions counted on every launch: the outputs compared as `verdicts` does, the counts summed over the
+        launches (a large launch weighs as its work does) as a ratio."""
+        verdicts: dict[str, str] = {}
+        counts: list[tuple[int, int]] = []  # -O3's and the build's, per launch
         for number, (kernel, launch) in enumerate(self.launches, 1):
             blocks = sampled_blocks(launch.grid)
             name = f"{kernel} #{number}"
@@ -280,11 +282,11 @@ class RunCheck:
                 verdicts[name] = f"not run: {exc}"
                 continue
             verdicts[name] = DeviceRunCheck(reference, candidate).verdict
-            counts = executed_instructions(reference), executed_instructions(candidate)
-            if verdicts[name] == "same" and counts[0] and counts[1] is not None:
-                ratios.append(counts[1] / counts[0])
-        complete = len(ratios) == len(self.launches)
-        return ExecutedCheck(verdicts, sum(ratios) / len(ratios) if complete else None)
+            executed = executed_instructions(reference), executed_instructions(candidate)
+            if verdicts[name] == "same" and executed[0] and executed[1] is not None:
+                counts.append((executed[0], executed[1]))
+        complete = bool(counts) and len(counts) == len(self.launches)
+        return ExecutedCheck(verdicts, sum(c for _, c in counts) / sum(r for r, _ in counts) if complete else None)
 
     def fitted(self, device_ir: str, kernels: Sequence[str], module: str) -> RunCheck:
         """These launches with their kernels named as `module` (its text `device_ir`, its kernels `kernels`) names
