@@ -43,22 +43,21 @@ SPLITS = ("train", "validation", "test")
 
 
 def label(labels_directory: Path, jobs: int, output: Path) -> int:
-    from stitchopt.datasets.kernels import OPENMP_PREFIX
     from stitchopt.labels.device import labelled_kernels
     from stitchopt.labels.labelset import write_gzip_json
     from stitchopt.models.device_model import kernel_features, load_device_model
     from stitchopt.studies.executed_labels import executed_records
-    from stitchopt.studies.gpu_launches import LAUNCHES
+    from stitchopt.studies.kernel_emulation import launchable
     from stitchopt.toolchain.cuda import find_cuda
     from stitchopt.toolchain.discovery import find_toolchain
 
     began = time.monotonic()
     toolchain, cuda = find_toolchain(), find_cuda()
     labels, units = labelled_kernels(toolchain, cuda, labels_directory)
-    launchable = [u for u in units if u.uri in labels.uris and (u.kernel in LAUNCHES or OPENMP_PREFIX in u.uri)]
-    records = executed_records(toolchain, launchable, jobs, lambda line: print(line, file=sys.stderr))
+    kernels = launchable(labels, units)
+    records = executed_records(toolchain, kernels, jobs, lambda line: print(line, file=sys.stderr))
     model = load_device_model()
-    features = {u.uri: kernel_features(toolchain, u.module, model.features).tolist() for u in launchable}
+    features = {u.uri: kernel_features(toolchain, u.module, model.features).tolist() for u in kernels}
     for record in records:
         record["features"] = features[record["uri"]]
     document = {"toolchain": toolchain.version_string, "features": list(model.features), "kernels": records}

@@ -6,13 +6,12 @@ from them which unroll count to build for a kernel whose launch is not known."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from typing import Any
 
 from stitchopt.errors import StitchoptError
 from stitchopt.labels.device import KernelUnit
-from stitchopt.studies.kernel_emulation import unit_launch
+from stitchopt.studies.kernel_emulation import per_kernel, unit_launch
 from stitchopt.toolchain.device import build_device, codegen_ir, device_baseline
 from stitchopt.toolchain.device_time import TIME_UNROLL_COUNTS, unroll_flags
 from stitchopt.toolchain.discovery import Toolchain
@@ -61,16 +60,11 @@ def executed_records(
     progress: Callable[[str], None] = lambda line: None,
 ) -> list[dict[str, Any]]:
     """`executed_record` of each unit, `jobs` at a time."""
-    runner = DeviceRunner(toolchain)
-    try:
 
-        def one(unit: KernelUnit) -> dict[str, Any]:
-            record = executed_record(toolchain, runner, unit)
-            ratios = {name: build.get("ratio") for name, build in record["builds"].items()}
-            progress(f"{unit.uri}: {ratios if record['launch'] else 'no launch'}")
-            return record
+    def summary(record: dict[str, Any]) -> str:
+        ratios = {name: build.get("ratio") for name, build in record["builds"].items()}
+        return str(ratios) if record["launch"] else "no launch"
 
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(one, units))
-    finally:
-        runner.close()
+    return per_kernel(
+        toolchain, units, lambda runner, unit: executed_record(toolchain, runner, unit), summary, jobs, progress
+    )

@@ -178,6 +178,36 @@ def check_kernel(toolchain: Toolchain, runner: DeviceRunner, unit: KernelUnit, p
     return {**record, "lists": lists, "unoptimized": unoptimized}
 
 
+def launchable(labels: DeviceLabels, units: Sequence[KernelUnit]) -> list[KernelUnit]:
+    """The labelled kernels that may have a launch: the CUDA kernels studies/gpu_launches.py launches, and the
+    OpenMP regions (`openmp_launch` decides)."""
+    return [u for u in units if (u.kernel in LAUNCHES or OPENMP_PREFIX in u.uri) and u.uri in labels.uris]
+
+
+def per_kernel(
+    toolchain: Toolchain,
+    units: Sequence[KernelUnit],
+    record: Callable[[DeviceRunner, KernelUnit], dict[str, Any]],
+    summary: Callable[[dict[str, Any]], str],
+    jobs: int = 1,
+    progress: Callable[[str], None] = lambda line: None,
+) -> list[dict[str, Any]]:
+    """`record` of each unit with one runner, `jobs` units at a time, a progress line for each (its uri and
+    `summary` of its record)."""
+    runner = DeviceRunner(toolchain)
+    try:
+
+        def one(unit: KernelUnit) -> dict[str, Any]:
+            made = record(runner, unit)
+            progress(f"{unit.uri}: {summary(made)}")
+            return made
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(one, units))
+    finally:
+        runner.close()
+
+
 def check_labelled(
     toolchain: Toolchain,
     labels: DeviceLabels,
@@ -186,16 +216,11 @@ def check_labelled(
     progress: Callable[[str], None] = lambda line: None,
 ) -> list[dict[str, Any]]:
     """`check_kernel` for each labelled kernel with a launch or an OpenMP region, `jobs` kernels at a time."""
-    launchable = [u for u in units if (u.kernel in LAUNCHES or OPENMP_PREFIX in u.uri) and u.uri in labels.uris]
-    runner = DeviceRunner(toolchain)
-    try:
-
-        def one(unit: KernelUnit) -> dict[str, Any]:
-            record = check_kernel(toolchain, runner, unit, labels.pool)
-            progress(f"{unit.uri}: {sum(v == SAME for v in record['lists'].values())} of {len(labels.pool)} same")
-            return record
-
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(one, launchable))
-    finally:
-        runner.close()
+    return per_kernel(
+        toolchain,
+        launchable(labels, units),
+        lambda runner, unit: check_kernel(toolchain, runner, unit, labels.pool),
+        lambda record: f"{sum(v == SAME for v in record['lists'].values())} of {len(labels.pool)} same",
+        jobs,
+        progress,
+    )
