@@ -498,6 +498,25 @@ def test_gpu_optimize_for_time_keeps_the_build_whose_launch_executes_fewest_inst
     assert "static measures" not in said and "without --launch" not in said  # the launch's count, nothing else
 
 
+def test_an_openmp_launch_with_its_arrays_out_of_the_regions_order_is_one_line(tmp_path: Path) -> None:
+    """The histogram region's parameters come as its body first uses them (bins, then samples), not as its map
+    clauses list them: a launch in the clauses' order passes 1 KiB where the region may read 1 MiB."""
+    histogram = KERNELS["reduction"].parent / "omp" / "histogram.c"
+    samples, bins = {"buffer": "uint8", "count": 1 << 20}, {"buffer": "uint32", "count": 256, "output": True}
+    region = {"kernel": "__omp_offloading_histogram_l11", "grid": [64], "block": [128]}
+    launches = tmp_path / "launch.json"
+    launches.write_text(
+        json.dumps({"launches": [{**region, "arguments": [{"buffer": "uint8", "count": 8}, samples, bins]}]})
+    )
+    argv = [sys.executable, "-m", "stitchopt", "gpu", "optimize", str(histogram), "--launch", str(launches)]
+    refused = subprocess.run(argv, capture_output=True, text=True)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert (
+        "argument 3: __omp_offloading_" in refused.stderr
+        and "may read 1048576 bytes there, the buffer holds 1024" in refused.stderr
+    )
+
+
 def test_gpu_optimize_keeps_a_list_whose_launch_ran_the_same_and_says_what_did_not_run(tmp_path: Path) -> None:
     env = {**os.environ, "STITCHOPT_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "400"}
 

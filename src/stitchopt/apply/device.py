@@ -206,7 +206,7 @@ def _fewest_executed(
             tried[label] = None
         else:
             best = counted[chosen]
-            tried[label] = f"{change}; {best} executes fewer ({100 * (executed[best] - 1):+.1f}%)"
+            tried[label] = f"{change}: no fewer than {best} ({100 * (executed[best] - 1):+.1f}%, built before)"
     if chosen is None:
         return DeviceChoice(reference, o3, o3, tried, runs, (), executed)
     pipeline, flags = builds[labels.index(counted[chosen])]

@@ -11,7 +11,6 @@ ran the same (benchmarks/gpu_model.py `--evidence`).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -33,11 +32,11 @@ from stitchopt.validate.device_run import (
     DeviceRunner,
     LaunchArgument,
     as_the_runtime_launches,
+    dereferenceable_bytes,
 )
 
 SEED = 0  # the launches' inputs, as the GPU timing script seeds them
 OPENMP_TEAMS = 64  # blocks of an OpenMP launch: any count computes the same, a distribute loop spreads over them
-_DEREFERENCEABLE_RE = re.compile(r"^ptr\b.*\bdereferenceable\((\d+)\)")
 SAME = "same"
 NO_LAUNCH = (
     "no launch: an OpenMP region not built SPMD, or with a scalar or an array of unknown size and no OPENMP_ARGUMENTS"
@@ -92,11 +91,11 @@ def openmp_launch(optimized_ir: str, kernel: str, arguments: Sequence[Argument] 
 
 
 def _float_arrays(parameters: Sequence[str]) -> list[Argument] | None:
-    sizes = [_DEREFERENCEABLE_RE.match(p) for p in parameters]
-    if not sizes or not all(size and int(size.group(1)) % 4 == 0 for size in sizes):
+    sizes = [dereferenceable_bytes(p) for p in parameters]
+    if not sizes or not all(size and size % 4 == 0 for size in sizes):
         return None
     rng = np.random.default_rng(SEED)
-    return [Buffer(rng.uniform(-1.0, 1.0, int(size.group(1)) // 4).astype(np.float32)) for size in sizes if size]
+    return [Buffer(rng.uniform(-1.0, 1.0, size // 4).astype(np.float32)) for size in sizes if size]
 
 
 def _fit(parameters: Sequence[str], arguments: Sequence[Argument]) -> bool:
@@ -106,8 +105,8 @@ def _fit(parameters: Sequence[str], arguments: Sequence[Argument]) -> bool:
         return False
     for parameter, argument in zip(parameters, arguments, strict=True):
         if isinstance(argument, Buffer):
-            size = _DEREFERENCEABLE_RE.match(parameter)
-            if not parameter.startswith("ptr") or (size is not None and argument.data.nbytes < int(size.group(1))):
+            size = dereferenceable_bytes(parameter)
+            if not parameter.startswith("ptr") or (size is not None and argument.data.nbytes < size):
                 return False
         elif not parameter.startswith("i64") or np.asarray(argument).nbytes > 8:
             return False

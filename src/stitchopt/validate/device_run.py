@@ -305,6 +305,7 @@ class RunCheck:
                     f"launch {number} names kernel {named!r}, which {module} lacks: launch one of {', '.join(kernels)}"
                 )
             parameters = kernel_parameters(device_ir, kernel)
+            configuration = openmp_configuration(device_ir, kernel)  # an OpenMP region's first is the runtime's
             if len(parameters) != len(launch.arguments):
                 raise InputError(
                     f"launch {number}: {kernel} takes {len(parameters)} arguments, it gives {len(launch.arguments)}"
@@ -319,7 +320,12 @@ class RunCheck:
                     raise InputError(
                         f"launch {number}, argument {position}: {kernel} takes {takes} there ({parameter.split()[0]})"
                     )
-            configuration = openmp_configuration(device_ir, kernel)
+                reads = dereferenceable_bytes(parameter) if position > 1 or configuration is None else None
+                if reads is not None and argument.kind is not ArgumentKind.SCALAR and len(argument.data) < reads:
+                    raise InputError(
+                        f"launch {number}, argument {position}: {kernel} may read {reads} bytes there, the buffer "
+                        f"holds {len(argument.data)}: are the arguments in its parameters' order (docs/gpu.md)?"
+                    )
             if configuration is not None:
                 if not any(a.kind is ArgumentKind.OUTPUT for a in launch.arguments[1:]):
                     raise InputError(
@@ -339,6 +345,14 @@ def run_refusal(verdicts: dict[str, str]) -> str:
 
 
 _TYPE_BYTES = {"half": 2, "bfloat": 2, "float": 4, "double": 8}
+_DEREFERENCEABLE_RE = re.compile(r"^ptr\b.*\bdereferenceable\((\d+)\)")
+
+
+def dereferenceable_bytes(parameter: str) -> int | None:
+    """The bytes the IR says a pointer parameter may be read or written at (an OpenMP region's static array, say);
+    None where it says nothing."""
+    found = _DEREFERENCEABLE_RE.match(parameter)
+    return int(found.group(1)) if found else None
 
 
 def _parameter_bytes(parameter: str) -> int | None:
