@@ -486,16 +486,20 @@ def test_gpu_optimize_for_time_keeps_the_build_whose_launch_executes_fewest_inst
     device = document["device"]
     # -O3 leaves the inner loop (two exits) hardly unrolled; an unroll count executes a fifth fewer instructions.
     assert device["kept_list"] and device["pipeline"] == "default<O3>", device["tried"]
-    assert (
-        device["opt_flags"][0].startswith("-unroll-count=")
-        and document["builds"][-1]["opt_flags"] == device["opt_flags"]
-    )
+    assert device["opt_flags"][0].startswith("-unroll-count=") and [row["opt_flags"] for row in document["builds"]] == [
+        [],
+        device["opt_flags"],
+    ]
     chosen = " ".join([device["pipeline"], *device["opt_flags"]])
     assert device["runs"][chosen] == {f"{forces} #1": SAME} and device["executed"][chosen] < 0.9
     assert all(ratio >= device["executed"][chosen] for ratio in device["executed"].values())
     said = subprocess.run([*argv, "--launch", str(launches)], capture_output=True, text=True, env=env).stdout
     assert f"'-passes=default<O3>' {device['opt_flags'][0]}" in said and "fewer instructions executed" in said
     assert "static measures" not in said and "without --launch" not in said  # the launch's count, nothing else
+    far = [bodies, written, {"scalar": "int32", "value": 1 << 24}, scalars[1]]  # n beyond the buffers: a crash
+    launches.write_text(json.dumps({"launches": [{**nbody, "arguments": far}]}))
+    crashed = subprocess.run([*argv, "--launch", str(launches)], capture_output=True, text=True, env=env)
+    assert crashed.returncode == 2 and crashed.stderr.count("\n") == 1 and "counts nothing" in crashed.stderr
 
 
 def test_an_openmp_launch_with_its_arrays_out_of_the_regions_order_is_one_line(tmp_path: Path) -> None:
@@ -555,7 +559,8 @@ def bad_launch_files(sum_tree: dict[str, Any]) -> list[tuple[str, str]]:
         ({"kernel": "_Z4nonev"}, "launch 1 names kernel '_Z4nonev', which"),
         ({"block": [0]}, 'launch 1: "block" is a list of 1 to 3 positive'),
         ({"block": [32, 32, 2]}, "launch.json: launch 1: a launch needs 1 to 1024 threads a block"),
-        ({"arguments": [*arguments[:2], {"scalar": "int8", "value": 300}]}, "300 is not a int8"),
+        ({"arguments": [*arguments[:2], {"scalar": "int8", "value": 300}]}, "300 is not an int8"),
+        ({"arguments": [*arguments[:2], {"scalar": "float32", "value": 1.0}]}, "takes i32 there, the launch gives"),
         ({"grid": [1, 1 << 20]}, '"grid" is at most'),
         ({"grid": [1 << 30, 65535]}, "blocks"),
         ({"speed": "fast"}, "unknown key 'speed'"),
@@ -572,7 +577,7 @@ def bad_launch_files(sum_tree: dict[str, Any]) -> list[tuple[str, str]]:
     return [*files, ("{", "not a readable JSON"), ('{"launches": []}', "at least one launch"), (deep, "not a readable")]
 
 
-def test_seventeen_bad_launch_files_are_each_one_line_naming_the_mistake(
+def test_eighteen_bad_launch_files_are_each_one_line_naming_the_mistake(
     toolchain: Toolchain, cuda: CudaToolkit, runner: DeviceRunner, tmp_path: Path
 ) -> None:
     """What `gpu optimize/tune --launch` check before anything runs (the CLI test above shows two of them as the
@@ -581,7 +586,7 @@ def test_seventeen_bad_launch_files_are_each_one_line_naming_the_mistake(
     sum_tree = json.loads(SUM_TREE_LAUNCH)
     path = tmp_path / "launch.json"
     cases = bad_launch_files(sum_tree)
-    assert len(cases) == 17
+    assert len(cases) == 18
     for document, message in cases:
         path.write_text(document)
         with pytest.raises(InputError) as refused:

@@ -155,15 +155,21 @@ def _fewest_executed(
 ) -> DeviceChoice:
     """The time objective with launches: of `lists` and -O3 with each unroll count, the build whose launches
     execute fewest instructions on the CPU (`fewest_executed`); -O3 where none executes `TIME_MARGIN` fewer. A
-    build that changes a kernel no launch runs is refused: nothing measured that kernel."""
+    build that changes a kernel no launch runs is refused: nothing measured that kernel. InputError where -O3's
+    own build does not run with the launches (nothing to count against: mostly a launch that is wrong)."""
     reference = device_baseline(options).pipeline
     builds = [(p, ()) for p in lists if p != reference] + [(reference, unroll_flags(n)) for n in TIME_UNROLL_COUNTS]
     labels = [build_label(pipeline, flags) for pipeline, flags in builds]
     reference_ir = codegen_ir(toolchain, o3.optimized, options)
     if (baseline := run_check.executed(reference_ir, reference_ir)).ratio is None:
-        failed = "; ".join(f"{launch}: {verdict}" for launch, verdict in baseline.verdicts.items())
-        reason = f"-{DEVICE_LEVEL}'s own build did not run on the CPU ({failed}): no count to compare with"
-        return DeviceChoice(reference, o3, o3, dict.fromkeys(labels, reason))
+        failed = "; ".join(f"{launch}: {verdict}" for launch, verdict in baseline.verdicts.items() if verdict != "same")
+        crashed = "SIGSEGV" in failed or "SIGBUS" in failed
+        hint = (
+            " (a buffer smaller than the kernel reads, or a scalar it takes otherwise, crashes it)" if crashed else ""
+        )
+        raise InputError(
+            f"the time objective counts nothing: -{DEVICE_LEVEL}'s own build did not run on the CPU: {failed}{hint}"
+        )
     launched = {kernel for kernel, _ in run_check.launches}
     o3_code = ptx_functions(o3.ptx)
     tried: dict[str, str | None] = {}
@@ -182,7 +188,7 @@ def _fewest_executed(
             unmeasured = [
                 name for name in sorted(build.kernels) if name not in launched and code[name] != o3_code[name]
             ]
-            refused += [f"changes {name}, which no launch runs" for name in unmeasured]
+            refused += [f"changes {name}, which no launch runs (give it one to count it)" for name in unmeasured]
             if refused:
                 tried[label] = "; ".join(refused)
                 continue
@@ -200,13 +206,14 @@ def _fewest_executed(
     chosen = fewest_executed([executed[label] for label in counted])
     for label in counted:
         change = f"executes {100 * (executed[label] - 1):+.1f}% instructions"
-        if chosen is None:
+        best = None if chosen is None else counted[chosen]
+        if executed[label] > 1 - TIME_MARGIN:
             tried[label] = f"{change}: not {TIME_MARGIN:.0%} fewer than -{DEVICE_LEVEL}'s"
-        elif label == counted[chosen]:
-            tried[label] = None
+        elif best is not None and label != best:
+            than = "fewer" if executed[best] < executed[label] else "as many, tried first"
+            tried[label] = f"{change}: {best} executes {than} ({100 * (executed[best] - 1):+.1f}%)"
         else:
-            best = counted[chosen]
-            tried[label] = f"{change}: no fewer than {best} ({100 * (executed[best] - 1):+.1f}%, built before)"
+            tried[label] = None
     if chosen is None:
         return DeviceChoice(reference, o3, o3, tried, runs, (), executed)
     pipeline, flags = builds[labels.index(counted[chosen])]

@@ -334,8 +334,8 @@ def optimize_command(
     if choice.kept_list:
         pipelines["chosen"], builds["chosen"] = choice.pipeline, choice.answer
     document = _document(file, device_arch(options), cuda.version, pipelines, dict(builds), runtime_linked)
-    if choice.kept_list:  # the chosen build's row: what opt takes beside its pipeline (an unroll count)
-        document["builds"][-1]["opt_flags"] = list(choice.opt_flags)
+    for row in document["builds"]:  # what opt takes beside a build's pipeline (the time objective's unroll count)
+        row["opt_flags"] = list(choice.opt_flags) if row["build"] == "chosen" else []
     document["device"] = {
         "mode": mode,
         **({"k": min(k, len(model.lists))} if mode == "jit" else {}),  # lists built beside -O3
@@ -399,9 +399,14 @@ def _say_optimized(
     if choice.kept_list and choice.label in choice.executed:
         say(
             f"its launches ran on the CPU with -{DEVICE_LEVEL}'s outputs and fewer instructions executed (the IR llc "
-            f"selects instructions from){without}: the count ordered most of an H200's timed builds as their times "
-            "(88% of pairs), but it is not a time; unverified until timed on a GPU"
+            "selects instructions from). The count ordered 88% of the pairs of an H200's timed builds as their "
+            "times, but it is not a time: unverified until timed on a GPU"
         )
+        if unlaunched:
+            say(
+                f"kernels without a launch did not run; the chosen build leaves them as -{DEVICE_LEVEL}'s: "
+                + ", ".join(unlaunched)
+            )
     elif launched and all(verdict == "same" for verdict in launched.values()):
         say(
             f"its launches ran on the CPU with -{DEVICE_LEVEL}'s outputs (the list's IR; NVPTX's code generator and "

@@ -78,8 +78,10 @@ class DeviceLaunch:
 
     def __post_init__(self) -> None:
         threads = self.block[0] * self.block[1] * self.block[2]
-        if not 0 < threads <= MAX_BLOCK_THREADS or min(self.grid) < 1:
-            raise InputError(f"a launch needs 1 to {MAX_BLOCK_THREADS} threads a block and a grid of at least one")
+        if not 0 < threads <= MAX_BLOCK_THREADS:
+            raise InputError(f"a launch needs 1 to {MAX_BLOCK_THREADS} threads a block, not {threads}")
+        if min(self.grid) < 1:
+            raise InputError("a launch needs a grid of at least one block")
         if self.shared_bytes > DYNAMIC_SHARED_BYTES:
             raise InputError(f"{self.shared_bytes} bytes of dynamic shared memory: at most {DYNAMIC_SHARED_BYTES}")
         if any(a.kind is ArgumentKind.SCALAR and len(a.data) > 8 for a in self.arguments):
@@ -313,6 +315,14 @@ class RunCheck:
             for position, (parameter, argument) in enumerate(zip(parameters, launch.arguments, strict=True), 1):
                 wanted = _parameter_bytes(parameter)
                 given = 0 if argument.kind is not ArgumentKind.SCALAR else len(argument.data)
+                floating = parameter.split()[0] in _TYPE_BYTES
+                scalar = argument.kind is ArgumentKind.SCALAR and wanted == given
+                if scalar and argument.element and floating != argument.element.startswith("float"):
+                    use = "a float32 or float64" if floating else "an int or uint of the same width"
+                    raise InputError(
+                        f"launch {number}, argument {position}: {kernel} takes {parameter.split()[0]} there, the "
+                        f"launch gives {argument.element}: use {use}"
+                    )
                 if wanted != given:
                     takes = {0: "a buffer (a pointer)", None: "a type no launch passes"}.get(
                         wanted, f"a scalar of {wanted} bytes"
@@ -442,7 +452,7 @@ def _argument(where: str, rng: np.random.Generator, argument: object, budget: li
         raise InputError(f"{where}: element type {kind!r} is not one of {', '.join(ELEMENT_TYPES)}")
     dtype = np.dtype(str(kind))
     if "scalar" in argument:
-        return LaunchArgument(ArgumentKind.SCALAR, _scalar(where, dtype, argument.get("value")))
+        return LaunchArgument(ArgumentKind.SCALAR, _scalar(where, dtype, argument.get("value")), dtype.name)
     count, fill, output = argument.get("count"), argument.get("fill", "random"), argument.get("output", False)
     most = budget[0] // dtype.itemsize
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= most:
@@ -473,7 +483,13 @@ def _scalar(where: str, dtype: np.dtype[Any], value: object) -> bytes:
     if dtype.kind in "iu":
         limits = np.iinfo(dtype)
         if not isinstance(value, int) or not limits.min <= value <= limits.max:
-            raise InputError(f"{where}: {value!r} is not a {dtype.name} ({limits.min} to {limits.max})")
+            raise InputError(f"{where}: {value!r} is not {_article(dtype.name)} ({limits.min} to {limits.max})")
     elif not abs(float(value)) <= float(np.finfo(dtype).max):  # also NaN, and integers too large for a float
-        raise InputError(f"{where}: {float(value)!r} is not a {dtype.name} (finite, at most {np.finfo(dtype).max})")
+        raise InputError(
+            f"{where}: {float(value)!r} is not {_article(dtype.name)} (finite, at most {np.finfo(dtype).max})"
+        )
     return np.array(value, dtype).tobytes()
+
+
+def _article(type_name: str) -> str:
+    return f"{'an' if type_name[0] in 'aeiou' else 'a'} {type_name}"
