@@ -10,6 +10,7 @@ import pytest
 from stitchopt.studies.kernel_timing import (
     candidate_rows,
     choices,
+    executed_margin_rows,
     executed_rank_rows,
     fastest_train_list,
     loop_sign_rows,
@@ -160,6 +161,10 @@ def test_the_time_objective_with_the_launch_keeps_the_fewest_instructions_execut
     chosen = choices(entry)
     assert chosen["static + backup, time objective with the launch"] == 4  # "a" executes more than -O3
     assert chosen["jit k=10, time objective with the launch"] == chosen["fewest executed on the CPU"] == 4
+    document = {"manifest": {"kernels": [entry]}, "kernels": [{"uri": ENTRY["uri"], "identical_outputs": [True] * 6}]}
+    document["kernels"][0]["median_ms"] = [2.0, 2.5, 2.0, 1.0, 1.5, 1.6]
+    # what the margin may keep: 4 (70), which ran faster; not 5 (spills), 3 (no count) or 2 (1% fewer)
+    assert executed_margin_rows(document) == [{"split": "test", "faster": 1, "same": 0, "slower": 0}]
     counted[4] = {**counted[4], "executed": 99}
     assert choices(entry)["jit k=10, time objective with the launch"] == 0  # 1% fewer: -O3 stays
     assert "fewest executed on the CPU" not in choices(ENTRY)  # variants without counts: no such rows

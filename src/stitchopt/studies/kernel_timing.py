@@ -103,13 +103,16 @@ def _fewest_executed(entry: dict[str, Any], pipelines: list[str], margin: float)
     if variants[o3]["executed"] is None:  # -O3's own build did not run on the CPU: nothing to compare with
         return o3
     counted = [builds[p] for p in pipelines if builds.get(p) is not None]
-
-    def ratio(v: int) -> float | None:
-        local = any(variants[v][what] > variants[o3][what] for what in LOCAL_MEMORY)
-        return None if variants[v]["executed"] is None or local else variants[v]["executed"] / variants[o3]["executed"]
-
-    chosen = fewest_executed([ratio(v) for v in counted], margin)
+    chosen = fewest_executed([_executed_ratio(variants, v, o3) for v in counted], margin)
     return o3 if chosen is None else counted[chosen]
+
+
+def _executed_ratio(variants: list[dict[str, Any]], v: int, o3: int) -> float | None:
+    """A build's instructions executed against -O3's, where the time objective may keep it (counted with -O3's
+    outputs, no more spills or stack); else None."""
+    local = any(variants[v][what] > variants[o3][what] for what in LOCAL_MEMORY)
+    executed, reference = variants[v]["executed"], variants[o3]["executed"]
+    return None if executed is None or reference is None or local else float(executed / reference)
 
 
 def fastest_train_list(document: dict[str, Any]) -> str | None:
@@ -258,13 +261,9 @@ def executed_margin_rows(document: dict[str, Any], margin: float = TIME_MARGIN) 
         if not all("executed" in variant for variant in variants):
             return []
         row = counts.setdefault(entry["split"], {"faster": 0, "same": 0, "slower": 0})
-        if variants[o3]["executed"] is None:
-            continue
-        for v, variant in enumerate(variants):
-            local = any(variant[what] > variants[o3][what] for what in LOCAL_MEMORY)
-            if v == o3 or local or variant["executed"] is None or not timed["identical_outputs"][v]:
-                continue
-            if variant["executed"] <= variants[o3]["executed"] * (1 - margin):
+        for v in range(len(variants)):
+            executed = _executed_ratio(variants, v, o3)
+            if v != o3 and executed is not None and executed <= 1 - margin and timed["identical_outputs"][v]:
                 ratio = timed["median_ms"][v] / timed["median_ms"][o3]
                 row["faster" if ratio < 1 - NOISE else "slower" if ratio > 1 + NOISE else "same"] += 1
     return [{"split": split, **row} for split, row in counts.items()]

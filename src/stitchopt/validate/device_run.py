@@ -57,7 +57,9 @@ class ArgumentKind(IntEnum):
 class LaunchArgument:
     kind: ArgumentKind
     data: bytes  # a scalar's bytes as the kernel's parameter holds them, or a buffer's initial contents
-    element: str = ""  # the elements' numpy type: "float32" and "float64" outputs have their NaNs made one
+    # The numpy type of a buffer's elements or of a scalar (a launch file's): "float32" and "float64" outputs have
+    # their NaNs made one, a scalar's kind is checked against its parameter's.
+    element: str = ""
 
 
 _ELEMENT_CODES = {"float32": 1, "float64": 2}  # simt.c's ELEMENT_F32, ELEMENT_F64
