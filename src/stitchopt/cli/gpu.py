@@ -702,7 +702,7 @@ def _run_check(toolchain: Toolchain, launch: Path | None) -> Iterator[RunCheck |
     launches = read_launches(launch)
     runner = DeviceRunner(toolchain)
     try:
-        yield RunCheck(runner, launches)
+        yield RunCheck(runner, launches, str(launch))
     finally:
         runner.close()
 

@@ -257,6 +257,7 @@ class RunCheck:
 
     runner: DeviceRunner
     launches: Sequence[tuple[str, DeviceLaunch]]
+    origin: str = ""  # the launch file, which `fitted`'s errors name
 
     def verdicts(
         self, toolchain: Toolchain, bitcode: bytes, pipelines: tuple[str, str], options: CompileOptions
@@ -300,19 +301,20 @@ class RunCheck:
         parameter's width otherwise."""
         launches = []
         for number, (named, launch) in enumerate(self.launches, 1):
+            where = f"{self.origin}: launch {number}" if self.origin else f"launch {number}"  # as the file's errors
             alike = [kernel for kernel in kernels if without_file_ids(kernel) == without_file_ids(named)]
             if named not in kernels and len(alike) > 1:
-                raise InputError(f"launch {number} names {named!r}, which is {' or '.join(alike)}: name one of them")
+                raise InputError(f"{where} names {named!r}, which is {' or '.join(alike)}: name one of them")
             kernel = named if named in kernels else next(iter(alike), "")
             if not kernel:
                 raise InputError(
-                    f"launch {number} names kernel {named!r}, which {module} lacks: launch one of {', '.join(kernels)}"
+                    f"{where} names kernel {named!r}, which {module} lacks: launch one of {', '.join(kernels)}"
                 )
             parameters = kernel_parameters(device_ir, kernel)
             configuration = openmp_configuration(device_ir, kernel)  # an OpenMP region's first is the runtime's
             if len(parameters) != len(launch.arguments):
                 raise InputError(
-                    f"launch {number}: {kernel} takes {len(parameters)} arguments, it gives {len(launch.arguments)}"
+                    f"{where}: {kernel} takes {len(parameters)} arguments, it gives {len(launch.arguments)}"
                 )
             for position, (parameter, argument) in enumerate(zip(parameters, launch.arguments, strict=True), 1):
                 wanted = _parameter_bytes(parameter)
@@ -322,7 +324,7 @@ class RunCheck:
                 if scalar and argument.element and floating != argument.element.startswith("float"):
                     use = "a float32 or float64" if floating else "an int or uint of the same width"
                     raise InputError(
-                        f"launch {number}, argument {position}: {kernel} takes {parameter.split()[0]} there, the "
+                        f"{where}, argument {position}: {kernel} takes {parameter.split()[0]} there, the "
                         f"launch gives {argument.element}: use {use}"
                     )
                 if wanted != given:
@@ -330,18 +332,18 @@ class RunCheck:
                         wanted, f"a scalar of {wanted} bytes"
                     )
                     raise InputError(
-                        f"launch {number}, argument {position}: {kernel} takes {takes} there ({parameter.split()[0]})"
+                        f"{where}, argument {position}: {kernel} takes {takes} there ({parameter.split()[0]})"
                     )
                 reads = dereferenceable_bytes(parameter) if position > 1 or configuration is None else None
                 if reads is not None and argument.kind is not ArgumentKind.SCALAR and len(argument.data) < reads:
                     raise InputError(
-                        f"launch {number}, argument {position}: {kernel} may read {reads} bytes there, the buffer "
+                        f"{where}, argument {position}: {kernel} may read {reads} bytes there, the buffer "
                         f"holds {len(argument.data)}: are the arguments in its parameters' order (docs/gpu.md)?"
                     )
             if configuration is not None:
                 if not any(a.kind is ArgumentKind.OUTPUT for a in launch.arguments[1:]):
                     raise InputError(
-                        f"launch {number}: argument 1 of an OpenMP region is the runtime's launch environment, "
+                        f"{where}: argument 1 of an OpenMP region is the runtime's launch environment, "
                         "which is not compared: mark one of the region's own arguments as an output"
                     )
                 launch = as_the_runtime_launches(launch, configuration)
