@@ -32,7 +32,7 @@ def executed_record(toolchain: Toolchain, runner: DeviceRunner, unit: KernelUnit
     try:
         o3 = build_device(toolchain, unit.module.bitcode, device_baseline(unit.options).pipeline, unit.options)
         launch = unit_launch(toolchain, unit, o3.optimized)
-        reference_ir = codegen_ir(toolchain, o3.optimized, unit.options)
+        reference_ir = codegen_ir(toolchain, o3.optimized, unit.options) if launch is not None else ""
     except StitchoptError as exc:  # -O3's own build: nothing to label against
         return {**record, "launch": False, "error": str(exc), "builds": {}}
     record |= {"launch": launch is not None, "reference": asdict(Measure.of(o3.kernels[unit.kernel])), "builds": {}}

@@ -100,9 +100,7 @@ def _fewest_executed(entry: dict[str, Any], pipelines: list[str], margin: float)
     stack than -O3's); -O3 where none is kept. (A manifest's variants carry "executed" since `gpu_timing.py
     executed` or `prepare` wrote it.)"""
     builds, variants, o3 = entry["builds"], entry["variants"], o3_build(entry)
-    if variants[o3]["executed"] is None:  # -O3's own build did not run on the CPU: nothing to compare with
-        return o3
-    counted = [builds[p] for p in pipelines if builds.get(p) is not None]
+    counted = [builds[p] for p in pipelines if builds.get(p) is not None]  # no ratio where -O3's own did not run
     chosen = fewest_executed([_executed_ratio(variants, v, o3) for v in counted], margin)
     return o3 if chosen is None else counted[chosen]
 
